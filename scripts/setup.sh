@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Create .venv and install the project (and, with --test, test tools, Chromium and a CJK font).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+if [ "${1:-}" = "--test" ]; then
+    .venv/bin/python -m pip install -q -e '.[test]'
+    if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi 'wqy\|noto sans cjk'; then
+        SUDO=""
+        if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+        $SUDO apt-get update -q || true
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium fonts-wqy-microhei
+    fi
+else
+    .venv/bin/python -m pip install -q -e .
+fi

@@ -1,0 +1,54 @@
+"""pyxiangqi: xiangqi (Chinese chess) rules, engine, records and a game in the browser.
+
+The public API of the rules library is one import away::
+
+    >>> import xiangqi
+    >>> board = xiangqi.Board()
+    >>> board.push(xiangqi.Move.from_iccs("h2e2"))
+    >>> len(board.legal_moves)
+    44
+"""
+
+from xiangqi.core.board import (
+    ADVISOR,
+    BLACK,
+    CANNON,
+    ELEPHANT,
+    HORSE,
+    KING,
+    PAWN,
+    PIECE_TYPES,
+    RED,
+    ROOK,
+    SQUARE_NAMES,
+    STARTING_FEN,
+    Board,
+    Color,
+    LegalMoveGenerator,
+    Move,
+    Piece,
+    Termination,
+    parse_square,
+    square,
+    square_file,
+    square_name,
+    square_rank,
+)
+from xiangqi.core.errors import (
+    AmbiguousMoveError,
+    FenError,
+    IllegalMoveError,
+    InvalidMoveError,
+    XiangqiError,
+)
+from xiangqi.core.outcome import Outcome
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ADVISOR", "BLACK", "CANNON", "ELEPHANT", "HORSE", "KING", "PAWN", "PIECE_TYPES", "RED", "ROOK",
+    "SQUARE_NAMES", "STARTING_FEN", "AmbiguousMoveError", "Board", "Color", "FenError",
+    "IllegalMoveError", "InvalidMoveError", "LegalMoveGenerator", "Move", "Outcome", "Piece",
+    "Termination", "XiangqiError", "parse_square", "square", "square_file", "square_name",
+    "square_rank",
+]

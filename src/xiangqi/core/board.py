@@ -1,0 +1,925 @@
+"""Board, Move, Piece and FEN: the pure-Python reference implementation of the rules.
+
+Coordinates follow ICCS/UCCI (RULES.md §1, FORMATS.md §1): files ``a``–``i`` from
+Red's left (0–8), ranks ``0``–``9`` from Red's side. A square is the integer
+``rank * 9 + file`` (0–89); ``a0`` is 0, ``i9`` is 89.
+
+Pieces are stored as signed integers: positive for Red, negative for Black,
+``abs`` giving the piece type (:data:`KING` … :data:`PAWN`). This module has no
+third-party imports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from xiangqi.core.errors import FenError, IllegalMoveError, InvalidMoveError
+
+if TYPE_CHECKING:
+    from xiangqi.core.outcome import Outcome
+
+Color = bool
+RED: Color = True
+BLACK: Color = False
+COLOR_NAMES = {RED: "red", BLACK: "black"}
+
+KING, ADVISOR, ELEPHANT, HORSE, ROOK, CANNON, PAWN = range(1, 8)
+PIECE_TYPES = (KING, ADVISOR, ELEPHANT, HORSE, ROOK, CANNON, PAWN)
+PIECE_SYMBOLS = " kabnrcp"  # FEN letters, index = piece type
+#: Chinese names, index = piece type: (Red, Black).
+PIECE_NAMES_ZH = {
+    KING: ("帅", "将"),
+    ADVISOR: ("仕", "士"),
+    ELEPHANT: ("相", "象"),
+    HORSE: ("马", "马"),
+    ROOK: ("车", "车"),
+    CANNON: ("炮", "炮"),
+    PAWN: ("兵", "卒"),
+}
+#: Piece counts of the full set per side (RULES.md §1).
+MAX_PIECE_COUNT = {KING: 1, ADVISOR: 2, ELEPHANT: 2, HORSE: 2, ROOK: 2, CANNON: 2, PAWN: 5}
+
+FILE_NAMES = "abcdefghi"
+RANK_NAMES = "0123456789"
+SQUARES = range(90)
+SQUARE_NAMES = [f + r for r in RANK_NAMES for f in FILE_NAMES]
+
+STARTING_FEN = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"
+STARTING_BOARD_FEN = STARTING_FEN.split()[0]
+
+# FEN letters accepted on input: the xqbase set plus H/E for horse/elephant (R12, R16).
+_FEN_LETTERS = {"k": KING, "a": ADVISOR, "b": ELEPHANT, "e": ELEPHANT, "n": HORSE, "h": HORSE,
+                "r": ROOK, "c": CANNON, "p": PAWN}
+
+
+def square(file_index: int, rank_index: int) -> int:
+    """Square number of ``file_index`` (0–8, a–i) and ``rank_index`` (0–9)."""
+    return rank_index * 9 + file_index
+
+
+def square_file(sq: int) -> int:
+    """File 0–8 (a–i) of a square."""
+    return sq % 9
+
+
+def square_rank(sq: int) -> int:
+    """Rank 0–9 of a square (0 is Red's back rank)."""
+    return sq // 9
+
+
+def square_name(sq: int) -> str:
+    """ICCS name of a square, e.g. ``square_name(0) == "a0"``."""
+    return SQUARE_NAMES[sq]
+
+
+def parse_square(name: str) -> int:
+    """Square number of an ICCS square name such as ``"e0"`` (case-insensitive).
+
+    Raises :class:`InvalidMoveError` when the name is not a square.
+    """
+    if len(name) != 2 or name[0].lower() not in FILE_NAMES or name[1] not in RANK_NAMES:
+        raise InvalidMoveError(f"not a square: {name!r} (expected a file a-i and a rank 0-9)")
+    return square(FILE_NAMES.index(name[0].lower()), int(name[1]))
+
+
+def in_palace(sq: int, color: Color) -> bool:
+    """True if ``sq`` is inside ``color``'s palace (files d–f, ranks 0–2 or 7–9)."""
+    f, r = sq % 9, sq // 9
+    return 3 <= f <= 5 and (r <= 2 if color else r >= 7)
+
+
+def own_half(sq: int, color: Color) -> bool:
+    """True if ``sq`` is on ``color``'s side of the river (Red: ranks 0–4)."""
+    return (sq // 9 <= 4) if color else (sq // 9 >= 5)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Piece:
+    """A piece: ``piece_type`` (:data:`KING` … :data:`PAWN`) and ``color``."""
+
+    piece_type: int
+    color: Color
+
+    def symbol(self) -> str:
+        """FEN letter: upper case for Red, e.g. ``"R"``, ``"c"``."""
+        s = PIECE_SYMBOLS[self.piece_type]
+        return s.upper() if self.color else s
+
+    def chinese(self) -> str:
+        """Chinese name as on the piece: 帅仕相马车炮兵 / 将士象马车炮卒."""
+        return PIECE_NAMES_ZH[self.piece_type][0 if self.color else 1]
+
+    @classmethod
+    def from_symbol(cls, symbol: str) -> Piece:
+        """Piece from a FEN letter (``H``/``E`` accepted for horse/elephant).
+
+        Raises :class:`ValueError` for any other character.
+        """
+        t = _FEN_LETTERS.get(symbol.lower())
+        if t is None or len(symbol) != 1:
+            raise ValueError(f"not a piece letter: {symbol!r}")
+        return cls(t, symbol.isupper())
+
+    @property
+    def code(self) -> int:
+        """Signed integer code used on the board array (Red positive)."""
+        return self.piece_type if self.color else -self.piece_type
+
+    def __str__(self) -> str:
+        return self.symbol()
+
+
+_ICCS_RE = re.compile(r"^\s*([a-iA-I])([0-9])-?([a-iA-I])([0-9])\s*$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Move:
+    """A move from one square to another, written in ICCS as ``h2e2``.
+
+    >>> Move.from_iccs("H2-E2")
+    Move.from_iccs('h2e2')
+    """
+
+    from_square: int
+    to_square: int
+
+    @classmethod
+    def from_iccs(cls, text: str) -> Move:
+        """Parse ICCS: ``h2e2`` or ``H2-E2`` (case-insensitive, optional dash).
+
+        Raises :class:`InvalidMoveError` naming the text when it is not ICCS.
+        This checks the syntax only; legality is :meth:`Board.push`'s job.
+        """
+        m = _ICCS_RE.match(text)
+        if not m:
+            raise InvalidMoveError(f"not an ICCS move: {text!r} (expected e.g. h2e2 or H2-E2)")
+        ff, fr, tf, tr = m.groups()
+        frm = square(FILE_NAMES.index(ff.lower()), int(fr))
+        to = square(FILE_NAMES.index(tf.lower()), int(tr))
+        if frm == to:
+            raise InvalidMoveError(f"not a move: {text!r} starts and ends on the same square")
+        return cls(frm, to)
+
+    from_uci = from_iccs
+
+    def iccs(self) -> str:
+        """Lower-case 4-character ICCS/UCCI text, e.g. ``"h2e2"``."""
+        return SQUARE_NAMES[self.from_square] + SQUARE_NAMES[self.to_square]
+
+    uci = iccs
+
+    def iccs_dash(self) -> str:
+        """xqbase PGN form ``"H2-E2"``."""
+        a, b = SQUARE_NAMES[self.from_square], SQUARE_NAMES[self.to_square]
+        return f"{a.upper()}-{b.upper()}"
+
+    def __str__(self) -> str:
+        return self.iccs()
+
+    def __repr__(self) -> str:
+        return f"Move.from_iccs({self.iccs()!r})"
+
+
+# ---------------------------------------------------------------------------
+# Precomputed geometry
+# ---------------------------------------------------------------------------
+
+def _on_board(f: int, r: int) -> bool:
+    return 0 <= f < 9 and 0 <= r < 10
+
+
+def _build_tables():
+    rays: list[list[list[int]]] = []
+    king_moves: list[list[int]] = []
+    advisor_moves: list[list[int]] = []
+    elephant_moves: list[list[tuple[int, int]]] = []
+    horse_moves: list[list[tuple[int, int]]] = []
+    horse_attackers: list[list[tuple[int, int]]] = []
+    for sq in SQUARES:
+        f, r = sq % 9, sq // 9
+        sq_rays = []
+        for df, dr in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+            ray = []
+            nf, nr = f + df, r + dr
+            while _on_board(nf, nr):
+                ray.append(square(nf, nr))
+                nf, nr = nf + df, nr + dr
+            sq_rays.append(ray)
+        rays.append(sq_rays)
+        color = RED if r <= 4 else BLACK
+        km = []
+        for df, dr in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+            nf, nr = f + df, r + dr
+            if _on_board(nf, nr) and in_palace(square(nf, nr), color) and in_palace(sq, color):
+                km.append(square(nf, nr))
+        king_moves.append(km)
+        am = []
+        for df, dr in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+            nf, nr = f + df, r + dr
+            if _on_board(nf, nr) and in_palace(square(nf, nr), color) and in_palace(sq, color):
+                am.append(square(nf, nr))
+        advisor_moves.append(am)
+        em = []
+        for df, dr in ((2, 2), (2, -2), (-2, 2), (-2, -2)):
+            nf, nr = f + df, r + dr
+            if _on_board(nf, nr) and own_half(square(nf, nr), color):
+                em.append((square(nf, nr), square(f + df // 2, r + dr // 2)))
+        elephant_moves.append(em)
+        hm = []
+        ha = []
+        for df, dr in ((1, 2), (-1, 2), (1, -2), (-1, -2), (2, 1), (2, -1), (-2, 1), (-2, -1)):
+            nf, nr = f + df, r + dr
+            if not _on_board(nf, nr):
+                continue
+            # Leg for a horse on sq going to (nf, nr): one step along the long direction.
+            leg = square(f + (df // 2 if abs(df) == 2 else 0), r + (dr // 2 if abs(dr) == 2 else 0))
+            hm.append((square(nf, nr), leg))
+            # Horse on (nf, nr) attacking sq: its leg is next to (nf, nr) toward sq.
+            leg2 = square(nf - (df // 2 if abs(df) == 2 else 0), nr - (dr // 2 if abs(dr) == 2 else 0))
+            ha.append((square(nf, nr), leg2))
+        horse_moves.append(hm)
+        horse_attackers.append(ha)
+    return rays, king_moves, advisor_moves, elephant_moves, horse_moves, horse_attackers
+
+
+RAYS, KING_MOVES, ADVISOR_MOVES, ELEPHANT_MOVES, HORSE_MOVES, HORSE_ATTACKERS = _build_tables()
+
+
+def _pawn_targets(sq: int, color: Color) -> list[int]:
+    f, r = sq % 9, sq // 9
+    out = []
+    fr = r + 1 if color else r - 1
+    if 0 <= fr <= 9:
+        out.append(square(f, fr))
+    if not own_half(sq, color):
+        if f > 0:
+            out.append(sq - 1)
+        if f < 8:
+            out.append(sq + 1)
+    return out
+
+
+PAWN_MOVES = {RED: [_pawn_targets(s, RED) for s in SQUARES], BLACK: [_pawn_targets(s, BLACK) for s in SQUARES]}
+
+
+class Termination(enum.Enum):
+    """How a game ended (the reason behind an :class:`~xiangqi.core.outcome.Outcome`)."""
+
+    CHECKMATE = "checkmate"
+    STALEMATE = "stalemate"
+    PERPETUAL = "perpetual"  # a forbidden repetition (长将/长杀/长捉 …), see the referee
+    REPETITION = "repetition"  # allowed repetition on both sides: draw
+    MOVE_LIMIT = "move_limit"
+    INSUFFICIENT_MATERIAL = "insufficient_material"
+    RESIGNATION = "resignation"
+    TIMEOUT = "timeout"
+    AGREEMENT = "agreement"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _State:
+    move: Move
+    captured: int
+    halfmove_clock: int
+
+
+class LegalMoveGenerator:
+    """Lazy, sized, ``in``-testable view of a board's legal moves."""
+
+    def __init__(self, board: Board) -> None:
+        self._board = board
+
+    def __iter__(self) -> Iterator[Move]:
+        return self._board.generate_legal_moves()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._board.generate_legal_moves())
+
+    def __bool__(self) -> bool:
+        return any(True for _ in self._board.generate_legal_moves())
+
+    def __contains__(self, move: object) -> bool:
+        return isinstance(move, Move) and self._board.is_legal(move)
+
+    def __repr__(self) -> str:
+        return f"<LegalMoveGenerator ({', '.join(m.iccs() for m in self)})>"
+
+
+class Board:
+    """A xiangqi position with its move history.
+
+    ``Board()`` is the start position; ``Board(fen)`` any position given as FEN
+    (see :meth:`set_fen` for the accepted forms). ``push``/``pop`` play and take
+    back moves; ``legal_moves`` lists the legal moves (RULES.md §2).
+
+    Raises :class:`~xiangqi.core.errors.FenError` for a malformed FEN.
+    """
+
+    def __init__(self, fen: str | None = STARTING_FEN) -> None:
+        self.squares: list[int] = [0] * 90
+        self.turn: Color = RED
+        self.halfmove_clock = 0
+        self.fullmove_number = 1
+        self.move_stack: list[Move] = []
+        self._stack: list[_State] = []
+        self._kings = {RED: -1, BLACK: -1}
+        self._start_fen = ""
+        if fen is not None:
+            self.set_fen(fen)
+        else:
+            self._start_fen = self.fen()
+
+    # -- FEN -------------------------------------------------------------
+
+    def set_fen(self, fen: str) -> None:
+        """Set the position from FEN and clear the move history.
+
+        Accepts the standard six fields; the short forms ``board`` and
+        ``board side`` (missing fields default to ``- - 0 1``, R11); ``w`` or
+        ``r`` for Red and ``b`` for Black; ``H``/``E`` letters (R12); the
+        two-number tail ``board side halfmove fullmove`` (R16).
+
+        Raises :class:`FenError` naming the field and position of the problem:
+        the board must have 10 ranks of 9 points, known letters, at most the
+        full set of each piece and exactly one king per side inside its palace.
+        """
+        parts = fen.split()
+        if not parts:
+            raise FenError("empty FEN", field="board", position=0)
+        board_part = parts[0]
+        rest = parts[1:]
+        side = "w"
+        half, full = 0, 1
+        if rest:
+            side = rest[0]
+            tail = rest[1:]
+            # Drop castling / en passant placeholders, keep the numbers.
+            while tail and tail[0] == "-":
+                tail = tail[1:]
+            if len(tail) > 2:
+                raise FenError(f"too many fields after the side to move: {' '.join(rest[1:])!r}",
+                               field="counters", position=fen.find(tail[2]))
+            for i, (name, t) in enumerate(zip(("halfmove clock", "fullmove number"), tail, strict=False)):
+                if not t.isdigit():
+                    raise FenError(f"{name} must be a non-negative integer, got {t!r}",
+                                   field="counters", position=fen.find(t))
+                if i == 0:
+                    half = int(t)
+                else:
+                    full = int(t)
+            if full < 1:
+                full = 1
+        if side.lower() in ("w", "r"):
+            turn = RED
+        elif side.lower() == "b":
+            turn = BLACK
+        else:
+            raise FenError(f"side to move must be w, r or b, got {side!r}", field="side",
+                           position=len(board_part) + 1)
+        squares = [0] * 90
+        ranks = board_part.split("/")
+        if len(ranks) != 10:
+            raise FenError(f"board must have 10 ranks separated by '/', got {len(ranks)}",
+                           field="board", position=0)
+        pos = 0
+        counts: dict[int, int] = {}
+        for i, rank_text in enumerate(ranks):
+            r = 9 - i
+            f = 0
+            for ch in rank_text:
+                if ch.isdigit():
+                    f += int(ch)
+                    if int(ch) == 0:
+                        raise FenError(f"empty-run digit 0 in rank {i + 1}", field="board", position=pos)
+                else:
+                    t = _FEN_LETTERS.get(ch.lower())
+                    if t is None:
+                        raise FenError(f"unknown piece letter {ch!r} in rank {i + 1}", field="board",
+                                       position=pos)
+                    if f > 8:
+                        raise FenError(f"rank {i + 1} ({rank_text!r}) has more than 9 points",
+                                       field="board", position=pos)
+                    code = t if ch.isupper() else -t
+                    squares[square(f, r)] = code
+                    counts[code] = counts.get(code, 0) + 1
+                    f += 1
+                pos += 1
+            pos += 1
+            if f != 9:
+                raise FenError(f"rank {i + 1} ({rank_text!r}) has {f} points, expected 9",
+                               field="board", position=pos - 1 - len(rank_text))
+        kings = {RED: -1, BLACK: -1}
+        for color in (RED, BLACK):
+            name = COLOR_NAMES[color]
+            for t, mx in MAX_PIECE_COUNT.items():
+                n = counts.get(t if color else -t, 0)
+                if n > mx:
+                    raise FenError(f"{name} has {n} {_TYPE_NAMES[t]}s, at most {mx} allowed",
+                                   field="board", position=0)
+            code = KING if color else -KING
+            if counts.get(code, 0) != 1:
+                raise FenError(f"{name} must have exactly one king, found {counts.get(code, 0)}",
+                               field="board", position=0)
+            ksq = squares.index(code)
+            if not in_palace(ksq, color):
+                raise FenError(f"{name} king on {SQUARE_NAMES[ksq]} is outside its palace",
+                               field="board", position=0)
+            kings[color] = ksq
+        self.squares = squares
+        self.turn = turn
+        self.halfmove_clock = half
+        self.fullmove_number = full
+        self.move_stack = []
+        self._stack = []
+        self._kings = kings
+        self._start_fen = self.fen()
+
+    def board_fen(self) -> str:
+        """The board field of the FEN (standard letters ``KABNRCP``)."""
+        rows = []
+        for r in range(9, -1, -1):
+            row = ""
+            empty = 0
+            for f in range(9):
+                code = self.squares[square(f, r)]
+                if code == 0:
+                    empty += 1
+                    continue
+                if empty:
+                    row += str(empty)
+                    empty = 0
+                s = PIECE_SYMBOLS[abs(code)]
+                row += s.upper() if code > 0 else s
+            if empty:
+                row += str(empty)
+            rows.append(row)
+        return "/".join(rows)
+
+    def fen(self) -> str:
+        """Full six-field FEN, e.g. ``rnbakabnr/.../RNBAKABNR w - - 0 1``."""
+        side = "w" if self.turn else "b"
+        return f"{self.board_fen()} {side} - - {self.halfmove_clock} {self.fullmove_number}"
+
+    def starting_fen(self) -> str:
+        """FEN of the position before the first move of :attr:`move_stack`."""
+        return self._start_fen
+
+    def root(self) -> Board:
+        """A new board at the position before the first move of the history."""
+        return Board(self._start_fen)
+
+    def copy(self, *, stack: bool = True) -> Board:
+        """A copy of the board; with ``stack=False`` the history is dropped."""
+        b = Board.__new__(Board)
+        b.squares = self.squares.copy()
+        b.turn = self.turn
+        b.halfmove_clock = self.halfmove_clock
+        b.fullmove_number = self.fullmove_number
+        b._kings = dict(self._kings)
+        if stack:
+            b.move_stack = self.move_stack.copy()
+            b._stack = self._stack.copy()
+            b._start_fen = self._start_fen
+        else:
+            b.move_stack = []
+            b._stack = []
+            b._start_fen = b.fen()
+        return b
+
+    def __copy__(self) -> Board:
+        return self.copy()
+
+    # -- pieces ----------------------------------------------------------
+
+    def piece_at(self, sq: int) -> Piece | None:
+        """The piece on ``sq`` (0–89), or None."""
+        code = self.squares[sq]
+        if code == 0:
+            return None
+        return Piece(abs(code), code > 0)
+
+    def set_piece_at(self, sq: int, piece: Piece | None) -> None:
+        """Put ``piece`` on ``sq`` (None empties it). No legality checks."""
+        old = self.squares[sq]
+        if abs(old) == KING and self._kings.get(old > 0) == sq:
+            self._kings[old > 0] = -1
+        self.squares[sq] = 0 if piece is None else piece.code
+        if piece is not None and piece.piece_type == KING:
+            self._kings[piece.color] = sq
+
+    def king(self, color: Color) -> int:
+        """Square of ``color``'s king (-1 if none)."""
+        return self._kings[color]
+
+    def pieces(self, piece_type: int, color: Color) -> list[int]:
+        """Squares holding ``color``'s pieces of ``piece_type``, in square order."""
+        code = piece_type if color else -piece_type
+        return [s for s in SQUARES if self.squares[s] == code]
+
+    # -- attacks ---------------------------------------------------------
+
+    def is_attacked_by(self, color: Color, sq: int) -> bool:
+        """True if a piece of ``color`` attacks ``sq`` (the king counts only for
+        the flying-general rule along an open file)."""
+        b = self.squares
+        sign = 1 if color else -1
+        rook, cannon, king = ROOK * sign, CANNON * sign, KING * sign
+        for ray in RAYS[sq]:
+            screened = False
+            for t in ray:
+                p = b[t]
+                if p == 0:
+                    continue
+                if not screened:
+                    if p == rook:
+                        return True
+                    if p == king and t % 9 == sq % 9:
+                        return True
+                    screened = True
+                else:
+                    if p == cannon:
+                        return True
+                    break
+        horse = HORSE * sign
+        for frm, leg in HORSE_ATTACKERS[sq]:
+            if b[frm] == horse and b[leg] == 0:
+                return True
+        pawn = PAWN * sign
+        # A pawn of ``color`` attacks sq from behind sq (from its own side) or from beside it once crossed.
+        back = sq - 9 if color else sq + 9
+        if 0 <= back < 90 and b[back] == pawn:
+            return True
+        f = sq % 9
+        if not own_half(sq, color):
+            if f > 0 and b[sq - 1] == pawn:
+                return True
+            if f < 8 and b[sq + 1] == pawn:
+                return True
+        advisor = ADVISOR * sign
+        for t in ADVISOR_MOVES[sq]:
+            if b[t] == advisor:
+                return True
+        elephant = ELEPHANT * sign
+        for t, eye in ELEPHANT_MOVES[sq]:
+            if b[t] == elephant and b[eye] == 0:
+                return True
+        for t in KING_MOVES[sq]:
+            if b[t] == king:
+                return True
+        return False
+
+    def _king_attacked(self, color: Color) -> bool:
+        """Fast test whether ``color``'s king is attacked (or faces the other king)."""
+        k = self._kings[color]
+        b = self.squares
+        sign = -1 if color else 1  # enemy sign
+        rook, cannon, eking = ROOK * sign, CANNON * sign, KING * sign
+        for ray in RAYS[k]:
+            screened = False
+            for t in ray:
+                p = b[t]
+                if p == 0:
+                    continue
+                if not screened:
+                    if p == rook or p == eking:
+                        return True
+                    screened = True
+                else:
+                    if p == cannon:
+                        return True
+                    break
+        horse = HORSE * sign
+        for frm, leg in HORSE_ATTACKERS[k]:
+            if b[frm] == horse and b[leg] == 0:
+                return True
+        pawn = PAWN * sign
+        front = k + 9 if color else k - 9
+        if 0 <= front < 90 and b[front] == pawn:
+            return True
+        f = k % 9
+        if f > 0 and b[k - 1] == pawn:
+            return True
+        if f < 8 and b[k + 1] == pawn:
+            return True
+        return False
+
+    def is_check(self) -> bool:
+        """True if the side to move is in check (将)."""
+        return self._king_attacked(self.turn)
+
+    def checkers(self) -> list[int]:
+        """Squares of the enemy pieces giving check to the side to move."""
+        k = self._kings[self.turn]
+        out = []
+        for sq in SQUARES:
+            code = self.squares[sq]
+            if code and (code > 0) != self.turn and abs(code) != KING:
+                if k in self._pseudo_targets(sq):
+                    out.append(sq)
+        return out
+
+    # -- move generation -------------------------------------------------
+
+    def _pseudo_targets(self, sq: int) -> list[int]:
+        """Destinations of the piece on ``sq`` ignoring king safety."""
+        b = self.squares
+        code = b[sq]
+        color = code > 0
+        t = abs(code)
+        out: list[int] = []
+        if t == ROOK:
+            for ray in RAYS[sq]:
+                for x in ray:
+                    p = b[x]
+                    if p == 0:
+                        out.append(x)
+                    else:
+                        if (p > 0) != color:
+                            out.append(x)
+                        break
+        elif t == CANNON:
+            for ray in RAYS[sq]:
+                screened = False
+                for x in ray:
+                    p = b[x]
+                    if not screened:
+                        if p == 0:
+                            out.append(x)
+                        else:
+                            screened = True
+                    elif p != 0:
+                        if (p > 0) != color:
+                            out.append(x)
+                        break
+        elif t == HORSE:
+            for x, leg in HORSE_MOVES[sq]:
+                if b[leg] == 0:
+                    p = b[x]
+                    if p == 0 or (p > 0) != color:
+                        out.append(x)
+        elif t == PAWN:
+            for x in PAWN_MOVES[color][sq]:
+                p = b[x]
+                if p == 0 or (p > 0) != color:
+                    out.append(x)
+        elif t == ELEPHANT:
+            for x, eye in ELEPHANT_MOVES[sq]:
+                if b[eye] == 0:
+                    p = b[x]
+                    if p == 0 or (p > 0) != color:
+                        out.append(x)
+        elif t == ADVISOR:
+            for x in ADVISOR_MOVES[sq]:
+                p = b[x]
+                if p == 0 or (p > 0) != color:
+                    out.append(x)
+        elif t == KING:
+            for x in KING_MOVES[sq]:
+                p = b[x]
+                if p == 0 or (p > 0) != color:
+                    out.append(x)
+        return out
+
+    def generate_pseudo_legal_moves(self) -> Iterator[Move]:
+        """Moves by the piece rules alone, ignoring whether the own king is left attacked."""
+        b = self.squares
+        turn = self.turn
+        for sq in SQUARES:
+            code = b[sq]
+            if code and (code > 0) == turn:
+                for to in self._pseudo_targets(sq):
+                    yield Move(sq, to)
+
+    def _leaves_king_safe(self, frm: int, to: int) -> bool:
+        b = self.squares
+        code = b[frm]
+        captured = b[to]
+        b[to] = code
+        b[frm] = 0
+        color = code > 0
+        moved_king = abs(code) == KING
+        if moved_king:
+            self._kings[color] = to
+        safe = not self._king_attacked(color)
+        if moved_king:
+            self._kings[color] = frm
+        b[frm] = code
+        b[to] = captured
+        return safe
+
+    def generate_legal_moves(self) -> Iterator[Move]:
+        """Legal moves of the side to move (RULES.md §2), generated lazily."""
+        b = self.squares
+        turn = self.turn
+        for sq in SQUARES:
+            code = b[sq]
+            if code and (code > 0) == turn:
+                for to in self._pseudo_targets(sq):
+                    if self._leaves_king_safe(sq, to):
+                        yield Move(sq, to)
+
+    @property
+    def legal_moves(self) -> LegalMoveGenerator:
+        """Legal moves as a lazy view supporting ``iter``, ``len`` and ``in``."""
+        return LegalMoveGenerator(self)
+
+    def is_pseudo_legal(self, move: Move) -> bool:
+        """True if ``move`` follows the piece rules for the side to move."""
+        if not (0 <= move.from_square < 90 and 0 <= move.to_square < 90):
+            return False
+        code = self.squares[move.from_square]
+        if code == 0 or (code > 0) != self.turn:
+            return False
+        return move.to_square in self._pseudo_targets(move.from_square)
+
+    def is_legal(self, move: Move) -> bool:
+        """True if ``move`` is legal in this position."""
+        return self.is_pseudo_legal(move) and self._leaves_king_safe(move.from_square, move.to_square)
+
+    def illegal_reason(self, move: Move) -> str | None:
+        """Why ``move`` is illegal here, in words; None when it is legal."""
+        frm, to = move.from_square, move.to_square
+        if not (0 <= frm < 90 and 0 <= to < 90):
+            return "square out of range"
+        code = self.squares[frm]
+        side = COLOR_NAMES[self.turn]
+        if code == 0:
+            return f"no piece on {SQUARE_NAMES[frm]}"
+        if (code > 0) != self.turn:
+            return f"the piece on {SQUARE_NAMES[frm]} is not {side}'s ({side} to move)"
+        if to not in self._pseudo_targets(frm):
+            target = self.squares[to]
+            if target and (target > 0) == self.turn:
+                return f"{SQUARE_NAMES[to]} is occupied by {side}'s own piece"
+            return (f"the {_TYPE_NAMES[abs(code)]} on {SQUARE_NAMES[frm]} cannot move to "
+                    f"{SQUARE_NAMES[to]}")
+        if not self._leaves_king_safe(frm, to):
+            return f"it would leave the {side} king in check or facing the other king"
+        return None
+
+    def is_capture(self, move: Move) -> bool:
+        """True if ``move`` captures a piece."""
+        return self.squares[move.to_square] != 0
+
+    def gives_check(self, move: Move) -> bool:
+        """True if the (legal) ``move`` checks the opponent."""
+        self.push(move, validate=False)
+        try:
+            return self.is_check()
+        finally:
+            self.pop()
+
+    # -- make / unmake ---------------------------------------------------
+
+    def push(self, move: Move, *, validate: bool = True) -> None:
+        """Play ``move``.
+
+        Raises :class:`IllegalMoveError` (naming the move, the position and the
+        reason) when the move is not legal; the board is then unchanged.
+        ``validate=False`` skips the check for callers that already know.
+        """
+        if validate and not self.is_legal(move):
+            reason = self.illegal_reason(move) or "illegal"
+            raise IllegalMoveError(f"illegal move {move.iccs()} in {self.fen()}: {reason}")
+        b = self.squares
+        code = b[move.from_square]
+        captured = b[move.to_square]
+        self._stack.append(_State(move, captured, self.halfmove_clock))
+        self.move_stack.append(move)
+        b[move.to_square] = code
+        b[move.from_square] = 0
+        if abs(code) == KING:
+            self._kings[code > 0] = move.to_square
+        self.halfmove_clock = 0 if captured else self.halfmove_clock + 1
+        if not self.turn:
+            self.fullmove_number += 1
+        self.turn = not self.turn
+
+    def push_iccs(self, text: str) -> Move:
+        """Parse ICCS ``text``, check and play it; returns the move."""
+        move = Move.from_iccs(text)
+        self.push(move)
+        return move
+
+    def pop(self) -> Move:
+        """Take back the last move and return it. Raises IndexError if none."""
+        st = self._stack.pop()
+        self.move_stack.pop()
+        move = st.move
+        b = self.squares
+        code = b[move.to_square]
+        b[move.from_square] = code
+        b[move.to_square] = st.captured
+        if abs(code) == KING:
+            self._kings[code > 0] = move.from_square
+        self.halfmove_clock = st.halfmove_clock
+        self.turn = not self.turn
+        if not self.turn:
+            self.fullmove_number -= 1
+        return move
+
+    def peek(self) -> Move:
+        """The last move played. Raises IndexError if none."""
+        return self.move_stack[-1]
+
+    def captured_piece(self, ply: int = -1) -> Piece | None:
+        """The piece captured by the move at ``ply`` of the history (default: last)."""
+        code = self._stack[ply].captured
+        return None if code == 0 else Piece(abs(code), code > 0)
+
+    # -- game end --------------------------------------------------------
+
+    def is_checkmate(self) -> bool:
+        """In check and no legal move (将死): the side to move loses."""
+        return self.is_check() and not any(True for _ in self.generate_legal_moves())
+
+    def is_stalemate(self) -> bool:
+        """Not in check and no legal move (困毙): the side to move loses (RULES.md §3)."""
+        return not self.is_check() and not any(True for _ in self.generate_legal_moves())
+
+    def is_insufficient_material(self) -> bool:
+        """Neither side has a rook, horse, cannon or pawn (RULES.md §6)."""
+        return not any(abs(c) in (ROOK, HORSE, CANNON, PAWN) for c in self.squares)
+
+    def position_key(self) -> tuple[str, bool]:
+        """Hashable key of the position for repetition: board and side to move."""
+        return (self.board_fen(), self.turn)
+
+    def outcome(self, rules: object | None = None) -> Outcome | None:
+        """The result if the game is over, else None.
+
+        Checks mate and stalemate (the side to move loses), then the repetition
+        rulings, the move limit and insufficient material through the referee
+        (:mod:`xiangqi.core.referee`) with ``rules`` (default: CXA).
+        """
+        from xiangqi.core.outcome import outcome_of
+
+        return outcome_of(self, rules)
+
+    def is_game_over(self) -> bool:
+        """True if :meth:`outcome` gives a result."""
+        return self.outcome() is not None
+
+    # -- perft -----------------------------------------------------------
+
+    def perft(self, depth: int) -> int:
+        """Number of leaf nodes of the legal move tree to ``depth`` plies."""
+        if depth <= 0:
+            return 1
+        moves = list(self.generate_legal_moves())
+        if depth == 1:
+            return len(moves)
+        n = 0
+        for m in moves:
+            self.push(m, validate=False)
+            n += self.perft(depth - 1)
+            self.pop()
+        return n
+
+    # -- display ---------------------------------------------------------
+
+    def __str__(self) -> str:
+        lines = []
+        for r in range(9, -1, -1):
+            row = []
+            for f in range(9):
+                code = self.squares[square(f, r)]
+                if code == 0:
+                    row.append(".")
+                else:
+                    s = PIECE_SYMBOLS[abs(code)]
+                    row.append(s.upper() if code > 0 else s)
+            lines.append(f"{r} " + " ".join(row))
+        lines.append("  a b c d e f g h i")
+        return "\n".join(lines)
+
+    def unicode(self) -> str:
+        """The board drawn with Chinese piece names (Red 帅…, Black 将…)."""
+        lines = []
+        for r in range(9, -1, -1):
+            row = []
+            for f in range(9):
+                p = self.piece_at(square(f, r))
+                row.append("＋" if p is None else p.chinese())
+            lines.append(f"{r} " + "".join(row))
+        lines.append("  ａｂｃｄｅｆｇｈｉ")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"Board({self.fen()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Board):
+            return NotImplemented
+        return self.squares == other.squares and self.turn == other.turn
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_TYPE_NAMES = {KING: "king", ADVISOR: "advisor", ELEPHANT: "elephant", HORSE: "horse", ROOK: "rook",
+               CANNON: "cannon", PAWN: "pawn"}
+TYPE_NAMES = _TYPE_NAMES
