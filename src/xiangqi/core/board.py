@@ -263,7 +263,7 @@ def _pawn_targets(sq: int, color: Color) -> list[int]:
     return out
 
 
-PAWN_MOVES = {RED: [_pawn_targets(s, RED) for s in SQUARES], BLACK: [_pawn_targets(s, BLACK) for s in SQUARES]}
+PAWN_MOVES = {c: [_pawn_targets(s, c) for s in SQUARES] for c in (RED, BLACK)}
 
 
 class Termination(enum.Enum):
