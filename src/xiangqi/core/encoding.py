@@ -1,0 +1,123 @@
+"""Text encodings of game records: sniff UTF-8 (with or without BOM), GB18030/GBK and Big5.
+
+Old Chinese programs wrote GBK (象棋巫师, XQStudio) or Big5 (Taiwanese sets such as CCPD);
+newer tools write UTF-8 (FORMATS.md §6). A strict UTF-8 decode almost never succeeds on
+GBK/Big5 text, so it is tried first; GB18030 and Big5 both decode many byte strings, so
+when both succeed the one whose text holds more common characters of game records wins.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from pathlib import Path
+
+from xiangqi.core.errors import XiangqiError
+
+__all__ = ["RecordEncodingError", "decode_bytes", "read_text_file", "encode_text"]
+
+#: Characters frequent in xiangqi records and Chinese prose, simplified and traditional forms.
+_COMMON = set(
+    "炮马车兵卒将帅仕士相象进退平前后中红黑胜负和局先手对弈赛第一二三四五六七八九十年月日"
+    "砲馬車將帥進後紅勝負對賽這個們來時會說為與開國學"
+    "的是了在不有人我他这个们来到时大地为子中你说生国年着就那和要她出也得里后自以会家可下而过天去能对"
+    "小多然于心学么之都好看起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动"
+    "方期它头经长儿回位分爱老因很给名法间斯知世什两次使身者被高已亲其进此话常与活正感见明问力理尔点文几"
+    "定本公特做外孩相西果走将月十实向声车全信重三机工物气每并别真打太新比才便夫再书部水像眼等体却加电主"
+    "界门利海受听表德少克代员许先口由死安写性马光白或住难望教命花结乐色更拉东神记处让母父应直字场平报"
+    "友关放至张认接告入笑内英军候民岁往何度山觉路带万男边风解叫任金快原吃妈变通师立象数四失满战远格士音"
+    "轻目条呢病始达深完今提求清王化空业思切怎非找片罗钱吗语元喜曾离飞科言干流欢约各即指合反题必该论交"
+    "终林请医晚制球决传画保读运及则房早院量苦火布品近坐产答星精视五连司巴奇管类未朋且婚台夜青北队久乎"
+    "越观落尽形影红爸百令周吧识步希亚术留市半热送兴造谈容极随演收首根讲整式取照办强石古华諾拿计您装似足双"
+    "妻尼转诉米称丽客南领节衣站黑刻统断福城故历惊脸选包紧争另建维绝树系伤示愿持千史谁准联妇纪基买志静阿诗"
+    "獨複陽為這說們來時會對學國開頭進後現點當發經與過還從將軍問題體關應無應實種動長樣麼話電東見車馬門書"
+)
+
+
+class RecordEncodingError(XiangqiError):
+    """Bytes that decode in none of the supported encodings (or in a requested one)."""
+
+
+def _score(text: str) -> int:
+    common = sum(1 for ch in text if ch in _COMMON)
+    private = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
+    return common * 4 - private * 8
+
+
+def decode_bytes(data: bytes, encoding: str | None = None) -> tuple[str, str]:
+    """Decode record bytes; returns ``(text, encoding_name)``.
+
+    With ``encoding`` given, decode strictly with it. Otherwise: a UTF-8 BOM →
+    ``"utf-8-sig"``; UTF-16 BOMs → ``"utf-16"``; strict UTF-8 → ``"utf-8"``; else the better of
+    ``"gb18030"`` and ``"big5"`` (cp950) by the count of common characters. Line endings are
+    left as they are. Raises :class:`RecordEncodingError` when nothing decodes.
+    """
+    if encoding:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise RecordEncodingError(f"unknown encoding {encoding!r}") from None
+        try:
+            return data.decode(encoding), encoding
+        except UnicodeDecodeError as exc:
+            raise RecordEncodingError(
+                f"the data is not valid {encoding}: byte {exc.start}: {exc.reason}") from None
+    if data.startswith(codecs.BOM_UTF8):
+        try:
+            return data.decode("utf-8-sig"), "utf-8-sig"
+        except UnicodeDecodeError:
+            pass
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), "utf-16"
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    candidates = []
+    for enc in ("gb18030", "cp950"):
+        try:
+            text = data.decode(enc)
+        except UnicodeDecodeError:
+            continue
+        candidates.append((_score(text), enc == "gb18030", text, "big5" if enc == "cp950" else enc))
+    if not candidates:
+        raise RecordEncodingError("the data is neither UTF-8, GB18030/GBK nor Big5 text")
+    best = max(candidates, key=lambda c: (c[0], c[1]))
+    return best[2], best[3]
+
+
+def read_text_file(path_or_bytes: str | os.PathLike[str] | bytes, encoding: str | None = None) -> str:
+    """Text of a record file (a path, or the raw bytes), with its encoding sniffed by :func:`decode_bytes`.
+
+    Raises :class:`RecordEncodingError` for undecodable bytes and :class:`XiangqiError`
+    when the file cannot be read (missing, a directory, no permission).
+    """
+    if isinstance(path_or_bytes, bytes | bytearray):
+        data = bytes(path_or_bytes)
+    else:
+        try:
+            data = Path(path_or_bytes).read_bytes()
+        except OSError as exc:
+            raise XiangqiError(f"cannot read {os.fspath(path_or_bytes)!r}: {exc.strerror or exc}") from None
+    return decode_bytes(data, encoding)[0]
+
+
+def encode_text(text: str, encoding: str = "utf-8") -> bytes:
+    """``text`` encoded for writing: ``"utf-8"`` (default), ``"utf-8-sig"``, ``"gbk"``, ``"big5"`` ….
+
+    Raises :class:`RecordEncodingError` naming the first character the encoding cannot hold
+    (e.g. a traditional glyph in GBK is fine, an emoji in GBK is not).
+    """
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise RecordEncodingError(f"unknown encoding {encoding!r}") from None
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        ch = exc.object[exc.start:exc.end]
+        raise RecordEncodingError(
+            f"character {ch!r} at {exc.start} cannot be written in {encoding}") from None

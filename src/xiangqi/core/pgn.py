@@ -1,0 +1,663 @@
+"""Game records as a tree of moves, and Chinese-chess PGN read/write (after python-chess's ``chess.pgn``).
+
+A :class:`Game` is the root :class:`GameNode`; every node holds the :class:`Move` that led to
+it, its ``variations`` (``[0]`` is the main line), a ``comment`` (after the move) and a
+``starting_comment`` (before the first move of a variation). The game has ``headers``
+(tags, in order), ``errors`` found while reading, and a ``final_comment`` written after
+the result.
+
+PGN (FORMATS.md §6, 中国象棋电脑应用规范(三) PGN文件格式): tags ``[Game "Chinese Chess"]``
+first, ``Format`` = ``Chinese`` (default when absent), ``WXF`` or ``ICCS``; move text
+``1. 炮二平五 马8进7``, variations ``( … )``, comments ``{ … }``, result ``1-0``/``0-1``/
+``1/2-1/2``/``*``. The reader is tolerant: it accepts glued move numbers (``1.炮七进三``),
+``N.`` continuation numbers, full-width WXF, tags with a colon (``[Round: "3"]``), any of the
+three notations whatever the Format tag says, and records problems on ``game.errors``
+instead of raising.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import re
+from collections.abc import Iterator
+from typing import TextIO
+
+from xiangqi.core.board import STARTING_FEN, Board, Move
+from xiangqi.core.encoding import read_text_file
+from xiangqi.core.errors import FenError, XiangqiError
+from xiangqi.core.notation import detect_notation, move_to_text, parse_text
+
+__all__ = ["GameNode", "Game", "read_game", "read_games", "write_game", "read_text_file", "iter_game_texts",
+           "RESULTS", "NOTATIONS"]
+
+#: Result tokens of PGN.
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+#: Notation name -> value of the ``Format`` tag.
+NOTATIONS = {"chinese": "Chinese", "wxf": "WXF", "iccs": "ICCS"}
+
+_STANDARD_BOARD = STARTING_FEN.split()[0]
+
+
+class GameNode:
+    """A node of the game tree: the position after :attr:`move` (the root has no move).
+
+    ``variations[0]`` is the main continuation, the others are alternatives to it.
+    """
+
+    def __init__(self, parent: GameNode | None = None, move: Move | None = None, *, comment: str = "",
+                 starting_comment: str = "") -> None:
+        self.parent = parent
+        self.move = move
+        self.variations: list[GameNode] = []
+        self.comment = comment
+        self.starting_comment = starting_comment
+
+    # -- tree navigation ---------------------------------------------------
+
+    def game(self) -> Game:
+        """The root :class:`Game`."""
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        if not isinstance(node, Game):
+            raise XiangqiError("this node is not attached to a Game")
+        return node
+
+    def root(self) -> GameNode:
+        """The root node (normally the :class:`Game`)."""
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def ply(self) -> int:
+        """Number of moves from the start position to this node (0 at the root)."""
+        n = 0
+        node = self
+        while node.parent is not None:
+            n += 1
+            node = node.parent
+        return n
+
+    def path(self) -> list[GameNode]:
+        """The nodes from the first move down to this one (excluding the root)."""
+        nodes = []
+        node: GameNode | None = self
+        while node is not None and node.parent is not None:
+            nodes.append(node)
+            node = node.parent
+        return nodes[::-1]
+
+    def moves(self) -> list[Move]:
+        """The moves leading from the start position to this node."""
+        return [n.move for n in self.path() if n.move is not None]
+
+    def board(self) -> Board:
+        """A new :class:`Board` at this node, with the moves from the game's start on its stack."""
+        board = self.game().board()
+        for m in self.moves():
+            board.push(m, validate=False)
+        return board
+
+    def next(self) -> GameNode | None:
+        """The main continuation (``variations[0]``), or None at the end of a line."""
+        return self.variations[0] if self.variations else None
+
+    def end(self) -> GameNode:
+        """The last node of the main continuation from here."""
+        node = self
+        while node.variations:
+            node = node.variations[0]
+        return node
+
+    def mainline(self) -> Iterator[GameNode]:
+        """The nodes of the main continuation after this node."""
+        node = self
+        while node.variations:
+            node = node.variations[0]
+            yield node
+
+    def mainline_moves(self) -> list[Move]:
+        """The moves of the main continuation after this node."""
+        return [n.move for n in self.mainline() if n.move is not None]
+
+    def is_main_variation(self) -> bool:
+        """True if this node is the first child of its parent (or the root)."""
+        return self.parent is None or self.parent.variations[0] is self
+
+    def is_mainline(self) -> bool:
+        """True if this node is on the game's main line."""
+        node = self
+        while node.parent is not None:
+            if node.parent.variations[0] is not node:
+                return False
+            node = node.parent
+        return True
+
+    def is_end(self) -> bool:
+        """True if no move follows."""
+        return not self.variations
+
+    def siblings(self) -> list[GameNode]:
+        """The other continuations of this node's parent."""
+        if self.parent is None:
+            return []
+        return [n for n in self.parent.variations if n is not self]
+
+    def variation(self, move_or_index: Move | int) -> GameNode:
+        """The child reached by ``move`` or the child at ``index``. Raises KeyError if absent."""
+        if isinstance(move_or_index, int):
+            return self.variations[move_or_index]
+        for node in self.variations:
+            if node.move == move_or_index:
+                return node
+        raise KeyError(f"no variation {move_or_index.iccs()}")
+
+    def has_variation(self, move: Move) -> bool:
+        """True if one of the continuations plays ``move``."""
+        return any(n.move == move for n in self.variations)
+
+    # -- editing -----------------------------------------------------------
+
+    def add_variation(self, move: Move, *, comment: str = "", starting_comment: str = "") -> GameNode:
+        """Append a continuation playing ``move`` (checked against this node's position) and return it.
+
+        Raises :class:`~xiangqi.core.errors.IllegalMoveError` when the move is not legal here.
+        """
+        board = self.board()
+        board.push(move)  # raises IllegalMoveError with the reason
+        return self._add(move, comment=comment, starting_comment=starting_comment)
+
+    def _add(self, move: Move, *, comment: str = "", starting_comment: str = "") -> GameNode:
+        node = GameNode(self, move, comment=comment, starting_comment=starting_comment)
+        self.variations.append(node)
+        return node
+
+    def add_main_variation(self, move: Move, *, comment: str = "") -> GameNode:
+        """Insert a continuation playing ``move`` as the new main line (index 0) and return it."""
+        node = self.add_variation(move, comment=comment)
+        self.variations.remove(node)
+        self.variations.insert(0, node)
+        return node
+
+    def add_line(self, moves: list[Move]) -> GameNode:
+        """Append ``moves`` one after another from here (each checked); returns the last node."""
+        node = self
+        board = self.board()
+        for m in moves:
+            board.push(m)
+            node = node._add(m)
+        return node
+
+    def promote_to_main(self, move: Move) -> None:
+        """Make the continuation playing ``move`` the main one."""
+        node = self.variation(move)
+        self.variations.remove(node)
+        self.variations.insert(0, node)
+
+    def promote(self, move: Move) -> None:
+        """Move the continuation playing ``move`` one place up."""
+        node = self.variation(move)
+        i = self.variations.index(node)
+        if i > 0:
+            self.variations[i - 1], self.variations[i] = self.variations[i], self.variations[i - 1]
+
+    def demote(self, move: Move) -> None:
+        """Move the continuation playing ``move`` one place down."""
+        node = self.variation(move)
+        i = self.variations.index(node)
+        if i < len(self.variations) - 1:
+            self.variations[i + 1], self.variations[i] = self.variations[i], self.variations[i + 1]
+
+    def remove_variation(self, move: Move) -> None:
+        """Delete the continuation playing ``move`` and everything after it."""
+        self.variations.remove(self.variation(move))
+
+    # -- text ----------------------------------------------------------------
+
+    def text(self, notation: str = "chinese", **options: object) -> str:
+        """The move leading to this node in ``notation`` (``chinese``, ``wxf``, ``iccs``); "" at the root."""
+        if self.move is None or self.parent is None:
+            return ""
+        return move_to_text(self.parent.board(), self.move, notation, **options)
+
+    def san(self) -> str:
+        """The move in Chinese notation (the "standard" notation of xiangqi records), e.g. ``"炮二平五"``."""
+        return self.text("chinese")
+
+    def count_nodes(self) -> int:
+        """Number of move nodes in the subtree below this node."""
+        return sum(1 + child.count_nodes() for child in self.variations)
+
+    def count_branches(self) -> int:
+        """Number of alternative continuations (variations beyond the first) in the subtree."""
+        return sum(max(0, len(n.variations) - 1) for n in self._walk())
+
+    def _walk(self) -> Iterator[GameNode]:
+        stack: list[GameNode] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.variations))
+
+    def __repr__(self) -> str:
+        mv = self.move.iccs() if self.move else "root"
+        return f"<GameNode {mv} ply={self.ply()} variations={len(self.variations)}>"
+
+
+class Game(GameNode):
+    """The root of a game record: ``headers`` (tag → value, in order), ``errors`` and the tree.
+
+    The start position is the ``FEN`` header when present, else the standard start.
+    ``comment`` here is the comment before the first move; ``final_comment`` follows the result.
+    """
+
+    def __init__(self, headers: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.headers: dict[str, str] = {
+            "Game": "Chinese Chess", "Event": "", "Date": "", "Red": "", "Black": "", "Result": "*"}
+        if headers:
+            self.headers.update(headers)
+        self.errors: list[str] = []
+        self.final_comment = ""
+
+    @classmethod
+    def from_board(cls, board: Board) -> Game:
+        """A game holding ``board``'s history: start = ``board.starting_fen()``, moves = ``board.move_stack``.
+
+        ``Result`` is set from ``board.outcome()`` when the game is over, else ``*``;
+        ``Date`` is today (``yyyy.mm.dd``).
+        """
+        game = cls()
+        game.setup(board.starting_fen())
+        node: GameNode = game
+        for m in board.move_stack:
+            node = node._add(m)
+        outcome = board.outcome()
+        if outcome is not None:
+            game.headers["Result"] = result_token(outcome.winner)
+        game.headers["Date"] = datetime.date.today().strftime("%Y.%m.%d")
+        return game
+
+    def setup(self, fen: str) -> None:
+        """Set the start position (``FEN`` header; removed when it is the standard start).
+
+        Raises :class:`~xiangqi.core.errors.FenError` for a bad FEN.
+        """
+        board = Board(fen)
+        if board.board_fen() == _STANDARD_BOARD and board.turn:
+            self.headers.pop("FEN", None)
+        else:
+            self.headers["FEN"] = board.fen()
+
+    def board(self) -> Board:
+        """A new :class:`Board` at the start position. Raises FenError if the FEN header is bad."""
+        fen = self.headers.get("FEN", "").strip()
+        return Board(fen) if fen else Board()
+
+    def game(self) -> Game:
+        return self
+
+    def __str__(self) -> str:
+        return write_game(self)
+
+    def __repr__(self) -> str:
+        return (f"<Game {self.headers.get('Red', '')!r} vs {self.headers.get('Black', '')!r} "
+                f"{self.headers.get('Result', '*')} plies={len(self.mainline_moves())}>")
+
+
+def result_token(winner: bool | None) -> str:
+    """PGN result for a winner: True (Red) ``1-0``, False (Black) ``0-1``, None ``1/2-1/2``."""
+    if winner is None:
+        return "1/2-1/2"
+    return "1-0" if winner else "0-1"
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+_TAG_RE = re.compile(r'^\[\s*([^\s\]":]+)\s*:?\s*"(.*)"\s*\]\s*$')
+_TAG_LOOSE_RE = re.compile(r"^\[\s*([^\s\]\"':]+)\s*:?\s*(.*?)\s*\]\s*$")
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<comment>\{[^}]*\}?)                                  # { comment }, maybe unterminated
+    | (?P<line_comment>;[^\n]*)                              # ; comment to end of line
+    | (?P<open>\()
+    | (?P<close>\))
+    | (?P<result>(?:1-0|0-1|1/2-1/2|½-½)(?![\w/]) | \*)
+    | (?P<number>\d+\s*(?:\.\s*)+(?![1-9=+\-.]))             # 1.  1...  3.   (not 26.5)
+    | (?P<nag>\$\d+)
+    | (?P<move>[^\s{}()\[\];]+)
+    """,
+    re.VERBOSE,
+)
+
+
+def iter_game_texts(text: str) -> Iterator[str]:
+    """Split the text of a multi-game PGN file into the texts of single games.
+
+    A new game starts at a tag line (``[Name "value"]`` at the start of a line, outside
+    a comment) that follows move text.
+    """
+    lines = text.splitlines(keepends=True)
+    buf: list[str] = []
+    depth = 0
+    seen_moves = False
+    for line in lines:
+        stripped = line.strip()
+        if depth == 0 and stripped.startswith("[") and stripped.endswith("]") and seen_moves:
+            yield "".join(buf)
+            buf = []
+            seen_moves = False
+        buf.append(line)
+        if depth == 0 and stripped.startswith("[") and stripped.endswith("]"):
+            continue
+        if stripped:
+            seen_moves = True
+        depth = max(0, depth + line.count("{") - line.count("}"))
+    if buf and any(s.strip() for s in buf):
+        yield "".join(buf)
+
+
+def _parse_game_text(text: str) -> Game | None:
+    lines = text.splitlines()
+    headers: dict[str, str] = {}
+    errors: list[str] = []
+    i = 0
+    while i < len(lines):
+        s = lines[i].strip().lstrip("\ufeff")
+        if not s:
+            i += 1
+            continue
+        if not s.startswith("["):
+            break
+        m = _TAG_RE.match(s) or _TAG_LOOSE_RE.match(s)
+        if m:
+            headers[m.group(1)] = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
+        else:
+            errors.append(f"line {i + 1}: cannot read tag {s[:60]!r}")
+        i += 1
+    movetext = "\n".join(lines[i:])
+    if not headers and not movetext.strip():
+        return None
+    game = Game()
+    game.headers = {"Game": "Chinese Chess"} if "Game" not in headers else {}
+    game.headers.update(headers)
+    game.errors = errors
+    try:
+        board = game.board()
+    except FenError as exc:
+        game.errors.append(f"FEN tag: {exc}")
+        return game
+    fmt = headers.get("Format", "").strip().lower()
+    notation = {"chinese": "chinese", "wxf": "wxf", "iccs": "iccs"}.get(fmt)
+    _parse_movetext(game, board, movetext, notation)
+    if "Result" not in game.headers:
+        game.headers["Result"] = "*"
+    return game
+
+
+def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | None) -> None:
+    node: GameNode = game
+    stack: list[tuple[GameNode, Board]] = []  # where to return at ')' for each open '('
+    at_variation_start = False
+    pending_start = ""  # comment before the first move of a variation
+    skipping = 0  # > 0 while skipping a broken variation: its count of open '('
+    ended = False
+    for m in _TOKEN_RE.finditer(movetext):
+        kind = m.lastgroup
+        tok = m.group(0)
+        if kind == "comment":
+            closed = tok.endswith("}")
+            c = (tok[1:-1] if closed else tok[1:]).strip()
+            if not closed:
+                game.errors.append(f"unterminated comment at character {m.start()}")
+            if skipping or not c:
+                continue
+            if ended:
+                game.final_comment = f"{game.final_comment}\n{c}" if game.final_comment else c
+            elif at_variation_start:
+                pending_start = f"{pending_start}\n{c}" if pending_start else c
+            elif node is game:
+                game.comment = f"{game.comment}\n{c}" if game.comment else c
+            else:
+                node.comment = f"{node.comment}\n{c}" if node.comment else c
+            continue
+        if ended:
+            continue
+        if kind == "open":
+            if skipping:
+                skipping += 1
+                continue
+            stack.append((node, board.copy()))
+            if node.parent is None:
+                game.errors.append(f"'(' before any move at character {m.start()}: variation ignored")
+                skipping = 1
+                continue
+            board.pop()
+            node = node.parent
+            at_variation_start, pending_start = True, ""
+            continue
+        if kind == "close":
+            if skipping:
+                skipping -= 1
+                if skipping:
+                    continue
+            if not stack:
+                game.errors.append(f"unmatched ')' at character {m.start()}")
+                continue
+            node, board = stack.pop()
+            at_variation_start, pending_start = False, ""
+            continue
+        if skipping or kind in ("line_comment", "number", "nag"):
+            continue
+        if kind == "result":
+            if not stack:
+                res = "1/2-1/2" if tok == "½-½" else tok
+                if game.headers.get("Result", "*") in ("", "*"):
+                    game.headers["Result"] = res
+                ended = True
+            continue
+        try:
+            move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
+        except XiangqiError as exc:
+            where = "variation" if stack else "main line"
+            game.errors.append(f"ply {len(board.move_stack) + 1} ({where}): {exc}")
+            if stack:
+                skipping = 1
+                continue
+            break  # the rest of the main line cannot be played
+        board.push(move, validate=False)
+        node = node._add(move, starting_comment=pending_start)
+        at_variation_start, pending_start = False, ""
+    if skipping or stack:
+        if not any("variation" in e for e in game.errors):
+            game.errors.append("unclosed '(' at the end of the move text")
+
+
+def _fits(token: str, notation: str) -> bool:
+    try:
+        return detect_notation(token) == notation
+    except XiangqiError:
+        return False
+
+
+def read_game(source: str | TextIO) -> Game | None:
+    """Read one game from PGN ``source`` (the text itself, or an open text stream).
+
+    From a stream, reads exactly one game so that repeated calls walk a multi-game file;
+    returns None at the end. Never raises for bad content: problems (bad tags, illegal or
+    unreadable moves, a bad FEN) are listed on ``game.errors`` and the moves read before an
+    error in the main line are kept.
+    """
+    if isinstance(source, str):
+        for text in iter_game_texts(source):
+            game = _parse_game_text(text)
+            if game is not None:
+                return game
+        return None
+    return _read_from_stream(source)
+
+
+def _read_from_stream(stream: TextIO) -> Game | None:
+    buf: list[str] = []
+    depth = 0
+    seen_moves = False
+    pushback = getattr(stream, "_xiangqi_pushback", None)
+    while True:
+        pos = stream.tell() if stream.seekable() else None
+        if pushback is not None:
+            line, pushback = pushback, None
+            stream._xiangqi_pushback = None  # type: ignore[attr-defined]
+        else:
+            line = stream.readline()
+        if not line:
+            break
+        stripped = line.strip()
+        is_tag = depth == 0 and stripped.startswith("[") and stripped.endswith("]")
+        if is_tag and seen_moves:
+            if pos is not None:
+                stream.seek(pos)
+                break
+            # Not seekable: keep the line for the next call through a pushback attribute.
+            stream._xiangqi_pushback = line  # type: ignore[attr-defined]
+            break
+        buf.append(line)
+        if not is_tag and stripped:
+            seen_moves = True
+        depth = max(0, depth + line.count("{") - line.count("}"))
+    text = "".join(buf)
+    if not text.strip():
+        return None
+    return _parse_game_text(text)
+
+
+def read_games(text: str) -> list[Game]:
+    """Read every game of a (multi-game) PGN text; see :func:`read_game` for the error policy."""
+    games = []
+    for chunk in iter_game_texts(text):
+        game = _parse_game_text(chunk)
+        if game is not None:
+            games.append(game)
+    return games
+
+
+def read_pgn_file(path_or_bytes: str | bytes, encoding: str | None = None) -> list[Game]:
+    """Read every game of a PGN file (path or bytes), sniffing its encoding (:func:`read_text_file`)."""
+    return read_games(read_text_file(path_or_bytes, encoding))
+
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+
+_FIRST_TAGS = ("Game", "Event", "Site", "Date", "Round", "RedTeam", "Red", "BlackTeam", "Black", "Result")
+
+
+def _clean_comment(text: str) -> str:
+    return text.replace("}", "｝").replace("{", "｛")
+
+
+def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool = False,
+               traditional: bool = False, columns: int = 80) -> str:
+    """PGN text of ``game`` with moves in ``notation`` (``"chinese"``, ``"wxf"`` or ``"iccs"``).
+
+    Tags: Game, Event, Site, Date, Round, RedTeam, Red, BlackTeam, Black, Result first (those
+    present; Game, Event, Date, Red, Black, Result always), then the others in their order,
+    FEN only when the start is not the standard one, and Format last. Variations are written
+    in ``( )`` and comments in ``{ }`` (a brace inside a comment becomes the full-width ｛ ｝).
+    Lines are wrapped at ``columns`` characters between tokens. ``fullwidth_black`` and
+    ``traditional`` apply to Chinese text. Raises ValueError for an unknown notation and
+    FenError when the game's FEN header is bad.
+    """
+    key = notation.lower()
+    if key not in NOTATIONS:
+        raise ValueError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
+    options: dict[str, object] = {}
+    if key == "chinese":
+        options = {"fullwidth_black": fullwidth_black, "traditional": traditional}
+    start = game.board()
+    headers = dict(game.headers)
+    headers.pop("FEN", None)
+    headers.pop("Format", None)
+    out = io.StringIO()
+    written = set()
+    for tag in _FIRST_TAGS:
+        if tag in headers or tag in ("Game", "Event", "Date", "Red", "Black", "Result"):
+            value = headers.get(tag, "Chinese Chess" if tag == "Game" else ("*" if tag == "Result" else ""))
+            out.write(f'[{tag} "{_escape(value)}"]\n')
+            written.add(tag)
+    for tag, value in headers.items():
+        if tag not in written:
+            out.write(f'[{tag} "{_escape(value)}"]\n')
+    if not (start.board_fen() == _STANDARD_BOARD and start.turn):
+        out.write(f'[FEN "{start.fen()}"]\n')
+    out.write(f'[Format "{NOTATIONS[key]}"]\n\n')
+
+    tokens: list[str] = []
+    if game.comment:
+        tokens.append("{" + _clean_comment(game.comment) + "}")
+    _write_line(game, start, tokens, key, options, force_number=True)
+    tokens.append(headers.get("Result", "*") or "*")
+    if game.final_comment:
+        tokens.append("{" + _clean_comment(game.final_comment) + "}")
+    line = ""
+    for tok in tokens:
+        if line and len(line) + 1 + len(tok) > columns:
+            out.write(line + "\n")
+            line = tok
+        else:
+            line = f"{line} {tok}" if line else tok
+    if line:
+        out.write(line + "\n")
+    return out.getvalue()
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _number(board: Board) -> str:
+    return f"{board.fullmove_number}." if board.turn else f"{board.fullmove_number}..."
+
+
+def _write_line(node: GameNode, board: Board, tokens: list[str], notation: str, options: dict[str, object],
+                *, force_number: bool) -> None:
+    """Append the tokens of ``node``'s main continuation (with its side variations) to ``tokens``.
+
+    ``board`` is the position at ``node``; it is the same again on return.
+    """
+    need_number = force_number
+    pushed = 0
+    while node.variations:
+        main = node.variations[0]
+        assert main.move is not None
+        if main.starting_comment:
+            tokens.append("{" + _clean_comment(main.starting_comment) + "}")
+            need_number = True
+        text = move_to_text(board, main.move, notation, **options)
+        tokens.append(f"{_number(board)} {text}" if board.turn or need_number else text)
+        need_number = False
+        if main.comment:
+            tokens.append("{" + _clean_comment(main.comment) + "}")
+            need_number = True
+        for alt in node.variations[1:]:
+            assert alt.move is not None
+            tokens.append("(")
+            if alt.starting_comment:
+                tokens.append("{" + _clean_comment(alt.starting_comment) + "}")
+            tokens.append(f"{_number(board)} {move_to_text(board, alt.move, notation, **options)}")
+            if alt.comment:
+                tokens.append("{" + _clean_comment(alt.comment) + "}")
+            board.push(alt.move, validate=False)
+            _write_line(alt, board, tokens, notation, options, force_number=bool(alt.comment))
+            board.pop()
+            tokens.append(")")
+            need_number = True
+        board.push(main.move, validate=False)
+        pushed += 1
+        node = main
+    for _ in range(pushed):
+        board.pop()

@@ -1,0 +1,109 @@
+"""Any game-record file in, any out: format detection and dispatch to the PGN, XQF, DhtmlXQ and EPD modules.
+
+Formats (FORMATS.md): ``pgn`` (Chinese/WXF/ICCS move text), ``xqf`` (binary, one game), ``dhtmlxq``
+(UBB text), ``epd``/``fen`` (position lists). Detection: an ``XQ`` magic means XQF; otherwise
+the text is decoded (:mod:`xiangqi.core.encoding`) and ``[DhtmlXQ`` means DhtmlXQ, a file of FEN
+lines means EPD, anything else is read as PGN.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from xiangqi.core.dhtmlxq import read_dhtmlxq_games, write_dhtmlxq
+from xiangqi.core.encoding import decode_bytes, encode_text
+from xiangqi.core.epd import EpdEntry, epd_to_games, read_epd, write_epd
+from xiangqi.core.errors import XiangqiError
+from xiangqi.core.pgn import Game, read_games, write_game
+from xiangqi.core.xqf import read_xqf, write_xqf
+
+__all__ = ["FORMATS", "RecordError", "detect_format", "format_from_path", "read_records", "write_records"]
+
+#: Record formats and the file extensions that select them.
+FORMATS = {"pgn": (".pgn", ".txt"), "xqf": (".xqf",), "dhtmlxq": (".ubb", ".dhtml", ".dhtmlxq"),
+           "epd": (".epd", ".fen")}
+_FEN_LINE = re.compile(rb"^\s*[rnbakcpheRNBAKCPHE1-9]+(/[rnbakcpheRNBAKCPHE1-9]+){9}(\s|;|$)")
+
+
+class RecordError(XiangqiError):
+    """A record file that cannot be read or written in the asked format."""
+
+
+def format_from_path(path: str | os.PathLike[str]) -> str | None:
+    """The format named by a file's extension (``.pgn`` → ``"pgn"``, …), or None if unknown."""
+    ext = Path(path).suffix.lower()
+    for name, exts in FORMATS.items():
+        if ext in exts:
+            return name
+    return None
+
+
+def detect_format(data: bytes) -> str:
+    """The format of record bytes by content: ``xqf``, ``dhtmlxq``, ``epd`` or ``pgn``."""
+    if data[:2] == b"XQ":
+        return "xqf"
+    if b"[DhtmlXQ" in data[:1 << 16] or b"[dhtmlxq" in data[:1 << 16].lower():
+        return "dhtmlxq"
+    lines = [ln for ln in data.splitlines()[:20] if ln.strip()]
+    if lines and all(_FEN_LINE.match(ln) for ln in lines):
+        return "epd"
+    return "pgn"
+
+
+def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = None,
+                 encoding: str | None = None) -> list[Game]:
+    """Every game in a record file (path or bytes), in ``fmt`` or the detected format.
+
+    ``.txt`` files holding ``[DhtmlXQ`` are read as DhtmlXQ. Problems inside games are on each
+    ``game.errors``; raises :class:`RecordError` (or another :class:`XiangqiError`) when the file
+    cannot be read at all or holds no game.
+    """
+    if isinstance(source, bytes | bytearray):
+        data, name = bytes(source), "<data>"
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except OSError as exc:
+            raise RecordError(f"cannot read {os.fspath(source)!r}: {exc.strerror or exc}") from None
+        name = os.fspath(source)
+    kind = fmt or detect_format(data)
+    if kind == "pgn" and detect_format(data) == "dhtmlxq":
+        kind = "dhtmlxq"  # .txt files from dpxq hold UBB text
+    if kind == "xqf":
+        return [read_xqf(data)]
+    if kind in ("epd", "fen"):
+        return epd_to_games(read_epd(data))
+    text, _enc = decode_bytes(data, encoding)
+    if kind == "dhtmlxq":
+        return read_dhtmlxq_games(text)
+    if kind != "pgn":
+        raise RecordError(f"unknown record format {kind!r} (expected one of {', '.join(FORMATS)})")
+    games = read_games(text)
+    if not any(g.variations or set(g.headers) - {"Game", "Result"} for g in games):
+        detail = f": {games[0].errors[0]}" if games and games[0].errors else ""
+        raise RecordError(f"{name}: no game found (not a PGN, XQF, DhtmlXQ or EPD record){detail}")
+    return games
+
+
+def write_records(games: list[Game], fmt: str, *, notation: str = "chinese",
+                  encoding: str = "utf-8") -> bytes:
+    """The bytes of ``games`` in ``fmt`` (``pgn``, ``xqf``, ``dhtmlxq``, ``epd``).
+
+    PGN and DhtmlXQ hold several games (separated by a blank line); XQF holds exactly one (raises
+    :class:`RecordError` otherwise); EPD writes each game's start position with its ``Event`` as
+    the name. Text is encoded with ``encoding`` (UTF-8 by default, ``gbk`` for old programs).
+    """
+    if fmt == "xqf":
+        if len(games) != 1:
+            raise RecordError(f"an XQF file holds one game, got {len(games)}: convert them one at a time")
+        return write_xqf(games[0])
+    if fmt == "pgn":
+        return encode_text("\n".join(write_game(g, notation=notation) for g in games), encoding)
+    if fmt == "dhtmlxq":
+        return encode_text("\n".join(write_dhtmlxq(g) for g in games), encoding)
+    if fmt in ("epd", "fen"):
+        entries = [EpdEntry(g.board().fen(), g.headers.get("Event", "")) for g in games]
+        return write_epd(entries, encoding=encoding)
+    raise RecordError(f"unknown record format {fmt!r} (expected one of {', '.join(FORMATS)})")
