@@ -1,9 +1,36 @@
-"""Rules referee: repetition rulings (棋例), the move limit and dead draws.
+"""Rules referee: repetition rulings (棋例), the natural move limit and dead draws.
 
-First version: a threefold repetition in which one side checks with every
-move and the other does not loses for the checker (长将, RULES.md §5.4.1);
-any other threefold repetition is a draw (不变作和). The full move classifier
-(将/杀/捉/闲) replaces this in a later step.
+:func:`judge` is what :meth:`Board.outcome` asks after mate and stalemate
+(see :mod:`xiangqi.core.outcome`). It rules, in this order:
+
+1. **Repetition** (RULES.md §5). The ruling is made when the current position
+   (board and side to move) occurs for the **third** time: the CXA rules speak
+   of a cycle "repeated three times" (循环反复三次 / 循环达三次, RULES_CXA §1.2,
+   §2) and the AXF rules let the offender be warned on the second occurrence
+   and lose on the third (RULES_CXA §6). The second occurrence only warns: it
+   is what :func:`forbidden_moves` looks at, one move ahead. The ruling looks
+   at every move from the **first** occurrence of the position on (RULES.md
+   §5.6), classified by :mod:`xiangqi.core.classify` (将/杀/捉/闲), and applies
+   the rule set:
+
+   - a side whose every move checks (长将) loses, unless both do (draw);
+   - CXA (RULES.md §5.3–§5.4): a side whose every move attacks (打 = 将, 杀 or
+     捉, in any mix, of one or several pieces) is forbidden; forbidden against
+     allowed loses; both allowed, or both forbidden, is a draw, except that
+     under the 2020 responsibility comparison a side that only chases plainly
+     (长捉 of an unrooted piece or of a rook) loses against a side whose
+     chases include a joint chase / a chase of an under-protected piece
+     (RULES_CXA §4.4);
+   - AXF (RULES.md §5.5): perpetual mate threats and check-chase alternation are
+     allowed; a side is forbidden when it chases **the same piece** with every
+     move (one piece chasing two in turn is allowed; two pieces chasing one
+     are not); pawn and king chases are allowed.
+
+2. **Natural move limit** (自然限着, RULES.md §4): :attr:`RuleSet.move_limit_plies`
+   plies (default 120 = 60 moves) without a capture is a draw. Mate on the last
+   ply wins because mate is ruled before the referee is asked.
+3. **Insufficient material** (RULES.md §6): neither side has a rook, horse,
+   cannon or pawn.
 """
 
 from __future__ import annotations
@@ -11,7 +38,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from xiangqi.core.board import Termination
+from xiangqi.core.board import BLACK, RED, Color, Move, Termination
+from xiangqi.core.classify import CHASE, CHECK, IDLE, JOINT, KILL, MoveClass, classify_cycle
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 
 if TYPE_CHECKING:
@@ -20,79 +48,276 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class RuleSet:
-    """A rule set: ``name`` (``cxa`` or ``axf``) and the natural move limit in
-    plies without a capture (120 = 60 moves, RULES.md §4)."""
+    """A rule set for the rulings. Add a new one by making an instance.
+
+    - ``name``: ``cxa`` (Chinese Xiangqi Association, the default) or ``axf``.
+    - ``move_limit_plies``: natural move limit, plies without a capture
+      (120 = 60 moves, RULES.md §4; a tournament may lower it).
+    - ``kill_is_attack``: 杀 (mate threat) counts as an attack (CXA) or is
+      allowed (AXF), RULES.md §5.1, §5.5.
+    - ``mixed_attacks_forbidden``: a cycle mixing 将/杀/捉 on every move
+      (一将一捉 …) is forbidden (CXA 24.13) or allowed (AXF).
+    - ``chase_same_piece``: a perpetual chase must chase the same piece on every
+      move (AXF rule 32) or may chase one or several pieces (CXA 24.11).
+    - ``pawn_chases``: a pawn's winning attack, made by the pawn that moved,
+      counts as a chase (CXA 2020 figures, e.g. 参考图16) or is allowed (AXF).
+    - ``answer_check_idle``: a king move that answers a check is 闲 even if it
+      creates an attack (RULES.md §5.2.10; 图17 and 参考图18 — other answers to a
+      check may chase or kill, 图19, 参考图47, 参考图48).
+    - ``responsibility``: the CXA 2020 responsibility comparison when both
+      sides are forbidden (RULES_CXA §4.4).
+    - ``chase_model``: how chases are found: ``cxa`` (material gain by a static
+      exchange, :func:`~xiangqi.core.classify.classify_move`) or ``axf`` (new
+      attacks on unrooted pieces, :func:`~xiangqi.core.classify.axf_chased`).
+    """
 
     name: str = "cxa"
     move_limit_plies: int = 120
+    kill_is_attack: bool = True
+    mixed_attacks_forbidden: bool = True
+    chase_same_piece: bool = False
+    pawn_chases: bool = True
+    answer_check_idle: bool = True
+    responsibility: bool = True
+    chase_model: str = "cxa"
+
+    def with_move_limit(self, plies: int) -> RuleSet:
+        """The same rule set with another natural move limit (plies, > 0)."""
+        if plies <= 0:
+            raise ValueError(f"move limit must be a positive number of plies, got {plies}")
+        return dataclasses.replace(self, move_limit_plies=plies)
 
 
 CXA = RuleSet("cxa")
-AXF = RuleSet("axf")
+AXF = RuleSet("axf", kill_is_attack=False, mixed_attacks_forbidden=False, chase_same_piece=True,
+              pawn_chases=False, responsibility=False, chase_model="axf")
+RULE_SETS = {"cxa": CXA, "axf": AXF}
 
 
 def get_rules(rules: object | None) -> RuleSet:
-    """A :class:`RuleSet` from None (CXA), a name (``cxa``/``axf``) or a RuleSet."""
+    """A :class:`RuleSet` from None (CXA), a name (``cxa``/``axf``, any case) or a RuleSet.
+
+    Raises :class:`ValueError` for anything else.
+    """
     if rules is None:
         return CXA
     if isinstance(rules, RuleSet):
         return rules
-    if isinstance(rules, str) and rules.lower() in ("cxa", "axf"):
-        return CXA if rules.lower() == "cxa" else AXF
+    if isinstance(rules, str) and rules.lower() in RULE_SETS:
+        return RULE_SETS[rules.lower()]
     raise ValueError(f"unknown rule set {rules!r}; expected 'cxa' or 'axf'")
 
 
-def repetition_cycle(board: Board) -> list[int] | None:
-    """Plies (indexes into ``move_stack``) of the cycle ending in the current
-    position when it occurs for the third time, else None."""
-    key = board.position_key()
+# ---------------------------------------------------------------------------
+# Finding the cycle
+# ---------------------------------------------------------------------------
+
+def _key(b: Board) -> tuple:
+    return (tuple(b.squares), b.turn)
+
+
+def _history_keys(board: Board) -> list[tuple]:
+    """Keys of the positions since the last capture, oldest first; the last is the current one.
+
+    Positions before a capture cannot occur again, so the walk stops there."""
     b = board.copy()
-    seen = 0
-    first = None
-    n = len(b.move_stack)
-    for i in range(n, -1, -1):
-        if i < n:
-            b.pop()
-        if b.position_key() == key:
-            seen += 1
-            first = i
-            if seen == 3:
-                break
-        if b.halfmove_clock == 0 and i < n:
-            # A capture came before: earlier positions cannot repeat this one.
-            pass
-    if seen < 3 or first is None:
+    keys = [_key(b)]
+    n = min(len(b.move_stack), b.halfmove_clock)
+    for _ in range(n):
+        b.pop()
+        keys.append(_key(b))
+    keys.reverse()
+    return keys
+
+
+def repetition_cycle(board: Board) -> list[int] | None:
+    """Plies (indexes into ``board.move_stack``) from the first occurrence of the
+    current position to now, when the position occurs for the third time or more;
+    else None."""
+    keys = _history_keys(board)
+    cur = keys[-1]
+    hits = [i for i, k in enumerate(keys) if k == cur]
+    if len(hits) < 3:
         return None
+    n = len(board.move_stack)
+    first = n - (len(keys) - 1 - hits[0])
     return list(range(first, n))
 
 
-def judge(board: Board, rules: object | None = None) -> Outcome | None:
-    """Ruling for the current position of ``board`` (see module docstring)."""
+# ---------------------------------------------------------------------------
+# Ruling a cycle
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class SideVerdict:
+    """How one side played a cycle: ``classes`` of its moves (after the rule set's
+    adjustments), ``perpetual_check``, ``forbidden``, and ``label`` (长将, 长捉,
+    一将一捉 …) with its English ``label_en``."""
+
+    classes: tuple[str, ...]
+    perpetual_check: bool
+    forbidden: bool
+    label: str
+    label_en: str
+    plain_chase: bool = False
+    joint_chase: bool = False
+
+
+_EN_VERB = {CHECK: "checks", KILL: "threatens mate", CHASE: "chases"}
+_ORDER = {CHECK: 3, KILL: 2, CHASE: 1, IDLE: 0}
+_COUNT_ZH = {1: "一", 2: "两", 3: "三", 4: "四"}
+
+
+def effective_class(mc: MoveClass, rules: object | None = None) -> str:
+    """The class of a move as the rule set counts it: under AXF a 杀 is 闲; under CXA
+    a pawn's winning attack made by the pawn itself is 捉 (参考图16)."""
+    return _effective(mc, get_rules(rules))
+
+
+def _effective(mc: MoveClass, rs: RuleSet) -> str:
+    cls = mc.cls
+    if cls == KILL and not rs.kill_is_attack:
+        return IDLE
+    if cls == IDLE and rs.pawn_chases and mc.pawn_chases and not (mc.answers_check and rs.answer_check_idle):
+        return CHASE
+    return cls
+
+
+def side_verdict(moves: list[MoveClass], rs: RuleSet) -> SideVerdict:
+    """Whether the moves of one side in a cycle are forbidden under ``rs`` (RULES.md §5.3, §5.5)."""
+    classes = tuple(_effective(m, rs) for m in moves)
+    if not classes:
+        return SideVerdict(classes, False, False, "闲", "idle")
+    perpetual_check = all(c == CHECK for c in classes)
+    if perpetual_check:
+        return SideVerdict(classes, True, True, "长将", "perpetually checks")
+    if rs.mixed_attacks_forbidden:
+        forbidden = all(c != IDLE for c in classes)
+    else:
+        forbidden = all(c == CHASE for c in classes)
+    if rs.chase_same_piece:
+        # AXF: the same piece chased by every move of the cycle, checks included.
+        common = moves[0].targets
+        for m in moves[1:]:
+            common = common & m.targets
+        forbidden = bool(common)
+        if forbidden:
+            classes = tuple(CHASE for _ in classes)
+    kinds = set(classes)
+    if len(kinds) == 1:
+        only = classes[0]
+        label = {CHECK: "长将", KILL: "长杀", CHASE: "长捉", IDLE: "闲"}[only]
+        label_en = "perpetually " + _EN_VERB[only] if only != IDLE else "idle"
+    elif IDLE not in kinds and len(kinds) == 2:
+        a, b = sorted(kinds, key=lambda c: -_ORDER[c])
+        label = "一" + a + "一" + b
+        label_en = f"alternately {_EN_VERB[a]} and {_EN_VERB[b]}"
+    elif IDLE not in kinds:
+        label = "长打"
+        label_en = "attacks perpetually (checks, mate threats and chases)"
+    else:
+        label = "".join(f"{_COUNT_ZH.get(classes.count(c), str(classes.count(c)))}{c}"
+                        for c in sorted(kinds, key=lambda c: -_ORDER[c]))
+        label_en = "mixes attacks with idle moves"
+    chases = [ch for m in moves for ch in m.chases]
+    joint = any(ch.kind == JOINT for ch in chases)
+    plain = forbidden and all(c == CHASE for c in classes) and not joint
+    return SideVerdict(classes, False, forbidden, label, label_en, plain, joint)
+
+
+def rule_cycle(cycle: list[MoveClass], rules: object | None = None) -> Outcome:
+    """The ruling for a classified repetition cycle (RULES.md §5.4, §5.5): who loses
+    and why, or a draw. ``cycle`` holds the moves of both sides."""
     rs = get_rules(rules)
+    v = {side: side_verdict([m for m in cycle if m.side == side], rs) for side in (RED, BLACK)}
+    red, black = v[RED], v[BLACK]
+
+    def lose(loser: Color, extra_zh: str = "", extra_en: str = "") -> Outcome:
+        lab = v[loser]
+        return win(Termination.PERPETUAL, not loser, f"{SIDE_ZH[loser]}{lab.label}{extra_zh}，判负",
+                   f"{SIDE_EN[loser]} {lab.label_en}{extra_en}: {SIDE_EN[loser]} loses")
+
+    if red.perpetual_check and black.perpetual_check:
+        return draw(Termination.REPETITION, "双方长将，不变作和", "both sides check perpetually")
+    if red.perpetual_check or black.perpetual_check:
+        return lose(RED if red.perpetual_check else BLACK)
+    if red.forbidden and black.forbidden:
+        if rs.responsibility:
+            for side in (RED, BLACK):
+                me, other = v[side], v[not side]
+                if me.plain_chase and other.joint_chase:
+                    return lose(side, "（对方联合捉子）", " against a joint chase (CXA 2020)")
+        return draw(Termination.REPETITION, f"红方{red.label}，黑方{black.label}，双方不变作和",
+                    f"Red {red.label_en} and Black {black.label_en}: both forbidden, a draw")
+    if red.forbidden or black.forbidden:
+        return lose(RED if red.forbidden else BLACK)
+    return draw(Termination.REPETITION, "双方不变，判和", "both sides repeat with allowed moves")
+
+
+def judge_cycle(board: Board, rules: object | None = None) -> Outcome | None:
+    """The repetition ruling for the current position of ``board``, or None when
+    the position has not occurred three times (see the module docstring)."""
     cycle = repetition_cycle(board)
-    if cycle:
-        b = board.copy()
-        for _ in cycle:
-            b.pop()
-        checks = {True: [], False: []}
-        for ply in cycle:
-            mover = b.turn
-            b.push(board.move_stack[ply], validate=False)
-            checks[mover].append(b.is_check())
-        red_perpetual = bool(checks[True]) and all(checks[True])
-        black_perpetual = bool(checks[False]) and all(checks[False])
-        if red_perpetual != black_perpetual:
-            loser = red_perpetual
-            return win(Termination.PERPETUAL, not loser, f"{SIDE_ZH[loser]}长将，判负",
-                       f"{SIDE_EN[loser]} checks perpetually: {SIDE_EN[loser]} loses")
-        return draw(Termination.REPETITION, "双方不变，判和", "the position repeated three times")
+    if not cycle:
+        return None
+    return rule_cycle(classify_cycle(board, cycle[0], rules), rules)
+
+
+def judge(board: Board, rules: object | None = None) -> Outcome | None:
+    """Ruling for the current position of ``board``: repetition (at its third
+    occurrence), the natural move limit, insufficient material; None if the game
+    goes on. Mate and stalemate are ruled before this (:func:`outcome_of`)."""
+    rs = get_rules(rules)
+    out = judge_cycle(board, rs)
+    if out is not None:
+        return out
     if board.halfmove_clock >= rs.move_limit_plies:
-        n = rs.move_limit_plies // 2
-        return draw(Termination.MOVE_LIMIT, f"{n}回合未吃子，判和", f"{n} moves without a capture")
+        n = rs.move_limit_plies
+        moves = f"{n // 2}回合" if n % 2 == 0 else f"{n}着"
+        moves_en = f"{n // 2} moves" if n % 2 == 0 else f"{n} plies"
+        return draw(Termination.MOVE_LIMIT, f"{moves}未吃子，判和", f"{moves_en} without a capture")
     if board.is_insufficient_material():
         return draw(Termination.INSUFFICIENT_MATERIAL, "双方均无进攻子力，判和",
-                    "neither side has material to mate")
+                    "neither side has a rook, horse, cannon or pawn")
     return None
 
 
-__all__ = ["AXF", "CXA", "Outcome", "RuleSet", "get_rules", "judge", "repetition_cycle"]
+def forbidden_moves(board: Board, rules: object | None = None) -> dict[Move, Outcome]:
+    """Legal moves of the side to move that complete a repetition ruled against it.
+
+    For each legal move that makes a position occur for the third time, the
+    cycle is ruled as :func:`judge` would; the move is returned with that
+    :class:`Outcome` when the mover loses. Cheap when no position of the
+    history since the last capture has occurred twice (the usual case): then
+    no move can complete a third occurrence and nothing is classified.
+    """
+    keys = _history_keys(board)
+    counts: dict[tuple, int] = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    twice = {k for k, c in counts.items() if c >= 2}
+    if not twice:
+        return {}
+    rs = get_rules(rules)
+    mover = board.turn
+    out: dict[Move, Outcome] = {}
+    b = board.copy()
+    for m in list(b.generate_legal_moves()):
+        if b.squares[m.to_square]:
+            continue  # a capture changes the material: no repetition
+        sq = list(b.squares)
+        sq[m.to_square] = sq[m.from_square]
+        sq[m.from_square] = 0
+        if (tuple(sq), not mover) not in twice:
+            continue
+        b.push(m, validate=False)
+        res = judge_cycle(b, rs)
+        b.pop()
+        if res is not None and res.winner is not None and res.winner != mover:
+            out[m] = res
+    return out
+
+
+__all__ = ["AXF", "CXA", "RULE_SETS", "Outcome", "RuleSet", "SideVerdict", "classify_cycle",
+           "effective_class", "forbidden_moves", "get_rules",
+           "judge", "judge_cycle", "repetition_cycle", "rule_cycle", "side_verdict"]

@@ -1,0 +1,893 @@
+"""The move classifier of the repetition rulings (棋例): 将 check, 杀 kill, 捉 chase, 闲 idle.
+
+RULES.md §5.1–§5.2 and RULES_CXA.md §1, §3 define the classes. This module
+classifies one move (:func:`classify_move`) or every move of a repetition
+cycle (:func:`classify_cycle`); the rulings built on the classes are in
+:mod:`xiangqi.core.referee`. A move gets the heaviest class that applies,
+将 > 杀 > 捉 > 闲 (从重, RULES.md §5.2.4).
+
+CXA model (the default rule set):
+
+- **将**: after the move the opponent's king is attacked, by the moved piece
+  or a piece it uncovers (24.1).
+- **杀**: not a check; if the mover could move again it would mate by one
+  check or a series of consecutive checks within :data:`KILL_DEPTH` of its
+  own moves against every defence, and it could not before the move (24.2).
+- **捉**: after the move, with the mover to move again, some enemy 子力 (rook,
+  horse, cannon, advisor, elephant, crossed pawn; never the king or an
+  uncrossed pawn, RULES.md §5.1) can be taken with a gain by value, and the
+  move created that (29.2 从无捉到有捉). The gain is a static exchange (SEE)
+  on the target's square that plays the real legal moves — so a pinned
+  protector, a protector that would face the other king, a cannon that loses
+  its screen and the king as a protector are judged as in a game (真根/假根)
+  — followed by the full exchange of 2020 26.5 (a capturer that is pinned to
+  a piece behind it, 被牵子捉子, must not lose on balance; see
+  :func:`_exchange_gain`). Material won by a check and the capture that
+  follows counts too (抽将, :func:`_check_wins`). Values: rook 4, horse 2,
+  cannon 2, advisor 1, elephant 1, pawn 1; the chaser's own pawns count 3 in
+  its exchanges, because a crossed pawn's value floats (RULES_CXA §3.6). A
+  capture after which the capturer is mated at once gains nothing (§5.2.9).
+  "Created by the move" (:func:`_is_new`): the chase did not exist before the
+  move — judged strictly there: a capture that the opponent's threats, a mate
+  threat or the capturer's duty as a root kept from being played was no
+  chase yet (图10, 图12, 图25, 参考图35) — and the move takes part in it: the
+  moved piece attacks or screens, uncovers an attacker, takes away a real
+  protector, parries a check or mate threat, or ties the target to its line
+  (不能离线, 参考图49). A chase the opponent caused itself, with the cycle's
+  pieces not taking part, is 闲 (参考图21). Mutual attacks between pieces of
+  one type are offers to exchange (兑) unless the offer also wins an
+  unprotected piece (兑兼捉, 图25).
+- **闲**: everything else, including 兑/献/拦/跟, and a king move that answers
+  a check (图17, 参考图18).
+
+The king chasing by itself is 闲 (RULES.md §5.2.1); it counts when it only
+protects, recaptures, or lets another piece chase (图15). A pawn's chase counts
+only when that pawn itself moved and wins outright (参考图16; a pawn let loose
+by another piece's move is 闲, 参考图5, 参考图11), kept apart in
+``pawn_chases`` for the rule set to decide.
+
+Under the AXF rule set chases are found by :func:`axf_chased`, the model of
+Fairy-Stockfish's xiangqi rules. Each chase records its target's identity
+through the cycle, so a rule set can ask whether the same piece is chased on
+every move (AXF rule 32) and what kind of chase it is (unrooted, by value,
+joint, by check), which the CXA 2020 responsibility comparison uses
+(RULES_CXA §4.4). Measured agreement with the CXA figures: see
+tests/referee/test_referee.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xiangqi.core.board import (
+    ADVISOR,
+    ADVISOR_MOVES,
+    CANNON,
+    ELEPHANT,
+    ELEPHANT_MOVES,
+    HORSE,
+    HORSE_MOVES,
+    KING,
+    KING_MOVES,
+    PAWN,
+    PAWN_MOVES,
+    RAYS,
+    ROOK,
+    Board,
+    Color,
+    Move,
+    own_half,
+)
+
+CHECK = "将"
+KILL = "杀"
+CHASE = "捉"
+IDLE = "闲"
+#: Classes by weight: the heaviest effect decides (RULES.md §5.2.4).
+WEIGHT = {IDLE: 0, CHASE: 1, KILL: 2, CHECK: 3}
+CLASS_EN = {CHECK: "check", KILL: "kill", CHASE: "chase", IDLE: "idle"}
+
+#: Material values for gains (RULES.md §5.1); the king's is only a sentinel.
+VALUE = {KING: 100, ROOK: 4, HORSE: 2, CANNON: 2, ADVISOR: 1, ELEPHANT: 1, PAWN: 1}
+#: Checks searched when testing whether a piece must stay on its line (不能离线); two keep the
+#: test cheap and cover 参考图49/50.
+TIE_DEPTH = 2
+#: Moves of the attacking side searched for a mate by consecutive checks (杀). Three, because the
+#: kills of 图19 and 参考图35 need three checks.
+KILL_DEPTH = 3
+
+#: Kinds of chase (RULES_CXA §4.4): the target has no real protector; the
+#: target is protected but worth more than the chaser (e.g. a horse on a rook);
+#: the target is protected but the exchange still wins (联合捉 / 少根子).
+UNROOTED = "unrooted"
+BY_VALUE = "value"
+JOINT = "joint"
+#: A chase that wins material through a check (抽将得子, RULES_CXA §1.1 24.3).
+CHECK_WIN = "check"
+
+
+@dataclasses.dataclass(frozen=True)
+class Chase:
+    """One chased piece: its square after the move, its type, the first capturer's
+    square and type, the kind (:data:`UNROOTED`, :data:`BY_VALUE`, :data:`JOINT`)
+    and the material gain in value units."""
+
+    target: int
+    target_type: int
+    chaser: int
+    chaser_type: int
+    kind: str
+    gain: int
+
+
+@dataclasses.dataclass
+class MoveClass:
+    """The class of one move of a cycle.
+
+    ``cls`` is one of :data:`CHECK`, :data:`KILL`, :data:`CHASE`, :data:`IDLE`
+    (将/杀/捉/闲); ``side`` the mover (True = Red); ``ply`` the index of the move
+    in the board's ``move_stack``; ``chases`` the chases created by the move;
+    ``pawn_chases`` chases whose first capturer is a pawn (kept apart so the rule
+    set decides, see the module docstring); ``answers_check`` whether the mover
+    was in check before it; ``targets`` the identities of the chased pieces
+    and ``pawn_targets`` (the same for ``pawn_chases``), stable through the
+    cycle and filled by :func:`classify_cycle`.
+    """
+
+    move: Move
+    side: Color
+    cls: str
+    ply: int = -1
+    chases: tuple[Chase, ...] = ()
+    pawn_chases: tuple[Chase, ...] = ()
+    answers_check: bool = False
+    targets: frozenset[int] = frozenset()
+    pawn_targets: frozenset[int] = frozenset()
+
+    @property
+    def en(self) -> str:
+        """English name of the class: check, kill, chase or idle."""
+        return CLASS_EN[self.cls]
+
+    def __str__(self) -> str:
+        return f"{self.move.iccs()}({self.cls})"
+
+
+# ---------------------------------------------------------------------------
+# Low-level helpers on a Board (they use the core's private move helpers: same
+# package, and much cheaper than generating every legal move).
+# ---------------------------------------------------------------------------
+
+def _is_material(code: int, sq: int) -> bool:
+    """True if the piece ``code`` on ``sq`` is 子力 (RULES.md §5.1)."""
+    t = abs(code)
+    if t == KING:
+        return False
+    if t == PAWN:
+        return not own_half(sq, code > 0)
+    return True
+
+
+def _legal_captures_to(b: Board, sq: int) -> list[int]:
+    """Squares of the side to move's pieces that can legally capture on ``sq``."""
+    squares = b.squares
+    victim = squares[sq]
+    if victim == 0 or (victim > 0) == b.turn:
+        return []
+    out = []
+    turn = b.turn
+    for s in range(90):
+        code = squares[s]
+        if code and (code > 0) == turn and sq in b._pseudo_targets(s) and b._leaves_king_safe(s, sq):
+            out.append(s)
+    return out
+
+
+def _has_legal_move(b: Board) -> bool:
+    return any(True for _ in b.generate_legal_moves())
+
+
+def _mate_in_one(b: Board) -> bool:
+    """True if the side to move can mate at once."""
+    for m in list(b.generate_legal_moves()):
+        b.push(m, validate=False)
+        mate = b.is_check() and not _has_legal_move(b)
+        b.pop()
+        if mate:
+            return True
+    return False
+
+
+def _val(code: int, chaser: Color | None) -> int:
+    """Value of the piece ``code`` in an exchange judged for the side ``chaser``.
+
+    The chaser's own pawns count 3: a crossed pawn's value floats, so giving a
+    pawn for a horse, or for an advisor and a cannon, is no gain, while a pawn
+    for a rook is (RULES_CXA §3.6; 图24, 参考图31, 参考图33)."""
+    t = abs(code)
+    if t == PAWN and (code > 0) == chaser:
+        return 3
+    return VALUE[t]
+
+
+def _see(b: Board, sq: int, chaser: Color | None) -> int:
+    """Static exchange value (>= 0) for the side to move capturing on ``sq``, with the
+    least valuable legal capturer first at every step; standing pat is allowed."""
+    caps = _legal_captures_to(b, sq)
+    if not caps:
+        return 0
+    frm = min(caps, key=lambda s: VALUE[abs(b.squares[s])])
+    victim = _val(b.squares[sq], chaser)
+    b.push(Move(frm, sq), validate=False)
+    gain = victim - _see(b, sq, chaser)
+    b.pop()
+    return gain if gain > 0 else 0
+
+
+def _capture_values(b: Board, chaser: Color | None) -> dict[tuple[int, int], int]:
+    """Every legal capture of the side to move with its static exchange value."""
+    out = {}
+    squares = b.squares
+    for m in list(b.generate_legal_moves()):
+        v = squares[m.to_square]
+        if v:
+            b.push(m, validate=False)
+            out[(m.from_square, m.to_square)] = _val(v, chaser) - _see(b, m.to_square, chaser)
+            b.pop()
+    return out
+
+
+def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | None:
+    """What the side to move gains by capturing on ``sq`` with the piece on ``frm``.
+
+    The exchange on ``sq`` is a static exchange evaluation; it must gain. Then the
+    opponent's best other capture answers it (the full exchange of RULES_CXA §3.8,
+    2020 26.5):
+
+    - a capture it gets only because the capturer left ``frm`` (the capturer was
+      pinned, 被牵子捉子, 图23): a result that loses (得不偿失) is no chase, an
+      equal one still is (参考图27);
+    - a capture it could already make, worth no more than before (an independent
+      threat): the result must gain (参考图6);
+    - a capture that became better because the capturer was its target's root
+      (做根子) does not count after the move (图22) but does in ``strict`` mode.
+
+    ``strict`` judges whether a chase already existed before a move: every
+    capture the opponent has answers it and the result must gain. A chase that
+    threats or a root's duty kept from being played was no chase yet; the move
+    that frees it chases (图12, 图25). Returns the gain (0 when the exchange does
+    not gain), or None if the capturer is mated at once (RULES.md §5.2.9).
+    """
+    me = b.turn
+    victim = _val(b.squares[sq], me)
+    pre: dict[tuple[int, int], int] = {}
+    if not strict:
+        b.turn = not b.turn
+        pre = _capture_values(b, None)
+        b.turn = not b.turn
+    b.push(Move(frm, sq), validate=False)
+    on_square = _see(b, sq, me)
+    gain = victim - on_square
+    if gain > 0:
+        reply_pin = reply_other = on_square
+        squares = b.squares
+        for m in list(b.generate_legal_moves()):
+            v = squares[m.to_square]
+            if not v or m.to_square == sq:
+                continue
+            val = VALUE[abs(v)]
+            if val <= min(reply_pin, reply_other):
+                continue
+            b.push(m, validate=False)
+            g = val - _see(b, m.to_square, None)
+            b.pop()
+            key = (m.from_square, m.to_square)
+            if strict:
+                reply_other = max(reply_other, g)
+            elif key not in pre:
+                reply_pin = max(reply_pin, g)
+            elif g <= pre[key]:
+                reply_other = max(reply_other, g)
+        if victim - reply_pin < 0 or victim - reply_other <= 0:
+            gain = 0
+    # Before a move, a capture met by a mating attack was no chase yet: the move that parries the
+    # mate creates the chase (图10, 参考图35 "解杀后形成…捉").
+    mated = gain > 0 and (mates_by_checks(b) if strict else _mate_in_one(b))
+    b.pop()
+    return None if mated else gain
+
+
+def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
+    """Enemy pieces the side to move of ``b`` could capture with a gain now.
+
+    Returns two dicts keyed by target square: chases by pieces other than the
+    king and pawns, and chases whose only gaining first capturer is a pawn.
+    ``moved_to`` is the square of the piece that just moved (-1: none); it is
+    the only pawn whose chases are reported (see :func:`classify_move`).
+    ``strict`` is passed on to :func:`_exchange_gain`.
+    """
+    out: dict[int, Chase] = {}
+    by_pawn: dict[int, Chase] = {}
+    squares = b.squares
+    me = b.turn
+    for sq in range(90):
+        code = squares[sq]
+        if not code or (code > 0) == me or not _is_material(code, sq):
+            continue
+        caps = _legal_captures_to(b, sq)
+        if not caps:
+            continue
+        tt = abs(code)
+        b.push(Move(caps[0], sq), validate=False)
+        rooted = bool(_legal_captures_to(b, sq))
+        b.pop()
+        # A mutual attack between pieces of the same type is an offer to exchange (兑) when the
+        # target is protected (参考图4), when the attacker is not (the opponent takes it first), or
+        # when the attacker is the piece just moved, offering itself (图2, 参考图5); a mutual attack
+        # uncovered by another piece's move, on an unprotected piece, chases (图25).
+        mutual_from = [frm for frm in caps if abs(squares[frm]) == tt and frm in b._pseudo_targets(sq)]
+        if mutual_from:
+            b.turn = not b.turn
+            takes_back = []
+            attacker_free = False
+            for frm in mutual_from:
+                if not b.is_legal(Move(sq, frm)):
+                    continue
+                b.push(Move(sq, frm), validate=False)
+                if not mates_by_checks(b):  # a target tied to its line cannot take (参考图49)
+                    takes_back.append(frm)
+                    attacker_free = attacker_free or not _legal_captures_to(b, frm)
+                b.pop()
+            b.turn = not b.turn
+            offered = moved_to in takes_back
+            if takes_back and (rooted or attacker_free or offered):
+                continue
+        tval = VALUE[tt]
+        best: Chase | None = None
+        best_pawn: Chase | None = None
+        for frm in sorted(caps, key=lambda s: VALUE[abs(squares[s])]):
+            ctype = abs(squares[frm])
+            if ctype == KING:
+                continue  # the king chasing alone is idle (RULES.md §5.2.1)
+            if ctype == PAWN and frm != moved_to:
+                continue
+            gain = _exchange_gain(b, frm, sq, strict)
+            if gain is None or gain <= 0:
+                continue
+            if not rooted:
+                kind = UNROOTED
+            elif sum(1 for a in caps if abs(squares[a]) not in (KING, PAWN)) >= 2:
+                kind = JOINT  # two pieces attack a protected piece (联合捉, 少根子)
+            elif tval > VALUE[ctype]:
+                kind = BY_VALUE
+            else:
+                kind = JOINT
+            ch = Chase(sq, tt, frm, ctype, kind, gain)
+            if ctype == PAWN:
+                if best_pawn is None:
+                    best_pawn = ch
+                continue
+            best = ch
+            break
+        if best is not None:
+            out[sq] = best
+        elif best_pawn is not None:
+            by_pawn[sq] = best_pawn
+    return out, by_pawn
+
+
+def _check_wins(b: Board) -> dict[int, Chase]:
+    """Material the side to move wins by a check (抽将): after some check, every
+    reply lets it make a capture that gains on balance. Keyed by the square of the
+    piece won in the worst line for the checker."""
+    me = b.turn
+    out: dict[int, Chase] = {}
+    squares = b.squares
+    for m in _checking_moves(b):
+        first = squares[m.to_square]
+        b.push(m, validate=False)
+        worst: tuple[int, int] | None = None
+        replies = list(b.generate_legal_moves())
+        if not replies:
+            b.pop()
+            continue  # a mate is 杀, not a chase
+        for r in replies:
+            lost = b.squares[r.to_square]
+            b.push(r, validate=False)
+            best, best_sq = 0, -1
+            for c in list(b.generate_legal_moves()):
+                v = b.squares[c.to_square]
+                if not v or abs(v) == KING:
+                    continue
+                b.push(c, validate=False)
+                g = _val(v, me) - _see(b, c.to_square, me)
+                b.pop()
+                if g > best:
+                    best, best_sq = g, c.to_square
+            b.pop()
+            line = (_val(first, me) if first else 0) - (_val(lost, me) if lost else 0) + best
+            if worst is None or line < worst[0]:
+                worst = (line, best_sq)
+            if worst[0] <= 0:
+                break
+        b.pop()
+        if worst is not None and worst[0] > 0 and worst[1] >= 0:
+            # The piece won is found on worst[1] after the reply; track it by its square now.
+            sq = worst[1]
+            code = squares[sq]
+            if code and (code > 0) != me and _is_material(code, sq) and sq not in out:
+                out[sq] = Chase(sq, abs(code), m.from_square, abs(squares[m.from_square]), CHECK_WIN,
+                                worst[0])
+    return out
+
+
+def _checking_moves(b: Board) -> list[Move]:
+    """Legal moves of the side to move that give check (cheaper than testing every legal move:
+    legality is checked only for the moves that check)."""
+    out = []
+    me = b.turn
+    for m in list(b.generate_pseudo_legal_moves()):
+        b.push(m, validate=False)
+        if b.is_check() and not b._king_attacked(me):
+            out.append(m)
+        b.pop()
+    return out
+
+
+def mates_by_checks(b: Board, depth: int = KILL_DEPTH) -> bool:
+    """True if the side to move of ``b`` mates within ``depth`` of its own moves,
+    every one of them a check, against every defence (the test for 杀, RULES_CXA §1.1)."""
+    for m in _checking_moves(b):
+        b.push(m, validate=False)
+        replies = list(b.generate_legal_moves())
+        if not replies:
+            b.pop()
+            return True
+        ok = depth > 1
+        if ok:
+            for r in replies:
+                b.push(r, validate=False)
+                ok = mates_by_checks(b, depth - 1)
+                b.pop()
+                if not ok:
+                    break
+        b.pop()
+        if ok:
+            return True
+    return False
+
+
+def _null(b: Board) -> Board:
+    """A copy of ``b`` (no history) with the other side to move (a null move)."""
+    c = b.copy(stack=False)
+    c.turn = not c.turn
+    return c
+
+
+def _all_chases(b: Board, moved_to: int, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
+    """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move."""
+    plain, by_pawn = _chases(b, moved_to, strict)
+    for sq, ch in _check_wins(b).items():
+        if sq not in plain:
+            plain[sq] = ch
+    return plain, by_pawn
+
+
+def classify_move(board: Board, move: Move, rules: object | None = None) -> MoveClass:
+    """Classify ``move`` (legal for the side to move of ``board``) as 将/杀/捉/闲.
+
+    ``board`` is the position before the move; it is not changed. ``rules`` is a
+    :class:`~xiangqi.core.referee.RuleSet` or its name (default CXA); it decides
+    whether a king move that answers a check can be an attack. See the module
+    docstring for the definitions and their sources.
+
+    Raises :class:`~xiangqi.core.errors.IllegalMoveError` if ``move`` is not legal.
+    """
+    from xiangqi.core.referee import get_rules
+
+    rs = get_rules(rules)
+    b = board.copy(stack=False)
+    side = b.turn
+    in_check = b.is_check()
+    if rs.chase_model == "axf":
+        if not b.is_legal(move):
+            b.push(move)  # raises IllegalMoveError naming the move and the reason
+        gives_check = b.gives_check(move)
+        chased = axf_chased(board, move)
+        b.push(move, validate=False)
+        mover_type = abs(b.squares[move.to_square])
+        chases = tuple(Chase(t, abs(b.squares[t]), move.to_square, mover_type, UNROOTED, 0)
+                       for t in sorted(chased))
+        cls = CHECK if gives_check else CHASE if chases else IDLE
+        return MoveClass(move, side, cls, chases=chases, answers_check=in_check)
+    king_move = abs(b.squares[move.from_square]) == KING
+    before = b.copy(stack=False)
+    b.push(move)
+    if b.is_check():
+        return MoveClass(move, side, CHECK, answers_check=in_check)
+    if in_check and king_move and rs.answer_check_idle:
+        # The king stepping out of check is 闲 even if it creates an attack (图17, 参考图18).
+        return MoveClass(move, side, IDLE, answers_check=True)
+    after = _null(b)
+    kill = mates_by_checks(after) and not mates_by_checks(before)
+    after_chase, after_pawn = _all_chases(after, move.to_square)
+    threatened = in_check
+    old: set[int] = set()
+    old_check: set[int] = set()
+    if after_chase or after_pawn:
+        # A side in check, or under a mate threat (杀), must parry first: its attacks in that
+        # position were no chases yet, and the parry creates them (应将; 参考图35 "解杀后形成…捉").
+        threatened = in_check or mates_by_checks(_null(before))
+        if not threatened:
+            before_chase, before_pawn = _all_chases(before, move.from_square, strict=True)
+            old = {s for s, c in before_chase.items() if c.kind != CHECK_WIN} | set(before_pawn)
+            old_check = set(before_chase)
+    new = tuple(c for s, c in sorted(after_chase.items()) if _is_new(c, s, old, old_check, threatened,
+                                                                    b, before, after, move))
+    new_pawn = tuple(c for s, c in sorted(after_pawn.items()) if s not in old)
+    if kill:
+        cls = KILL
+    elif new:
+        cls = CHASE
+    else:
+        cls = IDLE
+    return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check)
+
+
+def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: bool,
+            played: Board, before: Board, after: Board, move: Move) -> bool:
+    """Whether chase ``c`` is created by ``move`` (29.2 从无捉到有捉): it did not exist before, or
+    the move ties its target down (不能离线); and the move takes part in it (see :func:`_caused_by`),
+    or it parried a check or a mate threat, or it took away the target's real root, or before it
+    the capture would have been met by a mate."""
+    if sq in (old_check if c.kind == CHECK_WIN else old):
+        return _ties(played, move, c)
+    return (threatened or c.kind == CHECK_WIN or _caused_by(before.squares, after.squares, move, c)
+            or _root_changed(before, after, c) or _was_mated_for(before, c) or _ties(played, move, c))
+
+
+def _caused_by(before: list[int], after: list[int], move: Move, chase: Chase) -> bool:
+    """True if ``move`` takes part in ``chase``: the moved piece attacks the target or screens a
+    cannon that does; a piece of the mover attacks the target now but did not (uncovered); the
+    target's protectors changed; or the moved piece was protected by the first capturer before
+    (its root is free now, 图12). A chase that exists only because the opponent's threats went away,
+    with the cycle's pieces not taking part, is no chase of this move (参考图21, 参考图6)."""
+    t, frm, to = chase.target, move.from_square, move.to_square
+    me = after[to] > 0
+    att_after = set(_attackers_to(after, t, me))
+    att_before = set(_attackers_to(before, t, me)) - {frm}
+    if to in att_after or att_after - att_before:
+        return True
+    for a in att_after:  # the moved piece as a cannon's screen
+        if abs(after[a]) == CANNON and _between(a, t, to):
+            return True
+    if set(_attackers_to(after, t, not me)) != set(_attackers_to(before, t, not me)):
+        return True
+    return frm in _attacks_from(before, chase.chaser) if before[chase.chaser] else False
+
+
+def _tied(b: Board, sq: int) -> bool:
+    """True if the piece on ``sq`` (side to move) cannot leave its line (不能离线, 通则 9): it has
+    no legal move at all (pinned), or some of its moves let the other side mate by checks and its
+    other quiet moves all stay on one rank or one file through ``sq``."""
+    moves = [m for m in b.generate_legal_moves() if m.from_square == sq]
+    if not moves:
+        return True
+    unsafe = False
+    on_rank = on_file = True  # every safe quiet move so far stays on the rank / on the file
+    for m in moves:
+        capture = b.squares[m.to_square] != 0
+        b.push(m, validate=False)
+        mated = mates_by_checks(b, TIE_DEPTH)
+        b.pop()
+        if mated:
+            unsafe = True
+        elif not capture:
+            on_rank = on_rank and m.to_square // 9 == sq // 9
+            on_file = on_file and m.to_square % 9 == sq % 9
+            if not (on_rank or on_file):
+                return False
+    return unsafe
+
+
+def _ties(b: Board, move: Move, chase: Chase) -> bool:
+    """True if ``move`` (just played on ``b``, the opponent to move) ties the chased piece to its
+    line (see :func:`_tied`) and would not without the moved piece: an unchanged attack on a piece
+    that the move ties down is a chase again (参考图49, 50)."""
+    if chase.kind == CHECK_WIN or not _tied(b, chase.target):
+        return False
+    to = move.to_square
+    code = b.squares[to]
+    if abs(code) == KING:
+        return False
+    b.squares[to] = 0
+    try:
+        return not _tied(b, chase.target)
+    finally:
+        b.squares[to] = code
+
+
+def _rooted(b: Board, frm: int, sq: int) -> bool | None:
+    """Whether the piece on ``sq`` may legally be recaptured after the side to move takes it
+    with the piece on ``frm``; None if that capture is not legal."""
+    m = Move(frm, sq)
+    if not b.is_legal(m):
+        return None
+    b.push(m, validate=False)
+    r = bool(_legal_captures_to(b, sq))
+    b.pop()
+    return r
+
+
+def _root_changed(before: Board, after: Board, chase: Chase) -> bool:
+    """True if the target had a real protector before the move and has none now, e.g. the king
+    that may no longer recapture because the kings would face (借帅之力, 参考图12)."""
+    was = _rooted(before, chase.chaser, chase.target)
+    now = _rooted(after, chase.chaser, chase.target)
+    return was is True and now is False
+
+
+def _was_mated_for(before: Board, chase: Chase) -> bool:
+    """True if, before the move, the same capture would have been answered by a mate: the move
+    that parries the mate creates the chase (图10)."""
+    m = Move(chase.chaser, chase.target)
+    if not before.is_legal(m):
+        return False
+    before.push(m, validate=False)
+    mated = mates_by_checks(before)
+    before.pop()
+    return mated
+
+
+def _between(a: int, b: int, x: int) -> bool:
+    """True if ``x`` lies strictly between ``a`` and ``b`` on one rank or file."""
+    if a % 9 == b % 9 == x % 9:
+        return min(a, b) < x < max(a, b)
+    if a // 9 == b // 9 == x // 9:
+        return min(a, b) < x < max(a, b)
+    return False
+
+
+def classify_cycle(board: Board, start_ply: int, rules: object | None = None) -> list[MoveClass]:
+    """Classify every move of ``board.move_stack[start_ply:]`` (a repetition cycle).
+
+    Returns one :class:`MoveClass` per move, in order, with ``ply`` set and
+    ``targets`` holding stable identities of the chased pieces (an identity
+    follows its piece through the cycle's moves, so a rule set can tell one
+    piece chased on every move from several pieces chased in turn).
+
+    Raises :class:`ValueError` if ``start_ply`` is outside the move history.
+    """
+    n = len(board.move_stack)
+    if not 0 <= start_ply <= n:
+        raise ValueError(f"start_ply {start_ply} is outside the move history (0..{n})")
+    b = board.copy()
+    for _ in range(n - start_ply):
+        b.pop()
+    ident = {sq: sq for sq in range(90) if b.squares[sq]}
+    out = []
+    for ply in range(start_ply, n):
+        m = board.move_stack[ply]
+        mc = classify_move(b, m, rules)
+        mc.ply = ply
+        b.push(m, validate=False)
+        ident[m.to_square] = ident.pop(m.from_square)
+        mc.targets = frozenset(ident.get(c.target, 100 + c.target) for c in mc.chases)
+        mc.pawn_targets = frozenset(ident.get(c.target, 100 + c.target) for c in mc.pawn_chases)
+        out.append(mc)
+    return out
+
+
+__all__ = ["BY_VALUE", "CHASE", "CHECK", "IDLE", "JOINT", "KILL", "UNROOTED", "VALUE", "Chase", "MoveClass",
+           "classify_cycle", "classify_move", "mates_by_checks"]
+
+
+# ---------------------------------------------------------------------------
+# AXF chase detection (the model of Fairy-Stockfish's xiangqi rules)
+# ---------------------------------------------------------------------------
+
+def _attacks_from(squares: list[int], sq: int) -> list[int]:
+    """Squares the piece on ``sq`` attacks, whoever stands there (for roots and chases)."""
+    code = squares[sq]
+    t = abs(code)
+    color = code > 0
+    out: list[int] = []
+    if t == ROOK or t == CANNON:
+        for ray in RAYS[sq]:
+            screened = False
+            for x in ray:
+                if squares[x] == 0:
+                    continue
+                if t == ROOK or screened:
+                    out.append(x)
+                    break
+                screened = True
+    elif t == HORSE:
+        out = [x for x, leg in HORSE_MOVES[sq] if squares[leg] == 0]
+    elif t == ELEPHANT:
+        out = [x for x, eye in ELEPHANT_MOVES[sq] if squares[eye] == 0]
+    elif t == ADVISOR:
+        out = list(ADVISOR_MOVES[sq])
+    elif t == KING:
+        out = list(KING_MOVES[sq])
+    elif t == PAWN:
+        out = list(PAWN_MOVES[color][sq])
+    return out
+
+
+def _attackers_to(squares: list[int], sq: int, color: Color) -> list[int]:
+    return [s for s in range(90)
+            if squares[s] and (squares[s] > 0) == color and sq in _attacks_from(squares, s)]
+
+
+def _king_attackers(squares: list[int], king_sq: int, by: Color) -> set[int]:
+    """Pieces of ``by`` attacking the king on ``king_sq``, the facing king included."""
+    out = set(_attackers_to(squares, king_sq, by))
+    f = king_sq % 9
+    for ray in RAYS[king_sq]:
+        for x in ray:
+            if squares[x]:
+                if x % 9 == f and abs(squares[x]) == KING:
+                    out.add(x)
+                break
+    return out
+
+
+def _blockers(squares: list[int], color: Color) -> set[int]:
+    """Pieces (of either side) whose removal would let the enemy attack ``color``'s king
+    with a piece that does not attack it now (blockers for the king: pins and screens)."""
+    try:
+        k = squares.index(KING if color else -KING)
+    except ValueError:
+        return set()
+    now = _king_attackers(squares, k, not color)
+    out = set()
+    for s in range(90):
+        code = squares[s]
+        if not code or s == k:
+            continue
+        squares[s] = 0
+        if _king_attackers(squares, k, not color) - now:
+            out.add(s)
+        squares[s] = code
+    return out
+
+
+def axf_chased(board: Board, move: Move) -> set[int]:
+    """Squares (after ``move``) of the opponent's pieces chased by ``move`` under AXF.
+
+    The model of Fairy-Stockfish's xiangqi chasing rule, the reference the AXF
+    cases follow: new attacks by the moved piece (rooks and cannons only off
+    the line they moved along) and by the pieces it uncovers; a target counts
+    when it has no root (protectors that are pinned, and the attacker's own
+    line, excluded; the king is no root where recapturing would face the other
+    king) or when it is a rook attacked by a horse or cannon (or a rook, horse or
+    cannon attacked by an advisor or elephant). Kings and uncrossed pawns are
+    never chased; the king and pawns never chase directly; attacks between two
+    pieces of the same type are exchanges unless the target is pinned. A move
+    that pins a protector chases what it protected (假根), and a move that sets
+    up a discovered check chases what the discovering piece attacks.
+    ``board`` is the position before the move; it is not changed.
+    """
+    before = list(board.squares)
+    b = board.copy(stack=False)
+    b.push(move)
+    sq = b.squares
+    me = not b.turn  # the mover
+    opp = b.turn
+    frm, to = move.from_square, move.to_square
+    try:
+        opp_king = sq.index(KING if opp else -KING)
+        my_king = sq.index(KING if me else -KING)
+    except ValueError:
+        return set()
+    blockers_opp = _blockers(sq, opp)
+    pins = {s for s in blockers_opp if sq[s] and (sq[s] > 0) == opp}
+    # Flying general: a lone piece of the opponent between the kings on one file is pinned.
+    if opp_king % 9 == my_king % 9:
+        lo, hi = sorted((opp_king, my_king))
+        between = [s for s in range(lo + 9, hi, 9) if sq[s]]
+        if len(between) == 1 and (sq[between[0]] > 0) == opp:
+            pins.add(between[0])
+    chased: set[int] = set()
+
+    def is_opp(s: int) -> bool:
+        return sq[s] != 0 and (sq[s] > 0) == opp
+
+    def add(attacker: int, atype: int, attacks: set[int]) -> None:
+        attacks = {s for s in attacks if is_opp(s) and _is_material(sq[s], s)}
+        if not attacks - chased:
+            return
+        if atype in (HORSE, CANNON):
+            chased.update(s for s in attacks if abs(sq[s]) == ROOK)
+        if atype in (ELEPHANT, ADVISOR):
+            chased.update(s for s in attacks if abs(sq[s]) in (ROOK, CANNON, HORSE))
+        impaired = atype == HORSE and any(sq[x] for x in _orthogonal_neighbours(attacker))
+        if impaired:
+            attacks = {s for s in attacks if not (abs(sq[s]) == HORSE and attacker in _attacks_from(sq, s))}
+        else:
+            attacks = {s for s in attacks if abs(sq[s]) != atype or s in pins}
+        for s in attacks:
+            code = sq[attacker]
+            sq[attacker] = 0
+            roots = [r for r in _attackers_to(sq, s, opp) if r not in pins]
+            king_line = False
+            if roots == [opp_king]:
+                # The king recapturing on s must not face the other king.
+                king_line = s % 9 == my_king % 9 and not any(
+                    sq[x] for x in range(min(s, my_king) + 9, max(s, my_king), 9))
+            sq[attacker] = code
+            if not roots or king_line:
+                chased.add(s)
+
+    moved = abs(sq[to])
+    if moved not in (KING, PAWN):
+        direct = set(_attacks_from(sq, to))
+        if moved in (ROOK, CANNON):
+            same_line = (frm % 9 == to % 9, frm // 9 == to // 9)
+            direct = {s for s in direct if not ((same_line[0] and s % 9 == to % 9)
+                                                 or (same_line[1] and s // 9 == to // 9))}
+        add(to, moved, direct)
+    # Pieces of the mover uncovered by the move (a horse's leg, an elephant's eye, a line).
+    candidates = set()
+    for x in _orthogonal_neighbours(frm):
+        if sq[x] and (sq[x] > 0) == me and abs(sq[x]) == HORSE:
+            candidates.add(x)
+    for x in _diagonal_neighbours(frm):
+        if sq[x] and (sq[x] > 0) == me and abs(sq[x]) == ELEPHANT:
+            candidates.add(x)
+    for line_sq, types in ((frm, (ROOK, CANNON)), (to, (CANNON,))):
+        for ray in RAYS[line_sq]:
+            for x in ray:
+                if sq[x] and (sq[x] > 0) == me and abs(sq[x]) in types:
+                    candidates.add(x)
+    old = list(before)
+    for s in candidates:
+        if s == to:
+            continue
+        now_att = set(_attacks_from(sq, s))
+        old_att = set(_attacks_from(old, s)) if old[s] == sq[s] else set()
+        add(s, abs(sq[s]), {x for x in now_att - old_att})
+    # Fake roots: a protector newly pinned no longer protects.
+    before_pins = _blockers(before, opp)
+    for s in blockers_opp - before_pins:
+        if not is_opp(s):
+            continue
+        for s2 in _attacks_from(sq, s):
+            if is_opp(s2) and abs(sq[s2]) != KING and _is_material(sq[s2], s2):
+                my_blockers = _blockers(sq, me)
+                if any(a not in my_blockers for a in _attackers_to(sq, s2, me)):
+                    chased.add(s2)
+    # Discovered checks: a piece of the mover that now uncovers a check attacks freely.
+    for s in blockers_opp - before_pins:
+        if is_opp(s) or not sq[s]:
+            continue
+        king_reach = set(KING_MOVES[opp_king])
+        for s2 in _attacks_from(sq, s):
+            if not is_opp(s2) or s2 == opp_king:
+                continue
+            if s2 not in king_reach:
+                chased.add(s2)
+            else:
+                code_s, code_k = sq[s], sq[opp_king]
+                sq[s] = 0
+                sq[opp_king] = 0
+                others = _attackers_to(sq, s2, me)
+                sq[s], sq[opp_king] = code_s, code_k
+                if others:
+                    chased.add(s2)
+    return chased
+
+
+def _orthogonal_neighbours(sq: int) -> list[int]:
+    f, r = sq % 9, sq // 9
+    return [x for x, ok in ((sq - 1, f > 0), (sq + 1, f < 8), (sq - 9, r > 0), (sq + 9, r < 9)) if ok]
+
+
+def _diagonal_neighbours(sq: int) -> list[int]:
+    f, r = sq % 9, sq // 9
+    out = []
+    for df, dr in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+        if 0 <= f + df < 9 and 0 <= r + dr < 10:
+            out.append(sq + df + 9 * dr)
+    return out
