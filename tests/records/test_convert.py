@@ -132,3 +132,19 @@ def test_convert_reports_damaged_games_with_status_1(tmp_path: Path,
     assert "warning: game 1: ply 3" in err
     games = read_records(tmp_path / "o.pgn")
     assert [len(g.mainline_moves()) for g in games] == [2, 1]
+
+
+def test_convert_for_old_programs(tmp_path: Path) -> None:
+    out = tmp_path / "old.pgn"
+    assert main(["convert", str(SAMPLES / "xqf" / "xqbase_SAMPLE.XQF"), str(out), "--encoding", "gbk",
+                 "--fullwidth-black"]) == 0
+    text = out.read_bytes().decode("gbk")
+    assert "1. 炮八平五 炮８平５" in text
+    trad = tmp_path / "trad.pgn"
+    # the comments are simplified Chinese, which Big5 cannot hold: a clear error, no file
+    assert main(["convert", str(SAMPLES / "xqf" / "xqbase_SAMPLE.XQF"), str(trad), "--encoding", "big5",
+                 "--traditional"]) == 2
+    assert not trad.exists()
+    assert main(["convert", str(SAMPLES / "xqf" / "xqbase_SAMPLE.XQF"), str(trad), "--traditional"]) == 0
+    assert "5. 傌八進七 馬2進1" in trad.read_text(encoding="utf-8")
+    assert [g.mainline_moves() for g in read_records(out)] == [g.mainline_moves() for g in read_records(trad)]

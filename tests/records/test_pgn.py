@@ -237,3 +237,15 @@ def test_encodings_are_sniffed() -> None:
         encode_text("😀", "gbk")
     with pytest.raises(XiangqiError, match="cannot read"):
         read_text_file(SAMPLES / "no-such-file.pgn")
+
+
+def test_games_without_move_text_are_split_at_the_game_tag() -> None:
+    text = ('[Game "Chinese Chess"]\n[FEN "4k4/9/9/9/9/9/9/9/9/3K5 w"]\n'
+            '[Game "Chinese Chess"]\n[Event "second"]\n\n1. 炮二平五 *\n')
+    games = read_games(text)
+    assert [g.headers.get("Event", "") for g in games] == ["", "second"]
+    assert games[0].board().fen() == "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1"
+    stream = io.StringIO(text)
+    assert read_game(stream).headers.get("Event", "") == ""  # type: ignore[union-attr]
+    assert read_game(stream).headers["Event"] == "second"  # type: ignore[union-attr]
+    assert read_game(stream) is None

@@ -188,3 +188,17 @@ def test_illegal_move_in_xqf_is_reported_and_dropped() -> None:
     bad = read_xqf(bytes(data))
     assert bad.mainline_moves() == [Move.from_iccs("h2e2")]
     assert len(bad.errors) == 1 and "h9h5" in bad.errors[0]
+
+
+@pytest.mark.parametrize("name", ["xqbase_SAMPLE.XQF", "cchess_game_varations.xqf"])
+def test_every_truncation_gives_a_game_or_xqf_error(name: str) -> None:
+    data = (SAMPLES / "xqf" / name).read_bytes()
+    full = read_xqf(data)
+    for cut in range(0x3F0, len(data)):
+        try:
+            game = read_xqf(data[:cut])
+        except XqfError:
+            assert cut < 0x400
+            continue
+        assert len(game.mainline_moves()) <= len(full.mainline_moves())
+        assert game.errors or cut == 0x400  # a header alone is a game without moves

@@ -228,7 +228,8 @@ def _red_piece_at(board_fen: str, sq: int) -> bool:
 def write_dhtmlxq(game: Game, *, container: str = "DhtmlXQ") -> str:
     """``game`` as a DhtmlXQ block (UTF-8 text) with every variation and comment.
 
-    Headers become the matching fields (``Site`` → ``place``, ``TimeControl`` → ``timerule``, …),
+    Headers become the matching fields (``Site`` → ``place``, ``TimeControl`` → ``timerule``, …;
+    other ASCII-named headers keep their name, headers with other names are left out),
     the start position ``binit``, the main line ``movelist``, each variation a ``move_p_n_b`` field
     and each comment ``comment[b_]n`` (line breaks as ``||``). A ``starting_comment`` is put before
     the move's own comment. Raises FenError when the game's FEN header is bad.

@@ -12,10 +12,11 @@ Conventions (FORMATS.md §3–§5, RULES.md):
   (前炮退二); advisors and elephants never take 前/后 because the direction tells
   them apart (R8).
 * Tandem pawns (xqbase 规范, World Xiangqi Rules 2018): on one file only, 2 → 前/后,
-  3 → 前/中/后, 4–5 → 前/二/三/四/五, followed by the piece name (中兵进一). When two
-  or more files each hold ≥2 pawns the piece name is dropped and the file is given
-  instead (前七进一, 二7平6) — the "new style" of R7. Reading also accepts the old and
-  mixed forms (前兵七进一, 兵七前进一 is not a form), 后 for the last of 4–5, and 一 for 前.
+  3 → 前/中/后, 4–5 → 前/二/三/四/五, followed by the piece name (中兵进一). When two or more
+  files each hold ≥2 pawns we write the position and the file and drop the piece name
+  (前七进一, 后三平四, 二7平6; R7's "old" form, documented in python-chinese-chess). Reading
+  also accepts xqbase's "new" form, which numbers all stacked pawns right to left, front first
+  (三兵进一 = the third of them, R7), 一 for 前, 后 for the last of 4–5, and 前兵七进一.
 * WXF: letters K A E H R C P, file digit 1–9 for both sides, ``+`` forward, ``-``
   backward, ``.`` sideways (``=`` or nothing also read). Tandems replace the file by
   ``+``/``-`` (``R+.3``). Pawns: 2 on one file → ``P+``/``P-``; 3 or more on a file,
@@ -304,30 +305,11 @@ def _qualifier_ok(q: str | int | tuple[str, int] | None, index: int, count: int,
     return False
 
 
-def _quick_reject(board: Board, move: Move, q: _Query) -> bool:
-    """Cheap tests (piece type, from-file, direction) before the full :func:`_parts`."""
-    code = board.squares[move.from_square]
-    if q.piece_type is not None and abs(code) != q.piece_type:
-        return True
-    color = code > 0
-    if q.file is not None and file_number(move.from_square % 9, color) != q.file:
-        return True
-    fr, tr = move.from_square // 9, move.to_square // 9
-    if fr == tr:
-        return q.direction != "."
-    return q.direction != ("+" if (tr > fr) == color else "-")
-
-
 def _matches(board: Board, move: Move, q: _Query) -> bool:
-    if _quick_reject(board, move, q):
-        return False
+    """The qualifier test (front/rear/…) for a move :func:`_candidates` already matched."""
+    if q.qualifier is None:
+        return True
     p = _parts(board, move)
-    if q.piece_type is not None and p.piece_type != q.piece_type:
-        return False
-    if q.file is not None and p.file != q.file:
-        return False
-    if p.direction != q.direction or p.target != q.target:
-        return False
     return _qualifier_ok(q.qualifier, p.index, p.count, p.global_index)
 
 
@@ -356,11 +338,42 @@ def _describe(q: _Query, color: Color) -> str:
     return f"no {side} {qual}{what}{where} can {verb}"
 
 
+def _candidates(board: Board, q: _Query) -> list[Move]:
+    """Pseudo-legal moves fitting the query's piece type, from-file, direction and target."""
+    turn = board.turn
+    squares = board.squares
+    targets = board._pseudo_targets  # core-internal: the per-square generator behind legal_moves
+    out = []
+    for sq in range(90):
+        code = squares[sq]
+        if not code or (code > 0) != turn:
+            continue
+        ptype = abs(code)
+        if q.piece_type is not None and ptype != q.piece_type:
+            continue
+        if q.file is not None and file_number(sq % 9, turn) != q.file:
+            continue
+        fr = sq // 9
+        diagonal = ptype in _DIAGONAL
+        for to in targets(sq):
+            tr = to // 9
+            if tr == fr:
+                if q.direction != ".":
+                    continue
+                target = file_number(to % 9, turn)
+            else:
+                if q.direction != ("+" if (tr > fr) == turn else "-"):
+                    continue
+                target = file_number(to % 9, turn) if diagonal else abs(tr - fr)
+            if target == q.target:
+                out.append(Move(sq, to))
+    return out
+
+
 def _select(board: Board, text: str, queries: list[_Query]) -> Move:
     """The one legal move the first matching query describes; clear errors otherwise."""
-    pseudo = list(board.generate_pseudo_legal_moves())
     for q in queries:
-        found = [m for m in pseudo if _matches(board, m, q) and board.is_legal(m)]
+        found = [m for m in _candidates(board, q) if _matches(board, m, q) and board.is_legal(m)]
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
@@ -372,7 +385,7 @@ def _select(board: Board, text: str, queries: list[_Query]) -> Move:
             cands = ", ".join(m.iccs() for m in found)
             raise AmbiguousMoveError(f"{text!r} is ambiguous in {board.fen()}: it fits {cands}")
     q = queries[0]
-    unsafe = [m for m in pseudo if _matches(board, m, q)]
+    unsafe = [m for m in _candidates(board, q) if _matches(board, m, q)]
     if unsafe:
         side = COLOR_NAMES[board.turn]
         raise IllegalMoveError(f"{text}: {unsafe[0].iccs()} would leave the {side} king in "

@@ -344,21 +344,28 @@ def iter_game_texts(text: str) -> Iterator[str]:
     lines = text.splitlines(keepends=True)
     buf: list[str] = []
     depth = 0
-    seen_moves = False
+    seen_moves = seen_game_tag = False
     for line in lines:
         stripped = line.strip()
-        if depth == 0 and stripped.startswith("[") and stripped.endswith("]") and seen_moves:
+        is_tag = depth == 0 and stripped.startswith("[") and stripped.endswith("]")
+        if is_tag and (seen_moves or (seen_game_tag and _is_game_tag(stripped))):
             yield "".join(buf)
             buf = []
-            seen_moves = False
+            seen_moves = seen_game_tag = False
         buf.append(line)
-        if depth == 0 and stripped.startswith("[") and stripped.endswith("]"):
+        if is_tag:
+            seen_game_tag = seen_game_tag or _is_game_tag(stripped)
             continue
         if stripped:
             seen_moves = True
         depth = max(0, depth + line.count("{") - line.count("}"))
     if buf and any(s.strip() for s in buf):
         yield "".join(buf)
+
+
+def _is_game_tag(tag_line: str) -> bool:
+    # [Game "Chinese Chess"] opens a record (it must come first, PGN spec), even one without moves
+    return tag_line[1:].lstrip().startswith("Game ") or tag_line[1:].lstrip().startswith("Game:")
 
 
 def _parse_game_text(text: str) -> Game | None:
@@ -394,8 +401,9 @@ def _parse_game_text(text: str) -> Game | None:
     fmt = headers.get("Format", "").strip().lower()
     notation = {"chinese": "chinese", "wxf": "wxf", "iccs": "iccs"}.get(fmt)
     _parse_movetext(game, board, movetext, notation)
-    if "Result" not in game.headers:
-        game.headers["Result"] = "*"
+    for tag in ("Event", "Date", "Red", "Black"):  # the tags every record has, as in Game()
+        game.headers.setdefault(tag, "")
+    game.headers.setdefault("Result", "*")
     return game
 
 
@@ -504,7 +512,7 @@ def read_game(source: str | TextIO) -> Game | None:
 def _read_from_stream(stream: TextIO) -> Game | None:
     buf: list[str] = []
     depth = 0
-    seen_moves = False
+    seen_moves = seen_game_tag = False
     pushback = getattr(stream, "_xiangqi_pushback", None)
     while True:
         pos = stream.tell() if stream.seekable() else None
@@ -517,7 +525,7 @@ def _read_from_stream(stream: TextIO) -> Game | None:
             break
         stripped = line.strip()
         is_tag = depth == 0 and stripped.startswith("[") and stripped.endswith("]")
-        if is_tag and seen_moves:
+        if is_tag and (seen_moves or (seen_game_tag and _is_game_tag(stripped))):
             if pos is not None:
                 stream.seek(pos)
                 break
@@ -525,7 +533,9 @@ def _read_from_stream(stream: TextIO) -> Game | None:
             stream._xiangqi_pushback = line  # type: ignore[attr-defined]
             break
         buf.append(line)
-        if not is_tag and stripped:
+        if is_tag:
+            seen_game_tag = seen_game_tag or _is_game_tag(stripped)
+        elif stripped:
             seen_moves = True
         depth = max(0, depth + line.count("{") - line.count("}"))
     text = "".join(buf)

@@ -81,26 +81,30 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     if kind != "pgn":
         raise RecordError(f"unknown record format {kind!r} (expected one of {', '.join(FORMATS)})")
     games = read_games(text)
-    if not any(g.variations or set(g.headers) - {"Game", "Result"} for g in games):
+    if not any(g.variations or any(v for k, v in g.headers.items() if k not in ("Game", "Result"))
+               for g in games):
         detail = f": {games[0].errors[0]}" if games and games[0].errors else ""
         raise RecordError(f"{name}: no game found (not a PGN, XQF, DhtmlXQ or EPD record){detail}")
     return games
 
 
-def write_records(games: list[Game], fmt: str, *, notation: str = "chinese",
-                  encoding: str = "utf-8") -> bytes:
+def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", encoding: str = "utf-8",
+                  fullwidth_black: bool = False, traditional: bool = False) -> bytes:
     """The bytes of ``games`` in ``fmt`` (``pgn``, ``xqf``, ``dhtmlxq``, ``epd``).
 
     PGN and DhtmlXQ hold several games (separated by a blank line); XQF holds exactly one (raises
     :class:`RecordError` otherwise); EPD writes each game's start position with its ``Event`` as
-    the name. Text is encoded with ``encoding`` (UTF-8 by default, ``gbk`` for old programs).
+    the name. Text is encoded with ``encoding`` (UTF-8 by default, ``gbk`` for old programs);
+    ``fullwidth_black`` (象棋巫师's ``马２进３``) and ``traditional`` apply to Chinese PGN move text.
     """
     if fmt == "xqf":
         if len(games) != 1:
             raise RecordError(f"an XQF file holds one game, got {len(games)}: convert them one at a time")
         return write_xqf(games[0])
     if fmt == "pgn":
-        return encode_text("\n".join(write_game(g, notation=notation) for g in games), encoding)
+        texts = (write_game(g, notation=notation, fullwidth_black=fullwidth_black, traditional=traditional)
+                 for g in games)
+        return encode_text("\n".join(texts), encoding)
     if fmt == "dhtmlxq":
         return encode_text("\n".join(write_dhtmlxq(g) for g in games), encoding)
     if fmt in ("epd", "fen"):

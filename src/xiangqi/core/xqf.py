@@ -236,7 +236,10 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
         else:
             has_next, has_var = bool(flags & 0x80), bool(flags & 0x40)
             frm, to = (a - 0x18 - keys.xyf) & 0xFF, (b - 0x20 - keys.xyt) & 0xFF
-            length = _read_int(4) - keys.rmk_size if flags & 0x20 else 0
+            length = 0
+            if flags & 0x20:
+                raw_length = _read_int(4)
+                length = None if raw_length is None else raw_length - keys.rmk_size
         comment = ""
         if length is None:
             errors.append(f"record at byte {HEADER_SIZE + pos - 4}: truncated comment length")
@@ -262,10 +265,13 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
     head = read_one()
     root = _Record(0, 0, head[4] if head else "")
     if head is None:
+        if body:
+            errors.append(f"the first record is cut short ({len(body)} of 4 bytes)")
         return root, errors
     parent = root
     pending: list[_Record] = []
-    expect_more = pos < len(body)  # like XQStudio, read on whatever the root's flag says
+    # like XQStudio, read on whatever the root's flag says; a set flag with nothing after it is an error
+    expect_more = pos < len(body) or head[2]
     while expect_more:
         rec = read_one()
         if rec is None:
