@@ -13,28 +13,167 @@ import sys
 from xiangqi.core.board import STARTING_FEN, Board
 from xiangqi.core.errors import XiangqiError
 
+# Deepest `xiangqi perft` accepted: the core recurses once per ply, and no deeper count could finish.
+MAX_PERFT_DEPTH = 100
+
 
 def cmd_perft(args: argparse.Namespace) -> int:
     """Print perft per root move (with --divide) and the total node count on the last line."""
     board = Board(args.fen)
-    if args.depth < 0:
-        raise XiangqiError("depth must be >= 0")
+    if not 0 <= args.depth <= MAX_PERFT_DEPTH:
+        # The core's perft recurses once per ply: a deeper count could never finish anyway.
+        raise XiangqiError(f"depth must be 0-{MAX_PERFT_DEPTH}, got {args.depth}")
     if args.engine == "numba":
-        from xiangqi.engine.movegen import perft as fast_perft
-
-        total = fast_perft(board, args.depth)
+        from xiangqi.engine.movegen import perft as count
     else:
-        if args.divide and args.depth >= 1:
-            total = 0
-            for m in list(board.legal_moves):
-                board.push(m, validate=False)
-                n = board.perft(args.depth - 1)
-                board.pop()
-                print(f"{m.iccs()}: {n}")
-                total += n
-        else:
-            total = board.perft(args.depth)
+        count = Board.perft
+    if args.divide and args.depth >= 1:
+        # Both engines divide the same way (--divide used to be ignored with the Numba engine).
+        total = 0
+        for m in list(board.legal_moves):
+            board.push(m, validate=False)
+            n = count(board, args.depth - 1)
+            board.pop()
+            print(f"{m.iccs()}: {n}")
+            total += n
+    else:
+        total = count(board, args.depth)
     print(total)
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Start the game server on 127.0.0.1 and (for ``play``) open the default browser."""
+    from xiangqi.web.run import serve
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise XiangqiError(f"--port must be 0-65535, got {args.port}")
+    try:
+        return serve(args.port, open_browser=args.open_browser, data_dir=args.data_dir)
+    except OSError as exc:
+        raise XiangqiError(str(exc)) from exc
+
+
+def cmd_engine(args: argparse.Namespace) -> int:
+    """Run the built-in engine as a UCI/UCCI engine on stdin/stdout (the first command picks the protocol)."""
+    from xiangqi.engine.protocol import serve
+
+    return serve()
+
+
+def cmd_outcome(args: argparse.Namespace) -> int:
+    """Play the ICCS moves from --fen and print the result (red/black/draw/none), then its reason."""
+    from xiangqi.core.errors import IllegalMoveError
+    from xiangqi.core.referee import get_rules
+
+    rules = get_rules(args.rules)
+    board = Board(args.fen)
+    for i, text in enumerate(args.moves, 1):
+        try:
+            board.push_iccs(text)
+        except XiangqiError as exc:
+            raise IllegalMoveError(f"move {i} ({text!r}): {exc}") from exc
+        if i < len(args.moves) and board.outcome(rules) is not None:
+            raise XiangqiError(f"move {i} ({text!r}) already ends the game: {board.outcome(rules)}; "
+                               f"{len(args.moves) - i} more move(s) given")
+    out = board.outcome(rules)
+    if out is None:
+        print("none")
+        print("the game goes on")
+        return 0
+    print(out.winner_name())
+    print(f"{out.reason_zh} / {out.reason_en}")
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    """Convert game records between PGN, XQF, DhtmlXQ/UBB and EPD (format from the extension or --to).
+
+    Exit status 0 when every game converted cleanly, 1 when some games had problems (listed on
+    stderr, the readable part is written), 2 when the input cannot be read or written at all.
+    """
+    from pathlib import Path
+
+    from xiangqi.core.records import format_from_path, read_records, write_records
+
+    if args.input != "-" and Path(args.input).is_dir():
+        raise XiangqiError(f"{args.input!r} is a directory: give one record file")
+    if args.input != "-" and not Path(args.input).is_file():
+        raise XiangqiError(f"no such file: {args.input!r}")
+    fmt = args.to or format_from_path(args.output)
+    if fmt is None:
+        raise XiangqiError(f"cannot tell the output format from {args.output!r}: "
+                           "use --to pgn|xqf|dhtmlxq|epd")
+    source = sys.stdin.buffer.read() if args.input == "-" else args.input
+    games = read_records(source, fmt=args.input_format, encoding=args.input_encoding)
+    data = write_records(games, fmt, notation=args.notation, encoding=args.encoding,
+                         fullwidth_black=args.fullwidth_black, traditional=args.traditional)
+    if args.output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        try:
+            Path(args.output).write_bytes(data)
+        except OSError as exc:
+            raise XiangqiError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
+    problems = 0
+    for i, game in enumerate(games, 1):
+        for err in game.errors:
+            problems += 1
+            print(f"xiangqi convert: warning: game {i}: {err}", file=sys.stderr)
+    plies = sum(len(g.mainline_moves()) for g in games)
+    print(f"converted {len(games)} game(s), {plies} main-line plies, to {fmt}"
+          + (f" with {problems} problem(s)" if problems else ""), file=sys.stderr)
+    return 1 if problems else 0
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    """Play an engine match and print the score, the Elo difference and its 95% error bar."""
+    from xiangqi.engine.match import OPENINGS, PlayerSpec, TimeControl, run_match
+
+    a = PlayerSpec.parse(args.a, args.option_a, hash_mb=args.hash)
+    b = PlayerSpec.parse(args.b, args.option_b, hash_mb=args.hash)
+    tc = TimeControl.parse(args.tc)
+    if args.openings is not None and args.openings < 1:
+        raise XiangqiError("--openings must be >= 1")
+    openings = OPENINGS[:args.openings] if args.openings else OPENINGS
+
+    if args.pgn:
+        open(args.pgn, "w", encoding="utf-8").close()
+
+    def report(g, res) -> None:
+        print(f"Game {g.round}: {g.red} vs {g.black} ({g.opening}): {g.result} {g.reason}  "
+              f"[{res.wins} - {res.losses} - {res.draws}]", flush=True)
+        if args.pgn:  # written game by game, so an interrupted match keeps its games
+            with open(args.pgn, "a", encoding="utf-8") as fh:
+                fh.write(res.game_pgn(g) + "\n")
+
+    res = run_match(a, b, args.games, tc, openings=openings, ply_cap=args.ply_cap,
+                    time_margin=args.time_margin, on_game=report)
+    print(res.summary())
+    if args.pgn:
+        print(f"PGN: {args.pgn}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Print perft and search nodes/s (with a peer's perft speed and the ratio when given)."""
+    from xiangqi.engine.match import peer_perft_speed, perft_speed, search_speed
+
+    nodes, dt = perft_speed(args.perft_depth)
+    print(f"perft {args.perft_depth} (start position): {nodes} nodes in {dt:.2f}s "
+          f"= {nodes / dt:,.0f} nodes/s")
+    if args.peer:
+        pn, pdt = peer_perft_speed(args.peer, args.perft_depth)
+        if pn != nodes:
+            raise XiangqiError(f"{args.peer} counts {pn} nodes at perft {args.perft_depth}, we count {nodes}")
+        print(f"perft {args.perft_depth} by {args.peer}: {pn} nodes in {pdt:.2f}s = {pn / pdt:,.0f} nodes/s")
+        print(f"perft speed ratio (ours / {args.peer}): {(nodes / dt) / (pn / pdt):.2f}")
+    if args.search_depth > 0:
+        sn, sdt, lines = search_speed(args.search_depth, args.hash)
+        for line in lines:
+            print(f"  {line}")
+        print(f"search depth {args.search_depth}: {sn} nodes in {sdt:.2f}s = {sn / sdt:,.0f} nodes/s")
     return 0
 
 
@@ -44,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("perft", help="count the leaf nodes of the legal move tree")
-    p.add_argument("depth", type=int, help="depth in plies")
+    p.add_argument("depth", type=int, help="depth in plies (0-100)")
     p.add_argument("--fen", default=STARTING_FEN, help="start position (default: the standard start)")
     p.add_argument("--divide", action="store_true", help="also print the count under each root move")
     p.add_argument("--engine", choices=["core", "numba"], default="numba",
@@ -52,6 +191,82 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_perft)
 
     # -- further subcommands are registered below this line --
+
+    p = sub.add_parser("convert", help="convert game records: PGN, XQF, DhtmlXQ/UBB, EPD",
+                       description="Read IN (format sniffed from its content) and write OUT in the format "
+                                   "of its extension (.pgn .xqf .ubb .epd) or --to. '-' is stdin/stdout.")
+    p.add_argument("input", metavar="IN", help="record file to read ('-' for stdin)")
+    p.add_argument("output", metavar="OUT", help="file to write ('-' for stdout)")
+    p.add_argument("--to", choices=["pgn", "xqf", "dhtmlxq", "epd"], default=None,
+                   help="output format (default: from OUT's extension)")
+    p.add_argument("--notation", choices=["chinese", "wxf", "iccs"], default="chinese",
+                   help="move text in PGN output (default: chinese)")
+    p.add_argument("--encoding", default="utf-8",
+                   help="text encoding of the output (default utf-8; gbk for old programs such as 象棋巫师)")
+    p.add_argument("--fullwidth-black", action="store_true",
+                   help="Chinese PGN: black numbers as full-width digits (马２进３), as 象棋巫师 writes them")
+    p.add_argument("--traditional", action="store_true",
+                   help="Chinese PGN: traditional characters (傌 俥 進)")
+    p.add_argument("--input-encoding", default=None, help="force the input text encoding (default: sniffed)")
+    p.add_argument("--from", dest="input_format", choices=["pgn", "xqf", "dhtmlxq", "epd"], default=None,
+                   help="input format (default: sniffed from the content)")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("outcome", help="play ICCS moves and print the result with its reason (rulings 棋例)",
+                       description="Prints one line: red, black, draw or none; then the reason.")
+    p.add_argument("moves", nargs="*", metavar="MOVE", help="ICCS moves, e.g. h2e2 h9g7")
+    p.add_argument("--fen", default=STARTING_FEN, help="start position (default: the standard start)")
+    p.add_argument("--rules", choices=["cxa", "axf"], default="cxa",
+                   help="rule set for repetition rulings: cxa (Chinese, default) or axf (Asian)")
+    p.set_defaults(func=cmd_outcome)
+
+    for name, help_text, browser in (
+            ("play", "play in the browser (starts the server, opens the browser)", True),
+            ("serve", "start the game server without opening a browser", False)):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--port", type=int, default=None, help="TCP port on 127.0.0.1 (default: a free one)")
+        p.add_argument("--data-dir", default=None,
+                       help="where the SQLite file lives (default: $XIANGQI_DATA_DIR or the user data dir)")
+        if browser:
+            p.add_argument("--no-browser", dest="open_browser", action="store_false",
+                           help="print the URL only, do not open a browser")
+        p.set_defaults(func=cmd_play, open_browser=browser)
+
+    p = sub.add_parser("engine", help="speak UCI or UCCI on stdin/stdout (for GUIs and matches)",
+                       description="The built-in engine as a UCI/UCCI engine: send 'uci' or 'ucci' first.")
+    p.set_defaults(func=cmd_engine)
+
+    p = sub.add_parser("match", help="play an engine match; prints the score and the Elo difference",
+                       description="Engines: 'builtin', 'builtin:<level>' (beginner, intermediate, advanced, "
+                                   "master or 初级 中级 高级 大师) or an engine command, "
+                                   "e.g. fairy-stockfish.")
+    p.add_argument("a", help="first engine (its score and Elo are reported)")
+    p.add_argument("b", help="second engine")
+    p.add_argument("--games", type=int, default=2,
+                   help="number of games (pairs share an opening, colours swapped)")
+    p.add_argument("--tc", default="200ms",
+                   help="time control: 200ms or 0.2 per move, 60+0.5 clock+increment, 40/60, "
+                        "depth=6, nodes=N")
+    p.add_argument("--option-a", action="append", default=[], metavar="NAME=VALUE",
+                   help="engine option for A (repeatable)")
+    p.add_argument("--option-b", action="append", default=[], metavar="NAME=VALUE",
+                   help="engine option for B (repeatable)")
+    p.add_argument("--hash", type=int, default=64, help="Hash in MB for engines that have the option")
+    p.add_argument("--openings", type=int, default=None, help="use only the first N openings of the set")
+    p.add_argument("--ply-cap", type=int, default=300, help="adjudicate a draw after this many plies")
+    p.add_argument("--time-margin", type=float, default=0.5,
+                   help="seconds an engine may overdraw its clock before it loses on time")
+    p.add_argument("--pgn", default="match.pgn", help="write the games here ('' for none)")
+    p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser("bench", help="print perft and search nodes/s")
+    p.add_argument("--perft-depth", type=int, default=5, help="perft depth from the start position")
+    p.add_argument("--search-depth", type=int, default=9, help="search depth per position (0: skip)")
+    p.add_argument("--hash", type=int, default=64, help="Hash in MB for the search benchmark")
+    p.add_argument("--peer", default=None,
+                   help="also time this UCI engine's 'go perft' (e.g. /usr/games/fairy-stockfish) "
+                        "and print the ratio")
+    p.set_defaults(func=cmd_bench)
 
     return parser
 

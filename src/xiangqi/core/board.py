@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from xiangqi.core.errors import FenError, IllegalMoveError, InvalidMoveError
+from xiangqi.core.errors import FenError, IllegalMoveError, InvalidMoveError, XiangqiError
 
 if TYPE_CHECKING:
     from xiangqi.core.outcome import Outcome
@@ -117,11 +117,11 @@ class Piece:
     def from_symbol(cls, symbol: str) -> Piece:
         """Piece from a FEN letter (``H``/``E`` accepted for horse/elephant).
 
-        Raises :class:`ValueError` for any other character.
+        Raises :class:`~xiangqi.core.errors.XiangqiError` (a ``ValueError``) for any other text.
         """
         t = _FEN_LETTERS.get(symbol.lower())
         if t is None or len(symbol) != 1:
-            raise ValueError(f"not a piece letter: {symbol!r}")
+            raise XiangqiError(f"not a piece letter: {symbol!r} (expected KABNRCP, H or E, any case)")
         return cls(t, symbol.isupper())
 
     @property
@@ -313,8 +313,10 @@ class Board:
     """A xiangqi position with its move history.
 
     ``Board()`` is the start position; ``Board(fen)`` any position given as FEN
-    (see :meth:`set_fen` for the accepted forms). ``push``/``pop`` play and take
-    back moves; ``legal_moves`` lists the legal moves (RULES.md §2).
+    (see :meth:`set_fen` for the accepted forms); ``Board(None)`` an empty board to fill
+    with :meth:`set_piece_at` (no kings: not a playable position until both are placed).
+    ``push``/``pop`` play and take back moves; ``legal_moves`` lists the legal moves
+    (RULES.md §2).
 
     Raises :class:`~xiangqi.core.errors.FenError` for a malformed FEN.
     """
@@ -352,21 +354,26 @@ class Board:
             raise FenError("empty FEN", field="board", position=0)
         board_part = parts[0]
         rest = parts[1:]
+        # Character index of every field, so that errors point at the right one.
+        starts = [m.start() for m in re.finditer(r"\S+", fen)]
         side = "w"
         half, full = 0, 1
         if rest:
             side = rest[0]
             tail = rest[1:]
+            first = 2
             # Drop castling / en passant placeholders, keep the numbers.
             while tail and tail[0] == "-":
                 tail = tail[1:]
+                first += 1
             if len(tail) > 2:
                 raise FenError(f"too many fields after the side to move: {' '.join(rest[1:])!r}",
-                               field="counters", position=fen.find(tail[2]))
+                               field="counters", position=starts[first + 2])
             for i, (name, t) in enumerate(zip(("halfmove clock", "fullmove number"), tail, strict=False)):
-                if not t.isdigit():
+                # ASCII digits only: str.isdigit() is also true for '²' or '٣', which int() rejects.
+                if not (t.isascii() and t.isdigit()):
                     raise FenError(f"{name} must be a non-negative integer, got {t!r}",
-                                   field="counters", position=fen.find(t))
+                                   field="counters", position=starts[first + i])
                 if i == 0:
                     half = int(t)
                 else:
@@ -379,19 +386,19 @@ class Board:
             turn = BLACK
         else:
             raise FenError(f"side to move must be w, r or b, got {side!r}", field="side",
-                           position=len(board_part) + 1)
+                           position=starts[1])
         squares = [0] * 90
         ranks = board_part.split("/")
         if len(ranks) != 10:
             raise FenError(f"board must have 10 ranks separated by '/', got {len(ranks)}",
                            field="board", position=0)
-        pos = 0
+        pos = starts[0]
         counts: dict[int, int] = {}
         for i, rank_text in enumerate(ranks):
             r = 9 - i
             f = 0
             for ch in rank_text:
-                if ch.isdigit():
+                if "0" <= ch <= "9":
                     f += int(ch)
                     if int(ch) == 0:
                         raise FenError(f"empty-run digit 0 in rank {i + 1}", field="board", position=pos)
@@ -744,7 +751,7 @@ class Board:
         """Why ``move`` is illegal here, in words; None when it is legal."""
         frm, to = move.from_square, move.to_square
         if not (0 <= frm < 90 and 0 <= to < 90):
-            return "square out of range"
+            return "square out of range (squares are 0-89)"
         code = self.squares[frm]
         side = COLOR_NAMES[self.turn]
         if code == 0:
@@ -780,11 +787,15 @@ class Board:
 
         Raises :class:`IllegalMoveError` (naming the move, the position and the
         reason) when the move is not legal; the board is then unchanged.
-        ``validate=False`` skips the check for callers that already know.
+        ``validate=False`` skips the check for callers that already know. Raises
+        :class:`TypeError` when ``move`` is not a :class:`Move` (text goes to :meth:`push_iccs`).
         """
+        if validate and not isinstance(move, Move):
+            raise TypeError(f"push() takes a Move, got {type(move).__name__} {move!r}: "
+                            "use Move.from_iccs(text) or board.push_iccs(text) for ICCS text")
         if validate and not self.is_legal(move):
             reason = self.illegal_reason(move) or "illegal"
-            raise IllegalMoveError(f"illegal move {move.iccs()} in {self.fen()}: {reason}")
+            raise IllegalMoveError(f"illegal move {_move_text(move)} in {self.fen()}: {reason}")
         b = self.squares
         code = b[move.from_square]
         captured = b[move.to_square]
@@ -918,6 +929,13 @@ class Board:
         return self.squares == other.squares and self.turn == other.turn
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _move_text(move: Move) -> str:
+    """ICCS of ``move`` for messages; the raw square numbers when one is off the board."""
+    if 0 <= move.from_square < 90 and 0 <= move.to_square < 90:
+        return move.iccs()
+    return f"Move({move.from_square}, {move.to_square})"
 
 
 _TYPE_NAMES = {KING: "king", ADVISOR: "advisor", ELEPHANT: "elephant", HORSE: "horse", ROOK: "rook",

@@ -232,7 +232,9 @@ def write_dhtmlxq(game: Game, *, container: str = "DhtmlXQ") -> str:
     other ASCII-named headers keep their name, headers with other names are left out),
     the start position ``binit``, the main line ``movelist``, each variation a ``move_p_n_b`` field
     and each comment ``comment[b_]n`` (line breaks as ``||``). A ``starting_comment`` is put before
-    the move's own comment. Raises FenError when the game's FEN header is bad.
+    the move's own comment. Raises FenError when the game's FEN header is bad and
+    :class:`DhtmlxqError` when the variations are nested too deeply to write (past Python's
+    recursion limit, about 1000 levels).
     """
     board = game.board()
     lines = [f"[{container}]", "[DhtmlXQ_ver]www_dpxq_com[/DhtmlXQ_ver]"]
@@ -250,7 +252,10 @@ def write_dhtmlxq(game: Game, *, container: str = "DhtmlXQ") -> str:
     if game.comment:
         comments.append(f"[DhtmlXQ_comment0]{_comment(game.comment)}[/DhtmlXQ_comment0]")
     counter = [0]
-    main = _write_branch(game, 0, 1, fields, comments, counter)
+    try:
+        main = _write_branch(game, 0, 1, fields, comments, counter)
+    except RecursionError:
+        raise DhtmlxqError("the variations are nested too deeply to write as DhtmlXQ") from None
     lines.append(f"[DhtmlXQ_movelist]{main}[/DhtmlXQ_movelist]")
     lines.extend(fields)
     lines.extend(comments)

@@ -50,7 +50,8 @@ def decode_bytes(data: bytes, encoding: str | None = None) -> tuple[str, str]:
     With ``encoding`` given, decode strictly with it. Otherwise: a UTF-8 BOM →
     ``"utf-8-sig"``; UTF-16 BOMs → ``"utf-16"``; strict UTF-8 → ``"utf-8"``; else the better of
     ``"gb18030"`` and ``"big5"`` (cp950) by the count of common characters. Line endings are
-    left as they are. Raises :class:`RecordEncodingError` when nothing decodes.
+    left as they are. Raises :class:`RecordEncodingError` when nothing decodes, or when
+    ``encoding`` is unknown, not a text encoding (``hex``) or does not fit the data.
     """
     if encoding:
         try:
@@ -62,6 +63,10 @@ def decode_bytes(data: bytes, encoding: str | None = None) -> tuple[str, str]:
         except UnicodeDecodeError as exc:
             raise RecordEncodingError(
                 f"the data is not valid {encoding}: byte {exc.start}: {exc.reason}") from None
+        except UnicodeError as exc:  # e.g. idna's "label too long": no byte position
+            raise RecordEncodingError(f"the data is not valid {encoding}: {exc}") from None
+        except LookupError:  # a bytes-to-bytes codec such as hex, base64 or rot13
+            raise RecordEncodingError(f"{encoding!r} is not a text encoding") from None
     if data.startswith(codecs.BOM_UTF8):
         try:
             return data.decode("utf-8-sig"), "utf-8-sig"
@@ -109,7 +114,8 @@ def encode_text(text: str, encoding: str = "utf-8") -> bytes:
     """``text`` encoded for writing: ``"utf-8"`` (default), ``"utf-8-sig"``, ``"gbk"``, ``"big5"`` ….
 
     Raises :class:`RecordEncodingError` naming the first character the encoding cannot hold
-    (e.g. a traditional glyph in GBK is fine, an emoji in GBK is not).
+    (e.g. a traditional glyph in GBK is fine, an emoji in GBK is not), or when ``encoding`` is
+    unknown or not a text encoding (``hex``, ``base64``).
     """
     try:
         codecs.lookup(encoding)
@@ -121,3 +127,7 @@ def encode_text(text: str, encoding: str = "utf-8") -> bytes:
         ch = exc.object[exc.start:exc.end]
         raise RecordEncodingError(
             f"character {ch!r} at {exc.start} cannot be written in {encoding}") from None
+    except UnicodeError as exc:  # e.g. idna's "label too long": no character position
+        raise RecordEncodingError(f"the text cannot be written in {encoding}: {exc}") from None
+    except LookupError:  # a bytes-to-bytes codec such as hex, base64 or rot13
+        raise RecordEncodingError(f"{encoding!r} is not a text encoding") from None

@@ -48,8 +48,9 @@ from xiangqi.core.board import (
     Board,
     Color,
     Move,
+    _move_text,
 )
-from xiangqi.core.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
+from xiangqi.core.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, XiangqiError
 
 __all__ = [
     "move_to_chinese",
@@ -168,7 +169,7 @@ def _parts(board: Board, move: Move) -> _MoveParts:
 def _check_legal(board: Board, move: Move) -> None:
     if not board.is_legal(move):
         reason = board.illegal_reason(move) or "illegal"
-        raise IllegalMoveError(f"illegal move {move.iccs()} in {board.fen()}: {reason}")
+        raise IllegalMoveError(f"illegal move {_move_text(move)} in {board.fen()}: {reason}")
 
 
 # ---------------------------------------------------------------------------
@@ -235,7 +236,8 @@ def move_to_text(board: Board, move: Move, notation: str = "chinese", **options:
     """``move`` as text in ``notation``: ``"chinese"``, ``"wxf"``, ``"iccs"`` (``h2e2``) or ``"iccs-dash"``.
 
     Extra keyword ``options`` go to :func:`move_to_chinese` / :func:`move_to_wxf`.
-    Raises :class:`IllegalMoveError` if the move is not legal, ``ValueError`` for an unknown notation.
+    Raises :class:`IllegalMoveError` if the move is not legal, :class:`XiangqiError` (a ``ValueError``)
+    for an unknown notation.
     """
     key = notation.lower()
     if key == "chinese":
@@ -245,7 +247,7 @@ def move_to_text(board: Board, move: Move, notation: str = "chinese", **options:
     if key in ("iccs", "uci", "ucci", "iccs-dash"):
         _check_legal(board, move)
         return move.iccs_dash() if key == "iccs-dash" else move.iccs()
-    raise ValueError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
+    raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
 
 
 def moves_to_chinese(board: Board, moves: Iterable[Move], **options: object) -> list[str]:
@@ -563,5 +565,5 @@ def parse_text(board: Board, text: str, notation: str | None = None) -> Move:
         return parse_wxf(board, text)
     if key in ("iccs", "uci", "ucci"):
         return parse_iccs(board, text)
-    raise ValueError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
+    raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
 

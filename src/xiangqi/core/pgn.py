@@ -579,12 +579,15 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
     FEN only when the start is not the standard one, and Format last. Variations are written
     in ``( )`` and comments in ``{ }`` (a brace inside a comment becomes the full-width ｛ ｝).
     Lines are wrapped at ``columns`` characters between tokens. ``fullwidth_black`` and
-    ``traditional`` apply to Chinese text. Raises ValueError for an unknown notation and
-    FenError when the game's FEN header is bad.
+    ``traditional`` apply to Chinese text. A line break in a tag value becomes a space; a
+    ``Result`` tag other than ``1-0 0-1 1/2-1/2 *`` is kept as a tag, and ``*`` ends the move text.
+    Raises :class:`XiangqiError` (a ``ValueError``) for an unknown notation or variations nested
+    too deeply to write (past Python's recursion limit, about 1000 levels), and FenError when the
+    game's FEN header is bad.
     """
     key = notation.lower()
     if key not in NOTATIONS:
-        raise ValueError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
+        raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
     options: dict[str, object] = {}
     if key == "chinese":
         options = {"fullwidth_black": fullwidth_black, "traditional": traditional}
@@ -609,8 +612,12 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
     tokens: list[str] = []
     if game.comment:
         tokens.append("{" + _clean_comment(game.comment) + "}")
-    _write_line(game, start, tokens, key, options, force_number=True)
-    tokens.append(headers.get("Result", "*") or "*")
+    try:
+        _write_line(game, start, tokens, key, options, force_number=True)
+    except RecursionError:
+        raise XiangqiError("the variations are nested too deeply to write as PGN") from None
+    result = headers.get("Result", "*")
+    tokens.append(result if result in RESULTS else "*")
     if game.final_comment:
         tokens.append("{" + _clean_comment(game.final_comment) + "}")
     line = ""
@@ -626,6 +633,8 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
 
 
 def _escape(value: str) -> str:
+    """A tag value for ``[Tag "value"]``: backslash and quote escaped, line breaks made spaces."""
+    value = " ".join(value.splitlines())  # every line break str.splitlines knows (\r, \u2028, …)
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from xiangqi.core.board import BLACK, RED, Color, Move, Termination
 from xiangqi.core.classify import CHASE, CHECK, IDLE, JOINT, KILL, MoveClass, classify_cycle
+from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 
 if TYPE_CHECKING:
@@ -82,9 +83,12 @@ class RuleSet:
     chase_model: str = "cxa"
 
     def with_move_limit(self, plies: int) -> RuleSet:
-        """The same rule set with another natural move limit (plies, > 0)."""
+        """The same rule set with another natural move limit (plies, > 0).
+
+        Raises :class:`~xiangqi.core.errors.XiangqiError` (a ``ValueError``) for ``plies`` <= 0.
+        """
         if plies <= 0:
-            raise ValueError(f"move limit must be a positive number of plies, got {plies}")
+            raise XiangqiError(f"move limit must be a positive number of plies, got {plies}")
         return dataclasses.replace(self, move_limit_plies=plies)
 
 
@@ -97,7 +101,7 @@ RULE_SETS = {"cxa": CXA, "axf": AXF}
 def get_rules(rules: object | None) -> RuleSet:
     """A :class:`RuleSet` from None (CXA), a name (``cxa``/``axf``, any case) or a RuleSet.
 
-    Raises :class:`ValueError` for anything else.
+    Raises :class:`~xiangqi.core.errors.XiangqiError` (a ``ValueError``) for anything else.
     """
     if rules is None:
         return CXA
@@ -105,7 +109,7 @@ def get_rules(rules: object | None) -> RuleSet:
         return rules
     if isinstance(rules, str) and rules.lower() in RULE_SETS:
         return RULE_SETS[rules.lower()]
-    raise ValueError(f"unknown rule set {rules!r}; expected 'cxa' or 'axf'")
+    raise XiangqiError(f"unknown rule set {rules!r}; expected 'cxa' or 'axf'")
 
 
 # ---------------------------------------------------------------------------

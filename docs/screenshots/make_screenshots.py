@@ -1,0 +1,115 @@
+"""Take the screenshots in docs/screenshots/ with Playwright and Debian's Chromium.
+
+Run from the repository root: ``.venv/bin/python docs/screenshots/make_screenshots.py``.
+The server runs in a thread with a temporary data dir; the computer's moves come
+from a fixed list so the pictures are the same every time.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+from playwright.sync_api import sync_playwright
+
+from xiangqi.core.board import Move
+from xiangqi.web.run import free_port
+from xiangqi.web.server import create_app
+
+OUT = Path(__file__).parent
+# 中炮对屏风马: the human plays Red, the "computer" answers from this list.
+REPLIES = iter(["h9g7", "i9h9", "b9c7", "a9b9", "c6c5", "h7i7"])
+HUMAN = ["h2e2", "h0g2", "i0h0", "b0c2", "a0b0", "h0h6"]
+
+
+def scripted(board, level):
+    return Move.from_iccs(next(REPLIES))
+
+
+def main() -> None:
+    data = tempfile.mkdtemp()
+    app = create_app(data, move_provider=scripted, warmup=False, engine_delay_s=0)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    th = threading.Thread(target=server.run, daemon=True)
+    th.start()
+    while not server.started:
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{port}/"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+        page = browser.new_page(viewport={"width": 1280, "height": 860})
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1'][data-connected='1']")
+        page.click("#btn-new")
+        page.check("#dlg-new input[name=mode][value=red]")
+        page.select_option("#sel-tc", "fischer")
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(OUT / "new-game.png"))
+        page.click("#btn-start")
+        page.wait_for_selector("body[data-connected='1'][data-plies='0']")
+        for i, mv in enumerate(HUMAN):
+            page.click(f".xq-hit[data-sq='{mv[:2]}']")
+            page.click(f".xq-hit[data-sq='{mv[2:]}']")
+            page.wait_for_selector(f"body[data-plies='{2 * i + 2}'][data-thinking='0']")
+        page.click(".xq-hit[data-sq='b2']")  # show a selected piece with its destinations
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(OUT / "desktop.png"))
+        page.click(".xq-hit[data-sq='b2']")
+
+        page.click("#btn-edit")
+        page.fill("#ed-fen", "4k4/9/9/9/9/9/9/c8/9/R2B1K3 r - - 0 1")
+        page.click("#ed-load")
+        page.wait_for_selector("body[data-editor-valid='0']")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(OUT / "editor.png"))
+        page.click("#ed-exit")
+
+        page.click("#btn-settings")
+        page.select_option("#set-mode", "dark")
+        page.select_option("#set-language", "en")
+        page.click("#dlg-settings button[value=close]")
+        page.click("#btn-resign")
+        page.click("#confirm-yes")
+        page.wait_for_selector("#dlg-result[open]")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(OUT / "result-dark-en.png"))
+        page.click("#dlg-result button[value=close]")
+        page.click("#btn-library")
+        page.wait_for_selector("#lib-rows tr")
+        page.locator("#lib-rows .lib-open").first.click()
+        page.click("#rp-prev")
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(OUT / "replay-dark-en.png"))
+        page.click("#rp-exit")
+        page.click("#btn-settings")
+        page.select_option("#set-mode", "light")
+        page.select_option("#set-language", "zh")
+        page.select_option("#set-theme", "flat")
+        page.click("#dlg-settings button[value=close]")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(OUT / "flat.png"))
+        page.click("#btn-settings")
+        page.select_option("#set-theme", "wood")
+        page.click("#dlg-settings button[value=close]")
+
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+        phone.goto(url)
+        phone.wait_for_selector("body[data-ready='1'][data-connected='1']")
+        phone.wait_for_timeout(400)
+        phone.screenshot(path=str(OUT / "phone.png"))
+        phone.click("#btn-edit")
+        phone.click("#ed-initial")
+        phone.wait_for_selector("body[data-editor-valid='1']")
+        phone.wait_for_timeout(300)
+        phone.screenshot(path=str(OUT / "phone-editor.png"), full_page=True)
+        browser.close()
+    server.should_exit = True
+    th.join()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+"""App layer: game sessions (players, levels, undo, results, records) and the SQLite store.
+
+No web imports here: the web layer and the CLI both build on these classes.
+"""
+
+from xiangqi.app.session import GameOverError, GameSession, MoveRecord, NotYourTurnError, SessionError
+from xiangqi.app.store import Store, default_data_dir
+
+__all__ = ["GameOverError", "GameSession", "MoveRecord", "NotYourTurnError", "SessionError", "Store",
+           "default_data_dir"]

@@ -1,0 +1,428 @@
+"""GameSession: one game between two players (human or engine) with its rules and result.
+
+The session owns a core :class:`~xiangqi.core.board.Board` and is the one
+place the app changes it; the board validates every move (DESIGN.md, "Data
+flow of one move"). The session knows nothing about the web or the database:
+the store saves :meth:`GameSession.to_record` and rebuilds with
+:meth:`GameSession.from_record`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from xiangqi.app.clock import GameClock, TimeControl
+from xiangqi.core.board import BLACK, RED, STARTING_FEN, Board, Color, Move, Termination
+from xiangqi.core.errors import IllegalMoveError, XiangqiError
+from xiangqi.core.outcome import Outcome, draw, win
+
+PLAYER_KINDS = ("human", "engine")
+#: Level keys of the built-in engine (DESIGN.md §8); the engine package defines them too.
+DEFAULT_LEVEL = "beginner"
+LEVEL_KEYS = ("beginner", "intermediate", "advanced", "master")
+
+
+class GameOverError(XiangqiError):
+    """A move or action was asked for after the game has ended."""
+
+
+class SessionError(XiangqiError):
+    """A request the session cannot honour (bad player kind, level, nothing to undo …)."""
+
+
+class NotYourTurnError(SessionError):
+    """A human request while the computer is to move (wait for its move)."""
+
+
+def chinese_move_text(board_before: Board, move: Move) -> str:
+    """Chinese notation of ``move`` in ``board_before`` (炮二平五), from :mod:`xiangqi.core.notation`.
+
+    Falls back to ICCS text only while the notation module is not installed.
+    """
+    try:
+        from xiangqi.core.notation import move_to_chinese
+    except ImportError:  # pragma: no cover - notation lands with the records teammate
+        return move.iccs()
+    return move_to_chinese(board_before, move)
+
+
+def forbidden_moves(board: Board, rules: object | None = None) -> dict[Move, Outcome]:
+    """Moves that would complete a forbidden repetition for the side to move (长将 …).
+
+    Uses :func:`xiangqi.core.referee.forbidden_moves` when the referee has it,
+    else an empty dict.
+    """
+    from xiangqi.core import referee
+
+    fn = getattr(referee, "forbidden_moves", None)
+    if fn is None:
+        return {}
+    try:
+        return dict(fn(board, rules))
+    except XiangqiError:
+        return {}
+
+
+@dataclasses.dataclass
+class MoveRecord:
+    """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五) and whether it captured / checked."""
+
+    iccs: str
+    chinese: str
+    capture: bool
+    check: bool
+
+
+class GameSession:
+    """A game: the board, who plays each side, the engine level and the result.
+
+    ``players`` maps :data:`RED`/:data:`BLACK` to ``"human"`` or ``"engine"``;
+    ``level`` is an engine level key (``beginner`` … ``master``). ``fen`` is the
+    start position (FEN; any legal position). Raises :class:`SessionError` for
+    an unknown player kind or level and :class:`~xiangqi.core.errors.FenError`
+    for a bad FEN. ``time_control`` (default: none) sets the clocks; the clock of
+    the side to move runs from the session's creation.
+    """
+
+    def __init__(self, *, red: str = "human", black: str = "engine", level: str = DEFAULT_LEVEL,
+                 fen: str = STARTING_FEN, rules: str = "cxa", game_id: str | None = None,
+                 headers: dict[str, str] | None = None, time_control: TimeControl | None = None) -> None:
+        for side, kind in (("red", red), ("black", black)):
+            if kind not in PLAYER_KINDS:
+                raise SessionError(f"{side} player must be one of {', '.join(PLAYER_KINDS)}, got {kind!r}")
+        if level not in LEVEL_KEYS:
+            raise SessionError(f"level must be one of {', '.join(LEVEL_KEYS)}, got {level!r}")
+        self.id = game_id or uuid.uuid4().hex
+        self.players: dict[Color, str] = {RED: red, BLACK: black}
+        self.level = level
+        self.rules = rules
+        self.board = Board(fen)
+        if self.board.king(RED) < 0 or self.board.king(BLACK) < 0:
+            raise SessionError("the start position needs both kings")
+        self.moves: list[MoveRecord] = []
+        self.headers: dict[str, str] = dict(headers or {})
+        self.created = _dt.datetime.now().strftime("%Y.%m.%d")
+        #: A result decided outside the board (resignation, timeout, agreement).
+        self.declared: Outcome | None = None
+        self._outcome: Outcome | None = None
+        self.version = 0  # bumped on every change; lets async engine replies detect stale work
+        self.clock = GameClock(time_control or TimeControl())
+        self._refresh_outcome()
+        if not self.is_over:
+            self.clock.start(self.board.turn)
+
+    # -- state -----------------------------------------------------------
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The result, or None while the game goes on."""
+        return self.declared or self._outcome
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has a result."""
+        return self.outcome is not None
+
+    @property
+    def start_fen(self) -> str:
+        """FEN of the start position."""
+        return self.board.starting_fen()
+
+    def player(self, color: Color) -> str:
+        """``"human"`` or ``"engine"`` for ``color``."""
+        return self.players[color]
+
+    def repetitions(self) -> int:
+        """How many times the current position (board and side to move) has occurred in this game."""
+        b = self.board.copy()
+        key = b.position_key()
+        n = 1
+        while b.move_stack:
+            b.pop()
+            if b.position_key() == key:
+                n += 1
+        return n
+
+    def engine_to_move(self) -> bool:
+        """True when the game goes on and the side to move is played by the engine."""
+        return not self.is_over and self.players[self.board.turn] == "engine"
+
+    def _refresh_outcome(self) -> None:
+        self._outcome = self.board.outcome(self.rules)
+
+    def _touch(self) -> None:
+        self.version += 1
+
+    # -- actions ---------------------------------------------------------
+
+    def check_time(self, now: float | None = None) -> Outcome | None:
+        """End the game if the side to move has run out of time (超时); returns that outcome or None.
+
+        ``now`` is a :func:`time.monotonic` reading (default: now).
+        """
+        if self.is_over:
+            return None
+        flagged = self.clock.flagged(now)
+        if flagged is None:
+            return None
+        return self.lose_on_time(flagged)
+
+    def play(self, move: Move | str, *, now: float | None = None, clocked: bool = True) -> MoveRecord:
+        """Play ``move`` (a :class:`Move` or ICCS text) for the side to move.
+
+        The board checks legality. Raises :class:`GameOverError` after the end,
+        :class:`~xiangqi.core.errors.InvalidMoveError` for text that is not
+        ICCS and :class:`IllegalMoveError` for an illegal move (the game is
+        then unchanged). Returns the record of the move.
+        """
+        if clocked and self.check_time(now) is not None:
+            self._touch()
+        if self.is_over:
+            raise GameOverError(f"the game is over ({self.outcome.reason_en}); start a new game or undo")
+        if isinstance(move, str):
+            move = Move.from_iccs(move)
+        if not self.board.is_legal(move):
+            reason = self.board.illegal_reason(move) or "illegal"
+            raise IllegalMoveError(f"illegal move {move.iccs()} in {self.board.fen()}: {reason}")
+        text = chinese_move_text(self.board, move)
+        capture = self.board.is_capture(move)
+        self.board.push(move)
+        rec = MoveRecord(move.iccs(), text, capture, self.board.is_check())
+        self.moves.append(rec)
+        self._refresh_outcome()
+        if clocked:
+            self.clock.switch(now)
+            if self.is_over:
+                self.clock.stop(now)
+        self._touch()
+        return rec
+
+    def undo(self) -> int:
+        """Take back the last full move (悔棋): back to the last human turn.
+
+        With an engine on one side this takes back the engine's reply and the
+        human's move before it; with two humans, one move. Clears the result
+        of a finished game. Returns the number of plies taken back; raises
+        :class:`SessionError` when there is nothing a human could take back.
+        """
+        if not self.board.move_stack:
+            raise SessionError("nothing to undo: no move has been played")
+        if "human" not in self.players.values():
+            raise SessionError("nothing to undo: the computer plays both sides")
+        n = 0
+        while self.board.move_stack:
+            self.board.pop()
+            self.moves.pop()
+            n += 1
+            if self.players[self.board.turn] == "human":
+                break
+        self.declared = None
+        self._refresh_outcome()
+        if not self.is_over:
+            self.clock.start(self.board.turn)  # time already used stays used
+        self._touch()
+        return n
+
+    def declare(self, outcome: Outcome) -> None:
+        """End the game with ``outcome`` (resignation, timeout, agreed draw)."""
+        if self.is_over:
+            raise GameOverError("the game is already over")
+        self.declared = outcome
+        self.clock.stop()
+        self._touch()
+
+    def resign(self, color: Color) -> Outcome:
+        """``color`` resigns (认输); the other side wins. Returns the outcome."""
+        side_zh = "红方" if color else "黑方"
+        side_en = "Red" if color else "Black"
+        out = win(Termination.RESIGNATION, not color, f"{side_zh}认输", f"{side_en} resigns")
+        self.declare(out)
+        return out
+
+    def agree_draw(self) -> Outcome:
+        """Both sides agree to a draw (议和)."""
+        out = draw(Termination.AGREEMENT, "双方议和", "draw agreed")
+        self.declare(out)
+        return out
+
+    def lose_on_time(self, color: Color) -> Outcome:
+        """``color``'s clock ran out (超时): the other side wins."""
+        side_zh = "红方" if color else "黑方"
+        side_en = "Red" if color else "Black"
+        out = win(Termination.TIMEOUT, not color, f"{side_zh}超时", f"{side_en} ran out of time")
+        self.declare(out)
+        return out
+
+    # -- views -----------------------------------------------------------
+
+    def legal_moves_by_square(self) -> dict[str, list[str]]:
+        """Legal moves of the side to move grouped by from-square: ``{"h2": ["h2e2", ...]}``.
+
+        Empty when the game is over.
+        """
+        out: dict[str, list[str]] = {}
+        if self.is_over:
+            return out
+        for m in self.board.legal_moves:
+            out.setdefault(m.iccs()[:2], []).append(m.iccs())
+        return out
+
+    def state(self) -> dict[str, Any]:
+        """JSON-ready view of the game for the page.
+
+        Keys: ``id``, ``fen``, ``start_fen``, ``turn`` (``red``/``black``), ``players``,
+        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check}``), ``last_move``
+        (ICCS or None), ``check`` (square name of the king in check or None), ``legal``
+        (from-square → ICCS moves), ``forbidden`` (ICCS → reason of a move that would
+        lose by a forbidden repetition), ``result`` (None or ``{result, winner,
+        termination, reason_zh, reason_en, headline_zh}``), ``version``.
+        """
+        b = self.board
+        check_sq = None
+        if b.is_check():
+            from xiangqi.core.board import square_name
+
+            check_sq = square_name(b.king(b.turn))
+        out = self.outcome
+        result = None
+        if out is not None:
+            result = {"result": out.result(), "winner": out.winner_name(),
+                      "termination": out.termination.value, "reason_zh": out.reason_zh,
+                      "reason_en": out.reason_en, "headline_zh": out.headline_zh()}
+        forbidden = {}
+        if out is None:
+            forbidden = {m.iccs(): {"reason_zh": o.reason_zh, "reason_en": o.reason_en}
+                         for m, o in forbidden_moves(b, self.rules).items()}
+        return {
+            "id": self.id,
+            "fen": b.fen(),
+            "start_fen": self.start_fen,
+            "turn": "red" if b.turn else "black",
+            "players": {"red": self.players[RED], "black": self.players[BLACK]},
+            "level": self.level,
+            "moves": [dataclasses.asdict(m) for m in self.moves],
+            "last_move": b.move_stack[-1].iccs() if b.move_stack else None,
+            "check": check_sq,
+            "legal": self.legal_moves_by_square(),
+            "forbidden": forbidden,
+            "result": result,
+            "clock": self.clock.view() if self.clock.control.enabled else None,
+            "version": self.version,
+        }
+
+    # -- records ---------------------------------------------------------
+
+    def pgn_headers(self) -> dict[str, str]:
+        """PGN tags of this game: Game, Event, Date, Red, Black, Result (and FEN when not the start)."""
+        def name(color: Color) -> str:
+            if self.players[color] == "engine":
+                return f"Computer ({self.level})"
+            return "Human"
+
+        out = self.outcome
+        h = {"Game": "Chinese Chess", "Event": "pyxiangqi game", "Date": self.created,
+             "Red": name(RED), "Black": name(BLACK), "Result": out.result() if out else "*"}
+        h.update({k: v for k, v in self.headers.items() if k not in ("Result", "FEN", "Format")})
+        if out is not None:
+            h["Result"] = out.result()
+        if self.start_fen != STARTING_FEN:
+            h["FEN"] = self.start_fen
+        return h
+
+    def to_pgn(self, notation: str = "chinese") -> str:
+        """The game as PGN text with ``notation`` move text (``chinese``, ``wxf`` or ``iccs``).
+
+        Uses :mod:`xiangqi.core.pgn`; raises :class:`SessionError` for an unknown notation.
+        """
+        if notation not in ("chinese", "wxf", "iccs"):
+            raise SessionError(f"notation must be chinese, wxf or iccs, got {notation!r}")
+        from xiangqi.core import pgn
+
+        game = pgn.Game.from_board(self.board)
+        game.headers.update(self.pgn_headers())
+        return pgn.write_game(game, notation=notation)
+
+    @classmethod
+    def from_pgn(cls, text: str, *, red: str = "human", black: str = "human",
+                 level: str = DEFAULT_LEVEL) -> GameSession:
+        """A session replaying the main line of a PGN game (``text``).
+
+        Raises :class:`SessionError` when the text holds no game or a move of
+        it cannot be played (naming the ply and the move). A recorded result
+        other than what the board rules (resignation, timeout) is kept.
+        """
+        from xiangqi.core import pgn
+
+        game = pgn.read_game(text)
+        if game is None:
+            raise SessionError("no game found in the PGN text")
+        errors = list(getattr(game, "errors", []) or [])
+        start = game.board()
+        headers = dict(game.headers)
+        s = cls(red=red, black=black, level=level, fen=start.fen(),
+                headers={k: v for k, v in headers.items() if k in ("Event", "Date", "Red", "Black", "Site",
+                                                                     "Round", "Opening", "Game")})
+        for i, mv in enumerate(game.mainline_moves()):
+            if s.is_over:
+                break
+            try:
+                s.play(mv)
+            except XiangqiError as exc:
+                raise SessionError(f"move {i + 1} ({mv}) of the PGN cannot be played: {exc}") from exc
+        if errors and not s.moves:
+            raise SessionError(f"the PGN could not be read: {errors[0]}")
+        recorded = headers.get("Result", "*")
+        if not s.is_over and recorded in ("1-0", "0-1", "1/2-1/2"):
+            winner = {"1-0": RED, "0-1": BLACK}.get(recorded)
+            if winner is None and s.repetitions() >= 2:
+                s.declared = draw(Termination.REPETITION, "循环重复，棋谱记为和棋",
+                                  "the position repeats; the record gives a draw")
+            elif winner is None:
+                s.declared = draw(Termination.AGREEMENT, "棋谱记为和棋", "recorded as a draw")
+            else:
+                s.declared = win(Termination.RESIGNATION, winner, "记录结果", "recorded result")
+        return s
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything needed to rebuild the session (JSON-ready)."""
+        d = self.declared
+        return {
+            "id": self.id, "start_fen": self.start_fen, "moves": [m.iccs for m in self.moves],
+            "red": self.players[RED], "black": self.players[BLACK], "level": self.level,
+            "rules": self.rules, "headers": self.headers, "created": self.created,
+            "clock": self.clock.to_record(),
+            "declared": None if d is None else {"termination": d.termination.value, "winner": d.winner,
+                                                 "reason_zh": d.reason_zh, "reason_en": d.reason_en},
+        }
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> GameSession:
+        """Rebuild a session from :meth:`to_record` output, replaying its moves through the board.
+
+        Raises :class:`SessionError` (or a core error) when the record is damaged.
+        """
+        try:
+            s = cls(red=rec["red"], black=rec["black"], level=rec["level"], fen=rec["start_fen"],
+                    rules=rec.get("rules", "cxa"), game_id=rec["id"], headers=rec.get("headers") or {})
+            s.created = rec.get("created") or s.created
+            for mv in rec["moves"]:
+                s.play(mv, clocked=False)
+            d = rec.get("declared")
+            if d:
+                s.declared = Outcome(Termination(d["termination"]), d["winner"], d["reason_zh"],
+                                     d["reason_en"])
+            if rec.get("clock"):
+                s.clock = GameClock.from_record(rec["clock"])
+                if not s.is_over:
+                    s.clock.start(s.board.turn)  # time while the program was closed is not charged
+        except (KeyError, TypeError) as exc:
+            raise SessionError(f"damaged game record: missing or bad field {exc}") from exc
+        return s
+
+
+#: Signature of a move provider: (board copy, level key) -> Move. Used to plug in the engine.
+MoveProvider = Callable[[Board, str], Move]

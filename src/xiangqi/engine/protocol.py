@@ -1,0 +1,865 @@
+"""UCI and UCCI engine server: ``xiangqi engine`` (DESIGN.md decision 7).
+
+One :class:`EngineServer` speaks both protocols; the first ``uci`` or ``ucci``
+command chooses which (a later one switches). Commands read before either
+are answered in UCI form, as Pikafish does.
+
+Coordinates are ICCS with ranks 0–9 from Red's side (``h2e2``), the
+Pikafish / ElephantEye convention (DESIGN.md decision 3), FEN uses the xqbase
+letters ``KABNRCP`` and accepts ``H``/``E``.
+
+UCI (the chess protocol by R. Huber and S. Meyer-Kahlen, April 2006, as used
+by Pikafish for xiangqi):
+
+* ``uci`` → ``id name``/``id author``/``option …``/``uciok``; ``isready`` →
+  ``readyok`` (after the Numba compile has finished); ``setoption name N value V``;
+  ``ucinewgame``; ``position startpos|fen <fen> [moves m1 m2 …]``;
+  ``go [ponder] [searchmoves …] depth|nodes|movetime|wtime|btime|winc|binc|movestogo|infinite``
+  (times in milliseconds); ``stop``; ``ponderhit``; ``quit``.
+* Replies ``info depth D seldepth S multipv K score cp X|mate M nodes N nps R time T pv …``
+  and ``bestmove m [ponder p]`` (``bestmove (none)`` when there is no legal move).
+
+UCCI 3.0 (xqbase.com "中国象棋通用引擎协议", 2007, as implemented by ElephantEye):
+
+* ``ucci`` → ``id …``/``option …``/``ucciok``; ``setoption <name> <value>`` (no
+  ``name``/``value`` keywords); ``position`` as in UCI; ``banmoves m1 m2 …``
+  (moves the engine must not play in the current position; cleared by the next
+  ``position``); ``go [ponder|draw] depth D | nodes N | infinite |
+  time T [movestogo M | increment I] [opptime T2 [oppmovestogo M2 | oppincrement I2]]``;
+  ``probe`` → ``pophash`` (this engine does not expose its hash table);
+  ``stop``; ``ponderhit [draw]``; ``quit`` → ``bye``.
+* Times are in seconds unless the GUI sets ``usemillisec true`` (UCCI 2.3 added the
+  option and recommends milliseconds).
+* ``info depth D score X nodes N time T pv …`` where a mate in ``n`` plies scores
+  ``±(10000 - n)`` (ElephantEye's ``MATE_VALUE`` convention);
+  ``bestmove m [ponder p] [draw]``, ``nobestmove`` when there is no legal move.
+  ``go draw`` means the opponent offers a draw: the engine accepts (``draw`` after
+  the move) when its own score is at most :data:`DRAW_ACCEPT_CP`.
+
+Options (UCI names; UCCI uses ``hashsize``, ``level``, ``newgame``, ``usemillisec``):
+``Hash`` (MB), ``Clear Hash``, ``MultiPV``, ``Ponder``, ``Level`` (``full`` or a level of
+:mod:`xiangqi.engine.levels`: the level's own depth/nodes/time, capped by the ``go``
+limits, and its choice among near-best moves), ``Skill Level`` 0–20 (mapped onto the
+levels, 20 = full strength), and ``UCI_LimitStrength``/``UCI_Elo`` once the levels
+carry a measured Elo (the strongest level whose Elo is at most ``UCI_Elo``).
+Also ``go perft N`` and ``d`` (show the board) for debugging.
+
+Every bad line gets ``info string error: <what>`` and is otherwise ignored; the
+server never exits on bad input. The search runs in a worker thread so that
+``stop``, ``ponderhit``, ``isready`` and ``quit`` are read while it searches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+from xiangqi.core.board import STARTING_FEN, Board, Move
+from xiangqi.core.errors import XiangqiError
+
+ENGINE_NAME = "pyxiangqi"
+ENGINE_AUTHOR = "the pyxiangqi authors"
+
+#: ElephantEye's mate value: a mate in ``n`` plies is reported as ``±(MATE_VALUE - n)`` in UCCI.
+UCCI_MATE_VALUE = 10000
+#: UCCI ``go draw``: accept the offered draw when our score (side to move, centipawns) is at most this.
+DRAW_ACCEPT_CP = -50
+#: Most moves ``banmoves``/``searchmoves`` may exclude: excluding k moves costs a MultiPV k+1 search.
+MAX_EXCLUDED = 8
+HASH_MIN_MB, HASH_MAX_MB, HASH_DEFAULT_MB = 1, 4096, 64
+MULTIPV_MAX = 64
+#: Skill Level (0–20, Stockfish's range) to our named levels; 20 is full strength.
+SKILL_LEVELS = ((0, 5, "beginner"), (6, 10, "intermediate"), (11, 15, "advanced"), (16, 19, "master"))
+FULL_STRENGTH = "full"
+
+
+class ProtocolError(XiangqiError):
+    """A command line that cannot be understood; the message says what and where."""
+
+
+@dataclasses.dataclass
+class _GoRequest:
+    limit: Any
+    ponder: bool = False
+    draw_offered: bool = False
+    excluded: tuple[Move, ...] = ()
+
+
+def _parse_int(tokens: list[str], i: int, key: str, *, minimum: int = 0) -> int:
+    if i + 1 >= len(tokens):
+        raise ProtocolError(f"'{key}' needs a number after it")
+    text = tokens[i + 1]
+    try:
+        value = int(float(text)) if "." in text else int(text)
+    except ValueError:
+        raise ProtocolError(f"'{key}' needs a number, got {text!r}") from None
+    if value < minimum:
+        raise ProtocolError(f"'{key}' must be >= {minimum}, got {value}")
+    return value
+
+
+def parse_position(tokens: list[str]) -> Board:
+    """The board of a ``position`` command (tokens after the word ``position``).
+
+    ``startpos [moves …]`` or ``fen <up to 6 fields> [moves …]``; the moves are ICCS
+    with ranks 0–9 and must be legal in turn. The returned board keeps the whole
+    history in ``move_stack`` so the search sees repetitions (R20).
+
+    Raises :class:`ProtocolError` (naming the bad token) or the core's FEN/move errors.
+    """
+    if not tokens:
+        raise ProtocolError("'position' needs 'startpos' or 'fen <FEN>'")
+    try:
+        mi = tokens.index("moves")
+    except ValueError:
+        mi = len(tokens)
+    head, moves = tokens[:mi], tokens[mi + 1:]
+    if head[0] == "startpos":
+        if len(head) > 1:
+            raise ProtocolError(f"unexpected {head[1]!r} after 'startpos'")
+        board = Board(STARTING_FEN)
+    elif head[0] == "fen":
+        if len(head) < 2:
+            raise ProtocolError("'position fen' needs a FEN")
+        board = Board(" ".join(head[1:7]))
+        if len(head) > 7:
+            raise ProtocolError(f"unexpected {head[7]!r} after the FEN")
+    else:
+        raise ProtocolError(f"'position' needs 'startpos' or 'fen', got {head[0]!r}")
+    for n, text in enumerate(moves, 1):
+        try:
+            board.push(Move.from_iccs(text))
+        except XiangqiError as exc:
+            raise ProtocolError(f"move {n} of the move list ({text!r}): {exc}") from None
+    return board
+
+
+class EngineServer:
+    """The UCI/UCCI conversation around one engine.
+
+    ``engine`` is an object with the built-in engine's API (``search(board, limit,
+    on_info=, multipv=)``, ``stop()``, ``new_game()``, ``set_hash(mb)``); None
+    creates ``xiangqi.engine.Engine(hash_mb=64)`` when first needed. ``write``
+    receives each output line without its newline (default: print to stdout
+    and flush). ``warmup`` is called once in a background thread at start (the
+    Numba compile; default ``xiangqi.engine.warmup``) and ``isready`` waits for it.
+    ``levels`` maps level names to level objects (default ``xiangqi.engine.LEVELS``);
+    ``limit_factory`` builds a search limit from keyword arguments (default
+    ``xiangqi.engine.Limit``).
+
+    Feed lines with :meth:`handle` (returns False after ``quit``) or run a whole
+    stream with :meth:`run`.
+    """
+
+    def __init__(self, engine: Any = None, *, write: Callable[[str], None] | None = None,
+                 warmup: Callable[[], Any] | None = None, levels: dict[str, Any] | None = None,
+                 limit_factory: Callable[..., Any] | None = None) -> None:
+        self._engine = engine
+        self._write_fn = write
+        self._out_lock = threading.Lock()
+        self._warmup_fn = warmup
+        self._warm_thread: threading.Thread | None = None
+        self._levels = levels
+        self._limit_factory = limit_factory
+        self.protocol = "uci"
+        self.board = Board(STARTING_FEN)
+        self.banned: tuple[Move, ...] = ()
+        self.hash_mb = HASH_DEFAULT_MB
+        self.multipv = 1
+        self.level = FULL_STRENGTH
+        self.limit_strength = False
+        self.elo: int | None = None
+        self.use_millisec = False
+        self.ponder_option = False
+        self._worker: threading.Thread | None = None
+        self._stop_requested = threading.Event()
+        self._ponderhit = threading.Event()
+        self._ponder_draw = False
+        self._phase = "idle"
+        self._busy = False
+        self._quit = False
+        self._started = False
+
+    # -- plumbing ----------------------------------------------------------
+
+    def send(self, line: str) -> None:
+        """Write one output line (thread-safe)."""
+        with self._out_lock:
+            self._send_locked(line)
+
+    def _send_locked(self, line: str) -> None:
+        if self._write_fn is not None:
+            self._write_fn(line)
+        else:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def error(self, message: str) -> None:
+        """Report a bad command as ``info string error: …``."""
+        self.send(f"info string error: {message}")
+
+    def start(self) -> None:
+        """Start the background warm-up (Numba compile) once."""
+        if self._started:
+            return
+        self._started = True
+        fn = self._warmup_fn
+        if fn is None and self._engine is None:
+            def fn() -> None:  # import in the thread too: 'uciok' must not wait for Numba's import
+                from xiangqi.engine import warmup
+
+                warmup(background=False)
+        if fn is not None:
+            self._warm_thread = threading.Thread(target=self._safe_warmup, args=(fn,), daemon=True)
+            self._warm_thread.start()
+
+    def _safe_warmup(self, fn: Callable[[], Any]) -> None:
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - report, never die
+            self.error(f"warm-up failed: {exc}")
+
+    @property
+    def engine(self) -> Any:
+        """The engine, created on first use."""
+        if self._engine is None:
+            from xiangqi.engine import Engine
+
+            self._engine = Engine(hash_mb=self.hash_mb)
+        return self._engine
+
+    @property
+    def levels(self) -> dict[str, Any]:
+        """Level name → level object."""
+        if self._levels is None:
+            from xiangqi.engine import LEVELS
+
+            self._levels = dict(LEVELS)
+        return self._levels
+
+    def make_limit(self, **kw: Any) -> Any:
+        """A search limit from keyword arguments (seconds for times)."""
+        if self._limit_factory is None:
+            from xiangqi.engine import Limit
+
+            self._limit_factory = Limit
+        return self._limit_factory(**kw)
+
+    @property
+    def searching(self) -> bool:
+        """True while a ``go`` has not yet produced its ``bestmove``."""
+        return self._busy
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the running search to finish; True if none is running any more."""
+        w = self._worker
+        if w is not None:
+            w.join(timeout)
+            return not w.is_alive()
+        return True
+
+    def run(self, lines: Iterable[str] | TextIO | None = None) -> int:
+        """Serve until ``quit`` or end of input (default: stdin); returns exit status 0."""
+        self.start()
+        source = sys.stdin if lines is None else lines
+        for raw in source:
+            if not self.handle(raw):
+                break
+        else:
+            self._shutdown()
+        return 0
+
+    # -- dispatch ------------------------------------------------------------
+
+    def handle(self, line: str) -> bool:
+        """Process one command line. Returns False once ``quit`` was received."""
+        if self._quit:
+            return False
+        self.start()
+        tokens = line.strip().split()
+        if not tokens:
+            return True
+        cmd, args = tokens[0], tokens[1:]
+        handler = getattr(self, f"_cmd_{cmd}", None)
+        if handler is None:
+            self.error(f"unknown command {cmd!r}")
+            return True
+        try:
+            handler(args)
+        except XiangqiError as exc:
+            self.error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bad line must never kill the engine
+            self.error(f"{cmd}: {type(exc).__name__}: {exc}")
+        return not self._quit
+
+    # -- handshake and options ----------------------------------------------
+
+    def _options(self) -> list[tuple[str, str]]:
+        names = list(self.levels)
+        combo = " ".join(f"var {n}" for n in [FULL_STRENGTH, *names])
+        opts = [
+            ("Hash", f"type spin default {HASH_DEFAULT_MB} min {HASH_MIN_MB} max {HASH_MAX_MB}"),
+            ("Clear Hash", "type button"),
+            ("MultiPV", f"type spin default 1 min 1 max {MULTIPV_MAX}"),
+            ("Ponder", "type check default false"),
+            ("Level", f"type combo default {FULL_STRENGTH} {combo}"),
+            ("Skill Level", "type spin default 20 min 0 max 20"),
+        ]
+        elos = self._level_elos()
+        if elos:
+            opts.append(("UCI_LimitStrength", "type check default false"))
+            opts.append(("UCI_Elo", f"type spin default {max(elos.values())} min {min(elos.values())} "
+                                    f"max {max(elos.values())}"))
+        return opts
+
+    def _level_elos(self) -> dict[str, int]:
+        """Measured Elo per level, for levels that carry one (``elo`` attribute)."""
+        out = {}
+        for name, lvl in self.levels.items():
+            elo = getattr(lvl, "elo", None)
+            if isinstance(elo, int | float) and elo > 0:
+                out[name] = int(elo)
+        return out
+
+    def _cmd_uci(self, args: list[str]) -> None:
+        self.protocol = "uci"
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {ENGINE_AUTHOR}")
+        for name, spec in self._options():
+            self.send(f"option name {name} {spec}")
+        self.send("uciok")
+
+    def _cmd_ucci(self, args: list[str]) -> None:
+        self.protocol = "ucci"
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {ENGINE_AUTHOR}")
+        self.send("option usemillisec type check default false")
+        self.send(f"option hashsize type spin min {HASH_MIN_MB} max {HASH_MAX_MB} default {HASH_DEFAULT_MB}")
+        self.send("option ponder type check default false")
+        self.send("option newgame type button")
+        levels = " ".join(f"var {n}" for n in [FULL_STRENGTH, *self.levels])
+        self.send(f"option level type combo {levels} default {FULL_STRENGTH}")
+        self.send("ucciok")
+
+    def _cmd_isready(self, args: list[str]) -> None:
+        if not self.searching and self._warm_thread is not None:
+            self._warm_thread.join()
+        self.send("readyok")
+
+    def _cmd_ucinewgame(self, args: list[str]) -> None:
+        self._require_idle("ucinewgame")
+        self.engine.new_game()
+        self.board = Board(STARTING_FEN)
+        self.banned = ()
+
+    def _cmd_setoption(self, args: list[str]) -> None:
+        if "name" in args:
+            i = args.index("name")
+            if "value" in args[i + 1:]:
+                j = args.index("value", i + 1)
+                name, value = " ".join(args[i + 1:j]), " ".join(args[j + 1:])
+            else:
+                name, value = " ".join(args[i + 1:]), ""
+        else:  # UCCI: setoption <name> [<value>]
+            if not args:
+                raise ProtocolError("'setoption' needs an option name")
+            name, value = args[0], " ".join(args[1:])
+        self.set_option(name, value)
+
+    def set_option(self, name: str, value: str) -> None:
+        """Set option ``name`` (case-insensitive, UCI or UCCI spelling) to ``value`` (text)."""
+        key = " ".join(name.lower().split())
+        value = value.strip()
+        if key in ("hash", "hashsize"):
+            mb = self._int_option(name, value, HASH_MIN_MB, HASH_MAX_MB)
+            self._require_idle("setoption Hash")
+            self.hash_mb = mb
+            if self._engine is not None:
+                self._engine.set_hash(mb)
+        elif key in ("clear hash", "clearhash", "newgame"):
+            self._require_idle(f"setoption {name}")
+            self.engine.new_game()
+        elif key == "multipv":
+            self.multipv = self._int_option(name, value, 1, MULTIPV_MAX)
+        elif key == "ponder":
+            self.ponder_option = self._bool_option(name, value)
+        elif key == "usemillisec":
+            self.use_millisec = self._bool_option(name, value)
+        elif key in ("level", "skill level", "skill"):
+            if key == "level" and not value.lstrip("-").isdigit():
+                lv = value.lower()
+                if lv != FULL_STRENGTH and lv not in self.levels:
+                    from_zh = {getattr(v, "name_zh", None): k for k, v in self.levels.items()}
+                    if value in from_zh:
+                        lv = from_zh[value]
+                    else:
+                        raise ProtocolError(f"unknown level {value!r}; expected one of "
+                                            f"{', '.join([FULL_STRENGTH, *self.levels])}")
+                self.level = lv
+            else:
+                skill = self._int_option(name, value, 0, 20)
+                self.level = FULL_STRENGTH
+                for lo, hi, lv in SKILL_LEVELS:
+                    if lo <= skill <= hi and lv in self.levels:
+                        self.level = lv
+        elif key == "uci_limitstrength":
+            self.limit_strength = self._bool_option(name, value)
+        elif key == "uci_elo":
+            elos = self._level_elos()
+            if not elos:
+                raise ProtocolError("UCI_Elo is not available: the levels have no measured Elo yet")
+            self.elo = self._int_option(name, value, min(elos.values()), max(elos.values()))
+        elif key in ("batch", "debug", "usebook", "bookfiles", "threads", "uci analysemode",
+                     "uci showwdl", "move overhead"):
+            pass  # accepted; no effect on this engine
+        else:
+            raise ProtocolError(f"unknown option {name!r}")
+
+    @staticmethod
+    def _int_option(name: str, value: str, lo: int, hi: int) -> int:
+        try:
+            v = int(value)
+        except ValueError:
+            raise ProtocolError(f"option {name!r} needs a whole number, got {value!r}") from None
+        if not lo <= v <= hi:
+            raise ProtocolError(f"option {name!r} must be between {lo} and {hi}, got {v}")
+        return v
+
+    @staticmethod
+    def _bool_option(name: str, value: str) -> bool:
+        v = value.lower()
+        if v in ("true", "on", "1", "yes"):
+            return True
+        if v in ("false", "off", "0", "no"):
+            return False
+        raise ProtocolError(f"option {name!r} needs true or false, got {value!r}")
+
+    def effective_level(self) -> str:
+        """The level in force: from UCI_Elo when UCI_LimitStrength is on, else the Level option."""
+        if self.limit_strength and self.elo is not None:
+            elos = self._level_elos()
+            if elos:
+                below = [n for n, e in elos.items() if e <= self.elo]
+                pool = below or [min(elos, key=elos.get)]
+                return max(pool, key=lambda n: elos[n])
+        return self.level
+
+    # -- position -------------------------------------------------------------
+
+    def _cmd_position(self, args: list[str]) -> None:
+        board = parse_position(args)
+        self.board = board
+        self.banned = ()
+
+    def _cmd_banmoves(self, args: list[str]) -> None:
+        moves = []
+        for text in args:
+            m = Move.from_iccs(text)
+            if not self.board.is_legal(m):
+                raise ProtocolError(f"banmoves: {text} is not a legal move in {self.board.fen()}")
+            moves.append(m)
+        self.banned = tuple(moves)
+
+    def _cmd_probe(self, args: list[str]) -> None:
+        if args:
+            parse_position(args)  # validate only
+        self.send("pophash")
+
+    def _cmd_d(self, args: list[str]) -> None:
+        for row in str(self.board).splitlines():
+            self.send(f"info string {row}")
+        self.send(f"info string Fen: {self.board.fen()}")
+
+    # -- go / stop --------------------------------------------------------------
+
+    def _require_idle(self, what: str) -> None:
+        if self.searching:
+            raise ProtocolError(f"'{what}' is not allowed while searching; send 'stop' first")
+
+    def parse_go(self, args: list[str]) -> _GoRequest:
+        """Parse the tokens after ``go`` into a limit (times converted to seconds)."""
+        kw: dict[str, Any] = {}
+        ponder = draw = False
+        search_moves: list[Move] = []
+        ms = 1000.0
+        ucci_scale = 1000.0 if self.use_millisec else 1.0
+        red = self.board.turn
+        ucci_time: dict[str, float] = {}
+        i = 0
+        while i < len(args):
+            t = args[i]
+            if t == "ponder":
+                ponder = True
+            elif t == "draw":
+                draw = True
+            elif t == "infinite":
+                kw["infinite"] = True
+            elif t in ("depth", "nodes", "movestogo"):
+                kw[t] = _parse_int(args, i, t, minimum=1 if t != "movestogo" else 0)
+                i += 1
+            elif t == "movetime":
+                kw["time"] = _parse_int(args, i, t) / ms
+                i += 1
+            elif t in ("wtime", "btime", "winc", "binc"):
+                kw[t] = _parse_int(args, i, t, minimum=-10**9) / ms
+                i += 1
+            elif t in ("time", "increment", "opptime", "oppincrement", "oppmovestogo"):
+                v = _parse_int(args, i, t, minimum=-10**9)
+                ucci_time[t] = v if t == "oppmovestogo" else v / ucci_scale
+                i += 1
+            elif t == "searchmoves":
+                j = i + 1
+                while j < len(args) and _looks_like_move(args[j]):
+                    m = Move.from_iccs(args[j])
+                    if not self.board.is_legal(m):
+                        raise ProtocolError(f"searchmoves: {args[j]} is not legal in {self.board.fen()}")
+                    search_moves.append(m)
+                    j += 1
+                i = j - 1
+            elif t in ("mate", "perft"):
+                raise ProtocolError(f"'go {t}' is not supported")
+            else:
+                raise ProtocolError(f"unknown 'go' parameter {t!r}")
+            i += 1
+        if ucci_time:
+            own = ("wtime", "winc") if red else ("btime", "binc")
+            opp = ("btime", "binc") if red else ("wtime", "winc")
+            if "time" in ucci_time:
+                kw[own[0]] = max(ucci_time["time"], 0.0)
+            if "increment" in ucci_time:
+                kw[own[1]] = max(ucci_time["increment"], 0.0)
+            if "opptime" in ucci_time:
+                kw[opp[0]] = max(ucci_time["opptime"], 0.0)
+            if "oppincrement" in ucci_time:
+                kw[opp[1]] = max(ucci_time["oppincrement"], 0.0)
+        for k in ("wtime", "btime", "winc", "binc"):
+            if k in kw and kw[k] < 0:
+                kw[k] = 0.0
+        if not any(k in kw for k in ("depth", "nodes", "time", "wtime", "btime", "infinite")):
+            kw["infinite"] = True  # a bare 'go' searches until 'stop', as Stockfish does
+        excluded: tuple[Move, ...] = self.banned
+        if search_moves:
+            legal = list(self.board.legal_moves)
+            excluded = tuple(m for m in legal if m not in search_moves or m in self.banned)
+        if excluded and len(excluded) > MAX_EXCLUDED:
+            raise ProtocolError(f"at most {MAX_EXCLUDED} moves can be excluded (searchmoves/banmoves), "
+                                f"got {len(excluded)}")
+        return _GoRequest(self.make_limit(**kw), ponder=ponder, draw_offered=draw, excluded=excluded)
+
+    def _cmd_go(self, args: list[str]) -> None:
+        if args and args[0] == "perft":
+            self._perft(args)
+            return
+        if self.searching:
+            raise ProtocolError("already searching; send 'stop' first")
+        req = self.parse_go(args)
+        self._stop_requested.clear()
+        self._ponderhit.clear()
+        self._ponder_draw = False
+        self._phase = "ponder" if req.ponder else "search"
+        self._busy = True
+        board = self.board.copy()
+        self._worker = threading.Thread(target=self._search_thread, args=(board, req), daemon=True,
+                                        name="xiangqi-search")
+        self._worker.start()
+
+    def _perft(self, args: list[str]) -> None:
+        depth = _parse_int(args, 0, "perft", minimum=0)
+        try:
+            from xiangqi.engine.movegen import perft as fast_perft
+        except ImportError:  # pragma: no cover - engine package incomplete
+            fast_perft = None
+        t0 = time.perf_counter()
+        board = self.board.copy()
+        total = 0
+        if depth == 0:
+            total = 1
+        for m in list(board.legal_moves) if depth else []:
+            board.push(m, validate=False)
+            n = fast_perft(board, depth - 1) if fast_perft else board.perft(depth - 1)
+            board.pop()
+            self.send(f"info string {m.iccs()}: {n}")
+            total += n
+        dt = time.perf_counter() - t0
+        self.send(f"info string perft {depth} nodes {total} time {int(dt * 1000)}")
+
+    def _cmd_stop(self, args: list[str]) -> None:
+        if self.searching:
+            self._stop_requested.set()
+            self._keep_stopping(lambda: True)
+
+    def _cmd_ponderhit(self, args: list[str]) -> None:
+        if not self.searching or self._phase != "ponder":
+            return
+        self._ponder_draw = "draw" in args
+        self._ponderhit.set()
+        self._keep_stopping(lambda: self._phase == "ponder")
+
+    def _keep_stopping(self, still: Callable[[], bool]) -> None:
+        """Call ``engine.stop()`` now and again until the search ends or ``still()`` is False.
+
+        Repeating it closes the race where ``stop`` arrives before the worker thread
+        has entered ``engine.search`` (which clears the engine's stop flag on entry).
+        """
+        engine = self.engine
+        worker = self._worker
+
+        def loop() -> None:
+            while worker is not None and worker.is_alive() and still():
+                engine.stop()
+                worker.join(0.02)
+
+        engine.stop()
+        threading.Thread(target=loop, daemon=True, name="xiangqi-stopper").start()
+
+    def _cmd_quit(self, args: list[str]) -> None:
+        self._shutdown()
+        if self.protocol == "ucci":
+            self.send("bye")
+        self._quit = True
+
+    def _shutdown(self) -> None:
+        if self.searching:
+            self._stop_requested.set()
+            self._keep_stopping(lambda: True)
+            self.wait(10.0)
+
+    # -- the search thread -----------------------------------------------------------
+
+    def _search_thread(self, board: Board, req: _GoRequest) -> None:
+        if self._warm_thread is not None:
+            self._warm_thread.join()  # never compile the kernels from two threads at once
+        try:
+            result_move, ponder_move, score = self._run_search(board, req)
+        except Exception as exc:  # noqa: BLE001 - the GUI must still get a bestmove
+            self.error(f"search failed: {type(exc).__name__}: {exc}")
+            legal = [m for m in board.legal_moves if m not in req.excluded]
+            result_move, ponder_move, score = (legal[0] if legal else None), None, None
+        self._phase = "idle"
+        # not busy before 'bestmove' is out: a GUI may send the next 'go' as soon as it reads it
+        with self._out_lock:
+            self._busy = False
+            self._emit_bestmove(result_move, ponder_move, score, req, locked=True)
+
+    def _run_search(self, board: Board, req: _GoRequest) -> tuple[Move | None, Move | None, int | None]:
+        legal = [m for m in board.legal_moves if m not in req.excluded]
+        if not legal:
+            return None, None, None
+        if req.ponder:
+            res, best = self._search_once(board, self.make_limit(infinite=True), req)
+            # UCI: no bestmove while pondering until 'ponderhit' or 'stop'.
+            while not (self._ponderhit.is_set() or self._stop_requested.is_set()):
+                self._ponderhit.wait(0.01)
+            self._phase = "search"
+            if not self._stop_requested.is_set():
+                res, best = self._search_once(board, req.limit, req)
+        else:
+            res, best = self._search_once(board, req.limit, req)
+        move = best if best is not None else legal[0]
+        if move not in legal:
+            self.error(f"engine proposed {move.iccs()}, which is not allowed here; playing {legal[0].iccs()}")
+            move = legal[0]
+        ponder = getattr(res, "ponder", None)
+        pv = list(getattr(res, "pv", None) or [])
+        if ponder is None and len(pv) >= 2 and pv[0] == move:
+            ponder = pv[1]
+        if ponder is not None:
+            b2 = board.copy()
+            b2.push(move, validate=False)
+            if not b2.is_legal(ponder):
+                ponder = None
+        score = getattr(res, "score_cp", None)
+        mate = getattr(res, "mate", None)
+        if mate:
+            score = 30000 if mate > 0 else -30000
+        return move, ponder, score
+
+    def _search_once(self, board: Board, limit: Any, req: _GoRequest) -> tuple[Any, Move | None]:
+        """One search; returns (result, best allowed move or None).
+
+        With excluded moves (``banmoves``/``searchmoves``) the search runs with
+        MultiPV raised by their number, and the best line not starting with an
+        excluded move wins; the result's ``pv`` is then replaced by that line's.
+        """
+        excluded = set(req.excluded)
+        multipv = self.multipv + len(excluded) if excluded else self.multipv
+        first_moves: dict[int, Move | None] = {}
+        lines: dict[int, Any] = {}
+
+        def on_info(info: Any) -> None:
+            k = getattr(info, "multipv", 1) or 1
+            pv = list(getattr(info, "pv", None) or [])
+            lines[k] = info
+            first_moves[k] = pv[0] if pv else None
+            if not excluded:
+                if self.protocol == "uci" or k == 1:  # UCCI has no multipv field: best line only
+                    self.send(self.format_info(info))
+                return
+            if pv and pv[0] in excluded:
+                return  # hide lines that start with a banned move; renumber the others
+            rank = 1 + sum(1 for j, m in first_moves.items() if j < k and m not in excluded)
+            if rank <= (self.multipv if self.protocol == "uci" else 1):
+                self.send(self.format_info(info, multipv=rank))
+
+        level = self.effective_level()
+        if level != FULL_STRENGTH and not excluded and self.multipv == 1 and hasattr(self.engine, "play"):
+            res = self.engine.play(board, _level_within(self.levels[level], limit, board.turn))
+            if getattr(res, "move", None) is not None:
+                self.send(self.format_info(_ResultInfo(res)))
+        else:
+            res = self.engine.search(board, limit, on_info=on_info, multipv=multipv)
+        best = getattr(res, "move", None)
+        if excluded and (best is None or best in excluded):
+            best = None
+            for k, m in sorted(first_moves.items()):
+                if m is not None and m not in excluded:
+                    best = m
+                    line = lines[k]
+                    pv = list(getattr(line, "pv", None) or [])
+                    res = _Replaced(res, pv, getattr(line, "score_cp", None), getattr(line, "mate", None))
+                    break
+        return res, best
+
+    def format_info(self, info: Any, multipv: int | None = None) -> str:
+        """One ``info`` line in the current protocol from a SearchInfo-like object."""
+        parts = ["info"]
+        depth = getattr(info, "depth", None)
+        if depth is not None:
+            parts += ["depth", str(int(depth))]
+        if self.protocol == "uci":
+            sel = getattr(info, "seldepth", None)
+            if sel:
+                parts += ["seldepth", str(int(sel))]
+            parts += ["multipv", str(multipv or getattr(info, "multipv", 1) or 1)]
+        mate = getattr(info, "mate", None)
+        cp = getattr(info, "score_cp", None)
+        if self.protocol == "uci":
+            if mate:
+                parts += ["score", "mate", str(int(mate))]
+            elif cp is not None:
+                parts += ["score", "cp", str(int(cp))]
+        else:
+            if mate:
+                # mate in m moves = 2m-1 plies for the winner; mated in m moves = 2m plies
+                m = int(mate)
+                score = UCCI_MATE_VALUE - (2 * m - 1) if m > 0 else -(UCCI_MATE_VALUE - 2 * -m)
+                parts += ["score", str(score)]
+            elif cp is not None:
+                parts += ["score", str(int(cp))]
+        nodes = getattr(info, "nodes", None)
+        if nodes is not None:
+            parts += ["nodes", str(int(nodes))]
+        if self.protocol == "uci":
+            nps = getattr(info, "nps", None)
+            if nps is not None:
+                parts += ["nps", str(int(nps))]
+        t = getattr(info, "time_s", None)
+        if t is not None:
+            parts += ["time", str(int(round(t * 1000)))]
+        pv = list(getattr(info, "pv", None) or [])
+        if pv:
+            parts += ["pv", *(m.iccs() for m in pv)]
+        return " ".join(parts)
+
+    def _emit_bestmove(self, move: Move | None, ponder: Move | None, score: int | None,
+                       req: _GoRequest, *, locked: bool = False) -> None:
+        send = self._send_locked if locked else self.send
+        if move is None:
+            send("nobestmove" if self.protocol == "ucci" else "bestmove (none)")
+            return
+        line = f"bestmove {move.iccs()}"
+        if ponder is not None:
+            line += f" ponder {ponder.iccs()}"
+        if self.protocol == "ucci" and (req.draw_offered or self._ponder_draw):
+            if score is not None and score <= DRAW_ACCEPT_CP:
+                line += " draw"
+        send(line)
+
+
+class _Replaced:
+    """A search result whose PV and score come from another MultiPV line."""
+
+    def __init__(self, res: Any, pv: list[Move], score_cp: int | None, mate: int | None) -> None:
+        self.move = pv[0] if pv else None
+        self.pv = pv
+        self.ponder = pv[1] if len(pv) > 1 else None
+        self.score_cp = score_cp
+        self.mate = mate
+        self.depth = getattr(res, "depth", None)
+        self.nodes = getattr(res, "nodes", None)
+
+
+def _looks_like_move(text: str) -> bool:
+    return len(text) == 4 and text[0] in "abcdefghi" and text[1].isdigit() and text[2] in "abcdefghi" \
+        and text[3].isdigit()
+
+
+def _min_opt(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _level_within(level: Any, limit: Any, red_to_move: bool) -> Any:
+    """``level`` with its depth/nodes/time capped by the GUI's ``limit``.
+
+    A level carries its own limits (``xiangqi.engine.levels``); a GUI's ``go``
+    may allow less. Clock limits become a per-move time through the engine's
+    time manager (:func:`xiangqi.engine.timeman.budget`, the optimum time). An
+    ``infinite`` limit leaves the level as it is.
+    """
+    if getattr(limit, "infinite", False) or not dataclasses.is_dataclass(level):
+        return level
+    per_move = getattr(limit, "time", None)
+    clock = getattr(limit, "wtime" if red_to_move else "btime", None)
+    if per_move is None and clock is not None:
+        try:
+            from xiangqi.engine.timeman import budget
+
+            per_move = budget(limit, red_to_move)[0]
+        except ImportError:  # pragma: no cover - engine package incomplete
+            per_move = None
+    changes = {}
+    for field, cap in (("depth", getattr(limit, "depth", None)), ("nodes", getattr(limit, "nodes", None)),
+                       ("time", per_move)):
+        if hasattr(level, field) and cap is not None:
+            changes[field] = _min_opt(getattr(level, field), cap)
+    return dataclasses.replace(level, **changes) if changes else level
+
+
+class _ResultInfo:
+    """A SearchResult seen as a SearchInfo (for the one ``info`` line after a level move)."""
+
+    def __init__(self, res: Any) -> None:
+        self.depth = getattr(res, "depth", None)
+        self.seldepth = None
+        self.score_cp = getattr(res, "score_cp", None)
+        self.mate = getattr(res, "mate", None)
+        self.nodes = getattr(res, "nodes", None)
+        t = getattr(res, "time_s", None)
+        self.time_s = t
+        self.nps = int(self.nodes / t) if self.nodes is not None and t else None
+        self.pv = list(getattr(res, "pv", None) or [])
+        self.multipv = 1
+
+
+def serve(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run the UCI/UCCI server on stdin/stdout until ``quit`` (the ``xiangqi engine`` command)."""
+    out = stdout or sys.stdout
+    for stream in (stdin or sys.stdin, out):
+        try:  # bytes that are not UTF-8 must give an error line, not a UnicodeDecodeError
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+
+    def write(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    server = EngineServer(write=write)
+    return server.run(stdin or sys.stdin)
+
+
+__all__ = ["DRAW_ACCEPT_CP", "UCCI_MATE_VALUE", "EngineServer", "ProtocolError", "parse_position", "serve"]

@@ -1,0 +1,323 @@
+"""GameHub: the one game the local server hosts, its WebSocket clients and its computer player.
+
+Data flow of one move (DESIGN.md): message → :meth:`GameHub.move` →
+``GameSession.play`` (the core Board checks legality, the referee rules) →
+``Store.save_current`` (one transaction) → broadcast of the new state → if the
+computer is to move, ``EnginePlayer.choose`` runs in a worker thread and its
+move takes the same path. All hub methods run on the server's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import WebSocket
+
+from xiangqi.app.clock import TimeControl
+from xiangqi.app.players import EnginePlayer, accepts_draw, material_balance
+from xiangqi.app.session import GameSession, NotYourTurnError, SessionError
+from xiangqi.app.store import Store
+from xiangqi.core.board import Board, Move
+
+log = logging.getLogger(__name__)
+
+#: (board copy, level) -> Move; the default is the built-in engine.
+MoveProvider = Callable[[Board, str], Move]
+#: Seconds a hint or a draw-offer judgement may take (including a first kernel compile) before the
+#: request gets an error instead of waiting for ever.
+ENGINE_ANSWER_TIMEOUT_S = 120.0
+
+
+class EngineTimeoutError(SessionError):
+    """The engine did not answer a hint or draw-offer request in time."""
+
+
+class GameHub:
+    """Holds the current :class:`GameSession`, saves it after every change and pushes state to clients.
+
+    ``move_provider`` chooses the computer's moves (default: :class:`EnginePlayer`);
+    tests pass a fast deterministic one. ``engine_delay_s`` pauses before each
+    computer move when the computer plays both sides, so a person can follow.
+    """
+
+    def __init__(self, store: Store, player: EnginePlayer | None = None,
+                 move_provider: MoveProvider | None = None, engine_delay_s: float = 0.3) -> None:
+        self.store = store
+        self.player = player or EnginePlayer()
+        self.move_provider: MoveProvider = move_provider or self.player.choose
+        self.engine_delay_s = engine_delay_s
+        self.session: GameSession = store.load_current() or GameSession()
+        self.clients: set[WebSocket] = set()
+        self.thinking = False
+        self.notice: dict[str, Any] | None = None
+        self._engine_task: asyncio.Task[None] | None = None
+        self._clock_task: asyncio.Task[None] | None = None
+        self._custom_provider = move_provider is not None
+        self._lock = asyncio.Lock()
+
+    # -- state -----------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """The session's state plus ``thinking`` (the computer is searching)."""
+        st = self.session.state()
+        st["thinking"] = self.thinking
+        return st
+
+    async def broadcast(self, extra: dict[str, Any] | None = None) -> None:
+        """Send ``{"type": "state", "state": ...}`` (plus ``extra`` keys) to every client."""
+        msg = {"type": "state", "state": self.state()}
+        if extra:
+            msg.update(extra)
+        dead = []
+        for ws in list(self.clients):
+            try:
+                await ws.send_json(msg)
+            except Exception:  # a closed socket: forget it
+                dead.append(ws)
+        for ws in dead:
+            self.clients.discard(ws)
+
+    def _save(self) -> None:
+        self.arm_clock()
+        self.store.save_current(self.session)
+        if self.session.is_over:
+            try:
+                pgn = self.session.to_pgn("chinese")
+            except Exception:  # records module missing or failing must not lose the game
+                log.exception("could not write the PGN of a finished game")
+                pgn = ""
+            self.store.save_finished(self.session, pgn)
+
+    # -- actions ---------------------------------------------------------
+
+    async def new_game(self, *, red: str, black: str, level: str, fen: str | None = None,
+                       time_control: TimeControl | None = None) -> dict[str, Any]:
+        """Start a new game (raises SessionError / FenError / ClockError on bad input); returns its state."""
+        from xiangqi.core.board import STARTING_FEN
+
+        session = GameSession(red=red, black=black, level=level, fen=fen or STARTING_FEN,
+                              time_control=time_control)
+        return await self.replace(session)
+
+    async def replace(self, session: GameSession) -> dict[str, Any]:
+        """Make ``session`` the current game: saved, announced to old clients, engine started."""
+        async with self._lock:
+            old = self.session
+            self.player.stop()
+            self.session = session
+            self.thinking = False
+            self._save()
+        for ws in list(self.clients):
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "replaced", "id": session.id, "old": old.id})
+        self.kick_engine()
+        return self.state()
+
+    async def move(self, iccs: str) -> dict[str, Any]:
+        """A human move (ICCS text). Raises the core's errors for bad or illegal moves."""
+        async with self._lock:
+            if self.session.engine_to_move():
+                raise NotYourTurnError("it is the computer's turn; wait for its move")
+            self.session.play(iccs)
+            self._save()
+        await self.broadcast()
+        self.kick_engine()
+        return self.state()
+
+    async def undo(self) -> dict[str, Any]:
+        """Take back the last full move (悔棋); a running search is abandoned."""
+        async with self._lock:
+            self.player.stop()
+            self.session.undo()
+            self.thinking = False
+            self._save()
+        await self.broadcast()
+        self.kick_engine()
+        return self.state()
+
+    async def resign(self) -> dict[str, Any]:
+        """The human side to move (or the only human side) resigns."""
+        async with self._lock:
+            s = self.session
+            humans = [c for c, k in s.players.items() if k == "human"]
+            if not humans:
+                raise SessionError("no human player to resign")
+            color = s.board.turn if s.board.turn in humans else humans[0]
+            self.player.stop()
+            s.resign(color)
+            self.thinking = False
+            self._save()
+        await self.broadcast()
+        return self.state()
+
+    async def offer_draw(self) -> dict[str, Any]:
+        """The human offers a draw (提和). Against the computer it decides from a short search and
+        the material (:func:`xiangqi.app.players.accepts_draw`); between humans the draw is agreed.
+        Returns ``{"accepted": bool, "state": ...}``."""
+        s = self.session
+        if s.is_over:
+            raise SessionError("the game is already over")
+        engines = [c for c, k in s.players.items() if k == "engine"]
+        if not engines:
+            async with self._lock:
+                s.agree_draw()
+                self._save()
+            await self.broadcast()
+            return {"accepted": True, "state": self.state()}
+        comp = engines[0]
+        board = s.board.copy()
+        try:
+            score, mate = await asyncio.wait_for(asyncio.to_thread(self.player.evaluate, board),
+                                                 ENGINE_ANSWER_TIMEOUT_S)
+        except TimeoutError:
+            raise EngineTimeoutError(
+                f"the engine did not judge the draw offer within {ENGINE_ANSWER_TIMEOUT_S:.0f} s") from None
+        if board.turn != comp:  # the search speaks for the side to move
+            score = None if score is None else -score
+            mate = None if mate is None else -mate
+        mat = material_balance(board)
+        if board.turn != comp:
+            mat = -mat
+        from xiangqi.core.board import STARTING_FEN
+
+        accepted = accepts_draw(score, mate, mat, s.start_fen == STARTING_FEN and len(s.moves) < 20)
+        if accepted:
+            async with self._lock:
+                if self.session is s and not s.is_over:
+                    self.player.stop()
+                    s.agree_draw()
+                    self.thinking = False
+                    self._save()
+        await self.broadcast({"draw_offer": {"accepted": accepted}})
+        return {"accepted": accepted, "state": self.state()}
+
+    async def hint(self) -> dict[str, Any]:
+        """The engine's best move for the side to move (at least the game's level; 1 s search).
+
+        Returns ``{"move", "score_cp", "mate", "pv", "fen"}``; ``fen`` is the position it is for.
+        """
+        s = self.session
+        if s.is_over:
+            raise SessionError("the game is over: no hint")
+        if s.engine_to_move():
+            raise NotYourTurnError("it is the computer's turn")
+        board = s.board.copy()
+        try:
+            hint = await asyncio.wait_for(asyncio.to_thread(self.player.hint, board, s.level),
+                                          ENGINE_ANSWER_TIMEOUT_S)
+        except TimeoutError:
+            raise EngineTimeoutError(
+                f"the engine gave no hint within {ENGINE_ANSWER_TIMEOUT_S:.0f} s") from None
+        return {**hint, "fen": board.fen()}
+
+    # -- clocks ------------------------------------------------------------
+
+    def arm_clock(self) -> None:
+        """(Re)start the watchdog that ends the game when the running clock's flag falls."""
+        if self._clock_task is not None and not self._clock_task.done():
+            self._clock_task.cancel()
+        self._clock_task = None
+        s = self.session
+        if s.is_over or s.clock.deadline() is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called outside the server loop (start-up): armed again by lifespan
+            return
+        self._clock_task = loop.create_task(self._clock_watch(s, s.version))
+
+    async def _clock_watch(self, s: GameSession, version: int) -> None:
+        import time
+
+        while True:
+            deadline = s.clock.deadline()
+            if deadline is None:
+                return
+            await asyncio.sleep(max(0.0, deadline - time.monotonic()) + 0.01)
+            async with self._lock:
+                if self.session is not s or s.version != version or s.is_over:
+                    return
+                if s.check_time() is None:
+                    continue
+                self.player.stop()
+                self.thinking = False
+                self.store.save_current(s)
+                try:
+                    self.store.save_finished(s, s.to_pgn("chinese"))
+                except Exception:
+                    log.exception("could not keep the finished game")
+            await self.broadcast()
+            return
+
+    # -- the computer's moves --------------------------------------------
+
+    def kick_engine(self) -> None:
+        """Start the computer's move task if it is to move and none is running."""
+        if self._engine_task is not None and not self._engine_task.done():
+            return
+        if not self.session.engine_to_move():
+            return
+        self._engine_task = asyncio.get_running_loop().create_task(self._engine_loop())
+
+    async def _engine_loop(self) -> None:
+        while self.session.engine_to_move():
+            s = self.session
+            version = s.version
+            both = "human" not in s.players.values()
+            if both and self.engine_delay_s:
+                await asyncio.sleep(self.engine_delay_s)
+                if self.session is not s or s.version != version:
+                    continue
+            self.thinking = True
+            await self.broadcast()
+            try:
+                mv = await asyncio.to_thread(self._choose, s)
+            except Exception:
+                log.exception("the computer player failed")
+                self.thinking = False
+                await self.broadcast({"error": "the computer player failed; see the server log"})
+                return
+            async with self._lock:
+                if self.session is not s or s.version != version or not s.engine_to_move():
+                    self.thinking = False
+                    continue  # the game changed meanwhile (undo, new game): think again if needed
+                try:
+                    s.play(mv)
+                except Exception:
+                    log.exception("the computer chose a move the board refused: %s", mv)
+                    self.thinking = False
+                    await self.broadcast({"error": f"the computer chose an illegal move {mv}"})
+                    return
+                self.thinking = False
+                self._save()
+            await self.broadcast()
+        if self.thinking:
+            self.thinking = False
+            await self.broadcast()
+
+    def _choose(self, s: GameSession) -> Move:
+        """The computer's move (runs in a worker thread); the game clock caps its thinking time."""
+        board = s.board.copy()
+        if self._custom_provider:
+            return self.move_provider(board, s.level)
+        return self.player.choose(board, s.level, s.clock.think_budget_s(board.turn))
+
+    async def wait_idle(self) -> None:
+        """Wait until no computer move is being searched (used by tests and shutdown)."""
+        while self._engine_task is not None and not self._engine_task.done():
+            await asyncio.sleep(0.01)
+
+    async def shutdown(self) -> None:
+        """Stop a running search and wait for its task."""
+        self.player.stop()
+        if self._clock_task is not None:
+            self._clock_task.cancel()
+        t = self._engine_task
+        if t is not None and not t.done():
+            t.cancel()
+            with contextlib.suppress(BaseException):
+                await t

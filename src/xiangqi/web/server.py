@@ -1,0 +1,321 @@
+"""The local web server: FastAPI app with REST + one WebSocket per game, serving the static front end.
+
+REST (JSON unless noted; errors are ``{"detail": "..."}`` with 400 for bad
+input such as an illegal move, 404 for an unknown game, 409 for a request the
+game's state forbids, 413 for a too-large upload, 422 for a malformed request):
+
+- ``GET  /api/game`` — state of the current game (see ``GameSession.state``).
+- ``POST /api/game/new`` ``{red, black, level, fen?}`` — new game.
+- ``POST /api/game/move`` ``{move, game_id?}`` — a human move in ICCS (``h2e2``).
+- ``POST /api/game/undo``, ``/resign``, ``/draw``, ``/hint``.
+- ``POST /api/game/open`` — body: the PGN file's bytes (UTF-8/GB18030/Big5 sniffed).
+- ``GET  /api/game/pgn?notation=chinese|iccs|wxf`` — the game as a PGN download.
+- ``GET  /api/levels``; ``GET/PUT /api/settings``; ``GET /api/library`` …
+
+WebSocket ``/ws/game/{game_id}``: the server sends ``{"type": "state", "state": …}``
+on connect and after every change, ``{"type": "replaced", "id": new}`` when another
+game replaces this one, ``{"type": "error", "detail": …}`` for a refused message.
+Clients send ``{"type": "move", "move": "h2e2"}``, ``{"type": "undo"}``,
+``{"type": "resign"}``, ``{"type": "draw"}`` or ``{"type": "hint"}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+
+from xiangqi.app.clock import TimeControl
+from xiangqi.app.players import EnginePlayer, levels
+from xiangqi.app.position import validate_position
+from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, SessionError
+from xiangqi.app.store import Store
+from xiangqi.core.errors import XiangqiError
+from xiangqi.web.hub import GameHub, MoveProvider
+
+STATIC_DIR = Path(__file__).parent / "static"
+MAX_UPLOAD_BYTES = 2 * 1024 * 1024
+PlayerKind = Literal["human", "engine"]
+LevelKey = Literal["beginner", "intermediate", "advanced", "master"]
+
+
+class ClockRequest(BaseModel):
+    """A time control (seconds); see :class:`xiangqi.app.clock.TimeControl`."""
+
+    kind: Literal["none", "per_move", "fischer", "byoyomi"] = "none"
+    base_s: float = Field(default=0, ge=0, le=36000)
+    increment_s: float = Field(default=0, ge=0, le=600)
+    per_move_s: float = Field(default=0, ge=0, le=36000)
+    byoyomi_s: float = Field(default=0, ge=0, le=36000)
+    periods: int = Field(default=1, ge=1, le=10)
+
+
+class NewGameRequest(BaseModel):
+    """Body of ``POST /api/game/new``."""
+
+    red: PlayerKind = "human"
+    black: PlayerKind = "engine"
+    level: LevelKey = "beginner"
+    fen: str | None = Field(default=None, max_length=200)
+    clock: ClockRequest | None = None
+
+
+class MoveRequest(BaseModel):
+    """Body of ``POST /api/game/move``: ``move`` in ICCS; ``game_id`` guards against a stale page."""
+
+    move: str = Field(min_length=4, max_length=6)
+    game_id: str | None = None
+
+
+class PositionRequest(BaseModel):
+    """Body of ``POST /api/position/validate``."""
+
+    fen: str = Field(max_length=200)
+
+
+class LibraryUpdate(BaseModel):
+    """Body of ``PATCH /api/library/{id}``."""
+
+    title: str | None = Field(default=None, max_length=200)
+    notes: str | None = Field(default=None, max_length=10000)
+
+
+def _http_error(exc: Exception) -> HTTPException:
+    if isinstance(exc, GameOverError | NotYourTurnError):
+        return HTTPException(409, str(exc))
+    return HTTPException(400, str(exc))
+
+
+def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider: MoveProvider | None = None,
+               player: EnginePlayer | None = None, warmup: bool = True,
+               engine_delay_s: float = 0.3) -> FastAPI:
+    """The ASGI app. ``data_dir`` holds the SQLite file (default: ``$XIANGQI_DATA_DIR`` or the user
+    data dir). ``move_provider`` replaces the engine's move choice (tests); ``warmup`` starts compiling
+    the engine kernels in the background at start-up so the page shows before compilation ends."""
+    store = Store(data_dir)
+    player = player or EnginePlayer()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if warmup:
+            player.warmup()
+        hub.kick_engine()
+        hub.arm_clock()
+        yield
+        await hub.shutdown()
+        store.close()
+
+    app = FastAPI(title="pyxiangqi", lifespan=lifespan)
+    hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
+    app.state.hub = hub
+    app.state.store = store
+
+    @app.exception_handler(XiangqiError)
+    async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
+        e = _http_error(exc)
+        return JSONResponse({"detail": e.detail}, status_code=e.status_code)
+
+    # -- pages -------------------------------------------------------------
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    # -- game --------------------------------------------------------------
+
+    @app.get("/api/game")
+    async def get_game() -> dict[str, Any]:
+        return hub.state()
+
+    @app.post("/api/game/new")
+    async def new_game(req: NewGameRequest) -> dict[str, Any]:
+        tc = TimeControl(**req.clock.model_dump()) if req.clock else None
+        if req.fen:
+            _, problems = validate_position(req.fen)
+            if problems:
+                raise HTTPException(400, "impossible start position: " + "; ".join(p.en for p in problems))
+        return await hub.new_game(red=req.red, black=req.black, level=req.level, fen=req.fen, time_control=tc)
+
+    @app.post("/api/game/move")
+    async def move(req: MoveRequest) -> dict[str, Any]:
+        if req.game_id is not None and req.game_id != hub.session.id:
+            raise HTTPException(404, f"game {req.game_id!r} is not the current game ({hub.session.id})")
+        return await hub.move(req.move)
+
+    @app.post("/api/game/undo")
+    async def undo() -> dict[str, Any]:
+        return await hub.undo()
+
+    @app.post("/api/game/resign")
+    async def resign() -> dict[str, Any]:
+        return await hub.resign()
+
+    @app.post("/api/game/draw")
+    async def draw() -> dict[str, Any]:
+        return await hub.offer_draw()
+
+    @app.post("/api/game/hint")
+    async def hint() -> dict[str, Any]:
+        return await hub.hint()
+
+    @app.post("/api/game/open")
+    async def open_pgn(request: Request) -> dict[str, Any]:
+        body = await request.body()
+        if len(body) > MAX_UPLOAD_BYTES:
+            raise HTTPException(413, f"PGN file too large: {len(body)} bytes (limit {MAX_UPLOAD_BYTES})")
+        if not body.strip():
+            raise HTTPException(400, "empty upload: send the PGN file's bytes as the request body")
+        from xiangqi.core.pgn import read_text_file
+
+        text = read_text_file(body)
+        cur = hub.session
+        session = GameSession.from_pgn(text, red=cur.players[True], black=cur.players[False], level=cur.level)
+        return await hub.replace(session)
+
+    @app.get("/api/game/pgn")
+    async def save_pgn(notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
+        text = hub.session.to_pgn(notation)
+        name = f"xiangqi-{hub.session.created.replace('.', '')}-{hub.session.id[:6]}.pgn"
+        return Response(text, media_type="application/x-chess-pgn; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.post("/api/position/validate")
+    async def position_validate(req: PositionRequest) -> dict[str, Any]:
+        board, problems = validate_position(req.fen)
+        over = None
+        if board is not None and not problems:
+            out = board.outcome()
+            over = None if out is None else {"reason_zh": out.reason_zh, "reason_en": out.reason_en}
+        return {"ok": not problems, "fen": board.fen() if board is not None else None,
+                "problems": [{"zh": p.zh, "en": p.en, "square": p.square} for p in problems],
+                "game_over": over}
+
+    @app.get("/api/levels")
+    async def get_levels() -> list[dict[str, str]]:
+        return [{"key": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en} for lv in levels()]
+
+    # -- settings and library ---------------------------------------------------
+
+    @app.get("/api/settings")
+    async def get_settings() -> dict[str, Any]:
+        return store.get_settings()
+
+    @app.put("/api/settings")
+    async def put_settings(values: dict[str, Any]) -> dict[str, Any]:
+        if len(values) > 50:
+            raise HTTPException(400, "too many settings in one request (limit 50)")
+        for key, value in values.items():
+            if len(key) > 64 or len(json.dumps(value)) > 2000:
+                raise HTTPException(400, f"setting {key[:64]!r} is too long (name 64, value 2000 characters)")
+        return store.set_settings(values)
+
+    @app.get("/api/library")
+    async def library(search: str = "", result: str = "") -> list[dict[str, Any]]:
+        return store.list_games(search=search, result=result)
+
+    @app.get("/api/library/{row_id}")
+    async def library_game(row_id: int) -> dict[str, Any]:
+        g = store.get_game(row_id)
+        if g is None:
+            raise HTTPException(404, f"no saved game with id {row_id}")
+        return g
+
+    @app.get("/api/library/{row_id}/replay")
+    async def library_replay(row_id: int) -> dict[str, Any]:
+        g = store.get_game(row_id)
+        if g is None:
+            raise HTTPException(404, f"no saved game with id {row_id}")
+        s = GameSession.from_record(g["record"])
+        board = s.board.root()
+        fens = [board.fen()]
+        for m in s.moves:
+            board.push_iccs(m.iccs)
+            fens.append(board.fen())
+        out = s.outcome
+        return {"id": row_id, "title": g["title"], "notes": g["notes"], "fens": fens,
+                "moves": [{"iccs": m.iccs, "chinese": m.chinese} for m in s.moves],
+                "result": None if out is None else {"result": out.result(), "reason_zh": out.reason_zh,
+                                                    "reason_en": out.reason_en}}
+
+    @app.get("/api/library/{row_id}/pgn")
+    async def library_pgn(row_id: int, notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
+        g = store.get_game(row_id)
+        if g is None:
+            raise HTTPException(404, f"no saved game with id {row_id}")
+        text = GameSession.from_record(g["record"]).to_pgn(notation)
+        name = f"xiangqi-library-{row_id}.pgn"
+        return Response(text, media_type="application/x-chess-pgn; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.patch("/api/library/{row_id}")
+    async def library_update(row_id: int, req: LibraryUpdate) -> dict[str, Any]:
+        if not store.update_game(row_id, title=req.title, notes=req.notes):
+            raise HTTPException(404, f"no saved game with id {row_id}")
+        return store.get_game(row_id) or {}
+
+    @app.delete("/api/library/{row_id}")
+    async def library_delete(row_id: int) -> dict[str, Any]:
+        if not store.delete_game(row_id):
+            raise HTTPException(404, f"no saved game with id {row_id}")
+        return {"deleted": row_id}
+
+    # -- WebSocket -------------------------------------------------------------
+
+    @app.websocket("/ws/game/{game_id}")
+    async def game_socket(ws: WebSocket, game_id: str) -> None:
+        await ws.accept()
+        if game_id != hub.session.id:
+            await ws.send_json({"type": "replaced", "id": hub.session.id, "old": game_id})
+            await ws.close(code=4404)
+            return
+        hub.clients.add(ws)
+        try:
+            await ws.send_json({"type": "state", "state": hub.state()})
+            while True:
+                try:
+                    msg = await ws.receive_json()
+                except (ValueError, KeyError):
+                    await ws.send_json({"type": "error", "detail": "message must be a JSON object"})
+                    continue
+                await _handle(ws, msg)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            hub.clients.discard(ws)
+
+    async def _handle(ws: WebSocket, msg: Any) -> None:
+        if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
+            await ws.send_json({"type": "error", "detail": "message must be an object with a string 'type'"})
+            return
+        kind = msg["type"]
+        try:
+            if kind == "move":
+                mv = msg.get("move")
+                if not isinstance(mv, str):
+                    raise SessionError("move message needs a string 'move' in ICCS, e.g. h2e2")
+                await hub.move(mv)
+            elif kind == "undo":
+                await hub.undo()
+            elif kind == "resign":
+                await hub.resign()
+            elif kind == "draw":
+                await hub.offer_draw()
+            elif kind == "hint":
+                await ws.send_json({"type": "hint", "hint": await hub.hint()})
+            elif kind == "state":
+                await ws.send_json({"type": "state", "state": hub.state()})
+            else:
+                raise SessionError(f"unknown message type {kind!r} (move, undo, resign, draw, hint, state)")
+        except XiangqiError as exc:
+            await ws.send_json({"type": "error", "detail": str(exc), "request": kind})
+
+    return app

@@ -1,0 +1,553 @@
+// The page: talks to the server (REST + one WebSocket per game) and renders its state
+// with the board component. The server owns the game; this file only shows it and
+// sends the user's requests.
+
+import { createBoard } from "./board.js";
+import { createEditor } from "./editor.js";
+import { createLibrary } from "./library.js";
+import { LEVEL_NAMES, applyLanguage, language, setLanguage, t } from "./i18n.js";
+import * as sound from "./sound.js";
+
+const $ = (sel) => document.querySelector(sel);
+
+const ui = {
+  state: null,
+  ws: null,
+  wsGameId: null,
+  flipped: false,
+  hint: null,
+  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false },
+  levels: [],
+  shownResultFor: null,
+  reconnectDelay: 250,
+};
+window.xq = ui; // read by the browser tests and handy in the console
+
+const board = createBoard($("#board"), { onMove: tryMove });
+
+// -- server access ----------------------------------------------------------
+
+async function api(path, options = {}) {
+  const res = await fetch(path, options);
+  const text = await res.text();
+  let body = null;
+  try { body = text ? JSON.parse(text) : null; } catch { body = text; }
+  if (!res.ok) {
+    const detail = body && body.detail ? body.detail : text;
+    throw new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+  }
+  return body;
+}
+
+function connect(gameId) {
+  if (ui.ws && ui.wsGameId === gameId && ui.ws.readyState <= 1) return;
+  if (ui.ws) { ui.ws.onclose = null; ui.ws.close(); }
+  document.body.dataset.connected = "0";
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${proto}://${location.host}/ws/game/${gameId}`);
+  ui.ws = ws;
+  ui.wsGameId = gameId;
+  ws.onopen = () => {
+    ui.reconnectDelay = 250;
+    ui.hintPending = false;
+    hideNotice();
+    document.body.dataset.connected = "1";
+    if (ui.analysis && ui.state) render(ui.state);
+  };
+  ws.onmessage = (ev) => onMessage(JSON.parse(ev.data));
+  ws.onclose = () => {
+    document.body.dataset.connected = "0";
+    if (ui.ws !== ws) return;
+    showNotice(t("connection_lost"));
+    setTimeout(async () => {
+      try {
+        const st = await api("/api/game");
+        render(st);
+        ui.ws = null;
+        connect(st.id);
+      } catch {
+        ui.ws = null;
+        connect(gameId);
+      }
+    }, ui.reconnectDelay);
+    ui.reconnectDelay = Math.min(ui.reconnectDelay * 2, 4000);
+  };
+}
+
+function send(msg) {
+  if (ui.ws && ui.ws.readyState === 1) ui.ws.send(JSON.stringify(msg));
+  else toast(t("connection_lost"));
+}
+
+function onMessage(msg) {
+  if (msg.type === "state") {
+    render(msg.state);
+    if (msg.draw_offer) toast(msg.draw_offer.accepted ? t("draw_accepted") : t("draw_declined"));
+    if (msg.error) toast(msg.error);
+  } else if (msg.type === "replaced") {
+    api("/api/game").then((st) => { render(st); connect(st.id); });
+  } else if (msg.type === "hint") {
+    ui.hintPending = false;
+    if (!ui.state || !msg.hint || msg.hint.fen !== ui.state.fen) return; // the position moved on
+    ui.hint = msg.hint.move;
+    document.body.dataset.hint = ui.hint || "";
+    render(ui.state);
+  } else if (msg.type === "error") {
+    toast(msg.detail);
+  }
+}
+
+// -- rendering --------------------------------------------------------------
+
+function humanToMove(st) {
+  return !st.result && !st.thinking && st.players[st.turn] === "human";
+}
+
+function orientation(st) {
+  const base = st.players.red === "engine" && st.players.black === "human" ? "black" : "red";
+  if (!ui.flipped) return base;
+  return base === "red" ? "black" : "red";
+}
+
+function render(st) {
+  if (!st) return;
+  const prev = ui.state;
+  ui.state = st;
+  if (!prev || prev.fen !== st.fen || prev.id !== st.id) ui.hint = null;
+  const movable = humanToMove(st);
+  if (!ui.editing && !ui.replaying) board.set({
+    fen: st.fen,
+    orientation: orientation(st),
+    lastMove: st.last_move,
+    check: st.check,
+    dests: movable ? st.legal : {},
+    movable,
+    shapes: ui.hint ? [{ from: ui.hint.slice(0, 2), to: ui.hint.slice(2, 4), kind: "hint" }] : [],
+    traditional: ui.settings.traditional,
+    labels: { river: [t("river_left"), t("river_right")] },
+    animate: Boolean(prev && prev.id === st.id),
+  });
+  if (ui.analysis && movable && !ui.hint && !ui.hintPending && !ui.editing && !ui.replaying) {
+    ui.hintPending = true; // analysis: show the engine's best move in every position
+    send({ type: "hint" });
+  }
+  renderStatus(st);
+  renderPlayers(st);
+  ui.clockAt = performance.now();
+  renderClocks();
+  renderMoves(st);
+  if (prev && prev.id === st.id && st.moves.length > prev.moves.length) {
+    const last = st.moves[st.moves.length - 1];
+    sound.play(st.result ? "end" : last.check ? "check" : last.capture ? "capture" : "move");
+  }
+  document.body.dataset.thinking = st.thinking ? "1" : "0";
+  document.body.dataset.turn = st.turn;
+  document.body.dataset.plies = String(st.moves.length);
+  document.body.dataset.gameId = st.id;
+  document.body.dataset.result = st.result ? st.result.result : "";
+  $("#btn-undo").disabled = st.moves.length === 0 || !Object.values(st.players).includes("human");
+  $("#btn-hint").disabled = !movable;
+  $("#btn-draw").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
+  $("#btn-resign").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
+  if (st.result && prev && ui.shownResultFor !== st.id + ":" + st.moves.length && !prev.result) {
+    showResult(st);
+  }
+  if (!st.result) ui.shownResultFor = null;
+}
+
+function renderStatus(st) {
+  const el = $("#status");
+  el.classList.remove("over", "check", "thinking");
+  if (st.result) {
+    el.textContent = language() === "zh" ? st.result.reason_zh : st.result.reason_en;
+    el.classList.add("over");
+  } else if (st.thinking) {
+    el.innerHTML = `<span class="spinner" aria-hidden="true"></span> ${t("thinking")}`;
+    el.classList.add("thinking");
+  } else {
+    let text = t(st.turn === "red" ? "red_to_move" : "black_to_move");
+    if (st.players[st.turn] === "human" && Object.values(st.players).includes("engine")) text = t("your_move");
+    if (st.check) { text = `${t("check")} ${text}`; el.classList.add("check"); }
+    el.textContent = text;
+  }
+}
+
+function renderPlayers(st) {
+  const level = LEVEL_NAMES[language()][st.level] || st.level;
+  const name = (color) => {
+    const who = st.players[color] === "engine" ? `${t("computer")} · ${level}` : t("human");
+    return `${t(color)} — ${who}`;
+  };
+  const bottom = orientation(st);
+  const top = bottom === "red" ? "black" : "red";
+  for (const [id, color] of [["#bar-top", top], ["#bar-bottom", bottom]]) {
+    const bar = $(id);
+    bar.querySelector(".who").textContent = name(color);
+    bar.dataset.color = color;
+    bar.classList.toggle("to-move", !st.result && st.turn === color);
+  }
+}
+
+function formatMs(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+  const mm = h ? `${h}:${String(m).padStart(2, "0")}` : String(m);
+  return `${mm}:${String(sec).padStart(2, "0")}`;
+}
+
+/** Show both clocks, counting down the running one from the last state the server sent. */
+function renderClocks() {
+  const st = ui.state;
+  for (const id of ["#bar-top", "#bar-bottom"]) {
+    const bar = $(id);
+    const el = bar.querySelector(".clock");
+    const c = st && st.clock;
+    if (!c) { el.hidden = true; continue; }
+    const color = bar.dataset.color;
+    let ms = c[`${color}_ms`];
+    if (c.running === color && !st.result) ms -= performance.now() - ui.clockAt;
+    el.hidden = false;
+    el.dataset.ms = String(Math.max(0, Math.round(ms)));
+    el.textContent = (c[`${color}_byoyomi`] ? `${t("byoyomi")} ` : "") + formatMs(ms);
+    el.classList.toggle("low", ms < 10000);
+    el.classList.toggle("running", c.running === color && !st.result);
+  }
+}
+setInterval(renderClocks, 200);
+
+function renderMoves(st) {
+  const list = $("#move-list");
+  list.replaceChildren();
+  if (!st.moves.length) {
+    const li = document.createElement("li");
+    li.className = "empty";
+    li.textContent = t("no_moves");
+    list.appendChild(li);
+    return;
+  }
+  const blackFirst = st.start_fen.split(" ")[1] === "b";
+  const firstNumber = Number(st.start_fen.split(" ")[5] || 1);
+  const cells = blackFirst ? [null, ...st.moves] : st.moves;
+  for (let i = 0; i < cells.length; i += 2) {
+    const li = document.createElement("li");
+    li.value = firstNumber + i / 2;
+    for (const k of [i, i + 1]) {
+      if (k >= cells.length) break;
+      const span = document.createElement("span");
+      span.className = "mv";
+      const m = cells[k];
+      if (m === null) {
+        span.textContent = "…";
+        span.classList.add("skip");
+      } else {
+        span.textContent = m.chinese;
+        span.dataset.iccs = m.iccs;
+        span.dataset.ply = String(blackFirst ? k - 1 : k);
+        span.title = m.iccs;
+      }
+      if (k > i) li.appendChild(document.createTextNode(" "));
+      li.appendChild(span);
+    }
+    list.appendChild(li);
+    if (ui.settings.traditional) for (const s of li.querySelectorAll(".mv")) s.textContent = toTraditional(s.textContent);
+  }
+  list.lastElementChild.lastElementChild.classList.add("current");
+  list.lastElementChild.scrollIntoView({ block: "nearest" });
+}
+
+const TRAD = { 马: "馬", 车: "車", 帅: "帥", 将: "將", 进: "進", 后: "後", 兵: "兵", 炮: "炮", 相: "相", 象: "象" };
+/** Traditional characters for move text (繁體): 馬 車 帥 將 進 後. */
+export function toTraditional(text) {
+  return [...text].map((c) => TRAD[c] || c).join("");
+}
+
+function showResult(st) {
+  ui.shownResultFor = st.id + ":" + st.moves.length;
+  $("#result-headline").textContent = language() === "zh" ? st.result.headline_zh : st.result.reason_en.split(" — ")[0];
+  $("#result-reason").textContent = language() === "zh" ? st.result.reason_zh : st.result.reason_en;
+  const dlg = $("#dlg-result");
+  if (!dlg.open) dlg.showModal();
+}
+
+let toastTimer = null;
+function toast(text) {
+  const el = $("#toast");
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { el.hidden = true; }, 3500);
+}
+
+function showNotice(text) {
+  const el = $("#notice");
+  el.textContent = text;
+  el.hidden = false;
+}
+
+function hideNotice() {
+  $("#notice").hidden = true;
+}
+
+function confirmDialog(title, text, yes, no) {
+  return new Promise((resolve) => {
+    const dlg = $("#dlg-confirm");
+    $("#confirm-title").textContent = title;
+    $("#confirm-text").textContent = text;
+    $("#confirm-yes").textContent = yes;
+    $("#confirm-no").textContent = no;
+    dlg.returnValue = "";
+    dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true });
+    dlg.showModal();
+  });
+}
+
+// -- user actions -------------------------------------------------------------
+
+async function tryMove(iccs) {
+  const st = ui.state;
+  const bad = st && st.forbidden && st.forbidden[iccs];
+  if (bad) {
+    const reason = language() === "zh" ? bad.reason_zh : bad.reason_en;
+    const go = await confirmDialog(t("forbidden_title"), `${t("forbidden_text")} ${reason}`, t("forbidden_go"),
+      t("forbidden_back"));
+    if (!go) return;
+  }
+  send({ type: "move", move: iccs });
+}
+
+function fillLevels() {
+  const sel = $("#sel-level");
+  const current = sel.value || (ui.state && ui.state.level) || "beginner";
+  sel.replaceChildren();
+  for (const lv of ui.levels) {
+    const o = document.createElement("option");
+    o.value = lv.key;
+    o.textContent = language() === "zh" ? lv.name_zh : lv.name_en;
+    sel.appendChild(o);
+  }
+  sel.value = current;
+}
+
+const START_FEN = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
+// Pieces the computer (or, between humans, Red) gives up in a handicap game (让子), as Red's squares.
+const HANDICAPS = { horse: ["b0"], horses: ["b0", "h0"], rook: ["a0"], cannon: ["b2"], rook_horse: ["a0", "b0"] };
+
+/** FEN of the start position without the handicap pieces of the side that gives odds. */
+export function handicapFen(kind, giver) {
+  if (!kind) return null;
+  const rows = START_FEN.split(" ")[0].split("/").map((row) => [...row.replace(/\d/g, (d) => ".".repeat(Number(d)))]);
+  for (const sq of HANDICAPS[kind]) {
+    const file = sq.charCodeAt(0) - 97;
+    const rank = giver === "red" ? Number(sq[1]) : 9 - Number(sq[1]);
+    rows[9 - rank][file] = ".";
+  }
+  const board = rows.map((r) => r.join("").replace(/\.+/g, (m) => String(m.length))).join("/");
+  return `${board} w - - 0 1`;
+}
+
+function clockRequest(form) {
+  const kind = form.tc.value;
+  if (kind === "none") return null;
+  return {
+    kind, base_s: Number(form.base_min.value || 0) * 60, increment_s: Number(form.inc_s.value || 0),
+    per_move_s: Number(form.per_move_s.value || 0), byoyomi_s: Number(form.byo_s.value || 0), periods: 1,
+  };
+}
+
+async function newGame(mode, level, options = {}) {
+  const players = {
+    red: ["human", "engine"], black: ["engine", "human"], two: ["human", "human"], cvc: ["engine", "engine"],
+    analysis: ["human", "human"],
+  }[mode];
+  ui.flipped = false;
+  ui.analysis = mode === "analysis";
+  document.body.dataset.analysis = ui.analysis ? "1" : "0";
+  const giver = players[0] === "engine" || players[1] === "human" && players[0] === "human" ? "red" : "black";
+  const body = { red: players[0], black: players[1], level, clock: options.clock || null };
+  body.fen = options.fen || handicapFen(options.handicap, giver);
+  const st = await api("/api/game/new", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  render(st);
+  connect(st.id);
+}
+
+function openNewDialog() {
+  fillLevels();
+  const dlg = $("#dlg-new");
+  if (ui.state) $("#sel-level").value = ui.state.level;
+  dlg.returnValue = "";
+  dlg.showModal();
+}
+
+$("#dlg-new").addEventListener("close", () => {
+  const dlg = $("#dlg-new");
+  if (dlg.returnValue !== "ok") return;
+  const form = dlg.querySelector("form");
+  newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value })
+    .catch((e) => toast(`${t("error")}: ${e.message}`));
+});
+
+function showClockFields() {
+  const kind = $("#sel-tc").value;
+  for (const el of document.querySelectorAll("#dlg-new .tc-f")) el.hidden = !el.dataset.kinds.split(" ").includes(kind);
+}
+$("#sel-tc").addEventListener("change", showClockFields);
+showClockFields();
+
+$("#dlg-result").addEventListener("close", () => {
+  if ($("#dlg-result").returnValue === "new") openNewDialog();
+});
+
+$("#dlg-save").addEventListener("close", () => {
+  const dlg = $("#dlg-save");
+  if (dlg.returnValue !== "ok") return;
+  const notation = dlg.querySelector("form").notation.value;
+  const a = document.createElement("a");
+  a.href = `/api/game/pgn?notation=${notation}`;
+  a.download = "";
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+});
+
+$("#file-open").addEventListener("change", async (ev) => {
+  const file = ev.target.files[0];
+  ev.target.value = "";
+  if (!file) return;
+  try {
+    const st = await api("/api/game/open", { method: "POST", body: await file.arrayBuffer() });
+    ui.flipped = false;
+    render(st);
+    connect(st.id);
+    toast(t("opened"));
+  } catch (e) {
+    toast(`${t("error")}: ${e.message}`);
+  }
+});
+
+$("#btn-new").addEventListener("click", openNewDialog);
+$("#btn-undo").addEventListener("click", () => send({ type: "undo" }));
+$("#btn-hint").addEventListener("click", () => send({ type: "hint" }));
+$("#btn-draw").addEventListener("click", async () => {
+  const st = ui.state;
+  if (st && !Object.values(st.players).includes("engine")) {
+    // Two players on one screen: the other player answers the offer here.
+    const offerer = t(st.turn), other = t(st.turn === "red" ? "black" : "red");
+    const text = language() === "zh" ? `${offerer}提和，${other}是否同意？` : `${offerer} offers a draw. Does ${other} accept?`;
+    if (!(await confirmDialog(t("draw"), text, t("accept"), t("decline")))) return;
+  }
+  send({ type: "draw" });
+});
+$("#btn-resign").addEventListener("click", async () => {
+  if (await confirmDialog(t("resign"), t("confirm_resign"), t("resign"), t("cancel"))) send({ type: "resign" });
+});
+$("#btn-flip").addEventListener("click", () => { ui.flipped = !ui.flipped; render(ui.state); });
+$("#btn-save").addEventListener("click", () => { $("#dlg-save").returnValue = ""; $("#dlg-save").showModal(); });
+$("#btn-open").addEventListener("click", () => $("#file-open").click());
+$("#btn-settings").addEventListener("click", () => $("#dlg-settings").showModal());
+
+const editor = createEditor({
+  board, api, toast,
+  onPlay: (fen, mode) => {
+    const level = (ui.state && ui.state.level) || "beginner";
+    editor.close();
+    newGame(mode, level, { fen }).catch((e) => toast(`${t("error")}: ${e.message}`));
+  },
+  onExit: () => { ui.editing = false; render(ui.state); },
+});
+const library = createLibrary({
+  board, api, toast, confirmDialog,
+  onEnter: () => { ui.replaying = true; document.body.classList.add("replaying"); },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+$("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
+window.xqLibrary = library;
+
+$("#btn-edit").addEventListener("click", () => {
+  ui.editing = true;
+  editor.open(ui.state ? ui.state.fen : "");
+});
+
+// -- settings -------------------------------------------------------------------
+
+function applySettings() {
+  const s = ui.settings;
+  document.documentElement.dataset.theme = s.theme;
+  document.documentElement.dataset.mode = s.mode;
+  document.documentElement.dataset.pieces = s.pieces;
+  sound.setMuted(s.sound === "off");
+  setLanguage(s.language);
+  document.title = `${t("title")} · pyxiangqi`;
+  $("#set-theme").value = s.theme;
+  $("#set-pieces").value = s.pieces;
+  $("#set-mode").value = s.mode;
+  $("#set-language").value = s.language;
+  $("#set-sound").value = s.sound;
+  $("#set-trad").checked = Boolean(s.traditional);
+  fillLevels();
+  if (ui.state) render(ui.state);
+}
+
+async function changeSetting(key, value) {
+  ui.settings[key] = value;
+  applySettings();
+  try {
+    await api("/api/settings", {
+      method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ [key]: value }),
+    });
+  } catch (e) {
+    toast(e.message);
+  }
+}
+
+$("#set-theme").addEventListener("change", (e) => changeSetting("theme", e.target.value));
+$("#set-pieces").addEventListener("change", (e) => changeSetting("pieces", e.target.value));
+$("#set-mode").addEventListener("change", (e) => changeSetting("mode", e.target.value));
+$("#set-language").addEventListener("change", (e) => changeSetting("language", e.target.value));
+$("#set-sound").addEventListener("change", (e) => changeSetting("sound", e.target.value));
+$("#set-trad").addEventListener("change", (e) => changeSetting("traditional", e.target.checked));
+
+// -- keyboard -------------------------------------------------------------------
+
+document.addEventListener("keydown", (ev) => {
+  if (document.querySelector("dialog[open]") || ev.target.closest("input, select, textarea")) return;
+  if (library.key(ev)) { ev.preventDefault(); return; }
+  const arrows = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+  if (arrows[ev.key]) {
+    ev.preventDefault();
+    $("#board").focus({ preventScroll: true });
+    board.moveCursor(...arrows[ev.key]);
+    return;
+  }
+  if ((ev.key === "Enter" || ev.key === " ") && !ev.target.closest("button, a")) {
+    ev.preventDefault();
+    board.activateCursor();
+    return;
+  }
+  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); send({ type: "undo" }); return; }
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const keys = { n: openNewDialog, f: () => $("#btn-flip").click(), h: () => $("#btn-hint").click(),
+    s: () => $("#btn-save").click(), o: () => $("#btn-open").click(), u: () => $("#btn-undo").click() };
+  const fn = keys[ev.key.toLowerCase()];
+  if (fn) { ev.preventDefault(); fn(); }
+});
+
+// -- start ----------------------------------------------------------------------
+
+async function start() {
+  try {
+    const [settings, levels, st] = await Promise.all([api("/api/settings"), api("/api/levels"), api("/api/game")]);
+    Object.assign(ui.settings, settings || {});
+    ui.levels = levels;
+    applySettings();
+    render(st);
+    connect(st.id);
+    document.body.dataset.ready = "1";
+  } catch (e) {
+    showNotice(`${t("error")}: ${e.message}`);
+  }
+}
+
+applyLanguage();
+start();

@@ -1,0 +1,306 @@
+// The board component: renders a position as SVG and reports moves through a callback.
+// It owns no game: the page calls board.set({...}) with the state to show (chessground style).
+//
+// Config keys (all optional in set()):
+//   fen          board field or full FEN (Red upper case)
+//   orientation  "red" (Red at the bottom) or "black"
+//   lastMove     ICCS "h2e2" or null        check   square name of the king in check, or null
+//   dests        {"h2": ["h2e2", ...]}      movable true when the user may move now
+//   shapes       [{from: "h2", to: "e2", kind: "hint"}]   arrows drawn over the board
+//   pieceStyle   "traditional" | "flat" | "contrast"      traditional  true for 帥/將 … characters
+//   onMove(iccs) called when the user moves a piece      onSelect(square|null)
+//   editable     true in the position editor: clicks go to onEdit(square) instead
+
+const NS = "http://www.w3.org/2000/svg";
+const S = 100; // grid spacing in SVG units
+const M = 70; // margin from the frame to the first line
+export const VIEW_W = M * 2 + S * 8;
+export const VIEW_H = M * 2 + S * 9;
+const FILES = "abcdefghi";
+
+const NAMES = {
+  simplified: { K: "帅", A: "仕", B: "相", N: "马", R: "车", C: "炮", P: "兵", k: "将", a: "士", b: "象", n: "马", r: "车", c: "炮", p: "卒" },
+  traditional: { K: "帥", A: "仕", B: "相", N: "傌", R: "俥", C: "炮", P: "兵", k: "將", a: "士", b: "象", n: "馬", r: "車", c: "砲", p: "卒" },
+};
+
+export function squareName(file, rank) {
+  return FILES[file] + String(rank);
+}
+
+export function parseSquare(name) {
+  return { file: FILES.indexOf(name[0]), rank: Number(name[1]) };
+}
+
+/** Pieces of a FEN board field: {"a0": "R", ...}. */
+export function parseFen(fen) {
+  const out = {};
+  const rows = fen.split(" ")[0].split("/");
+  rows.forEach((row, i) => {
+    const rank = 9 - i;
+    let file = 0;
+    for (const ch of row) {
+      if (/[0-9]/.test(ch)) file += Number(ch);
+      else {
+        out[squareName(file, rank)] = ch;
+        file += 1;
+      }
+    }
+  });
+  return out;
+}
+
+function el(name, attrs = {}, parent = null) {
+  const e = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+export function createBoard(container, config = {}) {
+  const cfg = {
+    fen: "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR",
+    orientation: "red", lastMove: null, check: null, dests: {}, movable: false, shapes: [],
+    traditional: false, onMove: () => {}, onSelect: () => {}, labels: { river: ["楚 河", "汉 界"] },
+    editable: false, onEdit: () => {},
+    ...config,
+  };
+  let selected = null;
+  let shownPieces = {};
+  let cursor = null; // keyboard cursor square, shown only after a key press
+
+  const svg = el("svg", {
+    viewBox: `0 0 ${VIEW_W} ${VIEW_H}`, class: "xq-board", role: "img", "aria-label": "xiangqi board",
+  });
+  container.appendChild(svg);
+  const defs = el("defs", {}, svg);
+  const marker = el("marker", {
+    id: "xq-arrowhead", viewBox: "0 0 10 10", refX: "5", refY: "5", markerWidth: "3.2", markerHeight: "3.2",
+    orient: "auto-start-reverse",
+  }, defs);
+  el("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "xq-arrowhead" }, marker);
+  const grad = el("radialGradient", { id: "xq-piece-grad", cx: "40%", cy: "35%", r: "70%" }, defs);
+  el("stop", { offset: "0%", class: "xq-grad-a" }, grad);
+  el("stop", { offset: "100%", class: "xq-grad-b" }, grad);
+
+  const gBoard = el("g", { class: "xq-lines" }, svg);
+  const gMarks = el("g", { class: "xq-marks" }, svg);
+  const gPieces = el("g", { class: "xq-pieces" }, svg);
+  const gDests = el("g", { class: "xq-dests" }, svg);
+  const gShapes = el("g", { class: "xq-shapes" }, svg);
+  const gHits = el("g", { class: "xq-hits" }, svg);
+
+  function xy(sq) {
+    const { file, rank } = typeof sq === "string" ? parseSquare(sq) : sq;
+    if (cfg.orientation === "red") return [M + file * S, M + (9 - rank) * S];
+    return [M + (8 - file) * S, M + rank * S];
+  }
+
+  function drawGrid() {
+    gBoard.replaceChildren();
+    el("rect", { x: 0, y: 0, width: VIEW_W, height: VIEW_H, rx: 16, class: "xq-wood" }, gBoard);
+    el("rect", { x: 12, y: 12, width: VIEW_W - 24, height: VIEW_H - 24, rx: 6, class: "xq-frame" }, gBoard);
+    el("rect", { x: M, y: M, width: S * 8, height: S * 9, class: "xq-border" }, gBoard);
+    for (let r = 0; r < 10; r++) {
+      el("line", { x1: M, y1: M + r * S, x2: M + 8 * S, y2: M + r * S, class: "xq-line" }, gBoard);
+    }
+    for (let f = 0; f < 9; f++) {
+      const x = M + f * S;
+      if (f === 0 || f === 8) {
+        el("line", { x1: x, y1: M, x2: x, y2: M + 9 * S, class: "xq-line" }, gBoard);
+      } else {
+        el("line", { x1: x, y1: M, x2: x, y2: M + 4 * S, class: "xq-line" }, gBoard);
+        el("line", { x1: x, y1: M + 5 * S, x2: x, y2: M + 9 * S, class: "xq-line" }, gBoard);
+      }
+    }
+    // Palace diagonals (orientation-independent: the palaces are symmetric).
+    for (const top of [0, 7]) {
+      const y0 = M + top * S;
+      el("line", { x1: M + 3 * S, y1: y0, x2: M + 5 * S, y2: y0 + 2 * S, class: "xq-line" }, gBoard);
+      el("line", { x1: M + 5 * S, y1: y0, x2: M + 3 * S, y2: y0 + 2 * S, class: "xq-line" }, gBoard);
+    }
+    // Small marks at the cannon and pawn points.
+    const points = [[1, 2], [7, 2], [1, 7], [7, 7]];
+    for (const r of [3, 6]) for (const f of [0, 2, 4, 6, 8]) points.push([f, r]);
+    const g = 8, l = 18;
+    for (const [f, r] of points) {
+      const x = M + f * S, y = M + r * S;
+      for (const dx of [-1, 1]) {
+        if ((f === 0 && dx < 0) || (f === 8 && dx > 0)) continue;
+        for (const dy of [-1, 1]) {
+          const px = x + dx * g, py = y + dy * g;
+          el("polyline", { points: `${px + dx * l},${py} ${px},${py} ${px},${py + dy * l}`, class: "xq-mark" }, gBoard);
+        }
+      }
+    }
+    const ry = M + 4.5 * S;
+    const [left, right] = cfg.labels.river;
+    el("text", { x: M + 2 * S, y: ry, class: "xq-river" }, gBoard).textContent = left;
+    el("text", { x: M + 6 * S, y: ry, class: "xq-river" }, gBoard).textContent = right;
+    // Hit targets: one per point, on top, so a click anywhere near a point selects it.
+    gHits.replaceChildren();
+    for (let f = 0; f < 9; f++) {
+      for (let r = 0; r < 10; r++) {
+        const name = squareName(f, r);
+        const [x, y] = xy({ file: f, rank: r });
+        const c = el("rect", { x: x - S / 2, y: y - S / 2, width: S, height: S, class: "xq-hit", "data-sq": name }, gHits);
+        c.addEventListener("click", (ev) => { ev.preventDefault(); onSquare(name); });
+      }
+    }
+  }
+
+  function drawMarks() {
+    gMarks.replaceChildren();
+    if (cfg.lastMove) {
+      const [fx, fy] = xy(cfg.lastMove.slice(0, 2));
+      const [tx, ty] = xy(cfg.lastMove.slice(2, 4));
+      el("circle", { cx: fx, cy: fy, r: 30, class: "xq-last from", "data-sq": cfg.lastMove.slice(0, 2) }, gMarks);
+      el("circle", { cx: tx, cy: ty, r: 50, class: "xq-last to", "data-sq": cfg.lastMove.slice(2, 4) }, gMarks);
+    }
+    if (selected) {
+      const [x, y] = xy(selected);
+      el("circle", { cx: x, cy: y, r: 49, class: "xq-selected" }, gMarks);
+    }
+    if (cursor) {
+      const [x, y] = xy(cursor);
+      el("rect", { x: x - 50, y: y - 50, width: 100, height: 100, rx: 8, class: "xq-cursor", "data-sq": cursor }, gMarks);
+    }
+  }
+
+  function pieceNode(sq, letter) {
+    const red = letter === letter.toUpperCase();
+    const g = el("g", { class: `xq-piece ${red ? "red" : "black"}`, "data-sq": sq, "data-piece": letter });
+    el("circle", { r: 44, class: "xq-piece-body" }, g);
+    el("circle", { r: 36, class: "xq-piece-ring" }, g);
+    const t = el("text", { class: "xq-piece-text", y: 2 }, g);
+    t.textContent = (cfg.traditional ? NAMES.traditional : NAMES.simplified)[letter];
+    return g;
+  }
+
+  function place(g, sq) {
+    const [x, y] = xy(sq);
+    g.style.transform = `translate(${x}px, ${y}px)`;
+  }
+
+  function drawPieces(animate) {
+    const pieces = parseFen(cfg.fen);
+    gPieces.replaceChildren();
+    const lm = cfg.lastMove;
+    for (const [sq, letter] of Object.entries(pieces)) {
+      const g = pieceNode(sq, letter);
+      if (sq === cfg.check && (letter === "K" || letter === "k")) g.classList.add("in-check");
+      gPieces.appendChild(g);
+      if (animate && lm && sq === lm.slice(2, 4) && shownPieces[lm.slice(0, 2)] === letter) {
+        place(g, lm.slice(0, 2));
+        g.getBoundingClientRect(); // commit the start position before the transition
+        g.classList.add("moving");
+        requestAnimationFrame(() => place(g, sq));
+        g.addEventListener("transitionend", () => g.classList.remove("moving"), { once: true });
+      } else {
+        place(g, sq);
+      }
+    }
+    shownPieces = pieces;
+  }
+
+  function drawDests() {
+    gDests.replaceChildren();
+    if (!selected) return;
+    const pieces = shownPieces;
+    for (const mv of cfg.dests[selected] || []) {
+      const to = mv.slice(2, 4);
+      const [x, y] = xy(to);
+      if (pieces[to]) el("circle", { cx: x, cy: y, r: 46, class: "xq-dest capture", "data-sq": to }, gDests);
+      else el("circle", { cx: x, cy: y, r: 14, class: "xq-dest", "data-sq": to }, gDests);
+    }
+  }
+
+  function drawShapes() {
+    gShapes.replaceChildren();
+    for (const sh of cfg.shapes || []) {
+      const [x1, y1] = xy(sh.from);
+      const [x2, y2] = xy(sh.to);
+      const len = Math.hypot(x2 - x1, y2 - y1) || 1;
+      const ex = x2 - ((x2 - x1) / len) * 30, ey = y2 - ((y2 - y1) / len) * 30;
+      el("line", {
+        x1, y1, x2: ex, y2: ey, class: `xq-arrow ${sh.kind || ""}`, "marker-end": "url(#xq-arrowhead)",
+        "data-from": sh.from, "data-to": sh.to,
+      }, gShapes);
+    }
+  }
+
+  function onSquare(sq) {
+    if (cfg.editable) { cfg.onEdit(sq); return; }
+    if (!cfg.movable) { setSelected(null); return; }
+    if (selected) {
+      const mv = selected + sq;
+      if ((cfg.dests[selected] || []).includes(mv)) {
+        setSelected(null);
+        cfg.onMove(mv);
+        return;
+      }
+    }
+    if (cfg.dests[sq] && cfg.dests[sq].length) setSelected(sq === selected ? null : sq);
+    else setSelected(null);
+  }
+
+  function setSelected(sq) {
+    selected = sq;
+    drawMarks();
+    drawDests();
+    cfg.onSelect(sq);
+  }
+
+  function redraw(animate) {
+    drawGrid();
+    drawMarks();
+    drawPieces(animate);
+    drawDests();
+    drawShapes();
+  }
+
+  redraw(false);
+
+  return {
+    /** Update the board with new config values (see the header comment). */
+    set(update) {
+      const oldFen = cfg.fen, oldOrientation = cfg.orientation, oldTrad = cfg.traditional, oldCheck = cfg.check;
+      const oldRiver = cfg.labels.river.join();
+      Object.assign(cfg, update);
+      if (selected && (!cfg.movable || !(cfg.dests[selected] || []).length)) selected = null;
+      if (cfg.orientation !== oldOrientation || cfg.labels.river.join() !== oldRiver) {
+        shownPieces = {};
+        redraw(false);
+      } else {
+        const fenChanged = cfg.fen.split(" ")[0] !== oldFen.split(" ")[0];
+        drawMarks();
+        // Redraw pieces only when they change, so a state push during a move animation does not cut it.
+        if (fenChanged || cfg.traditional !== oldTrad || cfg.check !== oldCheck) {
+          drawPieces(fenChanged && cfg.animate !== false);
+        }
+        drawDests();
+        drawShapes();
+      }
+    },
+    /** Move the keyboard cursor by screen direction (dx right, dy up), starting at the bottom king's point. */
+    moveCursor(dx, dy) {
+      const sign = cfg.orientation === "red" ? 1 : -1;
+      let { file, rank } = cursor ? parseSquare(cursor) : { file: 4, rank: cfg.orientation === "red" ? 0 : 9 };
+      if (cursor) {
+        file = Math.max(0, Math.min(8, file + dx * sign));
+        rank = Math.max(0, Math.min(9, rank + dy * sign));
+      }
+      cursor = squareName(file, rank);
+      drawMarks();
+      return cursor;
+    },
+    /** Act on the cursor square as a click would (select, move, or edit). */
+    activateCursor() {
+      if (cursor) onSquare(cursor);
+    },
+    get cursor() { return cursor; },
+    /** Square name currently selected, or null. */
+    get selected() { return selected; },
+    select(sq) { onSquare(sq); },
+    svg,
+  };
+}

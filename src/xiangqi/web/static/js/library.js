@@ -1,0 +1,153 @@
+// Saved-game library: list with search and filter, replay (step, jump, autoplay), rename,
+// annotate, export and delete. Finished games are kept by the server automatically.
+
+import { LEVEL_NAMES, language, t } from "./i18n.js";
+
+const $ = (sel) => document.querySelector(sel);
+
+export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExit }) {
+  let game = null; // {id, fens, moves, result, title, notes}
+  let ply = 0;
+  let timer = null;
+
+  function playerText(row) {
+    const lv = LEVEL_NAMES[language()][row.level] || row.level;
+    const name = (s) => s.replace(/^Computer \(\w+\)$/, `${t("computer")}·${lv}`).replace(/^Human$/, t("human"));
+    return `${name(row.red)} – ${name(row.black)}`;
+  }
+
+  async function refresh() {
+    const params = new URLSearchParams({ search: $("#lib-search").value, result: $("#lib-result").value });
+    const rows = await api(`/api/library?${params}`);
+    const body = $("#lib-rows");
+    body.replaceChildren();
+    $("#lib-empty").hidden = rows.length > 0;
+    for (const r of rows) {
+      const tr = document.createElement("tr");
+      tr.dataset.id = String(r.id);
+      const cells = [r.date, (r.title ? `${r.title} · ` : "") + playerText(r),
+        language() === "zh" ? r.reason_zh || r.result : r.reason_en || r.result, String(Math.ceil(r.plies / 2))];
+      for (const c of cells) {
+        const td = document.createElement("td");
+        td.textContent = c;
+        tr.appendChild(td);
+      }
+      const td = document.createElement("td");
+      const open = document.createElement("button");
+      open.type = "button";
+      open.className = "lib-open";
+      open.textContent = t("replay");
+      open.addEventListener("click", () => { $("#dlg-library").close(); replay(r.id); });
+      td.appendChild(open);
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
+  }
+
+  async function openList() {
+    await refresh();
+    $("#dlg-library").showModal();
+  }
+
+  async function replay(id) {
+    game = await api(`/api/library/${id}/replay`);
+    onEnter();
+    $("#replay").hidden = false;
+    $("#game-panel").hidden = true;
+    $("#rp-title").textContent = game.title || `${t("replay")} #${id}`;
+    $("#rp-result").textContent = game.result ? (language() === "zh" ? game.result.reason_zh : game.result.reason_en) : "";
+    $("#rp-name").value = game.title;
+    $("#rp-notes").value = game.notes;
+    $("#rp-export").href = `/api/library/${id}/pgn`;
+    const list = $("#rp-moves");
+    list.replaceChildren();
+    for (let i = 0; i < game.moves.length; i += 2) {
+      const li = document.createElement("li");
+      for (const k of [i, i + 1]) {
+        if (k >= game.moves.length) break;
+        if (k > i) li.appendChild(document.createTextNode(" "));
+        const span = document.createElement("span");
+        span.className = "mv";
+        span.dataset.ply = String(k + 1);
+        span.textContent = game.moves[k].chinese;
+        span.addEventListener("click", () => go(k + 1));
+        li.appendChild(span);
+      }
+      list.appendChild(li);
+    }
+    go(game.moves.length);
+  }
+
+  function go(n) {
+    if (!game) return;
+    ply = Math.max(0, Math.min(game.moves.length, n));
+    const last = ply > 0 ? game.moves[ply - 1].iccs : null;
+    board.set({ fen: game.fens[ply], lastMove: last, check: null, dests: {}, movable: false, shapes: [], animate: true });
+    $("#rp-ply").textContent = `${ply} / ${game.moves.length}`;
+    document.body.dataset.replayPly = String(ply);
+    for (const s of document.querySelectorAll("#rp-moves .mv")) s.classList.toggle("current", Number(s.dataset.ply) === ply);
+    const cur = document.querySelector("#rp-moves .mv.current");
+    if (cur) cur.scrollIntoView({ block: "nearest" });
+  }
+
+  function stopAuto() {
+    clearInterval(timer);
+    timer = null;
+    $("#rp-auto").setAttribute("aria-pressed", "false");
+  }
+
+  function close() {
+    stopAuto();
+    game = null;
+    $("#replay").hidden = true;
+    $("#game-panel").hidden = false;
+    delete document.body.dataset.replayPly;
+    onExit();
+  }
+
+  $("#rp-first").addEventListener("click", () => { stopAuto(); go(0); });
+  $("#rp-prev").addEventListener("click", () => { stopAuto(); go(ply - 1); });
+  $("#rp-next").addEventListener("click", () => { stopAuto(); go(ply + 1); });
+  $("#rp-last").addEventListener("click", () => { stopAuto(); go(game ? game.moves.length : 0); });
+  $("#rp-auto").addEventListener("click", () => {
+    if (timer) { stopAuto(); return; }
+    if (ply >= game.moves.length) go(0);
+    $("#rp-auto").setAttribute("aria-pressed", "true");
+    timer = setInterval(() => {
+      if (!game || ply >= game.moves.length) { stopAuto(); return; }
+      go(ply + 1);
+    }, 700);
+  });
+  $("#rp-save").addEventListener("click", async () => {
+    await api(`/api/library/${game.id}`, {
+      method: "PATCH", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ title: $("#rp-name").value, notes: $("#rp-notes").value }),
+    });
+    $("#rp-title").textContent = $("#rp-name").value || `${t("replay")} #${game.id}`;
+    toast(t("saved"));
+  });
+  $("#rp-delete").addEventListener("click", async () => {
+    if (!(await confirmDialog(t("delete"), t("confirm_delete"), t("delete"), t("cancel")))) return;
+    await api(`/api/library/${game.id}`, { method: "DELETE" });
+    close();
+    openList();
+  });
+  $("#rp-exit").addEventListener("click", close);
+  $("#lib-search").addEventListener("input", () => refresh());
+  $("#lib-result").addEventListener("change", () => refresh());
+
+  return {
+    openList, replay, close, go,
+    get active() { return game !== null; },
+    get ply() { return ply; },
+    /** Arrow keys step through a replay; returns true when the key was used. */
+    key(ev) {
+      if (!game) return false;
+      const map = { ArrowLeft: ply - 1, ArrowRight: ply + 1, Home: 0, End: game.moves.length };
+      if (!(ev.key in map)) return false;
+      stopAuto();
+      go(map[ev.key]);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,93 @@
+"""Store: the current game survives a restart; library and settings round-trip through SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from xiangqi.app.session import GameSession
+from xiangqi.app.store import DB_NAME, Store, default_data_dir
+
+
+def test_data_dir_env_overrides(monkeypatch, tmp_path):
+    monkeypatch.setenv("XIANGQI_DATA_DIR", str(tmp_path / "xq"))
+    assert default_data_dir() == tmp_path / "xq"
+    st = Store()
+    assert st.path == tmp_path / "xq" / DB_NAME and st.path.exists()
+    st.close()
+
+
+def test_current_game_survives_a_new_store(tmp_path):
+    st = Store(tmp_path)
+    assert st.load_current() is None
+    s = GameSession(red="human", black="engine", level="advanced")
+    for mv in ("h2e2", "h9g7", "h0g2"):
+        s.play(mv)
+        st.save_current(s)
+    st.close()
+    st2 = Store(tmp_path)
+    back = st2.load_current()
+    assert back is not None and back.id == s.id
+    assert [m.iccs for m in back.moves] == ["h2e2", "h9g7", "h0g2"]
+    assert back.players == s.players and back.level == "advanced"
+    st2.clear_current()
+    assert st2.load_current() is None
+
+
+def test_each_save_is_committed_for_another_connection(tmp_path):
+    st = Store(tmp_path)
+    s = GameSession(red="human", black="human")
+    s.play("b2e2")
+    st.save_current(s)
+    # Another process (plain sqlite3, no SQLAlchemy) sees the committed move at once.
+    con = sqlite3.connect(tmp_path / DB_NAME)
+    (record,) = con.execute("select record from current_game where slot='current'").fetchone()
+    con.close()
+    assert '"moves": ["b2e2"]' in record
+
+
+def test_damaged_current_record_is_not_a_crash(tmp_path):
+    st = Store(tmp_path)
+    con = sqlite3.connect(tmp_path / DB_NAME)
+    con.execute("insert into current_game values ('current', 'x', '{\"moves\": [\"h2h9\"]}', 'now')")
+    con.commit()
+    con.close()
+    assert st.load_current() is None
+
+
+def test_library_crud_and_search(tmp_path):
+    st = Store(tmp_path)
+    s = GameSession(red="human", black="engine", level="master")
+    s.play("h2e2")
+    s.resign(True)
+    row = st.save_finished(s, s.to_pgn("chinese"))
+    assert st.save_finished(s, s.to_pgn("chinese")) == row  # same game: one row
+    games = st.list_games()
+    assert len(games) == 1
+    g = games[0]
+    assert (g["result"], g["plies"], g["level"], g["black"]) == ("0-1", 1, "master", "Computer (master)")
+    assert g["reason_zh"] == "黑胜 — 红方认输"
+    assert st.update_game(row, title="快棋", notes="中炮开局")
+    assert st.list_games(search="中炮")[0]["title"] == "快棋"
+    assert st.list_games(search="nothing-like-this") == []
+    assert st.list_games(result="1-0") == []
+    full = st.get_game(row)
+    assert "炮二平五" in full["pgn"] and full["record"]["moves"] == ["h2e2"]
+    assert st.delete_game(row) and st.get_game(row) is None and not st.delete_game(row)
+
+
+def test_settings_merge(tmp_path):
+    st = Store(tmp_path)
+    assert st.get_settings() == {}
+    st.set_settings({"theme": "flat", "sound": "off"})
+    assert st.set_settings({"theme": "contrast", "language": "en"}) == {
+        "theme": "contrast", "sound": "off", "language": "en"}
+    assert Store(tmp_path).get_settings()["language"] == "en"
+
+
+@pytest.mark.parametrize("bad", ["a_file.txt"])
+def test_data_dir_that_is_a_file_raises_oserror(tmp_path, bad):
+    (tmp_path / bad).write_text("x")
+    with pytest.raises(OSError):
+        Store(tmp_path / bad)

@@ -1,0 +1,176 @@
+"""Browser-test fixtures: Debian's Chromium for Playwright and a live game server in a thread.
+
+Playwright never downloads a browser here (DESIGN.md, "Browser tests on these
+machines"): the fixtures point it at ``/usr/bin/chromium``. Every test gets its
+own server on a free port with its own data dir (``XIANGQI_DATA_DIR`` style),
+so tests never see each other's games.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from xiangqi.app.players import EnginePlayer
+from xiangqi.web.run import free_port
+from xiangqi.web.server import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+
+# One engine for the whole session: its kernels compile once (warmup in the background).
+_ENGINE = EnginePlayer(hash_mb=16)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1200, "height": 900}, "accept_downloads": True}
+
+
+class LiveServer:
+    """A uvicorn server in a thread serving ``create_app(data_dir)``; ``restart()`` keeps the data dir."""
+
+    def __init__(self, data_dir: Path, move_provider: Callable | None = None) -> None:
+        self.data_dir = data_dir
+        self.move_provider = move_provider
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.app = None
+
+    def start(self) -> None:
+        # With a stand-in computer player the engine kernels are not needed: skip their warmup.
+        self.app = create_app(self.data_dir, move_provider=self.move_provider, player=_ENGINE,
+                              warmup=self.move_provider is None, engine_delay_s=0.05)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
+                                lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=20)
+            self._server = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture
+def live_server(tmp_path) -> Iterator[LiveServer]:
+    """A running server with the built-in engine and a fresh data dir."""
+    srv = LiveServer(tmp_path / "data")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def first_move(board, level):
+    """A fast deterministic computer player: the first legal move in ICCS order."""
+    return min(board.legal_moves, key=lambda m: m.iccs())
+
+
+@pytest.fixture
+def quick_server(tmp_path) -> Iterator[LiveServer]:
+    """A running server whose computer plays :func:`first_move` at once (no engine timing)."""
+    srv = LiveServer(tmp_path / "data", move_provider=first_move)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+class Driver:
+    """Drives the page the way a player does: by clicking the board and the buttons."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+
+    def open(self, url: str) -> None:
+        """Load the game page and wait until it has its state and its WebSocket."""
+        self.page.goto(url)
+        self.page.wait_for_selector("body[data-ready='1'][data-connected='1']")
+
+    def state(self) -> dict:
+        """The game state the page shows (as the server sent it)."""
+        return self.page.evaluate("window.xq.state")
+
+    def plies(self) -> int:
+        return int(self.page.get_attribute("body", "data-plies"))
+
+    def click_move(self, iccs: str) -> None:
+        """Click the piece on the from-square, check its destination is marked, click the to-square."""
+        from playwright.sync_api import expect
+
+        self.page.click(f".xq-hit[data-sq='{iccs[:2]}']")
+        expect(self.page.locator(f".xq-dest[data-sq='{iccs[2:4]}']")).to_have_count(1)
+        self.page.click(f".xq-hit[data-sq='{iccs[2:4]}']")
+
+    def wait_plies(self, n: int, timeout: float = 30_000) -> None:
+        """Wait until the game has ``n`` plies and the computer is not thinking."""
+        self.page.wait_for_selector(f"body[data-plies='{n}'][data-thinking='0']", timeout=timeout)
+
+    def play(self, iccs: str, expect_plies: int) -> None:
+        self.click_move(iccs)
+        self.wait_plies(expect_plies)
+
+    def new_game(self, mode: str = "red", level: str = "beginner") -> None:
+        """Start a new game from the dialog; ``mode`` is red, black, two or cvc."""
+        old = self.page.get_attribute("body", "data-game-id")
+        self.page.click("#btn-new")
+        self.page.check(f"#dlg-new input[name=mode][value={mode}]")
+        self.page.select_option("#sel-level", level)
+        self.page.click("#btn-start")
+        self.page.wait_for_function(
+            f"document.body.dataset.gameId !== '{old}' && document.body.dataset.connected === '1'")
+
+    def submit_new_game(self) -> None:
+        """Click Start in the open new-game dialog and wait until the page shows the new game."""
+        old = self.page.get_attribute("body", "data-game-id")
+        self.page.click("#btn-start")
+        self.page.wait_for_function(
+            f"document.body.dataset.gameId !== '{old}' && document.body.dataset.connected === '1'")
+
+    def move_texts(self) -> list[str]:
+        """The move list as shown, one entry per ply."""
+        return self.page.locator("#move-list .mv:not(.skip)").all_inner_texts()
+
+
+@pytest.fixture
+def driver(page) -> Driver:
+    return Driver(page)
+
+
+@pytest.fixture
+def gated_server(tmp_path) -> Iterator[tuple[LiveServer, threading.Event]]:
+    """A server whose computer thinks until the test sets the returned event."""
+    release = threading.Event()
+
+    def gated(board, level):
+        release.wait(30)
+        return first_move(board, level)
+
+    srv = LiveServer(tmp_path / "data", move_provider=gated)
+    srv.start()
+    yield srv, release
+    release.set()
+    srv.stop()

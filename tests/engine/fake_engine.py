@@ -1,0 +1,100 @@
+"""A scripted UCI/UCCI engine for the client tests (run as a program; not a test module).
+
+Usage: ``python fake_engine.py MODE``. Every mode answers the handshake; what
+happens on ``go`` depends on MODE:
+
+* ``empty-pv`` (R19): ``info`` lines with an empty PV, then ``bestmove h2e2``.
+* ``echo``: reports each ``position`` line it got as ``info string got <line>``,
+  then ``info … score mate -2 … pv`` and ``bestmove h0g2`` (legal from the start position).
+* ``die``: exits with status 3 on ``go``.
+* ``hang``: never answers ``go`` (not even after ``stop``).
+* ``illegal``: ``bestmove e0e5``.
+* ``ucci-only``: like ElephantEye, exits unless the first line is ``ucci``; mate score 9997.
+* ``variant``: announces ``UCI_Variant`` and answers in ranks 1–10 (``bestmove h3e3``).
+* ``first``: plays the first legal move in ICCS order of the position it was given
+  (from the start both sides then shuffle a rook: a threefold repetition at ply 8).
+* ``slow``: like ``first`` after sleeping 0.4 s.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+def main() -> int:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "echo"
+    out = sys.stdout
+
+    def say(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    first = True
+    position = ""
+    for raw in sys.stdin:
+        line = raw.strip()
+        cmd = line.split()[0] if line else ""
+        if first and mode == "ucci-only" and cmd != "ucci":
+            return 1
+        first = False
+        if cmd == "uci":
+            say("id name FakeEngine")
+            say("id author tests")
+            say("option name Hash type spin default 16 min 1 max 1024")
+            say("option name MultiPV type spin default 1 min 1 max 10")
+            if mode == "variant":
+                say("option name UCI_Variant type combo default chess var chess var xiangqi")
+            say("uciok")
+        elif cmd == "ucci":
+            say("id name FakeUCCI")
+            say("option usemillisec type check default false")
+            say("option newgame type button")
+            say("ucciok")
+        elif cmd == "isready":
+            say("readyok")
+        elif cmd == "position":
+            position = line
+            if mode == "echo":
+                say(f"info string got {line}")
+        elif cmd == "go":
+            if mode == "die":
+                return 3
+            if mode == "hang":
+                continue
+            if mode in ("first", "slow"):
+                if mode == "slow":
+                    time.sleep(0.4)
+                say(f"bestmove {first_legal(position)}")
+            elif mode == "empty-pv":
+                say("info depth 1 score cp 12 pv")
+                say("info depth 2 seldepth 3 score cp 15 nodes 100 time 5 pv")
+                say("bestmove h2e2")
+            elif mode == "illegal":
+                say("info depth 1 score cp 0 pv e0e5")
+                say("bestmove e0e5")
+            elif mode == "ucci-only":
+                say(f"info string got {line}")
+                say("info depth 3 score 9997 pv h2e2")
+                say("bestmove h2e2")
+            elif mode == "variant":
+                say("info depth 1 score cp 30 pv h3e3 h10g8")
+                say("bestmove h3e3 ponder h10g8")
+            else:
+                say("info depth 1 score mate -2 nodes 10 time 1 pv")
+                say("bestmove h0g2")
+        elif cmd == "quit":
+            return 0
+    return 0
+
+
+def first_legal(position: str) -> str:
+    from xiangqi.engine.protocol import parse_position
+
+    board = parse_position(position.split()[1:])
+    moves = sorted(m.iccs() for m in board.legal_moves)
+    return moves[0] if moves else "(none)"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,472 @@
+"""UCI / UCCI conversations with the protocol layer, driven against a small fake engine.
+
+The fake engine (defined here, for these tests only) has the built-in engine's API:
+``search(board, limit, on_info=, multipv=)``, ``stop()``, ``new_game()``, ``set_hash()``,
+``play(board, level)``. It ranks the legal moves by ICCS text, so every expected
+reply below is exact. The same conversations against the real engine are in
+test_protocol_builtin.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import pytest
+
+from xiangqi.core.board import Board, Move
+from xiangqi.engine.protocol import UCCI_MATE_VALUE, EngineServer, parse_position
+
+MATED_FEN = "3k5/9/9/9/9/9/9/9/3R5/4K4 b - - 0 1"  # Black is mated (rook d1, flying general)
+
+
+@dataclasses.dataclass
+class FakeLimit:
+    depth: int | None = None
+    nodes: int | None = None
+    time: float | None = None
+    wtime: float | None = None
+    btime: float | None = None
+    winc: float | None = None
+    binc: float | None = None
+    movestogo: int | None = None
+    byoyomi: float | None = None
+    infinite: bool = False
+
+
+@dataclasses.dataclass
+class FakeInfo:
+    depth: int
+    seldepth: int
+    score_cp: int | None
+    mate: int | None
+    nodes: int
+    nps: int
+    time_s: float
+    pv: list
+    multipv: int = 1
+
+
+@dataclasses.dataclass
+class FakeResult:
+    move: Move | None
+    score_cp: int | None
+    mate: int | None
+    depth: int
+    nodes: int
+    time_s: float
+    pv: list
+    ponder: Move | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FakeLevel:
+    name: str
+    name_zh: str
+    elo: int
+    depth: int | None = None
+    time: float | None = None
+
+
+LEVELS = {"beginner": FakeLevel("beginner", "初级", 1000, depth=2, time=0.5),
+          "master": FakeLevel("master", "大师", 1900, time=3.0)}
+
+
+class FakeEngine:
+    """Moves ranked by ICCS text; one info per depth and line; infinite searches wait for stop()."""
+
+    def __init__(self, score_cp: int = 25, mate: int | None = None, fail: bool = False) -> None:
+        self.score_cp = score_cp
+        self.mate = mate
+        self.fail = fail
+        self.calls: list[tuple[str, object]] = []
+        self._stop = threading.Event()
+        self.searching = threading.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def new_game(self) -> None:
+        self.calls.append(("new_game", None))
+
+    def set_hash(self, mb: int) -> None:
+        self.calls.append(("set_hash", mb))
+
+    def play(self, board: Board, level: object) -> FakeResult:
+        self.calls.append(("play", level))
+        moves = sorted(board.legal_moves, key=Move.iccs)
+        return FakeResult(moves[-1], 0, None, 1, 1, 0.0, [moves[-1]])
+
+    def search(self, board: Board, limit: FakeLimit, on_info=None, multipv: int = 1) -> FakeResult:
+        self._stop.clear()  # like the real engine: a new search clears the stop flag
+        self.calls.append(("search", limit))
+        self.calls.append(("multipv", multipv))
+        if self.fail:
+            raise RuntimeError("boom")
+        moves = sorted(board.legal_moves, key=Move.iccs)
+        self.searching.set()
+        depth = 0
+        timed = limit.infinite or limit.wtime or limit.time
+        max_depth = limit.depth or (10**9 if timed else 3)
+        deadline = time.monotonic() + (limit.time or 0.05) if not limit.infinite else float("inf")
+        try:
+            while depth < max_depth:
+                if self._stop.is_set():
+                    break
+                depth += 1
+                for k, m in enumerate(moves[:multipv], 1):
+                    b2 = board.copy()
+                    b2.push(m)
+                    reply = sorted(b2.legal_moves, key=Move.iccs)[:1]
+                    info = FakeInfo(depth, depth + 2, None if self.mate else self.score_cp - k,
+                                    self.mate, 100 * depth, 50000, 0.002 * depth, [m, *reply], k)
+                    if on_info:
+                        on_info(info)
+                if timed:
+                    self._stop.wait(0.01)
+                    if time.monotonic() > deadline:
+                        break
+        finally:
+            self.searching.clear()
+        best = moves[0] if moves else None
+        pv = []
+        if best is not None:
+            b2 = board.copy()
+            b2.push(best)
+            pv = [best, *sorted(b2.legal_moves, key=Move.iccs)[:1]]
+        return FakeResult(best, self.score_cp, self.mate, depth, 100 * depth, 0.01, pv)
+
+
+class Conversation:
+    """An EngineServer with captured output and helpers to wait for replies."""
+
+    def __init__(self, engine: FakeEngine | None = None, warmup=None) -> None:
+        self.engine = engine or FakeEngine()
+        self.out: list[str] = []
+        self.cv = threading.Condition()
+        self.server = EngineServer(self.engine, write=self._write, warmup=warmup or (lambda: None),
+                                   levels=LEVELS, limit_factory=FakeLimit)
+
+    def _write(self, line: str) -> None:
+        with self.cv:
+            self.out.append(line)
+            self.cv.notify_all()
+
+    def send(self, *lines: str) -> bool:
+        ok = True
+        for line in lines:
+            ok = self.server.handle(line)
+        return ok
+
+    def wait_for(self, prefix: str, timeout: float = 10.0, start: int = 0) -> str:
+        deadline = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for line in self.out[start:]:
+                    if line.split()[0:1] == prefix.split()[0:1] and line.startswith(prefix):
+                        return line
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no {prefix!r} line in ...{self.out[-5:]}")
+                self.cv.wait(left)
+
+    def errors(self) -> list[str]:
+        return [x for x in self.out if x.startswith("info string error:")]
+
+    def limits(self) -> list[FakeLimit]:
+        return [v for k, v in self.engine.calls if k == "search"]
+
+
+def test_uci_handshake_lists_options_and_ends_with_uciok():
+    c = Conversation()
+    c.send("uci")
+    assert c.out[0] == "id name pyxiangqi"
+    assert c.out[1].startswith("id author ")
+    assert c.out[-1] == "uciok"
+    opts = {x.split(" type ")[0][len("option name "):]: x for x in c.out if x.startswith("option")}
+    assert opts["Hash"] == "option name Hash type spin default 64 min 1 max 4096"
+    assert opts["MultiPV"] == "option name MultiPV type spin default 1 min 1 max 64"
+    assert opts["Level"] == "option name Level type combo default full var full var beginner var master"
+    assert opts["UCI_Elo"] == "option name UCI_Elo type spin default 1900 min 1000 max 1900"
+    assert "Skill Level" in opts and "UCI_LimitStrength" in opts
+
+
+def test_ucci_handshake_and_quit_says_bye():
+    c = Conversation()
+    c.send("ucci")
+    assert c.out[-1] == "ucciok"
+    assert "option usemillisec type check default false" in c.out
+    assert "option hashsize type spin min 1 max 4096 default 64" in c.out
+    assert c.send("quit") is False
+    assert c.out[-1] == "bye"
+
+
+def test_isready_waits_for_the_warmup():
+    done = threading.Event()
+
+    def warm():
+        time.sleep(0.2)
+        done.set()
+
+    c = Conversation(warmup=warm)
+    c.send("uci", "isready")
+    assert done.is_set()
+    assert c.out[-1] == "readyok"
+
+
+def test_go_depth_gives_info_lines_and_a_legal_bestmove():
+    c = Conversation()
+    c.send("uci", "position startpos moves h2e2 h9g7", "go depth 3")
+    best = c.wait_for("bestmove")
+    infos = [x for x in c.out if x.startswith("info depth")]
+    assert [x.split()[2] for x in infos] == ["1", "2", "3"]
+    assert infos[-1] == ("info depth 3 seldepth 5 multipv 1 score cp 24 nodes 300 nps 50000 time 6 "
+                         "pv a0a1 a6a5")
+    board = parse_position("startpos moves h2e2 h9g7".split())
+    move = Move.from_iccs(best.split()[1])
+    assert board.is_legal(move)
+    assert best == "bestmove a0a1 ponder a6a5"
+    assert c.limits()[-1] == FakeLimit(depth=3)
+
+
+def test_go_clock_parameters_are_converted_to_seconds():
+    c = Conversation()
+    c.send("uci", "position startpos", "go wtime 60000 btime 30000 winc 1000 binc 2000 movestogo 20")
+    c.wait_for("info depth 1")
+    c.send("stop")
+    c.wait_for("bestmove")
+    assert c.limits()[-1] == FakeLimit(wtime=60.0, btime=30.0, winc=1.0, binc=2.0, movestogo=20)
+    n = len(c.out)
+    c.send("go movetime 250 nodes 5000")
+    c.wait_for("bestmove", start=n)
+    assert c.server.wait(5)
+    assert c.limits()[-1] == FakeLimit(time=0.25, nodes=5000)
+
+
+def test_ucci_time_is_seconds_unless_usemillisec_and_follows_the_side_to_move():
+    c = Conversation()
+    c.send("ucci", "position startpos moves h2e2", "go time 60 increment 2 opptime 30 oppincrement 1 depth 1")
+    c.wait_for("bestmove")
+    assert c.server.wait(5)
+    assert c.limits()[-1] == FakeLimit(depth=1, btime=60.0, binc=2.0, wtime=30.0, winc=1.0)
+    c.send("setoption usemillisec true", "position startpos", "go time 5000 movestogo 10 depth 1")
+    assert c.server.wait(5)
+    assert c.limits()[-1] == FakeLimit(depth=1, wtime=5.0, movestogo=10)
+
+
+def test_stop_during_infinite_search_returns_bestmove():
+    c = Conversation()
+    c.send("uci", "position startpos", "go infinite")
+    c.wait_for("info depth 2")
+    assert c.server.searching
+    c.send("stop")
+    assert c.wait_for("bestmove") == "bestmove a0a1 ponder a6a5"
+    assert c.server.wait(5)
+
+
+def test_stop_right_after_go_is_not_lost():
+    # 'stop' may arrive before the worker has entered engine.search (which clears the stop flag)
+    for _ in range(20):
+        c = Conversation()
+        c.send("uci", "position startpos", "go infinite", "stop")
+        c.wait_for("bestmove", timeout=5)
+
+
+def test_bad_lines_get_an_error_and_the_engine_keeps_working():
+    c = Conversation()
+    c.send("uci", "position startpos moves h2e2")
+    before = c.server.board.fen()
+    c.send("position fen rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w")
+    assert "bad FEN board" in c.errors()[-1]
+    c.send("position startpos moves h2e2 h2e3")
+    assert c.errors()[-1].startswith("info string error: move 2 of the move list ('h2e3'):")
+    c.send("position startpos moves h2e2 zz99")
+    assert "not an ICCS move" in c.errors()[-1]
+    assert c.server.board.fen() == before  # a rejected position changes nothing
+    c.send("go depth x")
+    assert c.errors()[-1] == "info string error: 'depth' needs a number, got 'x'"
+    c.send("go fly")
+    assert c.errors()[-1] == "info string error: unknown 'go' parameter 'fly'"
+    c.send("setoption name Hash value lots")
+    assert c.errors()[-1] == "info string error: option 'Hash' needs a whole number, got 'lots'"
+    c.send("setoption name Hash value 0")
+    assert c.errors()[-1] == "info string error: option 'Hash' must be between 1 and 4096, got 0"
+    c.send("setoption name Level value grandmaster")
+    assert "unknown level 'grandmaster'" in c.errors()[-1]
+    c.send("flyto e9", "position", "position middle", "\x00\xff garbage")
+    assert c.errors()[-4] == "info string error: unknown command 'flyto'"
+    assert len(c.errors()) == 12
+    c.send("isready")
+    assert c.out[-1] == "readyok"
+    c.send("go depth 1")
+    assert c.wait_for("bestmove") == "bestmove a6a5 ponder a0a1"  # Black to move after h2e2
+
+
+def test_a_failing_search_still_answers_with_a_legal_move():
+    c = Conversation(FakeEngine(fail=True))
+    c.send("uci", "position startpos", "go depth 2")
+    best = c.wait_for("bestmove")
+    assert "search failed: RuntimeError: boom" in c.errors()[0]
+    assert Board().is_legal(Move.from_iccs(best.split()[1]))
+
+
+def test_no_legal_move_gives_bestmove_none_or_nobestmove():
+    c = Conversation()
+    c.send("uci", f"position fen {MATED_FEN}", "go depth 2")
+    assert c.wait_for("bestmove") == "bestmove (none)"
+    c.server.wait(5)
+    c.send("ucci", f"position fen {MATED_FEN}", "go depth 2")
+    assert c.wait_for("nobestmove") == "nobestmove"
+
+
+def test_mate_scores_in_uci_and_ucci_form():
+    c = Conversation(FakeEngine(mate=2))
+    c.send("uci", "position startpos", "go depth 1")
+    c.wait_for("bestmove")
+    assert " score mate 2 " in [x for x in c.out if x.startswith("info depth")][0]
+    c.server.wait(5)
+    c2 = Conversation(FakeEngine(mate=-3))
+    c2.send("ucci", "position startpos", "go depth 1")
+    c2.wait_for("bestmove")
+    line = [x for x in c2.out if x.startswith("info depth")][0]
+    assert line == f"info depth 1 score {-(UCCI_MATE_VALUE - 6)} nodes 100 time 2 pv a0a1 a6a5"
+    c3 = Conversation(FakeEngine(mate=2))
+    c3.send("ucci", "position startpos", "go depth 1")
+    c3.wait_for("bestmove")
+    assert f" score {UCCI_MATE_VALUE - 3} " in [x for x in c3.out if x.startswith("info depth")][0]
+
+
+def test_multipv_lines_are_numbered():
+    c = Conversation()
+    c.send("uci", "setoption name MultiPV value 3", "position startpos", "go depth 1")
+    c.wait_for("bestmove")
+    infos = [x.split()[6] for x in c.out if x.startswith("info depth")]
+    assert infos == ["1", "2", "3"]
+    assert ("multipv", 3) in c.engine.calls
+
+
+def test_ucci_banmoves_excludes_the_best_move_and_renumbers_lines():
+    c = Conversation()
+    c.send("ucci", "position startpos", "banmoves a0a1", "go depth 2")
+    assert c.wait_for("bestmove") == "bestmove a0a2 ponder a6a5"
+    assert ("multipv", 2) in c.engine.calls
+    assert all(" pv a0a1" not in x for x in c.out)
+    c.server.wait(5)
+    n = len(c.out)
+    c.send("position startpos", "go depth 1")  # a new position clears the banned moves
+    assert c.wait_for("bestmove", start=n) == "bestmove a0a1 ponder a6a5"
+    c.send("banmoves e0e2")
+    assert "banmoves: e0e2 is not a legal move" in c.errors()[-1]
+
+
+def test_uci_searchmoves_restricts_the_root():
+    c = Conversation()
+    legal = [m.iccs() for m in Board().legal_moves]
+    keep = [m for m in legal if m not in ("a0a1", "a0a2", "a3a4")]
+    c.send("uci", "position startpos", "go depth 1 searchmoves h2e2")
+    assert "at most 8 moves can be excluded" in c.errors()[-1]
+    c.send("go depth 1 searchmoves " + " ".join(keep))
+    assert c.wait_for("bestmove").startswith("bestmove b0a2")
+
+
+def test_ponder_waits_for_ponderhit_then_searches_with_the_real_limit():
+    c = Conversation()
+    c.send("uci", "setoption name Ponder value true", "position startpos moves h2e2 h9g7",
+           "go ponder wtime 2000 btime 2000")
+    c.wait_for("info depth 2")
+    assert c.limits()[-1] == FakeLimit(infinite=True)
+    assert not any(x.startswith("bestmove") for x in c.out)
+    n = len(c.out)
+    c.send("ponderhit")
+    deadline = time.monotonic() + 5
+    while len(c.limits()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert c.limits()[-1] == FakeLimit(wtime=2.0, btime=2.0)
+    c.wait_for("info depth 1", start=n)
+    c.send("stop")
+    assert c.wait_for("bestmove") == "bestmove a0a1 ponder a6a5"
+
+
+def test_stop_while_pondering_answers_from_the_ponder_search():
+    c = Conversation()
+    c.send("uci", "position startpos", "go ponder movetime 1000")
+    c.wait_for("info depth 1")
+    c.send("stop")
+    c.wait_for("bestmove")
+    assert c.limits() == [FakeLimit(infinite=True)]
+
+
+def test_ucci_draw_offer_is_accepted_only_when_worse():
+    bad = Conversation(FakeEngine(score_cp=-200))
+    bad.send("ucci", "position startpos", "go draw depth 1")
+    assert bad.wait_for("bestmove") == "bestmove a0a1 ponder a6a5 draw"
+    good = Conversation(FakeEngine(score_cp=100))
+    good.send("ucci", "position startpos", "go draw depth 1")
+    assert good.wait_for("bestmove") == "bestmove a0a1 ponder a6a5"
+
+
+def test_levels_and_skill_level_select_the_level_search():
+    c = Conversation()
+    c.send("uci", "setoption name Level value beginner", "position startpos", "go depth 3")
+    assert c.wait_for("bestmove").startswith("bestmove i3i4")
+    assert ("play", LEVELS["beginner"]) in c.engine.calls  # the level's depth 2 is below the GUI's 3
+    assert c.out[-2] == "info depth 1 multipv 1 score cp 0 nodes 1 time 0 pv i3i4"
+    c.server.wait(5)
+    c.send("setoption name Level value master", "go movetime 200 depth 9")
+    c.server.wait(5)
+    assert ("play", FakeLevel("master", "大师", 1900, depth=9, time=0.2)) in c.engine.calls
+    c.server.wait(5)
+    c.send("setoption name Skill Level value 20")
+    assert c.server.level == "full"
+    c.send("setoption name Skill Level value 3")
+    assert c.server.level == "beginner"
+    c.send("setoption name Level value 大师")
+    assert c.server.level == "master"
+    c.send("setoption name UCI_LimitStrength value true", "setoption name UCI_Elo value 1500")
+    assert c.server.effective_level() == "beginner"
+    c.send("setoption name UCI_Elo value 3000")
+    assert "between 1000 and 1900" in c.errors()[-1]
+
+
+def test_hash_newgame_probe_and_display():
+    c = Conversation()
+    c.send("uci", "setoption name Hash value 128", "ucinewgame", "setoption name Clear Hash")
+    assert c.engine.calls == [("set_hash", 128), ("new_game", None), ("new_game", None)]
+    c.send("ucci", "probe startpos moves h2e2")
+    assert c.out[-1] == "pophash"
+    c.send("position startpos moves h2e2", "d")
+    fen = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1"
+    assert c.out[-1] == f"info string Fen: {fen}"
+
+
+def test_go_while_searching_is_refused():
+    c = Conversation()
+    c.send("uci", "position startpos", "go infinite")
+    c.wait_for("info depth 1")
+    c.send("go depth 1")
+    assert c.errors()[-1] == "info string error: already searching; send 'stop' first"
+    c.send("quit")
+    assert c.server.wait(5)
+    assert sum(1 for x in c.out if x.startswith("bestmove")) == 1
+
+
+def test_end_of_input_stops_the_search():
+    c = Conversation()
+    status = c.server.run(iter(["uci\n", "position startpos\n", "go infinite\n"]))
+    assert status == 0
+    assert c.server.wait(5)
+    assert c.out[-1].startswith("bestmove")
+
+
+@pytest.mark.parametrize("tokens,fen", [
+    ("startpos", "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"),
+    ("fen 4k4/9/9/9/9/9/9/9/9/4K4 w moves e0d0", "4k4/9/9/9/9/9/9/9/9/3K5 b - - 1 1"),
+    ("fen rheakaehr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RHEAKAEHR w - - 0 1 moves h2e2 h7e7",
+     "rnbakabnr/9/1c2c4/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR w - - 2 2"),
+])
+def test_parse_position_keeps_the_history(tokens, fen):
+    board = parse_position(tokens.split())
+    assert board.fen() == fen
+    expected = tokens.split("moves ")[1].split() if "moves" in tokens else []
+    assert [m.iccs() for m in board.move_stack] == expected
