@@ -6,9 +6,12 @@ The public API of the rules library is one import away::
     >>> board = xiangqi.Board()
     >>> board.push(xiangqi.Move.from_iccs("h2e2"))
     >>> len(board.legal_moves)
-    44
+    45
+    >>> board.parse_move("马8进7")
+    Move.from_iccs('h9g7')
 """
 
+from xiangqi.core import notation, pgn
 from xiangqi.core.board import (
     ADVISOR,
     BLACK,
@@ -41,6 +44,7 @@ from xiangqi.core.errors import (
     InvalidMoveError,
     XiangqiError,
 )
+from xiangqi.core.notation import move_to_chinese, move_to_text, move_to_wxf, parse_move
 from xiangqi.core.outcome import Outcome
 
 __version__ = "0.1.0"
@@ -50,5 +54,5 @@ __all__ = [
     "SQUARE_NAMES", "STARTING_FEN", "AmbiguousMoveError", "Board", "Color", "FenError",
     "IllegalMoveError", "InvalidMoveError", "LegalMoveGenerator", "Move", "Outcome", "Piece",
     "Termination", "XiangqiError", "parse_square", "square", "square_file", "square_name",
-    "square_rank",
+    "square_rank", "notation", "pgn", "move_to_chinese", "move_to_text", "move_to_wxf", "parse_move",
 ]

@@ -6,6 +6,8 @@ Each test names the input that used to fail and what it did before the fix.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import xiangqi
 from xiangqi import Board, FenError, IllegalMoveError, Move, Piece, XiangqiError
@@ -129,3 +131,44 @@ def test_push_of_text_says_how_to_push_text() -> None:
         board.push("h2e2")  # type: ignore[arg-type]
     assert board.fen() == xiangqi.STARTING_FEN
     assert board.push_iccs("h2e2") == Move.from_iccs("h2e2")
+
+
+_FEN_ALPHABET = [*"kabnrcpheKABNRCPHE0123456789/ -wrbWRB", "²", "٣", "９", "①", "\u2028", "\x00", "\u3000"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 80), st.sampled_from(_FEN_ALPHABET), st.booleans()), max_size=4))
+def test_mutated_fen_gives_a_board_or_a_fen_error(edits: list[tuple[int, str, bool]]) -> None:
+    # Every mutation of a FEN gives a board whose FEN reads back the same, or a FenError whose
+    # position lies inside the text; never another exception (the '²' digit used to escape).
+    text = list(xiangqi.STARTING_FEN)
+    for pos, ch, insert in edits:
+        pos = min(pos, len(text))
+        if insert or pos == len(text):
+            text.insert(pos, ch)
+        else:
+            text[pos] = ch
+    fen = "".join(text)
+    try:
+        board = Board(fen)
+    except FenError as exc:
+        assert 0 <= exc.position <= len(fen)
+        return
+    assert Board(board.fen()).fen() == board.fen()
+
+
+def test_fen_errors_come_in_field_order() -> None:
+    # "bad line here" used to be reported as a bad halfmove clock ('here'), not as a bad board.
+    with pytest.raises(FenError) as info:
+        Board("bad line here")
+    assert (info.value.field, info.value.position) == ("board", 0)
+    with pytest.raises(FenError) as info:
+        Board(f"{START_BOARD} x - - y 1")
+    assert info.value.field == "side"
+
+
+def test_fen_of_the_wrong_type_is_a_type_error() -> None:
+    # Board(b"...") used to complain about the side "b'w'"; Board(123) raised AttributeError.
+    for bad in (xiangqi.STARTING_FEN.encode(), 123):
+        with pytest.raises(TypeError, match="a FEN is a str"):
+            Board(bad)  # type: ignore[arg-type]

@@ -132,3 +132,31 @@ def test_convert_with_a_non_text_encoding_exits_2(tmp_path: Path, capsys: pytest
     err = capsys.readouterr().err
     assert err.count("is not a text encoding") == 2 and "Traceback" not in err
     assert not (tmp_path / "o.pgn").exists()
+
+
+def test_epd_list_with_a_bad_line_is_still_read_as_epd(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # A .epd file with one bad line used to be sniffed as PGN and rejected as "no game found";
+    # the bad lines of a list read as EPD were dropped without a word.
+    from xiangqi.core.records import read_records
+
+    src = tmp_path / "list.epd"
+    src.write_bytes(b"4k4/9/9/9/9/9/9/9/9/3K5 b ; bare kings\nbad line here\n3k5/9/9/9/9/9/9/9/9/R3K4 w\n")
+    games = read_records(src)
+    assert [g.headers.get("FEN") for g in games] == ["4k4/9/9/9/9/9/9/9/9/3K5 b - - 0 1",
+                                                     "3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1"]
+    assert games[0].errors == ["EPD line 2: bad FEN board at character 0: board must have 10 ranks "
+                               "separated by '/', got 1"]
+    assert main(["convert", str(src), str(tmp_path / "out.pgn")]) == 1
+    err = capsys.readouterr().err
+    assert "EPD line 2" in err and "converted 2 game(s)" in err
+
+
+def test_epd_comment_lines_do_not_hide_the_format() -> None:
+    from xiangqi.core.records import detect_format, read_records
+
+    data = b"# my endgames\n4k4/9/9/9/9/9/9/9/9/3K5 b ; bare\n\n3k5/9/9/9/9/9/9/9/9/R3K4 w\n"
+    assert detect_format(data) == "epd"
+    games = read_records(data)
+    assert len(games) == 2 and all(g.errors == [] for g in games)
+    assert detect_format(b'[Event "x"]\n1. h2e2 *\n') == "pgn"

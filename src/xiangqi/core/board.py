@@ -345,10 +345,14 @@ class Board:
         ``r`` for Red and ``b`` for Black; ``H``/``E`` letters (R12); the
         two-number tail ``board side halfmove fullmove`` (R16).
 
-        Raises :class:`FenError` naming the field and position of the problem:
-        the board must have 10 ranks of 9 points, known letters, at most the
-        full set of each piece and exactly one king per side inside its palace.
+        Raises :class:`FenError` naming the field and position of the problem
+        (fields are checked in order: board, side, counters): the board must have
+        10 ranks of 9 points (ASCII digits), known letters, at most the full set of
+        each piece and exactly one king per side inside its palace. Raises
+        :class:`TypeError` when ``fen`` is not a str.
         """
+        if not isinstance(fen, str):
+            raise TypeError(f"a FEN is a str, got {type(fen).__name__} {fen!r:.60}")
         parts = fen.split()
         if not parts:
             raise FenError("empty FEN", field="board", position=0)
@@ -356,37 +360,6 @@ class Board:
         rest = parts[1:]
         # Character index of every field, so that errors point at the right one.
         starts = [m.start() for m in re.finditer(r"\S+", fen)]
-        side = "w"
-        half, full = 0, 1
-        if rest:
-            side = rest[0]
-            tail = rest[1:]
-            first = 2
-            # Drop castling / en passant placeholders, keep the numbers.
-            while tail and tail[0] == "-":
-                tail = tail[1:]
-                first += 1
-            if len(tail) > 2:
-                raise FenError(f"too many fields after the side to move: {' '.join(rest[1:])!r}",
-                               field="counters", position=starts[first + 2])
-            for i, (name, t) in enumerate(zip(("halfmove clock", "fullmove number"), tail, strict=False)):
-                # ASCII digits only: str.isdigit() is also true for '²' or '٣', which int() rejects.
-                if not (t.isascii() and t.isdigit()):
-                    raise FenError(f"{name} must be a non-negative integer, got {t!r}",
-                                   field="counters", position=starts[first + i])
-                if i == 0:
-                    half = int(t)
-                else:
-                    full = int(t)
-            if full < 1:
-                full = 1
-        if side.lower() in ("w", "r"):
-            turn = RED
-        elif side.lower() == "b":
-            turn = BLACK
-        else:
-            raise FenError(f"side to move must be w, r or b, got {side!r}", field="side",
-                           position=starts[1])
         squares = [0] * 90
         ranks = board_part.split("/")
         if len(ranks) != 10:
@@ -436,6 +409,37 @@ class Board:
                 raise FenError(f"{name} king on {SQUARE_NAMES[ksq]} is outside its palace",
                                field="board", position=0)
             kings[color] = ksq
+        # The side and the counters are checked after the board, so that errors come in field order.
+        side = rest[0] if rest else "w"
+        if side.lower() in ("w", "r"):
+            turn = RED
+        elif side.lower() == "b":
+            turn = BLACK
+        else:
+            raise FenError(f"side to move must be w, r or b, got {side!r}", field="side",
+                           position=starts[1])
+        half, full = 0, 1
+        if rest:
+            tail = rest[1:]
+            first = 2
+            # Drop castling / en passant placeholders, keep the numbers.
+            while tail and tail[0] == "-":
+                tail = tail[1:]
+                first += 1
+            if len(tail) > 2:
+                raise FenError(f"too many fields after the side to move: {' '.join(rest[1:])!r}",
+                               field="counters", position=starts[first + 2])
+            for i, (name, t) in enumerate(zip(("halfmove clock", "fullmove number"), tail, strict=False)):
+                # ASCII digits only: str.isdigit() is also true for '²' or '٣', which int() rejects.
+                if not (t.isascii() and t.isdigit()):
+                    raise FenError(f"{name} must be a non-negative integer, got {t!r}",
+                                   field="counters", position=starts[first + i])
+                if i == 0:
+                    half = int(t)
+                else:
+                    full = int(t)
+            if full < 1:
+                full = 1
         self.squares = squares
         self.turn = turn
         self.halfmove_clock = half
@@ -815,6 +819,29 @@ class Board:
         move = Move.from_iccs(text)
         self.push(move)
         return move
+
+    def parse_move(self, text: str) -> Move:
+        """The legal move written ``text`` in ICCS, Chinese or WXF notation (detected).
+
+        Raises :class:`InvalidMoveError`, :class:`IllegalMoveError` or
+        :class:`AmbiguousMoveError` naming the problem (see :mod:`xiangqi.core.notation`).
+        """
+        from xiangqi.core.notation import parse_move
+
+        return parse_move(self, text)
+
+    def push_text(self, text: str) -> Move:
+        """Parse ``text`` (ICCS, Chinese or WXF), play it and return the move."""
+        move = self.parse_move(text)
+        self.push(move)
+        return move
+
+    def move_text(self, move: Move, notation: str = "chinese") -> str:
+        """``move`` written in ``notation`` (``chinese``, ``wxf`` or ``iccs``) for this position,
+        e.g. ``炮二平五``. Raises :class:`IllegalMoveError` if the move is not legal here."""
+        from xiangqi.core.notation import move_to_text
+
+        return move_to_text(self, move, notation)
 
     def pop(self) -> Move:
         """Take back the last move and return it. Raises IndexError if none."""

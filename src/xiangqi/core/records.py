@@ -41,12 +41,15 @@ def format_from_path(path: str | os.PathLike[str]) -> str | None:
 
 
 def detect_format(data: bytes) -> str:
-    """The format of record bytes by content: ``xqf``, ``dhtmlxq``, ``epd`` or ``pgn``."""
+    """The format of record bytes by content: ``xqf``, ``dhtmlxq``, ``epd`` or ``pgn``.
+
+    EPD when every one of the first 20 lines that is not blank or a ``#`` comment is a FEN line.
+    """
     if data[:2] == b"XQ":
         return "xqf"
     if b"[DhtmlXQ" in data[:1 << 16] or b"[dhtmlxq" in data[:1 << 16].lower():
         return "dhtmlxq"
-    lines = [ln for ln in data.splitlines()[:20] if ln.strip()]
+    lines = [ln for ln in data.splitlines()[:20] if ln.strip() and not ln.lstrip().startswith(b"#")]
     if lines and all(_FEN_LINE.match(ln) for ln in lines):
         return "epd"
     return "pgn"
@@ -56,9 +59,10 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
                  encoding: str | None = None) -> list[Game]:
     """Every game in a record file (path or bytes), in ``fmt`` or the detected format.
 
-    ``.txt`` files holding ``[DhtmlXQ`` are read as DhtmlXQ. Problems inside games are on each
-    ``game.errors``; raises :class:`RecordError` (or another :class:`XiangqiError`) when the file
-    cannot be read at all or holds no game.
+    ``.txt`` files holding ``[DhtmlXQ`` are read as DhtmlXQ; a path ending in ``.epd``/``.fen``
+    is read as EPD even when some of its lines are bad. Problems inside games are on each
+    ``game.errors`` (an EPD list's skipped lines on the first game's); raises :class:`RecordError`
+    (or another :class:`XiangqiError`) when the file cannot be read at all or holds no game.
     """
     if isinstance(source, bytes | bytearray):
         data, name = bytes(source), "<data>"
@@ -71,10 +75,15 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     kind = fmt or detect_format(data)
     if kind == "pgn" and detect_format(data) == "dhtmlxq":
         kind = "dhtmlxq"  # .txt files from dpxq hold UBB text
+    if fmt is None and kind == "pgn" and name != "<data>" and format_from_path(name) == "epd":
+        kind = "epd"  # a FEN list with a bad line is still a FEN list
     if kind == "xqf":
         return [read_xqf(data)]
     if kind in ("epd", "fen"):
-        return epd_to_games(read_epd(data))
+        problems: list[str] = []
+        games = epd_to_games(read_epd(data, problems))
+        games[0].errors.extend(f"EPD {p}" for p in problems)  # read_epd raised if no game
+        return games
     text, _enc = decode_bytes(data, encoding)
     if kind == "dhtmlxq":
         return read_dhtmlxq_games(text)
