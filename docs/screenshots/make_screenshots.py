@@ -20,6 +20,7 @@ from xiangqi.web.run import free_port
 from xiangqi.web.server import create_app
 
 OUT = Path(__file__).parent
+RECORDS = OUT.parent.parent / "tests" / "data" / "records"
 # 中炮对屏风马: the human plays Red, the "computer" answers from this list.
 REPLIES = iter(["h9g7", "i9h9", "b9c7", "a9b9", "c6c5", "h7i7"])
 HUMAN = ["h2e2", "h0g2", "i0h0", "b0c2", "a0b0", "h0h6"]
@@ -96,6 +97,22 @@ def main() -> None:
         page.select_option("#set-theme", "wood")
         page.click("#dlg-settings button[value=close]")
 
+        # A record with variations and comments in the record browser (desktop, then phone below).
+        page.click("#btn-open")
+        page.set_input_files("#file-open", str(RECORDS / "xqf" / "xqbase_SAMPLE.XQF"))
+        page.wait_for_selector("#record:not([hidden])")
+        page.click("#rc-moves .mv[data-pos='5']")
+        page.evaluate("document.querySelector('#toast').hidden = true")
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(OUT / "record-comments.png"))
+        page.set_input_files("#file-open", str(RECORDS / "xqf" / "cchess_game_varations.xqf"))
+        page.wait_for_selector("#rc-summary:has-text('6')")
+        page.click("#rc-moves .mv[data-pos='6']")
+        page.evaluate("document.querySelector('#toast').hidden = true")
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(OUT / "record-variations.png"))
+        page.click("#rc-exit")
+
         phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
         phone.goto(url)
         phone.wait_for_selector("body[data-ready='1'][data-connected='1']")
@@ -106,6 +123,14 @@ def main() -> None:
         phone.wait_for_selector("body[data-editor-valid='1']")
         phone.wait_for_timeout(300)
         phone.screenshot(path=str(OUT / "phone-editor.png"), full_page=True)
+        phone.click("#ed-exit")
+        phone.click("#btn-open")
+        phone.set_input_files("#file-open", str(RECORDS / "xqf" / "cchess_game_varations.xqf"))
+        phone.wait_for_selector("#record:not([hidden])")
+        phone.click("#rc-next")
+        phone.evaluate("document.querySelector('#toast').hidden = true")
+        phone.wait_for_timeout(400)
+        phone.screenshot(path=str(OUT / "phone-record.png"), full_page=True)
         browser.close()
     server.should_exit = True
     th.join()

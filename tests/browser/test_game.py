@@ -113,10 +113,17 @@ def test_save_and_reopen_pgn(quick_server, driver, page, tmp_path, notation):
         assert "1. 炮二平五 马8进7 2. 马二进三 车9平8 3. 车一平二 马2进3" in text
     driver.new_game("two")
     assert driver.move_texts() == []
+    page.click("#btn-open")
     page.set_input_files("#file-open", str(path))
-    page.wait_for_selector("body[data-plies='6']")
-    assert driver.move_texts() == OPENING_ZH
+    expect(page.locator("#record")).to_be_visible()  # opened in the record browser
     expect(page.locator("#toast")).to_be_visible()
+    assert page.locator("#rc-moves .mv").all_inner_texts() == OPENING_ZH
+    assert driver.move_texts() == []  # the current game is untouched until the player plays on
+    page.click("#rc-last")
+    page.select_option("#rc-mode", "two")
+    page.click("#rc-play")
+    page.wait_for_selector("body[data-plies='6'][data-connected='1']")
+    assert driver.move_texts() == OPENING_ZH
 
 
 def test_game_is_restored_after_server_restart(quick_server, driver, page):
@@ -147,8 +154,9 @@ def test_open_the_1982_record_in_the_page(quick_server, driver, page):
 
     driver.open(quick_server.url)
     record = Path(__file__).parent.parent / "data" / "records" / "pgn" / "xiangqijs_readme_iccs_1982.pgn"
+    page.click("#btn-open")
     page.set_input_files("#file-open", str(record))
-    page.wait_for_selector("body[data-plies='125']")
-    texts = driver.move_texts()
+    expect(page.locator("#rc-ply")).to_have_text("0 / 125")
+    texts = page.locator("#rc-moves .mv").all_inner_texts()
     assert texts[:4] == ["炮八平五", "马2进3", "马八进七", "车1平2"] and texts[-1] == "兵八平九"
-    expect(page.locator("#status")).to_contain_text("和棋")
+    expect(page.locator("#rc-meta")).to_have_text("1982.12.11 · 1/2-1/2")

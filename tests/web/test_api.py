@@ -179,7 +179,8 @@ def test_the_1982_game_through_the_web_api(client):
         assert r.status_code == 200, (i, mv, r.text)
     st = r.json()
     assert st["fen"] == "3akc3/9/4ba3/r7p/P1bC5/9/8P/3AB1N2/4K1nR1/2B6 b - - 16 63"
-    assert st["moves"][-1] == {"iccs": "b5a5", "chinese": "兵八平九", "capture": False, "check": False}
+    assert st["moves"][-1] == {"iccs": "b5a5", "chinese": "兵八平九", "capture": False, "check": False,
+                              "wxf": "P8.9"}
     assert st["result"] is None  # the final position has occurred twice only: no ruling yet
     # Opening the record itself reaches the recorded result: a draw by repetition.
     st = client.post("/api/game/open", content=GAME_1982.read_bytes()).json()

@@ -193,15 +193,27 @@ class GameClock:
 
     def view(self, now: float | None = None) -> dict[str, Any]:
         """JSON-ready: ``{kind, describe_zh, running, red_ms, black_ms, red_periods, black_periods,
-        red_byoyomi, black_byoyomi}`` (``*_byoyomi``: main time is used up)."""
+        red_byoyomi, black_byoyomi, byoyomi_ms}`` (``*_byoyomi``: main time is used up;
+        ``*_periods``: byo-yomi periods left, the one running included, counted up to ``now`` for
+        the side whose clock runs; ``byoyomi_ms``: one period's length)."""
         c = self.control
+        periods = dict(self.periods_left)
+        in_byo = {color: c.kind == "byoyomi" and self.main_ms[color] == 0 for color in (RED, BLACK)}
+        if c.kind == "byoyomi" and self.running is not None:
+            color = self.running
+            elapsed = max(0, int((self._now(now) - self.started) * 1000))
+            main = self.main_ms[color]
+            if elapsed >= main:
+                in_byo[color] = True
+                used = (elapsed - main) // max(1, int(c.byoyomi_s * 1000))
+                periods[color] = max(0, periods[color] - int(used))
         return {
             "kind": c.kind, "describe_zh": c.describe_zh(),
             "running": None if self.running is None else ("red" if self.running else "black"),
             "red_ms": self.left_ms(RED, now), "black_ms": self.left_ms(BLACK, now),
-            "red_periods": self.periods_left[RED], "black_periods": self.periods_left[BLACK],
-            "red_byoyomi": c.kind == "byoyomi" and self.main_ms[RED] == 0,
-            "black_byoyomi": c.kind == "byoyomi" and self.main_ms[BLACK] == 0,
+            "red_periods": periods[RED], "black_periods": periods[BLACK],
+            "red_byoyomi": in_byo[RED], "black_byoyomi": in_byo[BLACK],
+            "byoyomi_ms": int(c.byoyomi_s * 1000) if c.kind == "byoyomi" else 0,
         }
 
     def to_record(self, now: float | None = None) -> dict[str, Any]:

@@ -69,12 +69,14 @@ def forbidden_moves(board: Board, rules: object | None = None) -> dict[Move, Out
 
 @dataclasses.dataclass
 class MoveRecord:
-    """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五) and whether it captured / checked."""
+    """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五), whether it captured / checked, and
+    ``wxf`` (``C2.5``; empty only if the notation module failed)."""
 
     iccs: str
     chinese: str
     capture: bool
     check: bool
+    wxf: str = ""
 
 
 class GameSession:
@@ -189,9 +191,15 @@ class GameSession:
             reason = self.board.illegal_reason(move) or "illegal"
             raise IllegalMoveError(f"illegal move {move.iccs()} in {self.board.fen()}: {reason}")
         text = chinese_move_text(self.board, move)
+        try:
+            from xiangqi.core.notation import move_to_wxf
+
+            wxf = move_to_wxf(self.board, move)
+        except (ImportError, XiangqiError):  # pragma: no cover - the move is legal; notation is total
+            wxf = ""
         capture = self.board.is_capture(move)
         self.board.push(move)
-        rec = MoveRecord(move.iccs(), text, capture, self.board.is_check())
+        rec = MoveRecord(move.iccs(), text, capture, self.board.is_check(), wxf)
         self.moves.append(rec)
         self._refresh_outcome()
         if clocked:
@@ -275,7 +283,7 @@ class GameSession:
         """JSON-ready view of the game for the page.
 
         Keys: ``id``, ``fen``, ``start_fen``, ``turn`` (``red``/``black``), ``players``,
-        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check}``), ``last_move``
+        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check, wxf}``), ``last_move``
         (ICCS or None), ``check`` (square name of the king in check or None), ``legal``
         (from-square → ICCS moves), ``forbidden`` (ICCS → reason of a move that would
         lose by a forbidden repetition), ``result`` (None or ``{result, winner,

@@ -10,6 +10,12 @@ game's state forbids, 413 for a too-large upload, 422 for a malformed request):
 - ``POST /api/game/undo``, ``/resign``, ``/draw``, ``/hint``.
 - ``POST /api/game/open`` — body: the PGN file's bytes (UTF-8/GB18030/Big5 sniffed).
 - ``GET  /api/game/pgn?notation=chinese|iccs|wxf`` — the game as a PGN download.
+- ``GET  /api/game/export?fmt=pgn|xqf&notation=…`` — the game as a PGN or XQF download.
+- ``POST /api/record/open?name=&index=`` — body: a record file's bytes or pasted FEN/PGN/UBB text;
+  returns the record's tree for browsing (:func:`xiangqi.app.records.record_view`) and leaves the
+  current game alone. ``POST /api/record/export?name=&index=&fmt=&notation=`` — the same bytes
+  converted (all variations and comments kept). ``POST /api/game/from_record`` ``{fen, moves, red,
+  black, level, headers?}`` — play on from a record position (replaces the current game).
 - ``GET  /api/levels``; ``GET/PUT /api/settings``; ``GET /api/library`` …
 
 WebSocket ``/ws/game/{game_id}``: the server sends ``{"type": "state", "state": …}``
@@ -27,7 +33,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
@@ -72,6 +78,17 @@ class MoveRequest(BaseModel):
 
     move: str = Field(min_length=4, max_length=6)
     game_id: str | None = None
+
+
+class FromRecordRequest(BaseModel):
+    """Body of ``POST /api/game/from_record``: the record's start FEN, the ICCS moves to the chosen node."""
+
+    fen: str = Field(max_length=200)
+    moves: list[str] = Field(default_factory=list, max_length=2000)
+    red: PlayerKind = "human"
+    black: PlayerKind = "engine"
+    level: LevelKey = "beginner"
+    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
 
 
 class PositionRequest(BaseModel):
@@ -187,6 +204,57 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         name = f"xiangqi-{hub.session.created.replace('.', '')}-{hub.session.id[:6]}.pgn"
         return Response(text, media_type="application/x-chess-pgn; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.get("/api/game/export")
+    async def export_current(fmt: Literal["pgn", "xqf"] = "pgn",
+                             notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
+        from xiangqi.app.records import export_game
+
+        data, media, ext = export_game(hub.session, fmt, notation)
+        name = f"xiangqi-{hub.session.created.replace('.', '')}-{hub.session.id[:6]}.{ext}"
+        return Response(data, media_type=media,
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def _record_body(request: Request) -> bytes:
+        body = await request.body()
+        if len(body) > MAX_UPLOAD_BYTES:
+            raise HTTPException(413, f"record file too large: {len(body)} bytes (limit {MAX_UPLOAD_BYTES})")
+        return body
+
+    @app.post("/api/record/open")
+    async def record_open(request: Request, name: str = Query("", max_length=255),
+                          index: int = Query(0, ge=0, le=100000)) -> dict[str, Any]:
+        import asyncio
+
+        from xiangqi.app.records import open_record
+
+        body = await _record_body(request)
+        return await asyncio.to_thread(open_record, body, name, index)
+
+    @app.post("/api/record/export")
+    async def record_export(request: Request, name: str = Query("", max_length=255),
+                            index: int = Query(0, ge=0, le=100000), fmt: Literal["pgn", "xqf"] = "pgn",
+                            notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
+        import asyncio
+
+        from xiangqi.app.records import convert_record
+
+        body = await _record_body(request)
+        data, media, ext = await asyncio.to_thread(convert_record, body, name, index, fmt, notation)
+        from urllib.parse import quote
+
+        stem = Path(name).stem if name else "record"
+        disposition = (f'attachment; filename="record-saved.{ext}"; '
+                       f"filename*=UTF-8''{quote(stem + '-saved.' + ext)}")
+        return Response(data, media_type=media, headers={"Content-Disposition": disposition})
+
+    @app.post("/api/game/from_record")
+    async def from_record(req: FromRecordRequest) -> dict[str, Any]:
+        from xiangqi.app.records import session_from_line
+
+        session = session_from_line(req.fen, req.moves, red=req.red, black=req.black, level=req.level,
+                                    headers=req.headers)
+        return await hub.replace(session)
 
     @app.post("/api/position/validate")
     async def position_validate(req: PositionRequest) -> dict[str, Any]:

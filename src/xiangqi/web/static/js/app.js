@@ -5,6 +5,7 @@
 import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
+import { createRecordBrowser } from "./record.js";
 import { LEVEL_NAMES, applyLanguage, language, setLanguage, t } from "./i18n.js";
 import * as sound from "./sound.js";
 
@@ -16,7 +17,7 @@ const ui = {
   wsGameId: null,
   flipped: false,
   hint: null,
-  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false },
+  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false, notation: "chinese" },
   levels: [],
   shownResultFor: null,
   reconnectDelay: 250,
@@ -174,7 +175,9 @@ function renderStatus(st) {
 
 function renderPlayers(st) {
   const level = LEVEL_NAMES[language()][st.level] || st.level;
+  const names = record.active ? record.players() : null; // a browsed record: its players' names
   const name = (color) => {
+    if (names) return `${t(color)} — ${names[color] || "?"}`;
     const who = st.players[color] === "engine" ? `${t("computer")} · ${level}` : t("human");
     return `${t(color)} — ${who}`;
   };
@@ -184,7 +187,7 @@ function renderPlayers(st) {
     const bar = $(id);
     bar.querySelector(".who").textContent = name(color);
     bar.dataset.color = color;
-    bar.classList.toggle("to-move", !st.result && st.turn === color);
+    bar.classList.toggle("to-move", !names && !st.result && st.turn === color);
   }
 }
 
@@ -205,10 +208,20 @@ function renderClocks() {
     if (!c) { el.hidden = true; continue; }
     const color = bar.dataset.color;
     let ms = c[`${color}_ms`];
-    if (c.running === color && !st.result) ms -= performance.now() - ui.clockAt;
+    let byo = c[`${color}_byoyomi`];
+    let periods = c[`${color}_periods`];
+    if (c.running === color && !st.result) {
+      ms -= performance.now() - ui.clockAt;
+      if (c.kind === "byoyomi" && c.byoyomi_ms > 0) {
+        // 读秒: main time ends in the first period; an overrun period starts the next one.
+        if (ms <= 0 && !byo && periods > 0) { byo = true; ms += c.byoyomi_ms; }
+        while (ms <= 0 && byo && periods > 1) { ms += c.byoyomi_ms; periods -= 1; }
+      }
+    }
     el.hidden = false;
     el.dataset.ms = String(Math.max(0, Math.round(ms)));
-    el.textContent = (c[`${color}_byoyomi`] ? `${t("byoyomi")} ` : "") + formatMs(ms);
+    el.dataset.periods = byo ? String(periods) : "";
+    el.textContent = (byo ? `${t("byoyomi")} ` : "") + formatMs(ms) + (byo && periods > 1 ? ` ×${periods}` : "");
     el.classList.toggle("low", ms < 10000);
     el.classList.toggle("running", c.running === color && !st.result);
   }
@@ -240,7 +253,7 @@ function renderMoves(st) {
         span.textContent = "…";
         span.classList.add("skip");
       } else {
-        span.textContent = m.chinese;
+        span.textContent = moveText(m);
         span.dataset.iccs = m.iccs;
         span.dataset.ply = String(blackFirst ? k - 1 : k);
         span.title = m.iccs;
@@ -249,10 +262,25 @@ function renderMoves(st) {
       li.appendChild(span);
     }
     list.appendChild(li);
-    if (ui.settings.traditional) for (const s of li.querySelectorAll(".mv")) s.textContent = toTraditional(s.textContent);
+    if (ui.settings.traditional && notation() === "chinese") {
+      for (const s of li.querySelectorAll(".mv")) s.textContent = toTraditional(s.textContent);
+    }
   }
   list.lastElementChild.lastElementChild.classList.add("current");
   list.lastElementChild.scrollIntoView({ block: "nearest" });
+}
+
+/** The move-list notation chosen in the settings: chinese, wxf or iccs. */
+function notation() {
+  return ["chinese", "wxf", "iccs"].includes(ui.settings.notation) ? ui.settings.notation : "chinese";
+}
+
+/** A played move's text in the chosen notation (ICCS as H2-E2, the ICCS standard form). */
+function moveText(m) {
+  const n = notation();
+  if (n === "wxf" && m.wxf) return m.wxf;
+  if (n === "iccs") return `${m.iccs.slice(0, 2)}-${m.iccs.slice(2, 4)}`.toUpperCase();
+  return m.chinese;
 }
 
 const TRAD = { 马: "馬", 车: "車", 帅: "帥", 将: "將", 进: "進", 后: "後", 兵: "兵", 炮: "炮", 相: "相", 象: "象" };
@@ -350,7 +378,8 @@ function clockRequest(form) {
   if (kind === "none") return null;
   return {
     kind, base_s: Number(form.base_min.value || 0) * 60, increment_s: Number(form.inc_s.value || 0),
-    per_move_s: Number(form.per_move_s.value || 0), byoyomi_s: Number(form.byo_s.value || 0), periods: 1,
+    per_move_s: Number(form.per_move_s.value || 0), byoyomi_s: Number(form.byo_s.value || 0),
+    periods: kind === "byoyomi" ? Math.max(1, Math.min(10, Math.round(Number(form.periods.value || 1)))) : 1,
   };
 }
 
@@ -402,29 +431,59 @@ $("#dlg-result").addEventListener("close", () => {
 $("#dlg-save").addEventListener("close", () => {
   const dlg = $("#dlg-save");
   if (dlg.returnValue !== "ok") return;
-  const notation = dlg.querySelector("form").notation.value;
+  const form = dlg.querySelector("form");
+  const fmt = form.fmt.value, notationKey = form.notation.value;
+  if (record.active) {
+    record.save(fmt, notationKey).catch((e) => toast(`${t("error")}: ${e.message}`));
+    return;
+  }
   const a = document.createElement("a");
-  a.href = `/api/game/pgn?notation=${notation}`;
+  a.href = `/api/game/export?fmt=${fmt}&notation=${notationKey}`;
   a.download = "";
   document.body.appendChild(a);
   a.click();
   a.remove();
 });
 
+/** Open a record (file bytes or pasted text) in the record browser; a bad one is reported in the dialog. */
+async function openRecord(data, name) {
+  const err = $("#open-error");
+  err.hidden = true;
+  try {
+    if (library.active) library.close();
+    if (ui.editing) editor.close();
+    await record.open(data, name);
+    $("#dlg-open").close();
+    toast(t("opened"));
+  } catch (e) {
+    err.textContent = `${t("open_failed")} ${e.message}`;
+    err.hidden = false;
+    if (!$("#dlg-open").open) $("#dlg-open").showModal();
+  }
+}
+
 $("#file-open").addEventListener("change", async (ev) => {
   const file = ev.target.files[0];
   ev.target.value = "";
   if (!file) return;
-  try {
-    const st = await api("/api/game/open", { method: "POST", body: await file.arrayBuffer() });
-    ui.flipped = false;
-    render(st);
-    connect(st.id);
-    toast(t("opened"));
-  } catch (e) {
-    toast(`${t("error")}: ${e.message}`);
-  }
+  await openRecord(await file.arrayBuffer(), file.name);
 });
+$("#btn-open-file").addEventListener("click", () => $("#file-open").click());
+$("#btn-paste-open").addEventListener("click", () => {
+  const text = $("#paste-text").value;
+  if (!text.trim()) {
+    $("#open-error").textContent = t("paste_empty");
+    $("#open-error").hidden = false;
+    return;
+  }
+  openRecord(text, "");
+});
+
+function openOpenDialog() {
+  $("#open-error").hidden = true;
+  $("#dlg-open").returnValue = "";
+  $("#dlg-open").showModal();
+}
 
 $("#btn-new").addEventListener("click", openNewDialog);
 $("#btn-undo").addEventListener("click", () => send({ type: "undo" }));
@@ -444,7 +503,7 @@ $("#btn-resign").addEventListener("click", async () => {
 });
 $("#btn-flip").addEventListener("click", () => { ui.flipped = !ui.flipped; render(ui.state); });
 $("#btn-save").addEventListener("click", () => { $("#dlg-save").returnValue = ""; $("#dlg-save").showModal(); });
-$("#btn-open").addEventListener("click", () => $("#file-open").click());
+$("#btn-open").addEventListener("click", openOpenDialog);
 $("#btn-settings").addEventListener("click", () => $("#dlg-settings").showModal());
 
 const editor = createEditor({
@@ -462,6 +521,39 @@ const library = createLibrary({
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
 });
 $("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
+const record = createRecordBrowser({
+  board, api, toast, notation,
+  onEnter: () => {
+    ui.replaying = true;
+    document.body.classList.add("replaying", "browsing");
+    if (ui.state) renderPlayers(ui.state);
+  },
+  onExit: () => {
+    ui.replaying = false;
+    document.body.classList.remove("replaying", "browsing");
+    if (ui.state) render(ui.state);
+  },
+  onPlay: async ({ fen, moves, mode, headers }) => {
+    const players = { red: ["human", "engine"], black: ["engine", "human"], two: ["human", "human"],
+      analysis: ["human", "human"] }[mode] || ["human", "human"];
+    const level = (ui.state && ui.state.level) || "beginner";
+    try {
+      const st = await api("/api/game/from_record", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ fen, moves, red: players[0], black: players[1], level, headers }),
+      });
+      ui.flipped = false;
+      ui.analysis = mode === "analysis";
+      document.body.dataset.analysis = ui.analysis ? "1" : "0";
+      record.close();
+      render(st);
+      connect(st.id);
+    } catch (e) {
+      toast(`${t("error")}: ${e.message}`);
+    }
+  },
+});
+window.xqRecord = record;
 window.xqLibrary = library;
 
 $("#btn-edit").addEventListener("click", () => {
@@ -485,6 +577,8 @@ function applySettings() {
   $("#set-language").value = s.language;
   $("#set-sound").value = s.sound;
   $("#set-trad").checked = Boolean(s.traditional);
+  $("#set-notation").value = notation();
+  record.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
 }
@@ -507,12 +601,13 @@ $("#set-mode").addEventListener("change", (e) => changeSetting("mode", e.target.
 $("#set-language").addEventListener("change", (e) => changeSetting("language", e.target.value));
 $("#set-sound").addEventListener("change", (e) => changeSetting("sound", e.target.value));
 $("#set-trad").addEventListener("change", (e) => changeSetting("traditional", e.target.checked));
+$("#set-notation").addEventListener("change", (e) => changeSetting("notation", e.target.value));
 
 // -- keyboard -------------------------------------------------------------------
 
 document.addEventListener("keydown", (ev) => {
   if (document.querySelector("dialog[open]") || ev.target.closest("input, select, textarea")) return;
-  if (library.key(ev)) { ev.preventDefault(); return; }
+  if (library.key(ev) || record.key(ev)) { ev.preventDefault(); return; }
   const arrows = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
   if (arrows[ev.key]) {
     ev.preventDefault();
@@ -528,7 +623,7 @@ document.addEventListener("keydown", (ev) => {
   if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); send({ type: "undo" }); return; }
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const keys = { n: openNewDialog, f: () => $("#btn-flip").click(), h: () => $("#btn-hint").click(),
-    s: () => $("#btn-save").click(), o: () => $("#btn-open").click(), u: () => $("#btn-undo").click() };
+    s: () => $("#btn-save").click(), o: openOpenDialog, u: () => $("#btn-undo").click() };
   const fn = keys[ev.key.toLowerCase()];
   if (fn) { ev.preventDefault(); fn(); }
 });
