@@ -18,6 +18,7 @@ from xiangqi.core.records import read_records
 
 DATA = Path(__file__).parent.parent / "data" / "corpus"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"the shared corpus is not at {SHARED}")
 
 
 def _check_legal(game: Game) -> int:
@@ -68,6 +69,7 @@ def test_ccpd_excerpt_big5() -> None:
 
 @pytest.mark.slow
 @pytest.mark.ci
+@needs_shared
 def test_wxf_masters_collections_read_completely() -> None:
     counts = {}
     for name in ("Hu_Ronghua_1391_UCI_games.pgn", "Liu_Dahua_1125_UCI_games.pgn"):
@@ -107,6 +109,7 @@ CCPD_DAMAGED: dict[str, tuple[str, int]] = {
 
 
 @pytest.mark.slow
+@needs_shared
 def test_ccpd_every_game() -> None:
     """Every file of the CCPD set is read; every move kept is legal; the damaged games are exactly
     the 12 listed above (58,468 files, 58,468 games, 4,856,874 main-line plies)."""
