@@ -79,7 +79,7 @@ def cmd_outcome(args: argparse.Namespace) -> int:
     out = board.outcome(rules)
     if out is None:
         print("none")
-        print("the game goes on")
+        print("对局继续 / the game goes on")
         return 0
     print(out.winner_name())
     print(f"{out.reason_zh} / {out.reason_en}")
