@@ -60,6 +60,10 @@ def main() -> None:
         page.wait_for_timeout(400)
         page.screenshot(path=str(OUT / "desktop.png"))
         page.click(".xq-hit[data-sq='b2']")
+        page.click("#btn-hint")  # the real engine's hint: arrow, rings and the text in the panel
+        page.wait_for_selector(".xq-arrow.hint", state="attached", timeout=120_000)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(OUT / "hint.png"))
 
         page.click("#btn-edit")
         page.fill("#ed-fen", "4k4/9/9/9/9/9/9/c8/9/R2B1K3 r - - 0 1")
@@ -106,7 +110,7 @@ def main() -> None:
         page.wait_for_timeout(400)
         page.screenshot(path=str(OUT / "record-comments.png"))
         page.set_input_files("#file-open", str(RECORDS / "xqf" / "cchess_game_varations.xqf"))
-        page.wait_for_selector("#rc-summary:has-text('6')")
+        page.wait_for_selector("body[data-record-lines='6']")
         page.click("#rc-moves .mv[data-pos='6']")
         page.evaluate("document.querySelector('#toast').hidden = true")
         page.wait_for_timeout(400)

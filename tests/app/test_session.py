@@ -169,3 +169,43 @@ def test_draw_offer_decision():
     assert accepts_draw(None, -3, 0, in_opening=False)  # it is being mated
     assert material_balance(Board()) == 0
     assert material_balance(Board("4k3r/9/9/9/9/9/9/9/9/3K5 w")) == -900
+
+
+def test_undo_after_the_game_ended():
+    """悔棋 after the end in casual play: a resignation or agreed draw is withdrawn first (the game goes
+    on from the same position), a second 悔棋 takes back moves; a loss on time cannot be undone."""
+    s = GameSession(red="human", black="engine")
+    s.play("h2e2")
+    s.play("h9g7")
+    s.resign(RED)
+    st = s.state()
+    assert (st["result"]["headline_zh"], st["result"]["why_zh"]) == ("黑胜", "红方认输")
+    assert (st["result"]["headline_en"], st["result"]["why_en"]) == ("Black wins", "Red resigns")
+    assert s.can_undo() and st["can_undo"]
+    assert s.undo() == 0 and s.outcome is None and len(s.moves) == 2 and s.board.turn == RED
+    assert s.undo() == 2 and not s.can_undo()
+    two = GameSession(red="human", black="human")
+    two.play("h2e2")
+    two.agree_draw()
+    assert two.state()["result"]["why_zh"] == "双方议和"
+    assert two.undo() == 0 and not two.is_over
+    two.lose_on_time(BLACK)
+    assert not two.can_undo() and two.state()["can_undo"] is False
+    with pytest.raises(GameOverError, match="lost on time"):
+        two.undo()
+    cvc = GameSession(red="engine", black="engine")
+    assert not cvc.can_undo()
+
+
+def test_pgn_tags_in_the_interface_language():
+    s = GameSession(red="engine", black="human", level="advanced")
+    zh = s.pgn_headers()
+    assert (zh["Event"], zh["Red"], zh["Black"]) == ("象棋对局", "电脑·高级", "棋手")
+    assert zh["Game"] == "Chinese Chess"
+    en = s.pgn_headers("en")
+    assert (en["Event"], en["Red"], en["Black"]) == ("Xiangqi game", "Computer (Advanced)", "Player")
+    assert '[Red "电脑·高级"]' in s.to_pgn("iccs") and '[Event "Xiangqi game"]' in s.to_pgn("wxf", "en")
+    named = GameSession(headers={"Red": "胡荣华", "Event": "全国个人赛"})
+    assert (named.pgn_headers("en")["Red"], named.pgn_headers("en")["Event"]) == ("胡荣华", "全国个人赛")
+    with pytest.raises(SessionError, match="language must be zh or en"):
+        s.pgn_headers("fr")

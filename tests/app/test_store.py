@@ -66,7 +66,7 @@ def test_library_crud_and_search(tmp_path):
     games = st.list_games()
     assert len(games) == 1
     g = games[0]
-    assert (g["result"], g["plies"], g["level"], g["black"]) == ("0-1", 1, "master", "Computer (master)")
+    assert (g["result"], g["plies"], g["level"], g["black"]) == ("0-1", 1, "master", "电脑·大师")
     assert g["reason_zh"] == "黑胜 — 红方认输"
     assert st.update_game(row, title="快棋", notes="中炮开局")
     assert st.list_games(search="中炮")[0]["title"] == "快棋"

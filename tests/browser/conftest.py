@@ -76,9 +76,24 @@ class LiveServer:
         self.start()
 
 
+@pytest.fixture(scope="session")
+def engine_ready() -> None:
+    """Compile (or load from the Numba cache) the engine kernels before a test that needs the engine.
+
+    Tests on :func:`quick_server` skip the server's background warm-up, yet a hint or a draw offer
+    still runs the real engine: its first search compiles every kernel inside the request. In a
+    fresh ``NUMBA_CACHE_DIR`` that takes about 17 s on an idle 2-core machine and well over the
+    page's 20 s wait on a loaded one (test_hint_arrow_is_a_legal_move was flaky for that). Paying
+    the compile here, in the fixture, leaves the test's own waits for the search itself.
+    """
+    from xiangqi.engine import warmup
+
+    warmup(background=False)
+
+
 @pytest.fixture
-def live_server(tmp_path) -> Iterator[LiveServer]:
-    """A running server with the built-in engine and a fresh data dir."""
+def live_server(tmp_path, engine_ready) -> Iterator[LiveServer]:
+    """A running server with the built-in engine (kernels compiled) and a fresh data dir."""
     srv = LiveServer(tmp_path / "data")
     srv.start()
     yield srv

@@ -20,7 +20,8 @@ def test_per_move_clock_runs_out(quick_server, driver, page):
     expect(page.locator("#bar-bottom .clock")).to_be_visible()
     driver.play("h2e2", 1)  # Red moves in time; Black's 2 s run out
     expect(page.locator("#dlg-result")).to_be_visible(timeout=8_000)
-    expect(page.locator("#result-reason")).to_have_text("红胜 — 黑方超时")
+    expect(page.locator("#result-headline")).to_have_text("红胜")
+    expect(page.locator("#result-reason")).to_have_text("黑方超时")
     assert driver.state()["result"]["termination"] == "timeout"
 
 

@@ -25,18 +25,52 @@ def start_from_fen(driver, page, fen: str, mode: str = "red") -> None:
         f"document.body.dataset.gameId !== '{old}' && document.body.dataset.connected === '1'")
 
 
-def test_hint_arrow_is_a_legal_move(quick_server, driver, page):
+def test_hint_arrow_is_a_legal_move(quick_server, engine_ready, driver, page):
+    """The hint runs the real engine: ``engine_ready`` compiles its kernels first (a cold Numba cache
+    used to make this wait time out under load); the wait left is for a 1 s search."""
     driver.open(quick_server.url)
     driver.new_game("red")
     driver.play("h2e2", 2)
     page.click("#btn-hint")
     arrow = page.locator(".xq-arrow.hint")
-    expect(arrow).to_have_count(1, timeout=20_000)
+    expect(arrow).to_have_count(1, timeout=30_000)
     mv = arrow.get_attribute("data-from") + arrow.get_attribute("data-to")
     st = driver.state()
     assert mv in st["legal"][mv[:2]]
-    driver.play(mv, 4)  # following the hint plays it; the arrow goes away
+    # Both points are ringed, and the side panel names the move.
+    expect(page.locator(f".xq-shape-ring.hint.from[data-sq='{mv[:2]}']")).to_have_count(1)
+    expect(page.locator(f".xq-shape-ring.hint.to[data-sq='{mv[2:]}']")).to_have_count(1)
+    hint_text = page.locator("#hint-line").inner_text()
+    assert hint_text.startswith("提示：")
+    driver.play(mv, 4)  # following the hint plays it; the arrow and the text go away
     expect(arrow).to_have_count(0)
+    expect(page.locator("#hint-line")).to_be_hidden()
+    assert hint_text == "提示：" + driver.move_texts()[2]
+
+
+def test_one_step_hint_is_ringed_and_named_in_the_chosen_notation(quick_server, engine_ready, driver, page):
+    """A one-point move (车九进一) is easy to miss as an arrow alone: both points get rings, the
+    shaft still shows, and the panel says the move in the language and notation chosen."""
+    driver.open(quick_server.url)
+    # Either rook mates by stepping one point to the ninth rank.
+    start_from_fen(driver, page, "3k5/RR7/9/9/9/9/9/9/9/4K4 w - - 0 1", "two")
+    page.click("#btn-hint")
+    arrow = page.locator(".xq-arrow.hint")
+    expect(arrow).to_have_count(1, timeout=30_000)
+    mv = arrow.get_attribute("data-from") + arrow.get_attribute("data-to")
+    assert mv in ("a8a9", "b8b9")
+    expect(page.locator("#hint-line")).to_have_text({"a8a9": "提示：车九进一", "b8b9": "提示：车八进一"}[mv])
+    expect(page.locator(f".xq-shape-ring.hint.from[data-sq='{mv[:2]}']")).to_be_visible()
+    expect(page.locator(f".xq-shape-ring.hint.to[data-sq='{mv[2:]}']")).to_be_visible()
+    # The arrow spans 60 of the step's 100 units: from the character's edge (28) to 12 short of
+    # the to-point (it used to end 30 short, all of it under its head and the piece).
+    x1, y1, x2, y2 = (float(arrow.get_attribute(k)) for k in ("x1", "y1", "x2", "y2"))
+    assert abs(y1 - y2) == pytest.approx(60) and x1 == x2
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.select_option("#set-notation", "wxf")
+    page.click("#dlg-settings button.primary")
+    expect(page.locator("#hint-line")).to_have_text({"a8a9": "Hint: R9+1", "b8b9": "Hint: R8+1"}[mv])
 
 
 def test_resign(quick_server, driver, page):
@@ -46,25 +80,38 @@ def test_resign(quick_server, driver, page):
     page.click("#btn-resign")
     page.click("#confirm-yes")
     expect(page.locator("#dlg-result")).to_be_visible()
-    expect(page.locator("#result-reason")).to_have_text("黑胜 — 红方认输")
+    # The headline once, then the reason without repeating it.
+    expect(page.locator("#result-headline")).to_have_text("黑胜")
+    expect(page.locator("#result-reason")).to_have_text("红方认输")
     expect(page.locator("#btn-resign")).to_be_disabled()
+    expect(page.locator("#status")).to_have_text("黑胜 — 红方认输")
+    # 悔棋 after resigning (casual play): the resignation is withdrawn, the game goes on as it stood.
+    page.click("#dlg-result button[value=close]")
+    expect(page.locator("#btn-undo")).to_be_enabled()
+    page.click("#btn-undo")
+    page.wait_for_selector("body[data-result='']")
+    assert driver.plies() == 2
+    expect(page.locator("#btn-resign")).to_be_enabled()
+    expect(page.locator("#status")).to_have_text("轮到你走")
+    driver.play("h0g2", 4)  # and can be played on
 
 
-def test_draw_offer_declined_in_the_opening(quick_server, driver, page):
+def test_draw_offer_declined_in_the_opening(quick_server, engine_ready, driver, page):
     driver.open(quick_server.url)
     driver.new_game("red")
     driver.play("h2e2", 2)
     page.click("#btn-draw")
-    expect(page.locator("#toast")).to_have_text("电脑拒绝和棋", timeout=20_000)
+    expect(page.locator("#toast")).to_have_text("电脑拒绝和棋", timeout=30_000)
     assert driver.state()["result"] is None
 
 
-def test_draw_offer_accepted_in_an_equal_ending(quick_server, driver, page):
+def test_draw_offer_accepted_in_an_equal_ending(quick_server, engine_ready, driver, page):
     driver.open(quick_server.url)
     start_from_fen(driver, page, ROOKS_FEN, "red")
     page.click("#btn-draw")
-    expect(page.locator("#dlg-result")).to_be_visible(timeout=20_000)
-    expect(page.locator("#result-reason")).to_have_text("和棋 — 双方议和")
+    expect(page.locator("#dlg-result")).to_be_visible(timeout=30_000)
+    expect(page.locator("#result-headline")).to_have_text("和棋")
+    expect(page.locator("#result-reason")).to_have_text("双方议和")
     expect(page.locator("#toast")).to_have_text("电脑同意和棋")
 
 
@@ -254,7 +301,8 @@ def test_forbidden_repetition_is_warned_before_the_move(quick_server, driver, pa
     driver.click_move("e2f2")
     page.click("#confirm-yes")  # play it anyway: the referee rules
     expect(page.locator("#dlg-result")).to_be_visible()
-    expect(page.locator("#result-reason")).to_have_text("红胜 — 黑方长将，判负")
+    expect(page.locator("#result-headline")).to_have_text("红胜")
+    expect(page.locator("#result-reason")).to_have_text("黑方长将，判负")
 
 
 def test_traditional_characters_in_the_move_list(quick_server, driver, page):
@@ -317,13 +365,14 @@ def test_thinking_indicator_and_responsive_page(gated_server, driver, page):
     expect(page.locator("#status")).to_have_text("轮到你走")
 
 
-def test_analysis_from_the_editor_shows_best_moves(quick_server, driver, page):
+def test_analysis_from_the_editor_shows_best_moves(quick_server, engine_ready, driver, page):
     driver.open(quick_server.url)
     start_from_fen(driver, page, "3k5/1R7/R8/9/9/9/9/9/9/4K4 w - - 0 1", "analysis")
     arrow = page.locator(".xq-arrow.hint")
-    expect(arrow).to_have_count(1, timeout=20_000)
+    expect(arrow).to_have_count(1, timeout=30_000)
     mv = arrow.get_attribute("data-from") + arrow.get_attribute("data-to")
     assert mv == "a7a9"  # 车九进二 mates: the rook on b8 guards the eighth rank
+    expect(page.locator("#hint-line")).to_have_text("提示：车九进二")
     driver.play("a7a9", 1)
     assert driver.state()["result"]["reason_zh"] == "红胜 — 将死"
 
@@ -339,4 +388,5 @@ def test_draw_offer_between_two_players(quick_server, driver, page):
     assert driver.state()["result"] is None
     page.click("#btn-draw")
     page.click("#confirm-yes")
-    expect(page.locator("#result-reason")).to_have_text("和棋 — 双方议和")
+    expect(page.locator("#result-headline")).to_have_text("和棋")
+    expect(page.locator("#result-reason")).to_have_text("双方议和")

@@ -34,8 +34,9 @@ def test_play_a_whole_game_against_the_computer(live_server, driver, page):
     assert st["result"], "the game did not end in 200 moves"
     dialog = page.locator("#dlg-result")
     expect(dialog).to_be_visible()
-    expect(page.locator("#result-reason")).to_have_text(st["result"]["reason_zh"])
     expect(page.locator("#result-headline")).to_have_text(st["result"]["headline_zh"])
+    expect(page.locator("#result-reason")).to_have_text(st["result"]["why_zh"])
+    assert st["result"]["headline_zh"] not in st["result"]["why_zh"]  # said once, not twice
     assert st["result"]["reason_zh"].split(" — ")[0] in ("红胜", "黑胜", "和棋")
     assert len(driver.move_texts()) == len(st["moves"])
     expect(page.locator("#status")).to_have_text(st["result"]["reason_zh"])

@@ -40,7 +40,7 @@ def test_variations_xqf_branches_and_back(quick_server, driver, page):
     game_id = driver.state()["id"]
     open_file(page, VARIATIONS_XQF)
     # samples/SOURCES.md: cchess_game_varations.xqf has 6 branches (lines from the start to an end).
-    expect(page.locator("#rc-summary")).to_have_text("变化路线 6 · 分支 5")
+    expect(page.locator("#rc-summary")).to_have_text("含 5 处变着")
     assert record_moves(page)[:3] == ["炮二平五", "炮8平5", "马二进三"]
     expect(page.locator("#rc-branches")).to_be_hidden()
     page.click("#rc-next")  # after 炮二平五 Black has two recorded answers
@@ -121,7 +121,7 @@ def test_bad_files_and_pasted_text(quick_server, driver, page, tmp_path):
     page.click("#btn-open")
     page.fill("#paste-text", '[Format "ICCS"]\n1. h2e2 h9g7 (1... b9c7 2. h0g2) 2. h0g2 {马二进三} *')
     page.click("#btn-paste-open")
-    expect(page.locator("#rc-summary")).to_have_text("变化路线 2 · 分支 1")
+    expect(page.locator("#rc-summary")).to_have_text("含 1 处变着")
     page.click("#rc-last")
     expect(page.locator("#rc-comment")).to_have_text("马二进三")
     # Nothing of this reached the saved game: a reload shows it as it was.
@@ -209,7 +209,7 @@ def test_byoyomi_periods_run_and_timeout_loses(quick_server, driver, page):
     expect(black).to_have_attribute("data-periods", "2")
     expect(black).to_have_attribute("data-periods", "1", timeout=3_000)
     expect(page.locator("#dlg-result")).to_be_visible(timeout=8_000)
-    expect(page.locator("#result-reason")).to_have_text("红胜 — 黑方超时")
+    expect(page.locator("#result-reason")).to_have_text("黑方超时")
     assert driver.state()["result"]["termination"] == "timeout"
 
 
@@ -222,3 +222,39 @@ def test_multi_game_epd_lets_the_player_choose_a_game(quick_server, driver, page
     expect(page.locator("#rc-title")).to_have_text("03.双车错(一)")
     assert page.evaluate("window.xqRecord.active")
     expect(page.locator("g.xq-piece[data-sq='h7']")).to_have_attribute("data-piece", "R")
+
+
+LONG_TITLE_PGN = """[Game "Chinese Chess"]
+[Event "第一届全国象棋个人锦标赛（男子组）决赛阶段第十三轮第一台 pyxiangqi-long-title-without-any-spaces"]
+[Red "Human"]
+[Black "Computer (beginner)"]
+[Format "ICCS"]
+
+1. h2e2 h9g7 2. h0g2 i9h9 *
+"""
+
+
+def test_opening_a_record_keeps_the_layout_and_translates_old_names(quick_server, driver, page):
+    """A long title wraps inside the fixed-width panel (the board stays put); a record without
+    variations shows no variation summary; this program's older English player names (Human,
+    Computer (beginner)) show in the interface language."""
+    page.set_viewport_size({"width": 1280, "height": 860})
+    driver.open(quick_server.url)
+    board_before = page.locator(".xq-board").bounding_box()
+    panel_before = page.locator(".panel").bounding_box()
+    page.click("#btn-open")
+    page.fill("#paste-text", LONG_TITLE_PGN)
+    page.click("#btn-paste-open")
+    expect(page.locator("#record")).to_be_visible()
+    expect(page.locator("#rc-title")).to_have_text(
+        "第一届全国象棋个人锦标赛（男子组）决赛阶段第十三轮第一台 pyxiangqi-long-title-without-any-spaces"
+        " · 棋手 – 电脑·初级")
+    assert page.locator(".xq-board").bounding_box() == board_before
+    panel = page.locator(".panel").bounding_box()
+    assert (panel["x"], panel["width"]) == (panel_before["x"], panel_before["width"])
+    assert page.locator("#rc-title").bounding_box()["height"] > 40  # wrapped onto several lines
+    expect(page.locator("#rc-summary")).to_be_hidden()
+    expect(page.locator("#bar-top .who")).to_have_text("黑方 — 电脑·初级")
+    expect(page.locator("#bar-bottom .who")).to_have_text("红方 — 棋手")
+    page.click("#rc-exit")
+    assert page.locator(".xq-board").bounding_box() == board_before

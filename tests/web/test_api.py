@@ -334,6 +334,39 @@ def test_hint_is_a_legal_move_for_the_current_position(client):
     hint = client.post("/api/game/hint").json()
     assert hint["fen"] == st["fen"]
     assert hint["move"] == "a7a9" and hint["mate"] == 1  # mate in one (a move, not plies)
+    assert (hint["chinese"], hint["wxf"]) == ("车九进二", "R9+2")  # the text the side panel shows
     client.post("/api/game/move", json={"move": "a7a9"})
     r = client.post("/api/game/hint")
     assert r.status_code == 400 and "game is over" in r.json()["detail"]
+
+
+def test_pgn_names_and_event_follow_the_interface_language(client):
+    new_game(client, red="human", black="engine", level="beginner")
+    client.post("/api/game/move", json={"move": "h2e2"})
+    zh = client.get("/api/game/pgn").text  # no language set: Chinese
+    for tag in ('[Event "象棋对局"]', '[Red "棋手"]', '[Black "电脑·初级"]'):
+        assert tag in zh, tag
+    client.put("/api/settings", json={"language": "en"})
+    en = client.get("/api/game/export", params={"fmt": "pgn"}).text
+    for tag in ('[Event "Xiangqi game"]', '[Red "Player"]', '[Black "Computer (Beginner)"]'):
+        assert tag in en, tag
+    zh = client.get("/api/game/pgn", params={"lang": "zh"}).text  # the page's language wins
+    assert '[Black "电脑·初级"]' in zh
+    assert client.get("/api/game/pgn", params={"lang": "fr"}).status_code == 422
+    xqf = client.get("/api/game/export", params={"fmt": "xqf", "lang": "zh"})
+    assert xqf.status_code == 200 and "电脑·初级".encode("gbk") in xqf.content
+    st = client.post("/api/game/resign").json()
+    assert (st["result"]["headline_en"], st["result"]["why_en"]) == ("Black wins", "Red resigns")
+    assert client.get("/api/library").json()[0]["black"] == "Computer (Beginner)"
+
+
+def test_undo_after_resignation_reopens_the_game(client):
+    new_game(client, red="human", black="engine")
+    st = client.post("/api/game/move", json={"move": "h2e2"}).json()
+    with client.websocket_connect(f"/ws/game/{st['id']}") as ws:
+        wait_for(ws, lambda m: m.get("type") == "state" and len(m["state"]["moves"]) == 2)
+    st = client.post("/api/game/resign").json()
+    assert st["result"]["why_zh"] == "红方认输" and st["can_undo"] is True
+    st = client.post("/api/game/undo").json()  # the resignation is withdrawn; the moves stay
+    assert st["result"] is None and len(st["moves"]) == 2 and st["legal"] and st["can_undo"] is True
+    assert client.post("/api/game/move", json={"move": "b0c2"}).status_code == 200

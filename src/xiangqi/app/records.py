@@ -133,7 +133,10 @@ def open_record(data: bytes, name: str = "", index: int = 0) -> dict[str, Any]:
     games = load_records(data, name)
     if not 0 <= index < len(games):
         raise RecordOpenError(f"the record holds {len(games)} game(s); there is no game {index + 1}")
-    view = record_view(games[index])
+    try:
+        view = record_view(games[index])
+    except RecordOpenError as exc:  # name the file, as load_records does for its errors
+        raise RecordOpenError(f"{name or 'pasted text'}: {exc}") from None
     view.update(count=len(games), index=index, games=[game_title(g, i) for i, g in enumerate(games[:500])])
     return view
 
@@ -160,23 +163,26 @@ def session_from_line(start_fen: str, moves: list[str], *, red: str = "human", b
     return s
 
 
-def export_game(session: GameSession, fmt: str = "pgn", notation: str = "chinese") -> tuple[bytes, str, str]:
+def export_game(session: GameSession, fmt: str = "pgn", notation: str = "chinese",
+                language: str = "zh") -> tuple[bytes, str, str]:
     """The current game as a file: ``(bytes, media type, file extension)``.
 
-    ``fmt`` is ``pgn`` (UTF-8 text, moves in ``notation``) or ``xqf`` (binary XQF 1.0). Raises
-    :class:`SessionError` for an unknown format or notation.
+    ``fmt`` is ``pgn`` (UTF-8 text, moves in ``notation``) or ``xqf`` (binary XQF 1.0); tags (Event,
+    player names) are in ``language`` (``zh``/``en``, :meth:`GameSession.pgn_headers`). Raises
+    :class:`SessionError` for an unknown format, notation or language.
     """
     if fmt not in EXPORT_FORMATS:
         raise SessionError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
     if notation not in NOTATIONS:
         raise SessionError(f"notation must be one of {', '.join(NOTATIONS)}, got {notation!r}")
     if fmt == "pgn":
-        return session.to_pgn(notation).encode("utf-8"), "application/x-chess-pgn; charset=utf-8", "pgn"
+        data = session.to_pgn(notation, language).encode("utf-8")
+        return data, "application/x-chess-pgn; charset=utf-8", "pgn"
     from xiangqi.core import pgn
     from xiangqi.core.xqf import write_xqf
 
     game = pgn.Game.from_board(session.board)
-    game.headers.update(session.pgn_headers())
+    game.headers.update(session.pgn_headers(language))
     return write_xqf(game), "application/octet-stream", "xqf"
 
 

@@ -38,6 +38,18 @@ class NotYourTurnError(SessionError):
     """A human request while the computer is to move (wait for its move)."""
 
 
+def _why(reason: str) -> str:
+    """The reason of an outcome without its headline: ``黑胜 — 红方认输`` → ``红方认输``."""
+    return reason.split(" — ", 1)[1] if " — " in reason else ""
+
+
+def _headline_en(out: Outcome) -> str:
+    """English headline of an outcome: Red wins / Black wins / Draw."""
+    if out.winner is None:
+        return "Draw"
+    return "Red wins" if out.winner else "Black wins"
+
+
 def chinese_move_text(board_before: Board, move: Move) -> str:
     """Chinese notation of ``move`` in ``board_before`` (炮二平五), from :mod:`xiangqi.core.notation`.
 
@@ -209,18 +221,44 @@ class GameSession:
         self._touch()
         return rec
 
-    def undo(self) -> int:
-        """Take back the last full move (悔棋): back to the last human turn.
+    def can_undo(self) -> bool:
+        """Whether :meth:`undo` would do something (the page enables 悔棋 from this).
 
-        With an engine on one side this takes back the engine's reply and the
-        human's move before it; with two humans, one move. Clears the result
-        of a finished game. Returns the number of plies taken back; raises
-        :class:`SessionError` when there is nothing a human could take back.
+        True when a human plays and either a resignation or agreed draw can be withdrawn or a
+        move can be taken back; False after a loss on time (the clock cannot be given back).
         """
-        if not self.board.move_stack:
-            raise SessionError("nothing to undo: no move has been played")
+        if "human" not in self.players.values():
+            return False
+        d = self.declared
+        if d is not None and d.termination == Termination.TIMEOUT:
+            return False
+        if d is not None and d.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
+            return True
+        return bool(self.board.move_stack)
+
+    def undo(self) -> int:
+        """Take back the last step (悔棋), as casual play allows even after the game has ended.
+
+        After a resignation or an agreed draw the step is that declaration: it is withdrawn and
+        the game goes on from the same position (0 plies taken back). Otherwise the last full
+        move goes, back to the last human turn: with an engine on one side the engine's reply
+        and the human's move before it; with two humans, one move; a checkmate, stalemate or
+        repetition ruling is cleared with the move that caused it. Returns the number of plies
+        taken back; raises :class:`SessionError` when there is nothing a human could take back
+        and :class:`GameOverError` after a loss on time.
+        """
         if "human" not in self.players.values():
             raise SessionError("nothing to undo: the computer plays both sides")
+        d = self.declared
+        if d is not None and d.termination == Termination.TIMEOUT:
+            raise GameOverError(f"the game was lost on time ({d.reason_en}): a move cannot be taken back")
+        if d is not None and d.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
+            self.declared = None
+            self.clock.start(self.board.turn)  # time already used stays used
+            self._touch()
+            return 0
+        if not self.board.move_stack:
+            raise SessionError("nothing to undo: no move has been played")
         n = 0
         while self.board.move_stack:
             self.board.pop()
@@ -287,7 +325,9 @@ class GameSession:
         (ICCS or None), ``check`` (square name of the king in check or None), ``legal``
         (from-square → ICCS moves), ``forbidden`` (ICCS → reason of a move that would
         lose by a forbidden repetition), ``result`` (None or ``{result, winner,
-        termination, reason_zh, reason_en, headline_zh}``), ``version``.
+        termination, reason_zh, reason_en, headline_zh, headline_en, why_zh, why_en}``: ``why_*``
+        is the reason without the headline, e.g. 红方认输 of 黑胜 — 红方认输), ``can_undo``
+        (:meth:`can_undo`), ``version``.
         """
         b = self.board
         check_sq = None
@@ -300,7 +340,9 @@ class GameSession:
         if out is not None:
             result = {"result": out.result(), "winner": out.winner_name(),
                       "termination": out.termination.value, "reason_zh": out.reason_zh,
-                      "reason_en": out.reason_en, "headline_zh": out.headline_zh()}
+                      "reason_en": out.reason_en, "headline_zh": out.headline_zh(),
+                      "headline_en": _headline_en(out), "why_zh": _why(out.reason_zh),
+                      "why_en": _why(out.reason_en)}
         forbidden = {}
         if out is None:
             forbidden = {m.iccs(): {"reason_zh": o.reason_zh, "reason_en": o.reason_en}
@@ -319,21 +361,40 @@ class GameSession:
             "forbidden": forbidden,
             "result": result,
             "clock": self.clock.view() if self.clock.control.enabled else None,
+            "can_undo": self.can_undo(),
             "version": self.version,
         }
 
     # -- records ---------------------------------------------------------
 
-    def pgn_headers(self) -> dict[str, str]:
-        """PGN tags of this game: Game, Event, Date, Red, Black, Result (and FEN when not the start)."""
-        def name(color: Color) -> str:
-            if self.players[color] == "engine":
-                return f"Computer ({self.level})"
-            return "Human"
+    def player_name(self, color: Color, language: str = "zh") -> str:
+        """The name a record gives ``color``'s player in ``language`` (``zh`` or ``en``):
+        棋手 / 电脑·初级 in Chinese, Player / Computer (Beginner) in English (level names from
+        :func:`xiangqi.app.players.levels`)."""
+        from xiangqi.app.players import levels
 
+        en = language == "en"
+        if self.players[color] != "engine":
+            return "Player" if en else "棋手"
+        lv = next((x for x in levels() if x.key == self.level), None)
+        if en:
+            return f"Computer ({lv.name_en if lv else self.level})"
+        return f"电脑·{lv.name_zh if lv else self.level}"
+
+    def pgn_headers(self, language: str = "zh") -> dict[str, str]:
+        """PGN tags of this game: Game, Event, Date, Red, Black, Result (and FEN when not the start).
+
+        Event and the player names are written in the interface ``language`` (``zh``: 象棋对局,
+        棋手, 电脑·初级; ``en``: Xiangqi game, Player, Computer (Beginner)); names kept from an
+        opened record (``headers``) win. Raises :class:`SessionError` for another language.
+        """
+        if language not in ("zh", "en"):
+            raise SessionError(f"language must be zh or en, got {language!r}")
         out = self.outcome
-        h = {"Game": "Chinese Chess", "Event": "pyxiangqi game", "Date": self.created,
-             "Red": name(RED), "Black": name(BLACK), "Result": out.result() if out else "*"}
+        event = "Xiangqi game" if language == "en" else "象棋对局"
+        h = {"Game": "Chinese Chess", "Event": event, "Date": self.created,
+             "Red": self.player_name(RED, language), "Black": self.player_name(BLACK, language),
+             "Result": out.result() if out else "*"}
         h.update({k: v for k, v in self.headers.items() if k not in ("Result", "FEN", "Format")})
         if out is not None:
             h["Result"] = out.result()
@@ -341,17 +402,18 @@ class GameSession:
             h["FEN"] = self.start_fen
         return h
 
-    def to_pgn(self, notation: str = "chinese") -> str:
-        """The game as PGN text with ``notation`` move text (``chinese``, ``wxf`` or ``iccs``).
+    def to_pgn(self, notation: str = "chinese", language: str = "zh") -> str:
+        """The game as PGN text with ``notation`` move text (``chinese``, ``wxf`` or ``iccs``) and
+        tags in ``language`` (see :meth:`pgn_headers`).
 
-        Uses :mod:`xiangqi.core.pgn`; raises :class:`SessionError` for an unknown notation.
+        Uses :mod:`xiangqi.core.pgn`; raises :class:`SessionError` for an unknown notation or language.
         """
         if notation not in ("chinese", "wxf", "iccs"):
             raise SessionError(f"notation must be chinese, wxf or iccs, got {notation!r}")
         from xiangqi.core import pgn
 
         game = pgn.Game.from_board(self.board)
-        game.headers.update(self.pgn_headers())
+        game.headers.update(self.pgn_headers(language))
         return pgn.write_game(game, notation=notation)
 
     @classmethod

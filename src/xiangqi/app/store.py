@@ -126,12 +126,13 @@ class Store:
 
     # -- library ---------------------------------------------------------
 
-    def save_finished(self, session: GameSession, pgn: str) -> int:
-        """Keep ``session`` (with its PGN text) in the library; returns the row id.
+    def save_finished(self, session: GameSession, pgn: str, language: str = "zh") -> int:
+        """Keep ``session`` (with its PGN text) in the library; returns the row id. Player names are
+        stored in ``language`` (``zh``/``en``, as :meth:`GameSession.pgn_headers` writes them).
 
         Saving the same game again (same ``session.id``) updates its row.
         """
-        h = session.pgn_headers()
+        h = session.pgn_headers(language)
         out = session.outcome
         values = dict(
             game_id=session.id, date=h.get("Date", ""), red=h.get("Red", ""), black=h.get("Black", ""),

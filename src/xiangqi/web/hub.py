@@ -81,16 +81,26 @@ class GameHub:
         for ws in dead:
             self.clients.discard(ws)
 
+    def language(self) -> str:
+        """The interface language from the settings (``zh`` or ``en``; ``zh`` when unset or unknown)."""
+        try:
+            lang = self.store.get_settings().get("language")
+        except Exception:
+            log.exception("could not read the settings")
+            return "zh"
+        return "en" if lang == "en" else "zh"
+
     def _save(self) -> None:
         self.arm_clock()
         self.store.save_current(self.session)
         if self.session.is_over:
+            lang = self.language()
             try:
-                pgn = self.session.to_pgn("chinese")
+                pgn = self.session.to_pgn("chinese", lang)
             except Exception:  # records module missing or failing must not lose the game
                 log.exception("could not write the PGN of a finished game")
                 pgn = ""
-            self.store.save_finished(self.session, pgn)
+            self.store.save_finished(self.session, pgn, lang)
 
     # -- actions ---------------------------------------------------------
 
@@ -198,7 +208,8 @@ class GameHub:
     async def hint(self) -> dict[str, Any]:
         """The engine's best move for the side to move (at least the game's level; 1 s search).
 
-        Returns ``{"move", "score_cp", "mate", "pv", "fen"}``; ``fen`` is the position it is for.
+        Returns ``{"move", "score_cp", "mate", "pv", "fen", "chinese", "wxf"}``: ``move`` in ICCS,
+        ``fen`` the position it is for, ``chinese``/``wxf`` the move's text (车一平二 / R1.2).
         """
         s = self.session
         if s.is_over:
@@ -212,7 +223,12 @@ class GameHub:
         except TimeoutError:
             raise EngineTimeoutError(
                 f"the engine gave no hint within {ENGINE_ANSWER_TIMEOUT_S:.0f} s") from None
-        return {**hint, "fen": board.fen()}
+        mv = Move.from_iccs(hint["move"])
+        from xiangqi.app.session import chinese_move_text
+        from xiangqi.core.notation import move_to_wxf
+
+        return {**hint, "fen": board.fen(), "chinese": chinese_move_text(board, mv),
+                "wxf": move_to_wxf(board, mv)}
 
     # -- clocks ------------------------------------------------------------
 
@@ -247,7 +263,8 @@ class GameHub:
                 self.thinking = False
                 self.store.save_current(s)
                 try:
-                    self.store.save_finished(s, s.to_pgn("chinese"))
+                    lang = self.language()
+                    self.store.save_finished(s, s.to_pgn("chinese", lang), lang)
                 except Exception:
                     log.exception("could not keep the finished game")
             await self.broadcast()

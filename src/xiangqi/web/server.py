@@ -9,8 +9,9 @@ game's state forbids, 413 for a too-large upload, 422 for a malformed request):
 - ``POST /api/game/move`` ``{move, game_id?}`` — a human move in ICCS (``h2e2``).
 - ``POST /api/game/undo``, ``/resign``, ``/draw``, ``/hint``.
 - ``POST /api/game/open`` — body: the PGN file's bytes (UTF-8/GB18030/Big5 sniffed).
-- ``GET  /api/game/pgn?notation=chinese|iccs|wxf`` — the game as a PGN download.
-- ``GET  /api/game/export?fmt=pgn|xqf&notation=…`` — the game as a PGN or XQF download.
+- ``GET  /api/game/pgn?notation=chinese|iccs|wxf&lang=zh|en`` — the game as a PGN download (tags such
+  as Event and the player names in ``lang``, default: the ``language`` setting).
+- ``GET  /api/game/export?fmt=pgn|xqf&notation=…&lang=…`` — the game as a PGN or XQF download.
 - ``POST /api/record/open?name=&index=`` — body: a record file's bytes or pasted FEN/PGN/UBB text;
   returns the record's tree for browsing (:func:`xiangqi.app.records.record_view`) and leaves the
   current game alone. ``POST /api/record/export?name=&index=&fmt=&notation=`` — the same bytes
@@ -27,6 +28,7 @@ Clients send ``{"type": "move", "move": "h2e2"}``, ``{"type": "undo"}``,
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -199,18 +201,20 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         return await hub.replace(session)
 
     @app.get("/api/game/pgn")
-    async def save_pgn(notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
-        text = hub.session.to_pgn(notation)
+    async def save_pgn(notation: Literal["chinese", "iccs", "wxf"] = "chinese",
+                       lang: Literal["zh", "en"] | None = None) -> Response:
+        text = hub.session.to_pgn(notation, lang or hub.language())
         name = f"xiangqi-{hub.session.created.replace('.', '')}-{hub.session.id[:6]}.pgn"
         return Response(text, media_type="application/x-chess-pgn; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.get("/api/game/export")
     async def export_current(fmt: Literal["pgn", "xqf"] = "pgn",
-                             notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
+                             notation: Literal["chinese", "iccs", "wxf"] = "chinese",
+                             lang: Literal["zh", "en"] | None = None) -> Response:
         from xiangqi.app.records import export_game
 
-        data, media, ext = export_game(hub.session, fmt, notation)
+        data, media, ext = export_game(hub.session, fmt, notation, lang or hub.language())
         name = f"xiangqi-{hub.session.created.replace('.', '')}-{hub.session.id[:6]}.{ext}"
         return Response(data, media_type=media,
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
@@ -224,8 +228,6 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     @app.post("/api/record/open")
     async def record_open(request: Request, name: str = Query("", max_length=255),
                           index: int = Query(0, ge=0, le=100000)) -> dict[str, Any]:
-        import asyncio
-
         from xiangqi.app.records import open_record
 
         body = await _record_body(request)
@@ -235,8 +237,6 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def record_export(request: Request, name: str = Query("", max_length=255),
                             index: int = Query(0, ge=0, le=100000), fmt: Literal["pgn", "xqf"] = "pgn",
                             notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
-        import asyncio
-
         from xiangqi.app.records import convert_record
 
         body = await _record_body(request)
@@ -315,11 +315,12 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                                                     "reason_en": out.reason_en}}
 
     @app.get("/api/library/{row_id}/pgn")
-    async def library_pgn(row_id: int, notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
+    async def library_pgn(row_id: int, notation: Literal["chinese", "iccs", "wxf"] = "chinese",
+                          lang: Literal["zh", "en"] | None = None) -> Response:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
-        text = GameSession.from_record(g["record"]).to_pgn(notation)
+        text = GameSession.from_record(g["record"]).to_pgn(notation, lang or hub.language())
         name = f"xiangqi-library-{row_id}.pgn"
         return Response(text, media_type="application/x-chess-pgn; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
@@ -360,6 +361,17 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         finally:
             hub.clients.discard(ws)
 
+    hint_tasks: set[asyncio.Task[None]] = set()
+
+    async def _send_hint(ws: WebSocket) -> None:
+        """Search a hint and send ``{"type": "hint", "hint": ...}`` (or an error) to ``ws``."""
+        try:
+            msg: dict[str, Any] = {"type": "hint", "hint": await hub.hint()}
+        except XiangqiError as exc:
+            msg = {"type": "error", "detail": str(exc), "request": "hint"}
+        with contextlib.suppress(Exception):  # the page went away meanwhile
+            await ws.send_json(msg)
+
     async def _handle(ws: WebSocket, msg: Any) -> None:
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
             await ws.send_json({"type": "error", "detail": "message must be an object with a string 'type'"})
@@ -378,7 +390,11 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             elif kind == "draw":
                 await hub.offer_draw()
             elif kind == "hint":
-                await ws.send_json({"type": "hint", "hint": await hub.hint()})
+                # A hint searches for a second or more (longer while the kernels compile): answer it
+                # from a task so this socket's other messages (a move, undo) are not queued behind it.
+                task = asyncio.get_running_loop().create_task(_send_hint(ws))
+                hint_tasks.add(task)
+                task.add_done_callback(hint_tasks.discard)
             elif kind == "state":
                 await ws.send_json({"type": "state", "state": hub.state()})
             else:

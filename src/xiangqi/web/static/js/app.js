@@ -6,7 +6,7 @@ import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
-import { LEVEL_NAMES, applyLanguage, language, setLanguage, t } from "./i18n.js";
+import { LEVEL_NAMES, applyLanguage, language, playerName, setLanguage, t } from "./i18n.js";
 import * as sound from "./sound.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -91,6 +91,7 @@ function onMessage(msg) {
     ui.hintPending = false;
     if (!ui.state || !msg.hint || msg.hint.fen !== ui.state.fen) return; // the position moved on
     ui.hint = msg.hint.move;
+    ui.hintInfo = msg.hint;
     document.body.dataset.hint = ui.hint || "";
     render(ui.state);
   } else if (msg.type === "error") {
@@ -114,7 +115,8 @@ function render(st) {
   if (!st) return;
   const prev = ui.state;
   ui.state = st;
-  if (!prev || prev.fen !== st.fen || prev.id !== st.id) ui.hint = null;
+  // A hint belongs to one position of a game in progress.
+  if (!prev || prev.fen !== st.fen || prev.id !== st.id || st.result) { ui.hint = null; ui.hintInfo = null; }
   const movable = humanToMove(st);
   if (!ui.editing && !ui.replaying) board.set({
     fen: st.fen,
@@ -133,6 +135,7 @@ function render(st) {
     send({ type: "hint" });
   }
   renderStatus(st);
+  renderHint();
   renderPlayers(st);
   ui.clockAt = performance.now();
   renderClocks();
@@ -146,7 +149,10 @@ function render(st) {
   document.body.dataset.plies = String(st.moves.length);
   document.body.dataset.gameId = st.id;
   document.body.dataset.result = st.result ? st.result.result : "";
-  $("#btn-undo").disabled = st.moves.length === 0 || !Object.values(st.players).includes("human");
+  // 悔棋 stays open after the game ends (casual play): it withdraws a resignation or agreed draw, or
+  // takes back the move that ended the game; never after a loss on time (server: can_undo).
+  $("#btn-undo").disabled = st.can_undo === undefined
+    ? st.moves.length === 0 || !Object.values(st.players).includes("human") : !st.can_undo;
   $("#btn-hint").disabled = !movable;
   $("#btn-draw").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
   $("#btn-resign").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
@@ -173,11 +179,22 @@ function renderStatus(st) {
   }
 }
 
+/** The hint as text in the side panel (提示：车一平二 / Hint: R1.2), in the move-list notation. */
+function renderHint() {
+  const el = $("#hint-line");
+  const h = ui.hint && ui.hintInfo;
+  el.hidden = !h || Boolean(ui.editing || ui.replaying || record.active);
+  if (!h) { el.textContent = ""; return; }
+  let text = moveText({ iccs: h.move, chinese: h.chinese, wxf: h.wxf });
+  if (ui.settings.traditional && notation() === "chinese") text = toTraditional(text);
+  el.textContent = `${t("hint_text")}${text}`;
+}
+
 function renderPlayers(st) {
   const level = LEVEL_NAMES[language()][st.level] || st.level;
   const names = record.active ? record.players() : null; // a browsed record: its players' names
   const name = (color) => {
-    if (names) return `${t(color)} — ${names[color] || "?"}`;
+    if (names) return `${t(color)} — ${names[color] ? playerName(names[color]) : "?"}`;
     const who = st.players[color] === "engine" ? `${t("computer")} · ${level}` : t("human");
     return `${t(color)} — ${who}`;
   };
@@ -291,8 +308,14 @@ export function toTraditional(text) {
 
 function showResult(st) {
   ui.shownResultFor = st.id + ":" + st.moves.length;
-  $("#result-headline").textContent = language() === "zh" ? st.result.headline_zh : st.result.reason_en.split(" — ")[0];
-  $("#result-reason").textContent = language() === "zh" ? st.result.reason_zh : st.result.reason_en;
+  // The headline once (黑胜), then the reason without it (红方认输), not 黑胜 — 红方认输 again.
+  const r = st.result, zh = language() === "zh";
+  const full = zh ? r.reason_zh : r.reason_en;
+  const head = (zh ? r.headline_zh : r.headline_en) || full.split(" — ")[0];
+  const why = (zh ? r.why_zh : r.why_en) ?? (full.includes(" — ") ? full.split(" — ").slice(1).join(" — ") : "");
+  $("#result-headline").textContent = head;
+  $("#result-reason").textContent = why;
+  $("#result-reason").hidden = !why;
   const dlg = $("#dlg-result");
   if (!dlg.open) dlg.showModal();
 }
@@ -438,7 +461,7 @@ $("#dlg-save").addEventListener("close", () => {
     return;
   }
   const a = document.createElement("a");
-  a.href = `/api/game/export?fmt=${fmt}&notation=${notationKey}`;
+  a.href = `/api/game/export?fmt=${fmt}&notation=${notationKey}&lang=${language()}`;
   a.download = "";
   document.body.appendChild(a);
   a.click();
@@ -558,6 +581,7 @@ window.xqLibrary = library;
 
 $("#btn-edit").addEventListener("click", () => {
   ui.editing = true;
+  $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");
 });
 

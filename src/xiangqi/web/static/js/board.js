@@ -74,7 +74,7 @@ export function createBoard(container, config = {}) {
   container.appendChild(svg);
   const defs = el("defs", {}, svg);
   const marker = el("marker", {
-    id: "xq-arrowhead", viewBox: "0 0 10 10", refX: "5", refY: "5", markerWidth: "3.2", markerHeight: "3.2",
+    id: "xq-arrowhead", viewBox: "0 0 10 10", refX: "5", refY: "5", markerWidth: "2.6", markerHeight: "2.6",
     orient: "auto-start-reverse",
   }, defs);
   el("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "xq-arrowhead" }, marker);
@@ -214,15 +214,22 @@ export function createBoard(container, config = {}) {
     }
   }
 
+  // An arrow with rings on its two points: the from-ring dashed, the to-ring solid. The shaft runs
+  // from the edge of the moving piece's character to just short of the to-point's centre, so even
+  // a one-step move (i0→h0) shows a shaft and a head; the rings mark both points.
   function drawShapes() {
     gShapes.replaceChildren();
     for (const sh of cfg.shapes || []) {
       const [x1, y1] = xy(sh.from);
       const [x2, y2] = xy(sh.to);
+      const kind = sh.kind || "";
+      el("circle", { cx: x1, cy: y1, r: 50, class: `xq-shape-ring from ${kind}`, "data-sq": sh.from }, gShapes);
+      el("circle", { cx: x2, cy: y2, r: 50, class: `xq-shape-ring to ${kind}`, "data-sq": sh.to }, gShapes);
       const len = Math.hypot(x2 - x1, y2 - y1) || 1;
-      const ex = x2 - ((x2 - x1) / len) * 30, ey = y2 - ((y2 - y1) / len) * 30;
+      const ux = (x2 - x1) / len, uy = (y2 - y1) / len;
+      // Start past the piece's character, stop just short of the to-point's centre.
       el("line", {
-        x1, y1, x2: ex, y2: ey, class: `xq-arrow ${sh.kind || ""}`, "marker-end": "url(#xq-arrowhead)",
+        x1: x1 + ux * 28, y1: y1 + uy * 28, x2: x2 - ux * 12, y2: y2 - uy * 12, class: `xq-arrow ${kind}`, "marker-end": "url(#xq-arrowhead)",
         "data-from": sh.from, "data-to": sh.to,
       }, gShapes);
     }

@@ -29,7 +29,7 @@ export const TEXT = {
     tc_periods: "读秒次数", file_format: "文件格式", open_formats: "PGN（中文、WXF、ICCS）、XQF、DhtmlXQ/UBB、EPD、FEN",
     choose_file: "选择文件…", paste_label: "或粘贴 FEN、PGN 或 UBB 文本：", open_pasted: "打开粘贴内容",
     paste_empty: "请先粘贴 FEN、PGN 或 UBB 文本", open_failed: "无法打开：", record_problems: "棋谱有问题：",
-    rc_lines: "变化路线", rc_branches: "分支", rc_choices: "种走法", rc_back: "返回", rc_next_choices: "下一步变着",
+    rc_variations: "含 {n} 处变着", rc_variations_one: "含 {n} 处变着", hint_text: "提示：", rc_choices: "种走法", rc_back: "返回", rc_next_choices: "下一步变着",
     rc_main: "主线", rc_variation: "变着", rc_play: "从此处续下",
   },
   en: {
@@ -64,7 +64,7 @@ export const TEXT = {
     tc_periods: "Periods", file_format: "File format", open_formats: "PGN (Chinese, WXF, ICCS), XQF, DhtmlXQ/UBB, EPD, FEN",
     choose_file: "Choose a file…", paste_label: "or paste FEN, PGN or UBB text:", open_pasted: "Open pasted text",
     paste_empty: "Paste FEN, PGN or UBB text first", open_failed: "Cannot open:", record_problems: "Problems in the record:",
-    rc_lines: "Lines", rc_branches: "branches", rc_choices: "choices", rc_back: "Back", rc_next_choices: "Next move: variations",
+    rc_variations: "{n} variations", rc_variations_one: "{n} variation", hint_text: "Hint: ", rc_choices: "choices", rc_back: "Back", rc_next_choices: "Next move: variations",
     rc_main: "Main line", rc_variation: "Variation", rc_play: "Play on from here",
   },
 };
@@ -95,4 +95,14 @@ export function applyLanguage(root = document) {
   for (const e of root.querySelectorAll("[data-i18n]")) e.textContent = t(e.dataset.i18n);
   for (const e of root.querySelectorAll("[data-i18n-title]")) e.title = t(e.dataset.i18nTitle);
   for (const e of root.querySelectorAll("[data-i18n-placeholder]")) e.placeholder = t(e.dataset.i18nPlaceholder);
+}
+
+/** A player's name from a record, with this program's own older English names (Human,
+ *  Computer (beginner)) shown in the interface language: 棋手, 电脑·初级. Other names as they are. */
+export function playerName(name) {
+  if (name === "Human" || name === "Player") return t("human");
+  const m = /^Computer \((\w+)\)$/.exec(name);
+  if (!m) return name;
+  const level = LEVEL_NAMES[language()][m[1].toLowerCase()] || m[1];
+  return language() === "zh" ? `${t("computer")}·${level}` : `${t("computer")} (${level})`;
 }

@@ -58,7 +58,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     $("#rp-result").textContent = game.result ? (language() === "zh" ? game.result.reason_zh : game.result.reason_en) : "";
     $("#rp-name").value = game.title;
     $("#rp-notes").value = game.notes;
-    $("#rp-export").href = `/api/library/${id}/pgn`;
+    $("#rp-export").href = `/api/library/${id}/pgn?lang=${language()}`;
     const list = $("#rp-moves");
     list.replaceChildren();
     for (let i = 0; i < game.moves.length; i += 2) {

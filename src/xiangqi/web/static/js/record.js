@@ -2,7 +2,7 @@
 // shown beside the board with its variations and comments. Browsing is local to the page: the
 // current (autosaved) game changes only when the player chooses "play on from here".
 
-import { t } from "./i18n.js";
+import { playerName, t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -49,7 +49,10 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
 
   function showHeader() {
     const h = rec.headers;
-    $("#rc-title").textContent = rec.title;
+    // Event · Red – Black, with this program's older English player names translated.
+    const players = [h.Red, h.Black].filter(Boolean).map(playerName).join(" – ");
+    const title = [(h.Event || "").trim(), players].filter(Boolean).join(" · ");
+    $("#rc-title").textContent = title || rec.title;
     const meta = [h.Date, h.Site, h.Result && h.Result !== "*" ? h.Result : ""].filter(Boolean).join(" · ");
     $("#rc-meta").textContent = meta;
     const sel = $("#rc-game");
@@ -68,7 +71,11 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     const errs = $("#rc-errors");
     errs.textContent = rec.errors.length ? `${t("record_problems")} ${rec.errors.slice(0, 3).join("; ")}` : "";
     errs.hidden = !rec.errors.length;
-    $("#rc-summary").textContent = `${t("rc_lines")} ${rec.lines} · ${t("rc_branches")} ${rec.branches}`;
+    // Only a record with variations gets a summary: 含 5 处变着 / 5 variations.
+    const summary = $("#rc-summary");
+    summary.textContent = rec.branches > 0 ? t(rec.branches === 1 ? "rc_variations_one" : "rc_variations")
+      .replace("{n}", String(rec.branches)) : "";
+    summary.hidden = rec.branches === 0;
     document.body.dataset.recordLines = String(rec.lines);
   }
 
