@@ -97,6 +97,25 @@ def own_half(sq: int, color: Color) -> bool:
     return (sq // 9 <= 4) if color else (sq // 9 >= 5)
 
 
+def grid_board_fen(grid: list[str | None]) -> str:
+    """The FEN board field of ``grid``: 90 FEN letters or None, indexed by square
+    (``rank * 9 + file``), e.g. as read from an XQF or DhtmlXQ piece table."""
+    rows = []
+    for r in range(9, -1, -1):
+        row, empty = "", 0
+        for f in range(9):
+            p = grid[r * 9 + f]
+            if p is None:
+                empty += 1
+                continue
+            if empty:
+                row += str(empty)
+                empty = 0
+            row += p
+        rows.append(row + (str(empty) if empty else ""))
+    return "/".join(rows)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Piece:
     """A piece: ``piece_type`` (:data:`KING` … :data:`PAWN`) and ``color``."""

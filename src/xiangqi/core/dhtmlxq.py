@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from xiangqi.core.board import STARTING_FEN, Board, Move
+from xiangqi.core.board import STARTING_FEN, Board, Move, grid_board_fen
 from xiangqi.core.errors import FenError, XiangqiError
 from xiangqi.core.pgn import Game, GameNode
 
@@ -195,20 +195,7 @@ def _binit_to_board_fen(binit: str, errors: list[str]) -> str:
             errors.append(f"binit: two pieces on {x}{y}; the second one is ignored")
             continue
         grid[sq] = _ORDER[i]
-    rows = []
-    for r in range(9, -1, -1):
-        row, empty = "", 0
-        for f in range(9):
-            p = grid[r * 9 + f]
-            if p is None:
-                empty += 1
-                continue
-            if empty:
-                row += str(empty)
-                empty = 0
-            row += p
-        rows.append(row + (str(empty) if empty else ""))
-    return "/".join(rows)
+    return grid_board_fen(grid)
 
 
 def _red_piece_at(board_fen: str, sq: int) -> bool:

@@ -34,6 +34,7 @@ from xiangqi.core.board import (
     STARTING_FEN,
     Board,
     Move,
+    grid_board_fen,
 )
 from xiangqi.core.errors import FenError, XiangqiError
 from xiangqi.core.pgn import Game, GameNode
@@ -200,22 +201,7 @@ def _board_fen(squares: list[int]) -> str:
             raise XqfError(f"two pieces on the same point {v:02d} in the XQF piece table")
         letter = PIECE_SYMBOLS[_SLOT_TYPES[i % 16]]
         grid[sq] = letter.upper() if i < 16 else letter
-    rows = []
-    for r in range(9, -1, -1):
-        row, empty = "", 0
-        for f in range(9):
-            p = grid[r * 9 + f]
-            if p is None:
-                empty += 1
-                continue
-            if empty:
-                row += str(empty)
-                empty = 0
-            row += p
-        if empty:
-            row += str(empty)
-        rows.append(row)
-    return "/".join(rows)
+    return grid_board_fen(grid)
 
 
 def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Record, list[str]]:

@@ -25,7 +25,7 @@ What it does for you (DESIGN.md decisions 3 and 7, reported.md R19/R20):
 
 Limits are read by attribute from any object with the fields of
 ``xiangqi.engine.Limit`` (depth, nodes, time, wtime, btime, winc, binc,
-movestogo, infinite; times in seconds); :class:`Limit` here is a plain one.
+movestogo, infinite; times in seconds); :class:`Limit` here is that same class.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from typing import Any
 
 from xiangqi.core.board import STARTING_FEN, Board, Move, square, square_file, square_rank
 from xiangqi.core.errors import XiangqiError
+from xiangqi.engine.api import Limit
 
 #: ElephantEye's mate value (UCCI scores): |score| > MATE - 200 is a forced result in MATE - |score| plies.
 UCCI_MATE_VALUE = 10000
@@ -73,22 +74,6 @@ class IllegalEngineMoveError(EngineError):
     def __init__(self, message: str, text: str) -> None:
         super().__init__(message)
         self.text = text
-
-
-@dataclasses.dataclass(frozen=True)
-class Limit:
-    """A search limit (same fields as ``xiangqi.engine.Limit``; times in seconds)."""
-
-    depth: int | None = None
-    nodes: int | None = None
-    time: float | None = None
-    wtime: float | None = None
-    btime: float | None = None
-    winc: float | None = None
-    binc: float | None = None
-    movestogo: int | None = None
-    byoyomi: float | None = None
-    infinite: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
