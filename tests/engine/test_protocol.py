@@ -1,6 +1,7 @@
 """UCI / UCCI conversations with the protocol layer, driven against a small fake engine.
 
-The fake engine (defined here, for these tests only) has the built-in engine's API:
+The fake engine (defined here, for these tests only) has the built-in engine's API and
+uses its Limit / SearchInfo / SearchResult types:
 ``search(board, limit, on_info=, multipv=)``, ``stop()``, ``new_game()``, ``set_hash()``,
 ``play(board, level)``. It ranks the legal moves by ICCS text, so every expected
 reply below is exact. The same conversations against the real engine are in
@@ -16,48 +17,12 @@ import time
 import pytest
 
 from xiangqi.core.board import Board, Move
+from xiangqi.engine.api import Limit as FakeLimit
+from xiangqi.engine.api import SearchInfo as FakeInfo
+from xiangqi.engine.api import SearchResult as FakeResult
 from xiangqi.engine.protocol import UCCI_MATE_VALUE, EngineServer, parse_position
 
 MATED_FEN = "3k5/9/9/9/9/9/9/9/3R5/4K4 b - - 0 1"  # Black is mated (rook d1, flying general)
-
-
-@dataclasses.dataclass
-class FakeLimit:
-    depth: int | None = None
-    nodes: int | None = None
-    time: float | None = None
-    wtime: float | None = None
-    btime: float | None = None
-    winc: float | None = None
-    binc: float | None = None
-    movestogo: int | None = None
-    byoyomi: float | None = None
-    infinite: bool = False
-
-
-@dataclasses.dataclass
-class FakeInfo:
-    depth: int
-    seldepth: int
-    score_cp: int | None
-    mate: int | None
-    nodes: int
-    nps: int
-    time_s: float
-    pv: list
-    multipv: int = 1
-
-
-@dataclasses.dataclass
-class FakeResult:
-    move: Move | None
-    score_cp: int | None
-    mate: int | None
-    depth: int
-    nodes: int
-    time_s: float
-    pv: list
-    ponder: Move | None = None
 
 
 @dataclasses.dataclass(frozen=True)
