@@ -32,14 +32,37 @@ def cmd_perft(args: argparse.Namespace) -> int:
         total = 0
         for m in list(board.legal_moves):
             board.push(m, validate=False)
-            n = count(board, args.depth - 1)
+            n = _interruptible(count, board, args.depth - 1)
             board.pop()
-            print(f"{m.iccs()}: {n}")
+            print(f"{m.iccs()}: {n}", flush=True)
             total += n
     else:
-        total = count(board, args.depth)
+        total = _interruptible(count, board, args.depth)
     print(total)
     return 0
+
+
+def _interruptible(fn, *args):  # noqa: ANN001, ANN202
+    """Run ``fn(*args)`` in a daemon thread so that Ctrl-C stops the command at once
+    (a Numba kernel does not return to Python, where signals are handled, until it ends)."""
+    import threading
+
+    box: list = []
+
+    def run() -> None:
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as exc:  # handed to the main thread below
+            box.append((False, exc))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
 
 
 def cmd_play(args: argparse.Namespace) -> int:

@@ -1,0 +1,32 @@
+"""`xiangqi perft` as a user runs it: the count on the last line, and Ctrl-C stops it."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from xiangqi.cli import main
+
+
+@pytest.mark.parametrize("engine", ["numba", "core"])
+def test_perft_prints_the_count_on_the_last_line(engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+    fen = "4k4/9/9/9/9/9/9/9/4R4/4K4 w - - 0 1"  # reported.md R2
+    assert main(["perft", "--engine", engine, "--fen", fen, "3"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "290"
+
+
+def test_ctrl_c_stops_a_long_perft_at_once() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xiangqi.cli", "perft", "9"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(3)  # inside the kernel by now (or still compiling it)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
