@@ -18,7 +18,7 @@ from typing import Any
 from xiangqi.app.clock import GameClock, TimeControl
 from xiangqi.core.board import BLACK, RED, STARTING_FEN, Board, Color, Move, Termination
 from xiangqi.core.errors import IllegalMoveError, XiangqiError
-from xiangqi.core.outcome import Outcome, draw, win
+from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 
 PLAYER_KINDS = ("human", "engine")
 #: Level keys of the built-in engine (DESIGN.md §8); the engine package defines them too.
@@ -283,9 +283,7 @@ class GameSession:
 
     def resign(self, color: Color) -> Outcome:
         """``color`` resigns (认输); the other side wins. Returns the outcome."""
-        side_zh = "红方" if color else "黑方"
-        side_en = "Red" if color else "Black"
-        out = win(Termination.RESIGNATION, not color, f"{side_zh}认输", f"{side_en} resigns")
+        out = win(Termination.RESIGNATION, not color, f"{SIDE_ZH[color]}认输", f"{SIDE_EN[color]} resigns")
         self.declare(out)
         return out
 
@@ -297,9 +295,8 @@ class GameSession:
 
     def lose_on_time(self, color: Color) -> Outcome:
         """``color``'s clock ran out (超时): the other side wins."""
-        side_zh = "红方" if color else "黑方"
-        side_en = "Red" if color else "Black"
-        out = win(Termination.TIMEOUT, not color, f"{side_zh}超时", f"{side_en} ran out of time")
+        out = win(Termination.TIMEOUT, not color, f"{SIDE_ZH[color]}超时",
+                  f"{SIDE_EN[color]} ran out of time")
         self.declare(out)
         return out
 

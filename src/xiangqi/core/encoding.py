@@ -100,14 +100,21 @@ def read_text_file(path_or_bytes: str | os.PathLike[str] | bytes, encoding: str 
     Raises :class:`RecordEncodingError` for undecodable bytes and :class:`XiangqiError`
     when the file cannot be read (missing, a directory, no permission).
     """
-    if isinstance(path_or_bytes, bytes | bytearray):
-        data = bytes(path_or_bytes)
-    else:
-        try:
-            data = Path(path_or_bytes).read_bytes()
-        except OSError as exc:
-            raise XiangqiError(f"cannot read {os.fspath(path_or_bytes)!r}: {exc.strerror or exc}") from None
-    return decode_bytes(data, encoding)[0]
+    return decode_bytes(read_source(path_or_bytes), encoding)[0]
+
+
+def read_source(source: str | os.PathLike[str] | bytes, error: type[XiangqiError] = XiangqiError) -> bytes:
+    """The bytes of ``source``: raw bytes as they are, or the file at a path.
+
+    Raises ``error`` (a :class:`XiangqiError` subclass) naming the path when the file
+    cannot be read (missing, a directory, no permission).
+    """
+    if isinstance(source, bytes | bytearray):
+        return bytes(source)
+    try:
+        return Path(source).read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {os.fspath(source)!r}: {exc.strerror or exc}") from None
 
 
 def encode_text(text: str, encoding: str = "utf-8") -> bytes:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
 
 from xiangqi.core.board import Board
-from xiangqi.core.encoding import decode_bytes
+from xiangqi.core.encoding import decode_bytes, read_source
 from xiangqi.core.errors import FenError, XiangqiError
 from xiangqi.core.pgn import Game
 
@@ -53,13 +52,7 @@ def read_epd(source: str | os.PathLike[str] | bytes, errors: list[str] | None = 
     Lines with a bad FEN are skipped and described in ``errors`` (when a list is given).
     Raises :class:`EpdError` when the file cannot be read or holds no position.
     """
-    if isinstance(source, bytes | bytearray):
-        data = bytes(source)
-    else:
-        try:
-            data = Path(source).read_bytes()
-        except OSError as exc:
-            raise EpdError(f"cannot read {os.fspath(source)!r}: {exc.strerror or exc}") from None
+    data = read_source(source, EpdError)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     out: list[EpdEntry] = []

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from xiangqi.core.dhtmlxq import read_dhtmlxq_games, write_dhtmlxq
-from xiangqi.core.encoding import decode_bytes, encode_text
+from xiangqi.core.encoding import decode_bytes, encode_text, read_source
 from xiangqi.core.epd import EpdEntry, epd_to_games, read_epd, write_epd
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import Game, read_games, write_game
@@ -64,14 +64,8 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     ``game.errors`` (an EPD list's skipped lines on the first game's); raises :class:`RecordError`
     (or another :class:`XiangqiError`) when the file cannot be read at all or holds no game.
     """
-    if isinstance(source, bytes | bytearray):
-        data, name = bytes(source), "<data>"
-    else:
-        try:
-            data = Path(source).read_bytes()
-        except OSError as exc:
-            raise RecordError(f"cannot read {os.fspath(source)!r}: {exc.strerror or exc}") from None
-        name = os.fspath(source)
+    data = read_source(source, RecordError)
+    name = "<data>" if isinstance(source, bytes | bytearray) else os.fspath(source)
     kind = fmt or detect_format(data)
     if kind == "pgn" and detect_format(data) == "dhtmlxq":
         kind = "dhtmlxq"  # .txt files from dpxq hold UBB text

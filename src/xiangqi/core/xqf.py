@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import struct
-from pathlib import Path
 
 from xiangqi.core.board import (
     ADVISOR,
@@ -36,6 +35,7 @@ from xiangqi.core.board import (
     Move,
     grid_board_fen,
 )
+from xiangqi.core.encoding import read_source
 from xiangqi.core.errors import FenError, XiangqiError
 from xiangqi.core.pgn import Game, GameNode
 
@@ -115,13 +115,7 @@ def read_xqf(source: str | os.PathLike[str] | bytes) -> Game:
     ``game.errors`` and its subtree dropped (the file's structure is still read to the end).
     Raises :class:`XqfError` when the data is not a readable XQF file.
     """
-    if isinstance(source, bytes | bytearray):
-        data = bytes(source)
-    else:
-        try:
-            data = Path(source).read_bytes()
-        except OSError as exc:
-            raise XqfError(f"cannot read {os.fspath(source)!r}: {exc.strerror or exc}") from None
+    data = read_source(source, XqfError)
     if len(data) < HEADER_SIZE:
         raise XqfError(f"not an XQF file: {len(data)} bytes, the header alone is {HEADER_SIZE}")
     if data[:2] != b"XQ":
