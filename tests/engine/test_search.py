@@ -42,6 +42,32 @@ MATE_IN_2 = [
     "4k4/9/4b4/9/9/9/9/9/3R5/3RK4 w",
     "3k1a3/4a4/9/9/9/9/9/2N6/9/R3K4 w",
 ]
+# Found by a random search of sparse endings and proved below with the core rules (no shorter mate).
+MATE_IN_3 = [
+    "3k5/4a4/9/9/3P5/8C/2R6/9/3K5/9 w",
+    "2b3b2/3Ck4/9/9/1R7/9/5R3/9/5K3/9 w",
+    "3k1a3/9/9/6R2/9/4N1R2/9/9/9/5K3 w",
+]
+
+
+def _mates_within(b: Board, n: int) -> bool:
+    """True if the side to move mates (or stalemates, 困毙) in at most ``n`` moves: core brute force."""
+    for m in list(b.legal_moves):
+        b.push(m, validate=False)
+        replies = list(b.legal_moves)
+        ok = not replies
+        if not ok and n > 1:
+            ok = True
+            for r in replies:
+                b.push(r, validate=False)
+                ok = _mates_within(b, n - 1)
+                b.pop()
+                if not ok:
+                    break
+        b.pop()
+        if ok:
+            return True
+    return False
 
 
 @pytest.mark.parametrize("fen", MATE_IN_1)
@@ -66,6 +92,20 @@ def test_finds_mate_in_two(engine: Engine, fen: str) -> None:
     for r in replies:
         b.push(r, validate=False)
         assert _mates_in_one(b), f"after {res.move} {r} there is no mate"
+        b.pop()
+
+
+@pytest.mark.parametrize("fen", MATE_IN_3)
+def test_finds_mate_in_three(engine: Engine, fen: str) -> None:
+    b = Board(fen)
+    assert not _mates_within(b, 2)
+    res = engine.search(b, Limit(depth=8))
+    assert res.mate == 3
+    # every reply to the engine's move still allows a mate in two (checked with the core rules)
+    b.push(res.move)
+    for r in list(b.legal_moves):
+        b.push(r, validate=False)
+        assert _mates_within(b, 2), f"after {res.move} {r} there is no mate in two"
         b.pop()
 
 
