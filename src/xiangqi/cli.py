@@ -157,6 +157,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     a = PlayerSpec.parse(args.a, args.option_a, hash_mb=args.hash)
     b = PlayerSpec.parse(args.b, args.option_b, hash_mb=args.hash)
     tc = TimeControl.parse(args.tc)
+    tc_b = TimeControl.parse(args.tc_b) if args.tc_b else None
     if args.openings is not None and args.openings < 1:
         raise XiangqiError("--openings must be >= 1")
     openings = OPENINGS[:args.openings] if args.openings else OPENINGS
@@ -172,7 +173,7 @@ def cmd_match(args: argparse.Namespace) -> int:
                 fh.write(res.game_pgn(g) + "\n")
 
     res = run_match(a, b, args.games, tc, openings=openings, ply_cap=args.ply_cap,
-                    time_margin=args.time_margin, on_game=report)
+                    time_margin=args.time_margin, on_game=report, tc_b=tc_b, concurrency=args.concurrency)
     print(res.summary())
     if args.pgn:
         print(f"PGN: {args.pgn}")
@@ -270,6 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tc", default="200ms",
                    help="time control: 200ms or 0.2 per move, 60+0.5 clock+increment, 40/60, "
                         "depth=6, nodes=N")
+    p.add_argument("--tc-b", default=None,
+                   help="B's time control when it differs from A's (--tc), e.g. --tc 1s --tc-b 200ms")
+    p.add_argument("--concurrency", type=int, default=1,
+                   help="games played at once, each with its own engine processes (results keep game order)")
     p.add_argument("--option-a", action="append", default=[], metavar="NAME=VALUE",
                    help="engine option for A (repeatable)")
     p.add_argument("--option-b", action="append", default=[], metavar="NAME=VALUE",

@@ -390,3 +390,33 @@ def test_draw_offer_between_two_players(quick_server, driver, page):
     page.click("#confirm-yes")
     expect(page.locator("#result-headline")).to_have_text("和棋")
     expect(page.locator("#result-reason")).to_have_text("双方议和")
+
+
+def test_level_choice_shows_the_measured_elo_and_rank(quick_server, driver, page, monkeypatch, tmp_path):
+    import json
+
+    import xiangqi.engine
+    from xiangqi.engine import levels as lv
+
+    f = tmp_path / "level_elo.json"
+    f.write_text(json.dumps({"levels": {"beginner": {"elo": 1153, "error": 64, "games": 30},
+                                        "advanced": {"elo": 1716, "error": 90, "games": 16}}}),
+                 encoding="utf-8")
+    monkeypatch.setattr(xiangqi.engine, "LEVELS", lv.with_elos(lv.BASE_LEVELS, lv.load_elos(f)))
+    driver.open(quick_server.url)
+    page.click("#btn-new")
+    options = page.locator("#sel-level option")
+    expect(options).to_have_text(["初级 · 县丞 ≈1150", "中级", "高级 · 太守 ≈1720", "大师"])
+    assert options.nth(0).get_attribute("title") == "等级分 1153 ± 64（95%，30 局对局测定）"
+    assert options.nth(1).get_attribute("title") == ""
+    page.screenshot(path=str(tmp_path / "new_game_zh.png"))
+    page.keyboard.press("Escape")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.click("#dlg-settings button[value=close]")
+    page.click("#btn-new")
+    expect(options).to_have_text(["Beginner · ~1150", "Intermediate", "Advanced · ~1720", "Master"])
+    assert options.nth(2).get_attribute("title") == "Elo 1716 ± 90 (95%, measured in 16 games)"
+    page.select_option("#sel-level", "advanced")
+    driver.submit_new_game()
+    assert driver.state()["level"] == "advanced"

@@ -231,3 +231,78 @@ def test_cli_bench_counts_perft_and_compares_with_a_peer(capsys):
         assert out[2].startswith(f"perft speed ratio (ours / {FAIRY}): ")
     assert out[-1].startswith("search depth 3: ")
     assert len([x for x in out if x.startswith("  ") and " depth 3 best " in x]) == 3
+
+
+def _game_key(g):
+    return (g.round, g.red, g.black, g.opening, g.result, g.reason, [m.iccs() for m in g.board.move_stack])
+
+
+def test_concurrent_games_give_the_sequential_results_in_the_same_order():
+    openings = OPENINGS[:3]
+    kw = dict(openings=openings, ply_cap=14)
+    seq = run_match(fake_spec("first", "A"), fake_spec("first", "B"), 6, TimeControl(depth=1), **kw)
+    seen = []
+    par = run_match(fake_spec("first", "A"), fake_spec("first", "B"), 6, TimeControl(depth=1), concurrency=3,
+                    on_game=lambda g, r: seen.append((g.round, len(r.games))), **kw)
+    assert seen == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6)]
+    assert [_game_key(g) for g in par.games] == [_game_key(g) for g in seq.games]
+    assert [g.opening for g in par.games] == [openings[k // 2][0] for k in range(6)]
+    assert par.pgn() == seq.pgn()
+
+
+def test_concurrency_overlaps_games():
+    # 'slow' thinks 0.4 s a move; one game after the other, the match would last longer than all moves
+    # together (2 games x 3 plies x 0.4 s); two at once take less
+    import time
+
+    t0 = time.monotonic()
+    res = run_match(fake_spec("slow", "S"), fake_spec("slow", "T"), 2, TimeControl(depth=1),
+                    openings=[("start", "")], ply_cap=3, concurrency=2)
+    elapsed = time.monotonic() - t0
+    thinking = sum(t for g in res.games for ts in g.move_times.values() for t in ts)
+    assert thinking >= 2.4 and elapsed < thinking - 0.4
+    assert [(g.round, g.red, g.reason) for g in res.games] == [
+        (1, "S", "Draw — ply cap of 3 reached"), (2, "T", "Draw — ply cap of 3 reached")]
+
+
+def test_a_match_continues_from_a_later_game_index():
+    res = run_match(fake_spec("first", "A"), fake_spec("first", "B"), 2, TimeControl(depth=1),
+                    openings=OPENINGS[:3], ply_cap=8, first=3)
+    assert [(g.round, g.red, g.opening) for g in res.games] == [
+        (4, "B", OPENINGS[1][0]), (5, "A", OPENINGS[2][0])]
+    with pytest.raises(MatchError, match="concurrency must be >= 1"):
+        run_match(fake_spec("first", "A"), fake_spec("first", "B"), 2, TimeControl(depth=1), concurrency=0)
+
+
+def test_each_side_keeps_its_own_time_control():
+    # A moves under a depth limit; B (0.4 s a move) has a 0.2 s clock and loses on time as Black and as Red
+    res = run_match(fake_spec("first", "A"), fake_spec("slow", "B"), 2, TimeControl(depth=1),
+                    tc_b=TimeControl(base=0.2), openings=[("start", "")], time_margin=0.05, concurrency=2)
+    assert [(g.red, g.result, g.reason) for g in res.games] == [
+        ("A", "1-0", "B lost on time"), ("B", "0-1", "B lost on time")]
+    assert res.summary().splitlines()[0] == "Score of A vs B: 2 - 0 - 0 [100.0%] 2 games, depth 1 / 0.2+0"
+    assert '[TimeControl "depth 1 / 0.2+0"]' in res.pgn()
+
+
+def test_cli_match_concurrency_keeps_the_game_order(tmp_path, capsys):
+    from xiangqi.cli import main
+
+    cmd = f"{sys.executable} {FAKE} first"
+    outs = []
+    for n in ("1", "2"):
+        out = tmp_path / f"games{n}.pgn"
+        assert main(["match", cmd, cmd, "--games", "4", "--tc", "depth=1", "--ply-cap", "10",
+                     "--openings", "2", "--pgn", str(out), "--concurrency", n]) == 0
+        outs.append((capsys.readouterr().out.splitlines()[:-1], out.read_text(encoding="utf-8")))
+    assert outs[0] == outs[1]
+    assert [line.split(":")[0] for line in outs[1][0][:4]] == ["Game 1", "Game 2", "Game 3", "Game 4"]
+    assert main(["match", cmd, cmd, "--tc", "depth=1", "--pgn", "", "--concurrency", "0"]) == 2
+    assert "concurrency must be >= 1" in capsys.readouterr().err
+
+
+def test_concurrent_match_raises_when_an_engine_cannot_start():
+    from xiangqi.engine.client import EngineError
+
+    with pytest.raises(EngineError, match="cannot start engine"):
+        run_match(fake_spec("first", "A"), PlayerSpec("nope", ["/nonexistent/engine"]), 4,
+                  TimeControl(depth=1), concurrency=2)

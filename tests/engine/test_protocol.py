@@ -435,3 +435,48 @@ def test_parse_position_keeps_the_history(tokens, fen):
     assert board.fen() == fen
     expected = tokens.split("moves ")[1].split() if "moves" in tokens else []
     assert [m.iccs() for m in board.move_stack] == expected
+
+
+def _server_with_levels(levels):
+    out: list[str] = []
+    server = EngineServer(FakeEngine(), write=out.append, warmup=lambda: None, levels=levels,
+                          limit_factory=FakeLimit)
+    return server, out
+
+
+def test_uci_elo_comes_from_the_level_ratings_file(tmp_path):
+    import json
+
+    from xiangqi.engine import levels as lv
+
+    f = tmp_path / "level_elo.json"
+    f.write_text(json.dumps({"levels": {"beginner": {"elo": 1180, "error": 70, "games": 30},
+                                        "intermediate": {"elo": 1420, "error": 60, "games": 30},
+                                        "master": {"elo": 2050, "error": 120, "games": 8}}}),
+                 encoding="utf-8")
+    server, out = _server_with_levels(lv.with_elos(lv.BASE_LEVELS, lv.load_elos(f)))
+    server.handle("uci")
+    assert "option name UCI_LimitStrength type check default false" in out
+    assert "option name UCI_Elo type spin default 2050 min 1180 max 2050" in out
+    server.handle("setoption name UCI_LimitStrength value true")
+    assert server.effective_level() == "master"  # UCI_Elo not sent yet: its default, the strongest level
+    for elo, level in ((1180, "beginner"), (1419, "beginner"), (1420, "intermediate"), (2049, "intermediate"),
+                       (2050, "master")):
+        server.handle(f"setoption name UCI_Elo value {elo}")
+        assert server.effective_level() == level, elo
+    server.handle("setoption name UCI_LimitStrength value false")
+    assert server.effective_level() == "full"  # the Level option again
+    server.handle("setoption name UCI_Elo value 1179")
+    assert out[-1] == "info string error: option 'UCI_Elo' must be between 1180 and 2050, got 1179"
+
+
+def test_without_a_ratings_file_there_is_no_uci_elo(tmp_path):
+    from xiangqi.engine import levels as lv
+
+    server, out = _server_with_levels(lv.with_elos(lv.BASE_LEVELS, lv.load_elos(tmp_path / "missing.json")))
+    server.handle("uci")
+    assert not [x for x in out if "UCI_Elo" in x or "UCI_LimitStrength" in x]
+    assert "option name Level type combo default full var full var beginner var intermediate var advanced " \
+           "var master" in out
+    server.handle("setoption name UCI_Elo value 1500")
+    assert out[-1] == "info string error: UCI_Elo is not available: the levels have no measured Elo yet"

@@ -75,6 +75,17 @@ def test_uci_options_are_announced(uci):
     assert {"Hash", "MultiPV", "Level", "Skill Level", "Ponder"} <= set(names)
     assert "option name Level type combo default full var full var beginner var intermediate var advanced " \
            "var master" in lines
+    # UCI_Elo spans the measured levels of the shipped ratings file (none: no such options)
+    from xiangqi.engine.levels import load_elos
+
+    elos = [m["elo"] for m in load_elos().values()]
+    elo_lines = [x for x in lines if "UCI_Elo" in x or "UCI_LimitStrength" in x]
+    if elos:
+        lo, hi = min(elos), max(elos)
+        assert elo_lines == ["option name UCI_LimitStrength type check default false",
+                             f"option name UCI_Elo type spin default {hi} min {lo} max {hi}"]
+    else:
+        assert elo_lines == []
 
 
 def test_uci_go_depth_gives_full_info_and_a_legal_bestmove(uci):

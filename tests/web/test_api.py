@@ -68,6 +68,25 @@ def test_new_game_and_levels(client):
     assert [lv["name_zh"] for lv in levels] == ["初级", "中级", "高级", "大师"]
 
 
+def test_levels_carry_their_measured_elo_and_rank_name(client, tmp_path, monkeypatch):
+    import json
+
+    import xiangqi.engine
+    from xiangqi.engine import levels as lv
+
+    f = tmp_path / "level_elo.json"
+    f.write_text(json.dumps({"levels": {"beginner": {"elo": 1150, "error": 64, "games": 30},
+                                        "master": {"elo": 2235, "error": 110, "games": 10}}}),
+                 encoding="utf-8")
+    monkeypatch.setattr(xiangqi.engine, "LEVELS", lv.with_elos(lv.BASE_LEVELS, lv.load_elos(f)))
+    levels = {x["key"]: x for x in client.get("/api/levels").json()}
+    assert levels["beginner"] == {"key": "beginner", "name_zh": "初级", "name_en": "Beginner", "elo": 1150,
+                                  "elo_error": 64, "elo_games": 30, "rank_zh": "县丞"}
+    assert (levels["master"]["elo"], levels["master"]["rank_zh"]) == (2235, "太尉")
+    assert levels["intermediate"] == {"key": "intermediate", "name_zh": "中级", "name_en": "Intermediate",
+                                      "elo": None, "elo_error": None, "elo_games": 0, "rank_zh": None}
+
+
 def test_rest_moves_and_clear_errors(client):
     new_game(client, red="human", black="human")
     r = client.post("/api/game/move", json={"move": "h2e2"})
@@ -306,9 +325,12 @@ def test_undo_while_the_computer_thinks_discards_its_move(tmp_path):
         assert len(calls) == 2
 
 
-def test_engine_time_is_capped_by_the_clock():
+def test_engine_time_is_capped_by_the_clock(monkeypatch):
+    import xiangqi.engine
     from xiangqi.app.players import EnginePlayer
     from xiangqi.core.board import Move
+
+    monkeypatch.setattr(xiangqi.engine, "is_ready", lambda: True)  # else 初级 is answered in Python
 
     seen = []
 

@@ -3,6 +3,12 @@
 :class:`EnginePlayer` wraps :class:`xiangqi.engine.Engine` (imported lazily, so
 the app layer loads without Numba having compiled anything). Its methods block;
 callers run them in a worker thread (the web layer uses ``asyncio.to_thread``).
+
+Until the engine's Numba kernels are ready (:func:`xiangqi.engine.is_ready`; a
+first compile takes 15–50 s), the levels of at most
+:data:`xiangqi.engine.pysearch.MAX_DEPTH` plies (初级) are played by the
+pure-Python search of :mod:`xiangqi.engine.pysearch`, and hints and draw-offer
+judgements use its best move and score; the stronger levels wait for the kernels.
 """
 
 from __future__ import annotations
@@ -20,11 +26,17 @@ MATERIAL_CP = {ROOK: 900, HORSE: 400, CANNON: 450, ADVISOR: 200, ELEPHANT: 200, 
 
 @dataclasses.dataclass(frozen=True)
 class Level:
-    """A level as the page shows it: ``key`` and its Chinese and English names."""
+    """A level as the page shows it: ``key``, its Chinese and English names, and its measured
+    Elo (``elo``, the 95 % error bar ``elo_error``, ``elo_games`` games; None/0 while unmeasured)
+    with the rank name ``rank_zh`` of DESIGN.md (e.g. 县丞)."""
 
     key: str
     name_zh: str
     name_en: str
+    elo: int | None = None
+    elo_error: int | None = None
+    elo_games: int = 0
+    rank_zh: str | None = None
 
 
 FALLBACK_LEVELS = (Level("beginner", "初级", "Beginner"), Level("intermediate", "中级", "Intermediate"),
@@ -38,7 +50,8 @@ def levels() -> list[Level]:
     except ImportError:
         return list(FALLBACK_LEVELS)
     vals = LEVELS.values() if isinstance(LEVELS, dict) else LEVELS
-    return [Level(lv.key, lv.name_zh, lv.name_en) for lv in vals]
+    return [Level(lv.key, lv.name_zh, lv.name_en, getattr(lv, "elo", None), getattr(lv, "elo_error", None),
+                  getattr(lv, "elo_games", 0), getattr(lv, "rank_zh", None)) for lv in vals]
 
 
 def material_balance(board: Board) -> int:
@@ -61,6 +74,7 @@ class EnginePlayer:
         self.hash_mb = hash_mb
         self._engine: Any = None
         self._lock = threading.Lock()
+        self._warm_started = False
 
     def _get(self) -> Any:
         if self._engine is None:
@@ -69,20 +83,60 @@ class EnginePlayer:
             self._engine = Engine(hash_mb=self.hash_mb)
         return self._engine
 
-    @staticmethod
-    def warmup() -> None:
+    def warmup(self) -> None:
         """Start compiling the engine kernels in the background (no-op if the engine is absent)."""
         try:
             from xiangqi.engine import warmup
         except ImportError:
             return
+        self._warm_started = True
         warmup()
+
+    @staticmethod
+    def kernels_ready() -> bool:
+        """True once the engine's Numba kernels are compiled or loaded (:func:`xiangqi.engine.is_ready`)."""
+        import xiangqi.engine
+
+        return xiangqi.engine.is_ready()
+
+    @staticmethod
+    def _quick_level(level: Any) -> bool:
+        """Whether :mod:`xiangqi.engine.pysearch` can play ``level`` (a depth of at most its MAX_DEPTH)."""
+        from xiangqi.engine import get_level
+        from xiangqi.engine.pysearch import MAX_DEPTH
+
+        lv = get_level(level)
+        return lv.depth is not None and lv.depth <= MAX_DEPTH
+
+    def waits_for_warmup(self, level: str) -> bool:
+        """True while a move at ``level`` would wait for the kernels to compile (cheap; no compile).
+
+        The page shows "engine warming up" instead of "thinking" then. Raises
+        :class:`ValueError` for an unknown level.
+        """
+        return not self.kernels_ready() and not self._quick_level(level)
+
+    def _use_quick(self) -> bool:
+        """True (and the warm-up started) while the kernels are not ready: answer with pysearch."""
+        if self.kernels_ready():
+            return False
+        if not self._warm_started:
+            self.warmup()  # nobody started it (e.g. a bare player): the kernels still come
+        return True
 
     def choose(self, board: Board, level: str, time_s: float | None = None) -> Move:
         """The engine's move for the side to move of ``board`` at ``level`` (blocks).
 
         ``time_s`` (seconds, from the game clock) caps the level's own thinking time.
+        While the kernels are not ready, a level :mod:`xiangqi.engine.pysearch` can
+        play (初级) is answered by it at once; the others wait for the kernels.
         """
+        if self._quick_level(level) and self._use_quick():
+            from xiangqi.engine import pysearch
+
+            res = pysearch.play(board.copy(), level, time_limit=time_s)
+            if res.move is not None:
+                return res.move
         lv: Any = level
         if time_s is not None:
             from xiangqi.engine import get_level
@@ -95,20 +149,40 @@ class EnginePlayer:
         return res.move
 
     def hint(self, board: Board, level: str, time_s: float = 1.0) -> dict[str, Any]:
-        """Best move for a hint: at least ``level``'s strength, searched for ``time_s`` seconds.
+        """Best move for a hint: at least ``level``'s strength, searched for ``time_s`` seconds
+        (once the kernels are ready).
 
-        Returns ``{"move": ICCS, "score_cp": int|None, "mate": int|None, "pv": [ICCS, ...]}``.
+        Returns ``{"move": ICCS, "score_cp": int|None, "mate": int|None, "pv": [ICCS, ...], "quick": bool}``.
+        While the kernels are not ready the hint is the best move of the pure-Python
+        :data:`~xiangqi.engine.pysearch.MAX_DEPTH`-ply search, at once, with ``quick`` True
+        (the page says the engine is still warming up).
         """
+        if self._use_quick():
+            from xiangqi.engine import pysearch
+
+            q = pysearch.best_move(board.copy())
+            if q.move is not None:
+                return {"move": q.move.iccs(), "score_cp": q.score_cp, "mate": q.mate,
+                        "pv": [m.iccs() for m in q.pv], "quick": True}
         from xiangqi.engine import Limit
 
         with self._lock:
             eng = self._get()
             res = eng.search(board.copy(), Limit(time=time_s))
         return {"move": res.move.iccs(), "score_cp": res.score_cp, "mate": res.mate,
-                "pv": [m.iccs() for m in (res.pv or [])]}
+                "pv": [m.iccs() for m in (res.pv or [])], "quick": False}
 
     def evaluate(self, board: Board, time_s: float = 0.5) -> tuple[int | None, int | None]:
-        """``(score_cp, mate)`` from the side to move's view after a short search."""
+        """``(score_cp, mate)`` from the side to move's view after a short search.
+
+        While the kernels are not ready: the score of the pure-Python search's best move.
+        """
+        if self._use_quick():
+            from xiangqi.engine import pysearch
+
+            q = pysearch.best_move(board.copy())
+            if q.move is not None:
+                return q.score_cp, q.mate
         from xiangqi.engine import Limit
 
         with self._lock:

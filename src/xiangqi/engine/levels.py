@@ -8,13 +8,24 @@ tactics a few plies deep, and they choose among *reasonable* moves — rather th
 by a random blunder every few moves: a move that loses material at the level's
 depth is never inside the margin.
 
-``elo`` is the rating measured by matches (bench/ and tools/ scripts; None while
-not measured); :func:`rank_name` turns it into the rank names of DESIGN.md.
+``elo`` is the rating measured by matches (``bench/calibrate_levels.py``, which
+writes :data:`ELO_FILE`; None while not measured), with its 95 % error bar
+``elo_error`` and the number of games ``elo_games`` behind it; :func:`rank_name`
+turns it into the rank names of DESIGN.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+#: Measured Elo of the levels, written by ``bench/calibrate_levels.py --write``:
+#: ``{"levels": {key: {"elo": int, "error": int, "games": int}}, "date": …, "command": …,
+#: "conditions": …}``. Missing or unreadable means no level has an Elo.
+ELO_FILE = Path(__file__).with_name("level_elo.json")
 
 #: DESIGN.md decision 8: rank names by Elo (lower bound, name).
 RANKS: tuple[tuple[int, str], ...] = (
@@ -55,6 +66,10 @@ class Level:
     margin_cp: int = 0
     temperature_cp: float = 0.0
     elo: int | None = None
+    #: Half-width of the 95 % interval of ``elo`` (Elo points); None when unknown.
+    elo_error: int | None = None
+    #: Games behind ``elo``.
+    elo_games: int = 0
 
     @property
     def rank_zh(self) -> str | None:
@@ -62,7 +77,8 @@ class Level:
         return rank_name(self.elo)
 
 
-LEVELS: dict[str, Level] = {
+#: The levels as defined (search limits and error), before their measured Elo is filled in.
+BASE_LEVELS: dict[str, Level] = {
     "beginner": Level("beginner", "初级", "Beginner", depth=2, time=0.5, multipv=5, margin_cp=90,
                       temperature_cp=35.0),
     "intermediate": Level("intermediate", "中级", "Intermediate", depth=4, time=0.8, multipv=4,
@@ -71,6 +87,50 @@ LEVELS: dict[str, Level] = {
                       temperature_cp=5.0),
     "master": Level("master", "大师", "Master", time=3.0),
 }
+
+
+def load_elos(path: str | Path | None = None) -> dict[str, dict[str, int | None]]:
+    """The measured ratings in ``path`` (default :data:`ELO_FILE`): ``{key: {"elo", "error", "games"}}``.
+
+    Only entries with a finite, positive ``elo`` are returned (``error`` None when
+    absent or not a finite number, ``games`` 0 when absent). A missing, unreadable
+    or malformed file gives ``{}``: the levels then simply have no Elo.
+    """
+    try:
+        data = json.loads(Path(path or ELO_FILE).read_text(encoding="utf-8"))
+        table = data["levels"]
+        items = list(table.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    out: dict[str, dict[str, int | None]] = {}
+    for key, entry in items:
+        if not isinstance(entry, dict):
+            continue
+        elo, err, games = entry.get("elo"), entry.get("error"), entry.get("games", 0)
+        if not _finite(elo) or elo <= 0:
+            continue
+        out[str(key)] = {"elo": int(round(elo)),
+                         "error": int(round(err)) if _finite(err) and err >= 0 else None,
+                         "games": int(games) if _finite(games) and games >= 0 else 0}
+    return out
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def with_elos(levels: dict[str, Level], elos: dict[str, dict[str, int | None]]) -> dict[str, Level]:
+    """``levels`` with ``elo``/``elo_error``/``elo_games`` filled in from :func:`load_elos`' table."""
+    out = {}
+    for key, lv in levels.items():
+        m = elos.get(key)
+        out[key] = dataclasses.replace(lv, elo=m["elo"], elo_error=m["error"], elo_games=m["games"] or 0) \
+            if m else lv
+    return out
+
+
+#: The levels in order of strength, with their measured Elo from :data:`ELO_FILE` when it has one.
+LEVELS: dict[str, Level] = with_elos(BASE_LEVELS, load_elos())
 
 
 def get_level(name: str | Level) -> Level:

@@ -14,6 +14,11 @@ is a command line (``fairy-stockfish``, ``/usr/games/sjaakii``, ``"eleeye"``).
   more than ``time_margin`` seconds.
 * **Result**: the score of A and the Elo difference with its 95 % error bar
   (:func:`elo_difference`), and a PGN of every game (ICCS moves).
+* **Odds and speed**: each side may have its own time control (``tc_b``), and
+  ``concurrency`` games can run at once, each with its own engine processes;
+  results come out in game order either way.
+* **Ratings of many players** from all their games at once: :func:`fit_ratings`
+  (used by ``bench/calibrate_levels.py`` to measure the levels' Elo).
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import queue
 import re
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -238,15 +245,18 @@ def opening_board(moves: str) -> Board:
 
 def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], tc: TimeControl, *,
               round_no: int = 1, ply_cap: int = DEFAULT_PLY_CAP, time_margin: float = 0.5,
-              rules: object | None = None) -> GameResult:
+              rules: object | None = None, black_tc: TimeControl | None = None) -> GameResult:
     """Play one game from ``opening`` (name, ICCS moves) and adjudicate it (module docstring).
 
+    ``tc`` is Red's time control and, unless ``black_tc`` is given, Black's too
+    (odds matches: e.g. a level at its own time against a peer at 200 ms).
     ``ply_cap`` counts all plies including the opening. Engine failures do not raise:
     they end the game as a loss for that engine (the reason says what happened).
     """
     board = opening_board(opening[1])
     players = {True: red, False: black}
-    clock = {True: tc.base, False: tc.base}
+    tcs = {True: tc, False: black_tc or tc}
+    clock = {True: tc.base, False: tcs[False].base}
     moves_in_period = {True: 0, False: 0}
     times: dict[str, list[float]] = {red.name: [], black.name: []}
     for eng in (red, black):
@@ -258,6 +268,7 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
             return result
         side = board.turn
         eng = players[side]
+        tc = tcs[side]
         limit = _limit(tc, clock, moves_in_period, side)
         t0 = time.monotonic()
         try:
@@ -290,7 +301,11 @@ def _limit(tc: TimeControl, clock: dict[bool, float | None], done: dict[bool, in
     if tc.nodes is not None:
         return Limit(nodes=tc.nodes)
     mtg = tc.moves - done[side] if tc.moves else None
-    return Limit(wtime=max(0.0, clock[True] or 0.0), btime=max(0.0, clock[False] or 0.0),
+    # a side without a clock (odds match against a per-move side) is shown the mover's own clock
+    other = clock[not side] if clock[not side] is not None else clock[side]
+    own = clock[side] or 0.0
+    red, black = (own, other) if side else (other, own)
+    return Limit(wtime=max(0.0, red or 0.0), btime=max(0.0, black or 0.0),
                  winc=tc.inc, binc=tc.inc, movestogo=mtg)
 
 
@@ -343,6 +358,112 @@ def elo_difference(wins: int, draws: int, losses: int, z: float = 1.959964) -> t
     return elo_from_score(p), err
 
 
+#: Elo logistic scale: a difference of ``d`` Elo gives the expected score ``1 / (1 + 10**(-d/400))``.
+ELO_SCALE = 400.0 / math.log(10.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rating:
+    """A fitted rating: ``elo``, the half-width ``error`` of its 95 % interval (0 for an anchor),
+    and the number of ``games`` the player played."""
+
+    elo: float
+    error: float
+    games: int
+
+
+def fit_ratings(games: Sequence[tuple[str, str, float]], anchors: dict[str, float], *,
+                prior_draws: float = 1.0, z: float = 1.959964, max_iter: int = 100) -> dict[str, Rating]:
+    """Ratings of every player by maximum likelihood under the Elo logistic (Bradley-Terry) model.
+
+    ``games`` are ``(player_a, player_b, score_of_a)`` with score 1, ½ or 0 (a draw
+    counts as half a win and half a loss); ``anchors`` fix the ratings of some players
+    (e.g. an engine at a set ``UCI_Elo``). ``prior_draws`` virtual draws are added to
+    every pair of players that met, so that a player who won or lost every game
+    still gets a finite rating (BayesElo's device, here per pair; 0 turns it off).
+    The model: ``P(a beats b) = 1 / (1 + 10**((R_b - R_a) / 400))``; Newton's method
+    maximises the log-likelihood; the error bar is ``z`` (1.96: 95 %) times the
+    standard deviation from the inverse of the Hessian (the observed information).
+
+    Players with no chain of games to an anchor cannot be placed and are left out.
+    Returns ``{player: Rating}`` for the anchors (error 0) and every placed player.
+    Raises :class:`MatchError` when there is no anchor among the players.
+    """
+    import numpy as np
+
+    pairs: dict[tuple[str, str], list[float]] = {}
+    played: dict[str, int] = {}
+    for a, b, s in games:
+        if a == b:
+            continue
+        if not 0.0 <= s <= 1.0:
+            raise MatchError(f"score must be between 0 and 1, got {s}")
+        key, sa = ((a, b), s) if a < b else ((b, a), 1.0 - s)
+        acc = pairs.setdefault(key, [0.0, 0.0])
+        acc[0] += sa
+        acc[1] += 1.0
+        played[a] = played.get(a, 0) + 1
+        played[b] = played.get(b, 0) + 1
+    fixed = {p: float(e) for p, e in anchors.items() if p in played}
+    if not fixed:
+        raise MatchError("no anchored player has played a game")
+    # players connected to an anchor
+    links: dict[str, set[str]] = {}
+    for a, b in pairs:
+        links.setdefault(a, set()).add(b)
+        links.setdefault(b, set()).add(a)
+    reach, todo = set(fixed), list(fixed)
+    while todo:
+        for q in links.get(todo.pop(), ()):
+            if q not in reach:
+                reach.add(q)
+                todo.append(q)
+    free = sorted(p for p in reach if p not in fixed)
+    index = {p: i for i, p in enumerate(free)}
+    start = sum(fixed.values()) / len(fixed)
+    r = np.full(len(free), start)
+    data = [(a, b, sa + prior_draws / 2.0, n + prior_draws) for (a, b), (sa, n) in pairs.items()
+            if a in reach and b in reach]
+
+    def rating(p: str) -> float:
+        return fixed[p] if p in fixed else float(r[index[p]])
+
+    def grad_hess() -> tuple[np.ndarray, np.ndarray]:
+        g = np.zeros(len(free))
+        h = np.zeros((len(free), len(free)))
+        for a, b, sa, n in data:
+            p = 1.0 / (1.0 + math.exp(-(rating(a) - rating(b)) / ELO_SCALE))
+            d1 = (sa - n * p) / ELO_SCALE           # d logL / d R_a
+            d2 = n * p * (1.0 - p) / ELO_SCALE ** 2  # - d2 logL / d R_a^2
+            for x, sign in ((a, 1.0), (b, -1.0)):
+                if x in index:
+                    g[index[x]] += sign * d1
+                    h[index[x], index[x]] += d2
+            if a in index and b in index:
+                h[index[a], index[b]] -= d2
+                h[index[b], index[a]] -= d2
+        return g, h
+
+    for _ in range(max_iter):
+        if not free:
+            break
+        g, h = grad_hess()
+        step = np.linalg.solve(h + 1e-12 * np.eye(len(free)), g)
+        biggest = float(np.max(np.abs(step)))
+        if biggest > 400.0:  # damp early steps (far from the optimum when scores are one-sided)
+            step *= 400.0 / biggest
+        r = r + step
+        if biggest < 1e-6:
+            break
+    out = {p: Rating(e, 0.0, played[p]) for p, e in fixed.items()}
+    if free:
+        _, h = grad_hess()
+        cov = np.linalg.inv(h)
+        for p, i in index.items():
+            out[p] = Rating(float(r[i]), float(z * math.sqrt(max(cov[i, i], 0.0))), played[p])
+    return out
+
+
 @dataclasses.dataclass
 class MatchResult:
     """All games of a match between ``a`` and ``b`` with the score from A's side."""
@@ -351,6 +472,15 @@ class MatchResult:
     b: str
     tc: TimeControl
     games: list[GameResult] = dataclasses.field(default_factory=list)
+    #: B's time control when it differs from A's (``tc``); None = the same.
+    tc_b: TimeControl | None = None
+
+    @property
+    def tc_text(self) -> str:
+        """The time control as printed: ``0.2s/move``, or ``A's / B's`` when they differ."""
+        if self.tc_b is None or self.tc_b == self.tc:
+            return str(self.tc)
+        return f"{self.tc} / {self.tc_b}"
 
     @property
     def wins(self) -> int:
@@ -389,9 +519,10 @@ class MatchResult:
             elo_text = "0" if round(elo) == 0 else f"{elo:+.0f}"
         err_text = "inf" if math.isinf(err) else ("n/a" if math.isnan(err) else f"{err:.0f}")
         text = (f"Score of {self.a} vs {self.b}: {self.wins} - {self.losses} - {self.draws} "
-                f"[{pct:.1f}%] {n} games, {self.tc}\n"
+                f"[{pct:.1f}%] {n} games, {self.tc_text}\n"
                 f"Elo difference: {elo_text} +/- {err_text} (95%)")
-        if self.tc.movetime is not None or self.tc.uses_clock:
+        timed = [t for t in (self.tc, self.tc_b) if t is not None]
+        if any(t.movetime is not None or t.uses_clock for t in timed):
             parts = []
             for name in (self.a, self.b):
                 ts = [t for g in self.games for t in g.move_times.get(name, [])]
@@ -408,7 +539,7 @@ class MatchResult:
         game = Game.from_board(g.board)
         game.headers.update({"Event": f"{self.a} vs {self.b}", "Round": str(g.round), "Red": g.red,
                              "Black": g.black, "Result": g.result, "Opening": g.opening,
-                             "TimeControl": str(self.tc), "Termination": g.reason})
+                             "TimeControl": self.tc_text, "Termination": g.reason})
         game.final_comment = g.reason
         return write_game(game, notation="iccs")
 
@@ -419,47 +550,125 @@ class MatchResult:
 
 def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
               openings: Sequence[tuple[str, str]] = OPENINGS, ply_cap: int = DEFAULT_PLY_CAP,
-              time_margin: float = 0.5, on_game: Callable[[GameResult, MatchResult], None] | None = None
-              ) -> MatchResult:
+              time_margin: float = 0.5, on_game: Callable[[GameResult, MatchResult], None] | None = None,
+              tc_b: TimeControl | None = None, concurrency: int = 1, first: int = 0) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; pairs of games share an opening with colours
     swapped (A has Red in odd-numbered games). ``on_game`` is called after each game.
+
+    ``tc`` is A's time control and B's unless ``tc_b`` is given. ``concurrency``
+    games are played at once, each by its own pair of engine processes (one pair
+    per worker thread, reused for that worker's games); games are numbered,
+    reported to ``on_game`` and listed in the result in the same order as when
+    played one by one. ``first`` is the index of the first game (0-based), so a
+    match continued later goes on with the next openings and colours.
 
     An engine that crashes is restarted for the next game. Raises :class:`MatchError`
     for bad settings and :class:`EngineError` if an engine cannot be started at all.
     """
     if games < 1:
         raise MatchError(f"games must be >= 1, got {games}")
+    if concurrency < 1:
+        raise MatchError(f"concurrency must be >= 1, got {concurrency}")
+    if first < 0:
+        raise MatchError(f"first game index must be >= 0, got {first}")
     if not openings:
         raise MatchError("no openings")
     for op in openings:
         opening_board(op[1])
     if a.name == b.name:
         b = dataclasses.replace(b, name=b.name + "#2")
-    result = MatchResult(a.name, b.name, tc)
-    engines: dict[str, SimpleEngine] = {}
+    result = MatchResult(a.name, b.name, tc, tc_b=tc_b)
+    indices = range(first, first + games)
+    if concurrency == 1:
+        engines: dict[str, SimpleEngine] = {}
+        try:
+            for i in indices:
+                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin)
+                result.games.append(g)
+                if on_game is not None:
+                    on_game(g, result)
+        finally:
+            for eng in engines.values():
+                eng.quit()
+        return result
+    return _run_concurrent(a, b, indices, tc, tc_b, openings, ply_cap, time_margin, on_game, result,
+                           min(concurrency, games))
+
+
+def _match_game(a: PlayerSpec, b: PlayerSpec, i: int, engines: dict[str, SimpleEngine], tc: TimeControl,
+                tc_b: TimeControl | None, openings: Sequence[tuple[str, str]], ply_cap: int,
+                time_margin: float) -> GameResult:
+    """Game ``i`` (0-based) of a match with the engines in ``engines`` (started or restarted here)."""
+    for spec in (a, b):
+        eng = engines.get(spec.name)
+        if eng is None or eng.process.poll() is not None:
+            if eng is not None:
+                eng.close(0.5)
+            engines[spec.name] = spec.start()
+    opening = openings[(i // 2) % len(openings)]
+    a_red = i % 2 == 0
+    red, black = (engines[a.name], engines[b.name]) if a_red else (engines[b.name], engines[a.name])
+    red_tc, black_tc = (tc, tc_b) if a_red else (tc_b or tc, tc)
     try:
-        for i in range(games):
-            for spec in (a, b):
-                eng = engines.get(spec.name)
-                if eng is None or eng.process.poll() is not None:
-                    if eng is not None:
-                        eng.close(0.5)
-                    engines[spec.name] = spec.start()
-            opening = openings[(i // 2) % len(openings)]
-            a_red = i % 2 == 0
-            red, black = (engines[a.name], engines[b.name]) if a_red else (engines[b.name], engines[a.name])
-            try:
-                g = play_game(red, black, opening, tc, round_no=i + 1, ply_cap=ply_cap,
-                              time_margin=time_margin)
-            except EngineTerminatedError as exc:  # died during new_game(): counts against it
-                loser_red = red.process.poll() is not None
-                g = _forfeit(red, black, opening, opening_board(opening[1]), loser_red, str(exc), i + 1)
+        return play_game(red, black, opening, red_tc, round_no=i + 1, ply_cap=ply_cap,
+                         time_margin=time_margin, black_tc=black_tc)
+    except EngineTerminatedError as exc:  # died during new_game(): counts against it
+        loser_red = red.process.poll() is not None
+        return _forfeit(red, black, opening, opening_board(opening[1]), loser_red, str(exc), i + 1)
+
+
+def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeControl, tc_b: TimeControl | None,
+                    openings: Sequence[tuple[str, str]], ply_cap: int, time_margin: float,
+                    on_game: Callable[[GameResult, MatchResult], None] | None, result: MatchResult,
+                    workers: int) -> MatchResult:
+    """:func:`run_match` with ``workers`` threads; results are released in game order."""
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in indices:
+        todo.put(i)
+    done: dict[int, GameResult] = {}
+    failure: list[BaseException] = []
+    cond = threading.Condition()
+    stop = threading.Event()
+
+    def worker() -> None:
+        engines: dict[str, SimpleEngine] = {}
+        try:
+            while not stop.is_set():
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    return
+                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin)
+                with cond:
+                    done[i] = g
+                    cond.notify_all()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            with cond:
+                failure.append(exc)
+                cond.notify_all()
+        finally:
+            for eng in engines.values():
+                eng.quit()
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"xiangqi-match-{k}")
+               for k in range(workers)]
+    for t in threads:
+        t.start()
+    try:
+        for i in indices:
+            with cond:
+                while i not in done and not failure:
+                    cond.wait()
+                if i not in done:
+                    raise failure[0]
+                g = done.pop(i)
             result.games.append(g)
             if on_game is not None:
                 on_game(g, result)
     finally:
-        for eng in engines.values():
-            eng.quit()
+        stop.set()  # on an error, games already running finish in their daemon threads
+    for t in threads:
+        t.join()
     return result
 
 
@@ -529,6 +738,6 @@ def search_speed(depth: int = 9, hash_mb: int = 64) -> tuple[int, float, list[st
     return nodes, seconds, lines
 
 
-__all__ = ["OPENINGS", "GameResult", "MatchError", "MatchResult", "PlayerSpec", "TimeControl",
-           "elo_difference", "elo_from_score", "opening_board", "peer_perft_speed", "perft_speed",
-           "play_game", "run_match", "search_speed"]
+__all__ = ["OPENINGS", "GameResult", "MatchError", "MatchResult", "PlayerSpec", "Rating", "TimeControl",
+           "elo_difference", "elo_from_score", "fit_ratings", "opening_board", "peer_perft_speed",
+           "perft_speed", "play_game", "run_match", "search_speed"]

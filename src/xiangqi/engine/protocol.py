@@ -439,11 +439,16 @@ class EngineServer:
         raise ProtocolError(f"option {name!r} needs true or false, got {value!r}")
 
     def effective_level(self) -> str:
-        """The level in force: from UCI_Elo when UCI_LimitStrength is on, else the Level option."""
-        if self.limit_strength and self.elo is not None:
+        """The level in force: from UCI_Elo when UCI_LimitStrength is on, else the Level option.
+
+        UCI_Elo picks the strongest level whose measured Elo is at most UCI_Elo; while
+        UCI_Elo was not set, its advertised default (the strongest level's Elo) holds.
+        """
+        if self.limit_strength:
             elos = self._level_elos()
             if elos:
-                below = [n for n, e in elos.items() if e <= self.elo]
+                target = self.elo if self.elo is not None else max(elos.values())
+                below = [n for n, e in elos.items() if e <= target]
                 pool = below or [min(elos, key=elos.get)]
                 return max(pool, key=lambda n: elos[n])
         return self.level

@@ -62,9 +62,12 @@ class GameHub:
     # -- state -----------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
-        """The session's state plus ``thinking`` (the computer is searching)."""
+        """The session's state plus ``thinking`` (the computer is searching) and ``engine_warming``
+        (that search waits for the engine's first compile: the page says so)."""
         st = self.session.state()
         st["thinking"] = self.thinking
+        st["engine_warming"] = (self.thinking and not self._custom_provider
+                                and self.player.waits_for_warmup(self.session.level))
         return st
 
     async def broadcast(self, extra: dict[str, Any] | None = None) -> None:

@@ -17,7 +17,9 @@ game's state forbids, 413 for a too-large upload, 422 for a malformed request):
   current game alone. ``POST /api/record/export?name=&index=&fmt=&notation=`` — the same bytes
   converted (all variations and comments kept). ``POST /api/game/from_record`` ``{fen, moves, red,
   black, level, headers?}`` — play on from a record position (replaces the current game).
-- ``GET  /api/levels``; ``GET/PUT /api/settings``; ``GET /api/library`` …
+- ``GET  /api/levels``: ``[{key, name_zh, name_en, elo, elo_error, elo_games, rank_zh}]`` (Elo measured
+  by matches with its 95 % error bar, None while unmeasured; rank name of DESIGN.md);
+  ``GET/PUT /api/settings``; ``GET /api/library`` …
 
 WebSocket ``/ws/game/{game_id}``: the server sends ``{"type": "state", "state": …}``
 on connect and after every change, ``{"type": "replaced", "id": new}`` when another
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -268,8 +271,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                 "game_over": over}
 
     @app.get("/api/levels")
-    async def get_levels() -> list[dict[str, str]]:
-        return [{"key": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en} for lv in levels()]
+    async def get_levels() -> list[dict[str, Any]]:
+        return [dataclasses.asdict(lv) for lv in levels()]
 
     # -- settings and library ---------------------------------------------------
 

@@ -169,7 +169,8 @@ function renderStatus(st) {
     el.textContent = language() === "zh" ? st.result.reason_zh : st.result.reason_en;
     el.classList.add("over");
   } else if (st.thinking) {
-    el.innerHTML = `<span class="spinner" aria-hidden="true"></span> ${t("thinking")}`;
+    // a stronger level's first move after a fresh install waits for the engine's compile (tens of seconds)
+    el.innerHTML = `<span class="spinner" aria-hidden="true"></span> ${t(st.engine_warming ? "warming_up" : "thinking")}`;
     el.classList.add("thinking");
   } else {
     let text = t(st.turn === "red" ? "red_to_move" : "black_to_move");
@@ -187,7 +188,7 @@ function renderHint() {
   if (!h) { el.textContent = ""; return; }
   let text = moveText({ iccs: h.move, chinese: h.chinese, wxf: h.wxf });
   if (ui.settings.traditional && notation() === "chinese") text = toTraditional(text);
-  el.textContent = `${t("hint_text")}${text}`;
+  el.textContent = `${t("hint_text")}${text}${h.quick ? t("hint_quick") : ""}`;
 }
 
 function renderPlayers(st) {
@@ -366,6 +367,25 @@ async function tryMove(iccs) {
   send({ type: "move", move: iccs });
 }
 
+/** A level as the level choice shows it (i18n level_label): 初级 · 县丞 ≈1150, Beginner · ~1150 (the
+ *  Elo to the nearest 10: its error bar is wider); the name alone while the level has no measured Elo. */
+export function levelLabel(lv) {
+  const name = language() === "zh" ? lv.name_zh : lv.name_en;
+  if (lv.elo == null) return name;
+  return fill(t("level_label"), { name, rank: lv.rank_zh || "", elo: Math.round(lv.elo / 10) * 10 });
+}
+
+/** Tooltip of a level with a measured Elo (i18n level_elo): the 95 % error bar and the games behind it. */
+export function levelTitle(lv) {
+  if (lv.elo == null) return "";
+  const err = lv.elo_error == null ? "" : ` ± ${lv.elo_error}`;
+  return fill(t("level_elo"), { elo: lv.elo, err, games: lv.elo_games });
+}
+
+function fill(text, values) {
+  return text.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
+}
+
 function fillLevels() {
   const sel = $("#sel-level");
   const current = sel.value || (ui.state && ui.state.level) || "beginner";
@@ -373,7 +393,8 @@ function fillLevels() {
   for (const lv of ui.levels) {
     const o = document.createElement("option");
     o.value = lv.key;
-    o.textContent = language() === "zh" ? lv.name_zh : lv.name_en;
+    o.textContent = levelLabel(lv);
+    o.title = levelTitle(lv);
     sel.appendChild(o);
   }
   sel.value = current;

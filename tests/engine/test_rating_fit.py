@@ -1,0 +1,156 @@
+"""The joint Elo fit of bench/calibrate_levels.py (``xiangqi.engine.match.fit_ratings``) and the
+level ratings file that ``xiangqi.engine.levels`` reads."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from xiangqi.engine import levels as levels_mod
+from xiangqi.engine.match import ELO_SCALE, MatchError, fit_ratings
+
+
+def expected(ra: float, rb: float) -> float:
+    return 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))
+
+
+TRUE = {"A": 1250.0, "B": 1520.0, "C": 1810.0, "X": 1350.0, "Y": 1600.0, "Z": 1900.0}
+ANCHORS = {"X": 1350.0, "Y": 1600.0, "Z": 1900.0}
+PAIRS = [("A", "X"), ("A", "Y"), ("B", "X"), ("B", "Y"), ("B", "Z"), ("C", "Y"), ("C", "Z"), ("A", "B"),
+         ("B", "C")]
+
+
+def test_expected_scores_give_back_the_true_ratings_exactly():
+    # each pairing scores exactly its expectation: the maximum-likelihood ratings are the true ones
+    games = [(a, b, expected(TRUE[a], TRUE[b])) for a, b in PAIRS for _ in range(10)]
+    fit = fit_ratings(games, ANCHORS, prior_draws=0)
+    for p in TRUE:
+        assert fit[p].elo == pytest.approx(TRUE[p], abs=0.01)
+    assert {p: fit[p].error for p in ANCHORS} == {"X": 0.0, "Y": 0.0, "Z": 0.0}
+    assert (fit["A"].games, fit["B"].games, fit["X"].games) == (30, 50, 20)
+
+
+def test_one_player_against_one_anchor_has_the_textbook_error_bar():
+    # 7 wins, 3 losses against a 1500 anchor: p = 0.7, +147.2 Elo; SE = 400/ln10 / sqrt(n p (1-p))
+    games = [("P", "X", 1.0)] * 7 + [("P", "X", 0.0)] * 3
+    fit = fit_ratings(games, {"X": 1500}, prior_draws=0)
+    assert fit["P"].elo == pytest.approx(1500 - 400 * math.log10(1 / 0.7 - 1), abs=1e-6)
+    assert fit["P"].error == pytest.approx(1.959964 * ELO_SCALE / math.sqrt(10 * 0.7 * 0.3), rel=1e-6)
+    assert fit["P"].error == pytest.approx(234.95, abs=0.01)
+
+
+def test_random_games_recover_known_ratings_within_their_error_bars():
+    rng = random.Random(20261129)
+    games = []
+    for a, b in PAIRS:
+        p = expected(TRUE[a], TRUE[b])
+        for _ in range(300):
+            u = rng.random()
+            # a third of the games that are not clear results are draws (half a point)
+            s = 1.0 if u < p - 0.1 else 0.0 if u > p + 0.1 else 0.5
+            games.append((a, b, s))
+    fit = fit_ratings(games, ANCHORS)
+    for p in ("A", "B", "C"):
+        assert abs(fit[p].elo - TRUE[p]) < fit[p].error, (p, fit[p])
+        assert 15 < fit[p].error < 60
+    assert fit["A"].elo < fit["B"].elo < fit["C"].elo
+
+
+def test_a_clean_sweep_stays_finite_and_unreachable_players_are_left_out():
+    games = [("P", "X", 1.0)] * 10 + [("Q", "R", 0.5)] * 4
+    fit = fit_ratings(games, {"X": 1500})
+    # one virtual draw: 10.5 / 11 points
+    assert fit["P"].elo == pytest.approx(1500 - 400 * math.log10(11 / 10.5 - 1), abs=1e-6)
+    assert set(fit) == {"P", "X"}
+    with pytest.raises(MatchError, match="no anchored player"):
+        fit_ratings(games, {"Y": 1500})
+    with pytest.raises(MatchError, match="between 0 and 1"):
+        fit_ratings([("P", "X", 2.0)], {"X": 1500})
+
+
+# -- the ratings file ----------------------------------------------------------------------------------
+
+def test_levels_read_their_elo_from_the_file(tmp_path):
+    f = tmp_path / "level_elo.json"
+    f.write_text(json.dumps({"levels": {"beginner": {"elo": 1149.6, "error": 61.2, "games": 40},
+                                        "master": {"elo": 2210, "error": 95, "games": 12},
+                                        "advanced": {"elo": None}, "unknown": {"elo": 1500}},
+                             "date": "2026-11-29"}), encoding="utf-8")
+    table = levels_mod.load_elos(f)
+    assert table == {"beginner": {"elo": 1150, "error": 61, "games": 40},
+                     "master": {"elo": 2210, "error": 95, "games": 12},
+                     "unknown": {"elo": 1500, "error": None, "games": 0}}
+    lv = levels_mod.with_elos(levels_mod.BASE_LEVELS, table)
+    assert (lv["beginner"].elo, lv["beginner"].elo_error, lv["beginner"].elo_games) == (1150, 61, 40)
+    assert (lv["beginner"].rank_zh, lv["master"].rank_zh) == ("县丞", "太尉")
+    assert (lv["advanced"].elo, lv["advanced"].rank_zh) == (None, None)
+    assert lv["master"].time == levels_mod.BASE_LEVELS["master"].time  # only the rating changes
+    assert list(lv) == ["beginner", "intermediate", "advanced", "master"]
+
+
+@pytest.mark.parametrize("text", [None, "", "{not json", "[]", '{"levels": []}',
+                                  '{"levels": {"beginner": 3}}',
+                                  '{"levels": {"beginner": {"elo": "1200"}}}',
+                                  '{"levels": {"beginner": {"elo": NaN}}}',
+                                  '{"levels": {"beginner": {"elo": true}}}'])
+def test_a_missing_or_broken_ratings_file_means_no_elo(tmp_path, text):
+    f = tmp_path / "level_elo.json"
+    if text is not None:
+        f.write_text(text, encoding="utf-8")
+    assert levels_mod.load_elos(f) == {}
+    assert all(lv.elo is None for lv in levels_mod.with_elos(levels_mod.BASE_LEVELS, {}).values())
+
+
+def test_the_shipped_ratings_file_is_read_when_present():
+    table = levels_mod.load_elos()
+    if not levels_mod.ELO_FILE.exists():
+        assert table == {}
+        return
+    assert set(table) <= set(levels_mod.BASE_LEVELS) and table
+    for key, m in table.items():
+        assert levels_mod.LEVELS[key].elo == m["elo"] and 0 < m["elo"] < 4000
+
+
+# -- the calibration tool's helpers ------------------------------------------------------------------------
+
+def _tool():
+    path = Path(__file__).resolve().parents[2] / "bench" / "calibrate_levels.py"
+    spec = importlib.util.spec_from_file_location("calibrate_levels", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_anchor_elos_sit_on_stockfish_skill_level_steps():
+    tool = _tool()
+    assert tool.ANCHOR_ELOS[:4] == (1350, 1491, 1598, 1695)
+    assert [tool.skill_level(e) for e in tool.ANCHOR_ELOS] == list(range(19))
+    assert all(tool.skill_level(e - 1) < lv for lv, e in enumerate(tool.ANCHOR_ELOS) if lv > 1)
+    assert tool.bracket(1650, 2) == [1598, 1695]
+    assert tool.bracket(1200, 3) == [1350, 1491, 1598]
+
+
+def test_the_tool_fits_only_games_of_this_engine_and_these_settings(tmp_path):
+    tool = _tool()
+    f = tmp_path / "games.jsonl"
+    setup = {"beginner": "b-settings", "fsf1350": "f-settings"}
+    good = {"red": "beginner", "black": "fsf1350", "result": "1-0", "engine": "abc", "setup": setup}
+    lines = [json.dumps(good), json.dumps({**good, "result": "0-1", "red": "fsf1350", "black": "beginner"}),
+             json.dumps({**good, "engine": "old"}), json.dumps({**good, "setup": {**setup, "beginner": "x"}}),
+             "garbage", json.dumps({"red": "beginner"})]
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    recs = tool.read_results(f)
+    assert len(recs) == 4
+    cur = [r for r in recs if tool.valid(r, "abc", setup)]
+    assert len(cur) == 2
+    # beginner won both (as Red and as Black); with one virtual draw: 2.5 / 3 points
+    fit = tool.fit(cur, {"fsf1350": 1350})
+    assert fit["beginner"].elo == pytest.approx(1350 + 400 * math.log10(2.5 / 0.5), abs=1e-6)
+    assert fit["beginner"].games == 2
