@@ -109,7 +109,7 @@ def _move_to_int(move: Move) -> int:
 def _new_buffers() -> dict[str, np.ndarray]:
     """Fresh per-engine arrays for the kernels (everything but the TT), see :mod:`.search`."""
     return {
-        "killers": np.zeros((K.MAX_PLY, 2), np.int64),
+        "killers": np.zeros((K.MAX_PLY, 3), np.int64),  # killer moves 0-1, static eval 2
         "hist": np.zeros((15, 90), np.int64),
         "mbuf": np.zeros((K.MAX_PLY, K.MAX_MOVES), np.int64),
         "sbuf": np.zeros((K.MAX_PLY, K.MAX_MOVES), np.int64),

@@ -1,4 +1,4 @@
-"""Search kernels (Numba): PVS negamax with quiescence, TT, null move, LMR, futility, repetition.
+"""Search kernels (Numba): PVS negamax with quiescence, TT, null move, LMR, futility, LMP, repetition.
 
 Everything here runs inside ``@njit(cache=True, nogil=True)`` kernels on numpy
 arrays (DESIGN.md decision 2); :mod:`xiangqi.engine.api` drives them (iterative
@@ -12,7 +12,8 @@ Arrays shared by the kernels (one set per :class:`~xiangqi.engine.Engine`):
 * ``rk``/``rf`` int64[HISTORY]: Zobrist key of every position of the game and of
   the search path, and flags: bit 0 = the move into it gave check, bit 1 = the
   move into it was irreversible (capture, null move, or the start of the record).
-* ``tk``/``td``: the TT (:mod:`.tt`). ``killers`` [MAX_PLY, 2], ``hist`` [15, 90].
+* ``tk``/``td``: the TT (:mod:`.tt`). ``killers`` [MAX_PLY, 3]: per ply the two killer moves and the
+  static eval (for the *improving* test). ``hist`` [15, 90]: history scores by (piece, to square).
 * ``mbuf``/``sbuf`` [MAX_PLY, MAX_MOVES]: the preallocated move and score buffer per ply.
 * ``pv`` [MAX_PLY, MAX_PLY], ``pvl`` [MAX_PLY]: the triangular PV table.
 * ``ctl`` int64[16]: stop flag, node counter, node limit, seldepth, TT generation,
@@ -84,10 +85,14 @@ LMR = np.zeros((64, 64), np.int64)
 for _d in range(1, 64):
     for _i in range(1, 64):
         LMR[_d, _i] = int(0.5 + math.log(_d) * math.log(_i) / 2.0)
-FUTILITY_MARGIN = np.array([0, 150, 300, 500], np.int64)
-LMP_COUNT = np.array([0, 8, 12, 18], np.int64)  # late move pruning: quiet moves tried at depth 1-3
+FUTILITY_MARGIN = np.array([0, 150, 260, 380, 500, 620], np.int64)  # parent futility, depth 1-5
+# late move pruning: quiet moves tried at depth 1-5, [not improving, improving] ((5 + d^2)(1 + i) / 2)
+LMP_COUNT = np.array([[0, 0], [3, 6], [4, 9], [7, 14], [10, 21], [15, 30]], np.int64)
+PRUNE_DEPTH = 5  # futility and late move pruning up to this depth
 TRIED_QUIET = -(1 << 50)  # marks, in the score buffer, a quiet move searched without a cut-off
-RFP_MARGIN = 110  # reverse futility (static null move) margin per ply of depth
+RFP_MARGIN = 90  # reverse futility (static null move) margin per ply of depth
+RFP_DEPTH = 6
+NO_EVAL = -INF - 1  # the static eval slot of a ply whose side was in check
 
 
 @njit
@@ -330,8 +335,6 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
         beta = MATE - ply - 1
     if alpha >= beta:
         return alpha
-    if in_check:
-        depth += 1  # check extension
     if depth <= 0:
         return qsearch(bd, ks, st, rk, rf, mbuf, sbuf, ctl, alpha, beta, ply, q0)
     _count_nodes(ctl)
@@ -357,15 +360,21 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
             if b == BOUND_EXACT or (b == BOUND_LOWER and s >= beta) or (b == BOUND_UPPER and s <= alpha):
                 return s
     ev = 0
+    improving = 0
+    killers[ply, 2] = NO_EVAL
     if not in_check:
         ev = evaluate(bd, ks, side, st[S_MG], st[S_EG], st[S_PH])
+        killers[ply, 2] = ev
+        # improving: the static eval rose since our previous move (not known after a check: count it)
+        if ply < 2 or killers[ply - 2, 2] == NO_EVAL or ev > killers[ply - 2, 2]:
+            improving = 1
         # reverse futility pruning (static null move)
-        if not pv_node and depth <= 3 and beta < MATE_BOUND and beta > -MATE_BOUND and \
-                ev - RFP_MARGIN * depth >= beta:
+        if not pv_node and depth <= RFP_DEPTH and beta < MATE_BOUND and beta > -MATE_BOUND and \
+                ev - RFP_MARGIN * (depth - improving) >= beta:
             return ev
         # null move pruning, not in endgames where zugzwang (e.g. 困毙) is a real danger
-        if not pv_node and null_ok and depth >= 3 and ev >= beta and _has_big_pieces(bd, side):
-            r = 2 + depth // 4
+        if not pv_node and null_ok and depth >= 2 and ev >= beta and _has_big_pieces(bd, side):
+            r = 3 + depth // 4 + min((ev - beta) // 200, 2)
             st[S_KEY] = key ^ ZOB_SIDE
             st[S_SIDE] = 1 - side
             st[S_HP] = hp + 1
@@ -388,7 +397,7 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
     if ttm == 0 and depth >= 4:
         depth -= 1  # internal iterative reduction: no TT move to guide this node
     _score_moves(bd, side, moves, scores, n, ttm, killers[ply, 0], killers[ply, 1], hist)
-    shallow = not pv_node and not in_check and depth <= 3
+    shallow = not pv_node and not in_check and depth <= PRUNE_DEPTH
     futile = shallow and ev + FUTILITY_MARGIN[depth] <= alpha and alpha > -MATE_BOUND
     best = -INF
     best_move = 0
@@ -402,13 +411,16 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
         quiet = bd[m & 127] == 0
         cap = make_move(bd, ks, st, rk, rf, m)
         gives_check = king_attacked(bd, ks[1 - side], 1 - side)
+        # check extension for safe checks only (the checking piece cannot be taken at once):
+        # xiangqi is full of cheap checks, and extending all of them bloats the tree
+        ext = 1 if gives_check and not square_attacked(bd, m & 127, 1 - side) else 0
         if quiet and legal > 1 and not gives_check and (
-                futile or (shallow and legal > LMP_COUNT[depth] and best > -MATE_BOUND)):
+                futile or (shallow and legal > LMP_COUNT[depth, improving] and best > -MATE_BOUND)):
             unmake_move(bd, ks, st, m, cap)  # futility / late move pruning
             continue
         if legal == 1:
             s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
-                         depth - 1, -beta, -alpha, ply + 1, yes)
+                         depth - 1 + ext, -beta, -alpha, ply + 1, yes)
         else:
             r = 0
             if depth >= 3 and quiet and not in_check and not gives_check and legal > 3 \
@@ -416,18 +428,20 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
                 r = LMR[min(depth, 63), min(legal, 63)]
                 if pv_node:
                     r -= 1
+                if not improving:
+                    r += 1
                 if r > depth - 2:
                     r = depth - 2
                 if r < 0:
                     r = 0
             s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
-                         depth - 1 - r, -alpha - 1, -alpha, ply + 1, yes)
+                         depth - 1 + ext - r, -alpha - 1, -alpha, ply + 1, yes)
             if s > alpha and r > 0:
                 s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
-                             depth - 1, -alpha - 1, -alpha, ply + 1, yes)
+                             depth - 1 + ext, -alpha - 1, -alpha, ply + 1, yes)
             if s > alpha and s < beta:
                 s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
-                             depth - 1, -beta, -alpha, ply + 1, yes)
+                             depth - 1 + ext, -beta, -alpha, ply + 1, yes)
         unmake_move(bd, ks, st, m, cap)
         if ctl[C_STOP] != 0:
             return 0
