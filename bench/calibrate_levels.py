@@ -89,6 +89,9 @@ def _lowest_elo(level: int) -> int:
     return e
 
 
+#: Fairy-Stockfish's ``UCI_Elo`` range (its ``uci`` answer: ``min 1350 max 2850``). It ignores a value
+#: outside it, as Stockfish does, and would then play at 1350 while the fit anchors it at the asked value.
+FSF_ELO_MIN, FSF_ELO_MAX = 1350, 2850
 #: Lowest UCI_Elo of each of Stockfish 11's skill levels 0–18 (1350 for level 0, the option's minimum).
 ANCHOR_ELOS: tuple[int, ...] = tuple(_lowest_elo(lv) for lv in range(19))
 #: Starting guesses (Elo on the UCI_Elo scale) for levels with no games yet: 初级 and 中级 from a
@@ -209,15 +212,53 @@ def bracket(centre: float, n: int) -> list[int]:
 
 
 def parse_map(items: list[str], what: str) -> dict[str, str]:
-    """``key=value`` texts (level keys or Chinese names) as a dict keyed by level key."""
-    from xiangqi.engine.levels import get_level
+    """``key=value`` texts (level keys or Chinese names) as a dict keyed by level key.
 
+    Raises :class:`SystemExit` with a message for a text without ``=`` or an unknown level.
+    """
     out = {}
     for text in items:
         k, sep, v = text.partition("=")
         if not sep:
             raise SystemExit(f"{what}: expected LEVEL=VALUE, got {text!r}")
-        out[get_level(k).key] = v
+        out[_level(k, what).key] = v
+    return out
+
+
+def _level(name: str, what: str) -> Level:
+    from xiangqi.engine.levels import get_level
+
+    try:
+        return get_level(name)
+    except ValueError as exc:
+        raise SystemExit(f"{what}: {exc}") from None
+
+
+def parse_count(text: str, what: str, minimum: int = 0) -> int:
+    """A whole number of at least ``minimum``; :class:`SystemExit` with a message otherwise."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise SystemExit(f"{what}: expected a whole number, got {text!r}") from None
+    if n < minimum:
+        raise SystemExit(f"{what}: must be >= {minimum}, got {n}")
+    return n
+
+
+def parse_fsf_elos(text: str, what: str) -> list[int]:
+    """``E1,E2,…``: Fairy-Stockfish ``UCI_Elo`` values, each within :data:`FSF_ELO_MIN`..:data:`FSF_ELO_MAX`.
+
+    Raises :class:`SystemExit` with a message for anything else (a value outside the range
+    would be ignored by the engine, and its games fitted at the wrong anchor).
+    """
+    out = []
+    for x in text.split(","):
+        if x.strip():
+            e = parse_count(x.strip(), what)
+            if not FSF_ELO_MIN <= e <= FSF_ELO_MAX:
+                raise SystemExit(f"{what}: Fairy-Stockfish's UCI_Elo goes from {FSF_ELO_MIN} to "
+                                 f"{FSF_ELO_MAX}, got {e}")
+            out.append(e)
     return out
 
 
@@ -262,13 +303,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     keys = [k.strip() for k in args.levels.split(",") if k.strip()]
-    from xiangqi.engine.levels import get_level
-
-    levels = [get_level(k) for k in keys]
+    levels = [_level(k, "--levels") for k in keys]
     levels.sort(key=lambda lv: list(BASE_LEVELS).index(lv.key))
-    games_for = {k: int(v) for k, v in parse_map(args.games_for, "--games-for").items()}
-    fsf_elos = {k: [int(x) for x in v.split(",") if x]
-                for k, v in parse_map(args.fsf_elos, "--fsf-elos").items()}
+    for flag, value, minimum in (("--games", args.games, 0), ("--bracket", args.bracket, 0),
+                                 ("--concurrency", args.concurrency, 1), ("--hash", args.hash, 1)):
+        if value < minimum:
+            raise SystemExit(f"{flag}: must be >= {minimum}, got {value}")
+    if not args.prior_draws >= 0.0:
+        raise SystemExit(f"--prior-draws: must be >= 0, got {args.prior_draws}")
+    games_for = {k: parse_count(v, "--games-for")
+                 for k, v in parse_map(args.games_for, "--games-for").items()}
+    fsf_elos = {k: parse_fsf_elos(v, "--fsf-elos") for k, v in parse_map(args.fsf_elos, "--fsf-elos").items()}
     fsf_tc = TimeControl.parse(args.fsf_tc)
     fingerprint = engine_fingerprint()
 

@@ -8,6 +8,7 @@ stderr and exit with status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from xiangqi.core.board import STARTING_FEN, Board
@@ -157,20 +158,34 @@ def cmd_match(args: argparse.Namespace) -> int:
     a = PlayerSpec.parse(args.a, args.option_a, hash_mb=args.hash)
     b = PlayerSpec.parse(args.b, args.option_b, hash_mb=args.hash)
     tc = TimeControl.parse(args.tc)
-    tc_b = TimeControl.parse(args.tc_b) if args.tc_b else None
+    tc_b = TimeControl.parse(args.tc_b) if args.tc_b is not None else None
+    if args.games < 1:
+        raise XiangqiError(f"--games must be >= 1, got {args.games}")
+    if args.concurrency < 1:
+        raise XiangqiError(f"--concurrency must be >= 1, got {args.concurrency}")
     if args.openings is not None and args.openings < 1:
         raise XiangqiError("--openings must be >= 1")
     openings = OPENINGS[:args.openings] if args.openings else OPENINGS
+    cpus = os.cpu_count() or 1
+    if min(args.concurrency, args.games) > cpus:
+        print(f"xiangqi match: warning: {min(args.concurrency, args.games)} games at once on {cpus} CPUs: "
+              "the engines share cores and search less per move than their time control allows",
+              file=sys.stderr)
 
     if args.pgn:
-        open(args.pgn, "w", encoding="utf-8").close()
+        try:  # fail early on a path that cannot be written, but keep an old file until a game ends
+            open(args.pgn, "a", encoding="utf-8").close()
+        except OSError as exc:
+            raise XiangqiError(f"cannot write {args.pgn!r}: {exc.strerror or exc}") from None
+    pgn_mode = ["w"]
 
     def report(g, res) -> None:
         print(f"Game {g.round}: {g.red} vs {g.black} ({g.opening}): {g.result} {g.reason}  "
               f"[{res.wins} - {res.losses} - {res.draws}]", flush=True)
         if args.pgn:  # written game by game, so an interrupted match keeps its games
-            with open(args.pgn, "a", encoding="utf-8") as fh:
+            with open(args.pgn, pgn_mode[0], encoding="utf-8") as fh:
                 fh.write(res.game_pgn(g) + "\n")
+            pgn_mode[0] = "a"
 
     res = run_match(a, b, args.games, tc, openings=openings, ply_cap=args.ply_cap,
                     time_margin=args.time_margin, on_game=report, tc_b=tc_b, concurrency=args.concurrency)

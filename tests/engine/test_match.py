@@ -306,3 +306,68 @@ def test_concurrent_match_raises_when_an_engine_cannot_start():
     with pytest.raises(EngineError, match="cannot start engine"):
         run_match(fake_spec("first", "A"), PlayerSpec("nope", ["/nonexistent/engine"]), 4,
                   TimeControl(depth=1), concurrency=2)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--concurrency", "0"], "--concurrency must be >= 1, got 0"),
+    (["--games", "0"], "--games must be >= 1, got 0"),
+    (["--tc-b", ""], "bad time control ''"),
+    (["--tc-b", "0ms"], "bad time control '0ms'"),
+])
+def test_cli_match_bad_arguments_keep_an_existing_pgn(tmp_path, capsys, bad, message):
+    # a typo must not wipe the games of an earlier match (the file used to be emptied first)
+    from xiangqi.cli import main
+
+    cmd = f"{sys.executable} {FAKE} first"
+    pgn = tmp_path / "match.pgn"
+    pgn.write_text("earlier games\n", encoding="utf-8")
+    assert main(["match", cmd, cmd, "--tc", "depth=1", "--pgn", str(pgn), *bad]) == 2
+    assert message in capsys.readouterr().err
+    assert pgn.read_text(encoding="utf-8") == "earlier games\n"
+    assert main(["match", cmd, "/nonexistent/engine", "--tc", "depth=1", "--pgn", str(pgn)]) == 2
+    assert "cannot start engine" in capsys.readouterr().err
+    assert pgn.read_text(encoding="utf-8") == "earlier games\n"
+
+
+def test_cli_match_replaces_the_pgn_once_a_game_ends_and_warns_of_too_many_games_at_once(
+        tmp_path, capsys, monkeypatch):
+    from xiangqi.cli import main
+
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    cmd = f"{sys.executable} {FAKE} first"
+    pgn = tmp_path / "match.pgn"
+    pgn.write_text("earlier games\n", encoding="utf-8")
+    assert main(["match", cmd, cmd, "--games", "2", "--tc", "depth=1", "--ply-cap", "6", "--pgn", str(pgn),
+                 "--concurrency", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 2 games at once on 1 CPUs" in err
+    text = pgn.read_text(encoding="utf-8")
+    assert "earlier games" not in text and text.count('[Round "') == 2
+
+
+def test_a_failing_concurrent_match_ends_the_games_still_running(monkeypatch):
+    # the caller's on_game fails after game 1, while game 3 (B thinks 0.4 s a move, 8 moves) has just
+    # begun: its engines used to play on for seconds after run_match had raised
+    import time
+
+    started: list[SimpleEngine] = []
+    real_start = PlayerSpec.start
+
+    def start(self):
+        eng = real_start(self)
+        started.append(eng)
+        return eng
+
+    monkeypatch.setattr(PlayerSpec, "start", start)
+
+    def fail(g, res):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_match(fake_spec("first", "A"), fake_spec("slow", "B"), 4, TimeControl(depth=1),
+                  openings=[("start", "")], ply_cap=16, concurrency=2, on_game=fail)
+    t0 = time.monotonic()
+    while any(e.process.poll() is None for e in started) and time.monotonic() - t0 < 5.0:
+        time.sleep(0.05)
+    assert len(started) == 4
+    assert time.monotonic() - t0 < 1.5

@@ -391,7 +391,9 @@ def test_levels_and_skill_level_select_the_level_search():
     c.send("setoption name UCI_LimitStrength value true", "setoption name UCI_Elo value 1500")
     assert c.server.effective_level() == "beginner"
     c.send("setoption name UCI_Elo value 3000")
-    assert "between 1000 and 1900" in c.errors()[-1]
+    assert c.out[-1] == "info string option 'UCI_Elo' is measured between 1000 and 1900; 3000 is out of " \
+                        "range, using 1900"
+    assert c.server.effective_level() == "master"
 
 
 def test_hash_newgame_probe_and_display():
@@ -466,8 +468,43 @@ def test_uci_elo_comes_from_the_level_ratings_file(tmp_path):
         assert server.effective_level() == level, elo
     server.handle("setoption name UCI_LimitStrength value false")
     assert server.effective_level() == "full"  # the Level option again
-    server.handle("setoption name UCI_Elo value 1179")
-    assert out[-1] == "info string error: option 'UCI_Elo' must be between 1180 and 2050, got 1179"
+    server.handle("setoption name UCI_Elo value abc")
+    assert out[-1] == "info string error: option 'UCI_Elo' needs a whole number, got 'abc'"
+    assert server.elo == 2050  # unchanged by the bad line
+
+
+def test_uci_elo_outside_the_measured_range_is_clamped_not_ignored(tmp_path):
+    # A request below the weakest level must give the weakest level, not the default (the strongest).
+    from xiangqi.engine import levels as lv
+
+    table = {"beginner": {"elo": 1180, "error": 70, "games": 30},
+             "master": {"elo": 2050, "error": 99, "games": 8}}
+    server, out = _server_with_levels(lv.with_elos(lv.BASE_LEVELS, table))
+    server.handle("setoption name UCI_LimitStrength value true")
+    server.handle("setoption name UCI_Elo value 100")
+    assert out[-1] == "info string option 'UCI_Elo' is measured between 1180 and 2050; 100 is out of " \
+                      "range, using 1180"
+    assert server.elo == 1180
+    assert server.effective_level() == "beginner"
+    server.handle("setoption name UCI_Elo value 99999")
+    assert out[-1].endswith("99999 is out of range, using 2050")
+    assert server.effective_level() == "master"
+    server.handle("setoption name UCI_Elo value -5")
+    assert server.effective_level() == "beginner"
+    assert not [x for x in out if "error" in x]
+
+
+def test_uci_limitstrength_without_measured_levels_is_refused(tmp_path):
+    from xiangqi.engine import levels as lv
+
+    server, out = _server_with_levels(lv.with_elos(lv.BASE_LEVELS, lv.load_elos(tmp_path / "missing.json")))
+    server.handle("setoption name UCI_LimitStrength value true")
+    assert out[-1] == "info string error: UCI_LimitStrength is not available: the levels have no measured " \
+                      "Elo yet"
+    assert server.limit_strength is False
+    server.handle("setoption name UCI_LimitStrength value false")  # switching it off is always fine
+    assert out[-1].startswith("info string error: UCI_LimitStrength")  # no new line
+    assert len([x for x in out if "error" in x]) == 1
 
 
 def test_without_a_ratings_file_there_is_no_uci_elo(tmp_path):

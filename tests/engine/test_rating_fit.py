@@ -72,6 +72,9 @@ def test_a_clean_sweep_stays_finite_and_unreachable_players_are_left_out():
         fit_ratings(games, {"Y": 1500})
     with pytest.raises(MatchError, match="between 0 and 1"):
         fit_ratings([("P", "X", 2.0)], {"X": 1500})
+    for bad in (-1.0, float("nan")):  # -1 was a numpy LinAlgError (singular matrix)
+        with pytest.raises(MatchError, match="prior_draws must be >= 0"):
+            fit_ratings([("P", "X", 1.0)] * 3, {"X": 1500}, prior_draws=bad)
 
 
 # -- the ratings file ----------------------------------------------------------------------------------
@@ -105,6 +108,26 @@ def test_a_missing_or_broken_ratings_file_means_no_elo(tmp_path, text):
         f.write_text(text, encoding="utf-8")
     assert levels_mod.load_elos(f) == {}
     assert all(lv.elo is None for lv in levels_mod.with_elos(levels_mod.BASE_LEVELS, {}).values())
+
+
+@pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000,  # once a RecursionError at import
+                                 b'{"levels": {"beginner": {"elo": 0.4}}}',  # rounds to Elo 0
+                                 b'{"levels": {"beginner": {"elo": 1e30}}}',  # no GUI's spin takes it
+                                 b'{"levels": {"beginner": {"elo": 5001}}}'])
+def test_a_damaged_ratings_file_gives_no_elo_and_never_raises(tmp_path, raw):
+    f = tmp_path / "level_elo.json"
+    f.write_bytes(raw)
+    assert levels_mod.load_elos(f) == {}
+
+
+def test_ratings_file_edge_values(tmp_path):
+    f = tmp_path / "level_elo.json"
+    # a byte-order mark (an editor's UTF-8) is fine; absurd error bars and game counts are dropped
+    f.write_bytes(b"\xef\xbb\xbf" + json.dumps({"levels": {
+        "beginner": {"elo": 1, "error": 1e9, "games": 1e300},
+        "master": {"elo": 5000, "error": 80, "games": 12}}}).encode())
+    assert levels_mod.load_elos(f) == {"beginner": {"elo": 1, "error": None, "games": 0},
+                                       "master": {"elo": 5000, "error": 80, "games": 12}}
 
 
 def test_the_shipped_ratings_file_is_read_when_present():
@@ -154,3 +177,25 @@ def test_the_tool_fits_only_games_of_this_engine_and_these_settings(tmp_path):
     fit = tool.fit(cur, {"fsf1350": 1350})
     assert fit["beginner"].elo == pytest.approx(1350 + 400 * math.log10(2.5 / 0.5), abs=1e-6)
     assert fit["beginner"].games == 2
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--fsf-elos", "beginner=900"], "--fsf-elos: Fairy-Stockfish's UCI_Elo goes from 1350 to 2850, got 900"),
+    (["--fsf-elos", "beginner=1350,abc"], "--fsf-elos: expected a whole number, got 'abc'"),
+    (["--levels", "grandmaster"], "--levels: unknown level 'grandmaster'"),
+    (["--games-for", "master=x"], "--games-for: expected a whole number, got 'x'"),
+    (["--bracket", "-1"], "--bracket: must be >= 0, got -1"),
+    (["--concurrency", "0"], "--concurrency: must be >= 1, got 0"),
+    (["--prior-draws", "-1"], "--prior-draws: must be >= 0, got -1.0"),
+])
+def test_the_tool_refuses_bad_arguments_with_a_message(tmp_path, bad, message):
+    # an out-of-range UCI_Elo used to be passed on: Fairy-Stockfish ignores it and plays at 1350,
+    # while the fit anchored those games at the asked value; the other cases were tracebacks
+    tool = _tool()
+    results = tmp_path / "games.jsonl"
+    with pytest.raises(SystemExit) as info:
+        tool.main(["--dry-run", "--results", str(results), *bad])
+    assert str(info.value).startswith(message)
+    assert not results.exists()
+    assert tool.main(["--dry-run", "--results", str(results), "--levels", "初级", "--no-level-pairs",
+                      "--fsf-elos", "beginner=1350,2850"]) == 0

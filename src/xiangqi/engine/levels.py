@@ -89,29 +89,36 @@ BASE_LEVELS: dict[str, Level] = {
 }
 
 
+#: Largest Elo, error bar and game count :func:`load_elos` believes; bigger numbers mean a damaged
+#: file (no rating list comes near 5000 Elo, and a UCI ``spin`` option must fit a GUI's 32-bit int).
+MAX_ELO, MAX_GAMES = 5000, 10**9
+
+
 def load_elos(path: str | Path | None = None) -> dict[str, dict[str, int | None]]:
     """The measured ratings in ``path`` (default :data:`ELO_FILE`): ``{key: {"elo", "error", "games"}}``.
 
-    Only entries with a finite, positive ``elo`` are returned (``error`` None when
-    absent or not a finite number, ``games`` 0 when absent). A missing, unreadable
-    or malformed file gives ``{}``: the levels then simply have no Elo.
+    Only entries whose ``elo`` rounds to a whole number from 1 to :data:`MAX_ELO`
+    are returned (``error`` None when absent, negative, not a finite number or
+    above :data:`MAX_ELO`; ``games`` 0 when absent or not from 0 to :data:`MAX_GAMES`).
+    A missing, unreadable or malformed file (UTF-8, a byte-order mark allowed)
+    gives ``{}``: the levels then simply have no Elo.
     """
     try:
-        data = json.loads(Path(path or ELO_FILE).read_text(encoding="utf-8"))
+        data = json.loads(Path(path or ELO_FILE).read_text(encoding="utf-8-sig"))
         table = data["levels"]
         items = list(table.items())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return {}
     out: dict[str, dict[str, int | None]] = {}
     for key, entry in items:
         if not isinstance(entry, dict):
             continue
         elo, err, games = entry.get("elo"), entry.get("error"), entry.get("games", 0)
-        if not _finite(elo) or elo <= 0:
+        if not _finite(elo) or not 1 <= round(elo) <= MAX_ELO:
             continue
         out[str(key)] = {"elo": int(round(elo)),
-                         "error": int(round(err)) if _finite(err) and err >= 0 else None,
-                         "games": int(games) if _finite(games) and games >= 0 else 0}
+                         "error": int(round(err)) if _finite(err) and 0 <= err <= MAX_ELO else None,
+                         "games": int(games) if _finite(games) and 0 <= games <= MAX_GAMES else 0}
     return out
 
 

@@ -23,6 +23,7 @@ is a command line (``fairy-stockfish``, ``/usr/games/sjaakii``, ``"eleeye"``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -387,9 +388,13 @@ def fit_ratings(games: Sequence[tuple[str, str, float]], anchors: dict[str, floa
 
     Players with no chain of games to an anchor cannot be placed and are left out.
     Returns ``{player: Rating}`` for the anchors (error 0) and every placed player.
-    Raises :class:`MatchError` when there is no anchor among the players.
+    Raises :class:`MatchError` when there is no anchor among the players, or for a
+    negative (or NaN) ``prior_draws`` or a score outside 0..1.
     """
     import numpy as np
+
+    if not prior_draws >= 0.0:
+        raise MatchError(f"prior_draws must be >= 0, got {prior_draws}")
 
     pairs: dict[tuple[str, str], list[float]] = {}
     played: dict[str, int] = {}
@@ -621,7 +626,11 @@ def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeContro
                     openings: Sequence[tuple[str, str]], ply_cap: int, time_margin: float,
                     on_game: Callable[[GameResult, MatchResult], None] | None, result: MatchResult,
                     workers: int) -> MatchResult:
-    """:func:`run_match` with ``workers`` threads; results are released in game order."""
+    """:func:`run_match` with ``workers`` threads; results are released in game order.
+
+    When a worker fails, ``on_game`` raises or the caller is interrupted (Ctrl-C), the
+    engines of the games still running are terminated before the error propagates.
+    """
     todo: queue.SimpleQueue[int] = queue.SimpleQueue()
     for i in indices:
         todo.put(i)
@@ -629,9 +638,12 @@ def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeContro
     failure: list[BaseException] = []
     cond = threading.Condition()
     stop = threading.Event()
+    all_engines: list[dict[str, SimpleEngine]] = []  # each worker's engines, ended at once on an error
 
     def worker() -> None:
         engines: dict[str, SimpleEngine] = {}
+        with cond:
+            all_engines.append(engines)
         try:
             while not stop.is_set():
                 try:
@@ -665,8 +677,17 @@ def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeContro
             result.games.append(g)
             if on_game is not None:
                 on_game(g, result)
+    except BaseException:
+        # an error or Ctrl-C: end the games still running now, not after their last move
+        stop.set()
+        with cond:
+            procs = [eng.process for engines in all_engines for eng in list(engines.values())]
+        for proc in procs:
+            with contextlib.suppress(OSError):
+                proc.terminate()
+        raise
     finally:
-        stop.set()  # on an error, games already running finish in their daemon threads
+        stop.set()
     for t in threads:
         t.join()
     return result

@@ -41,7 +41,8 @@ Options (UCI names; UCCI uses ``hashsize``, ``level``, ``newgame``, ``usemillise
 :mod:`xiangqi.engine.levels`: the level's own depth/nodes/time, capped by the ``go``
 limits, and its choice among near-best moves), ``Skill Level`` 0–20 (mapped onto the
 levels, 20 = full strength), and ``UCI_LimitStrength``/``UCI_Elo`` once the levels
-carry a measured Elo (the strongest level whose Elo is at most ``UCI_Elo``).
+carry a measured Elo (the strongest level whose Elo is at most ``UCI_Elo``; a ``UCI_Elo``
+outside the measured range is clamped to it, with an ``info string`` saying so).
 Also ``go perft N`` and ``d`` (show the board) for debugging.
 
 Every bad line gets ``info string error: <what>`` and is otherwise ignored; the
@@ -407,12 +408,15 @@ class EngineServer:
                     if lo <= skill <= hi and lv in self.levels:
                         self.level = lv
         elif key == "uci_limitstrength":
-            self.limit_strength = self._bool_option(name, value)
+            on = self._bool_option(name, value)
+            if on and not self._level_elos():
+                raise ProtocolError("UCI_LimitStrength is not available: the levels have no measured Elo yet")
+            self.limit_strength = on
         elif key == "uci_elo":
             elos = self._level_elos()
             if not elos:
                 raise ProtocolError("UCI_Elo is not available: the levels have no measured Elo yet")
-            self.elo = self._int_option(name, value, min(elos.values()), max(elos.values()))
+            self.elo = self._elo_option(name, value, min(elos.values()), max(elos.values()))
         elif key in ("batch", "debug", "usebook", "bookfiles", "threads", "uci analysemode",
                      "uci showwdl", "move overhead"):
             pass  # accepted; no effect on this engine
@@ -427,6 +431,23 @@ class EngineServer:
             raise ProtocolError(f"option {name!r} needs a whole number, got {value!r}") from None
         if not lo <= v <= hi:
             raise ProtocolError(f"option {name!r} must be between {lo} and {hi}, got {v}")
+        return v
+
+    def _elo_option(self, name: str, value: str, lo: int, hi: int) -> int:
+        """``UCI_Elo``: a whole number, clamped to the measured range ``lo``..``hi`` with a note.
+
+        A request below the weakest level gets the weakest level (not the default,
+        the strongest one), one above the strongest gets the strongest.
+        """
+        try:
+            v = int(value)
+        except ValueError:
+            raise ProtocolError(f"option {name!r} needs a whole number, got {value!r}") from None
+        if not lo <= v <= hi:
+            used = min(max(v, lo), hi)
+            self.send(f"info string option {name!r} is measured between {lo} and {hi}; {v} is out of range, "
+                      f"using {used}")
+            v = used
         return v
 
     @staticmethod
