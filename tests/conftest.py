@@ -12,3 +12,18 @@ def read_tsv(name: str) -> list[dict[str, str]]:
     """Rows of tests/data/<name> as dicts keyed by the header line."""
     with open(DATA / name, encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def cxa_case(case_id: str):
+    """``(board, last_move)`` of a repetition_cxa.tsv row: the board before the row's last move.
+
+    Imports the core lazily so that this conftest stays cheap to load.
+    """
+    from xiangqi.core.board import Board, Move
+
+    row = next(r for r in read_tsv("repetition_cxa.tsv") if r["id"] == case_id)
+    b = Board(row["fen"])
+    moves = row["moves"].split()
+    for m in moves[:-1]:
+        b.push_iccs(m)
+    return b, Move.from_iccs(moves[-1])

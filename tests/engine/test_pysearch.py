@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from tests.conftest import read_tsv
+from tests.conftest import cxa_case
 
 from xiangqi.core import referee
 from xiangqi.core.board import Board, Move
@@ -122,18 +122,9 @@ def test_evaluation_uses_the_engine_tables():
     assert (s.mg, s.eg, s.ph) == before and b.fen().startswith("3k5/9/9/9/r8/")
 
 
-def _cxa_case(case_id: str) -> tuple[Board, Move]:
-    row = next(r for r in read_tsv("repetition_cxa.tsv") if r["id"] == case_id)
-    b = Board(row["fen"])
-    moves = row["moves"].split()
-    for m in moves[:-1]:
-        b.push_iccs(m)
-    return b, Move.from_iccs(moves[-1])
-
-
 def test_never_completes_a_forbidden_repetition(monkeypatch):
     # CXA 2020 图12: Black's last move of the cycle completes its perpetual chase (长捉) and loses.
-    b, losing = _cxa_case("CXA-fig12")
+    b, losing = cxa_case("CXA-fig12")
     assert losing in referee.forbidden_moves(b) and losing not in pysearch.root_moves(b)
     assert all(pysearch.play(b, "beginner", seed=s).move != losing for s in range(30))
     # without the referee's filter the move is among 初级's candidates (so the check above can fail)

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+from tests.conftest import cxa_case
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
@@ -323,26 +324,15 @@ def test_cache_dir_is_keyed_by_kernel_sources(tmp_path, monkeypatch) -> None:
     assert path.rsplit("-", 1)[1] == _numba._sources_digest() and len(_numba._sources_digest()) == 16
 
 
-def _cxa_case(case_id: str) -> tuple[Board, Move]:
-    from tests.conftest import read_tsv
-
-    row = next(r for r in read_tsv("repetition_cxa.tsv") if r["id"] == case_id)
-    b = Board(row["fen"])
-    moves = row["moves"].split()
-    for m in moves[:-1]:
-        b.push_iccs(m)
-    return b, Move.from_iccs(moves[-1])
-
-
 def test_does_not_complete_a_forbidden_chase() -> None:
     # CXA 2020 图12: Black's last move of the cycle completes its perpetual chase (长捉) and loses.
-    b, losing = _cxa_case("CXA-fig12")
+    b, losing = cxa_case("CXA-fig12")
     res = Engine(hash_mb=4).search(b, Limit(depth=3))
     assert res.move is not None and res.move != losing
 
 
 def test_completes_the_opponents_forbidden_repetition() -> None:
     # CXA 2020 图2: Red chases perpetually; Black's h9i9 repeats the position a third time and wins.
-    b, winning = _cxa_case("CXA-fig02")
+    b, winning = cxa_case("CXA-fig02")
     res = Engine(hash_mb=4).search(b, Limit(depth=3))
     assert res.move == winning
