@@ -192,7 +192,9 @@ function renderHint() {
 }
 
 function renderPlayers(st) {
-  const level = LEVEL_NAMES[language()][st.level] || st.level;
+  // the level with its rank and measured Elo when known (e.g. 初级 · 校尉 ≈1440)
+  const lv = (ui.levels || []).find((x) => x.key === st.level);
+  const level = lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level;
   const names = record.active ? record.players() : null; // a browsed record: its players' names
   const name = (color) => {
     if (names) return `${t(color)} — ${names[color] ? playerName(names[color]) : "?"}`;
