@@ -379,18 +379,22 @@ class Engine:
         The kernels judge repetitions by checks only; the core referee also knows
         chases (RULES.md §5). A move the referee rules a loss for the mover (e.g. a
         forbidden 长捉) is dropped, unless every move loses; a move it rules a win
-        (the opponent's forbidden repetition is complete) is returned alone.
+        (the opponent's forbidden repetition is complete) is returned alone. A cycle
+        is ruled when the position recurs, whoever moves into it, so a quiet move
+        after which the opponent can complete a cycle ruled against us is dropped
+        too (unless that leaves nothing).
         """
-        tt_mod = _kernels()[2]
+        _, movegen, tt_mod, _ = _kernels()
         zob, zob_side = tt_mod.ZOB, tt_mod.ZOB_SIDE
         key = int(st[K.S_KEY])
+        recent = self._recent_keys
         keep = []
         for m in root:
             frm, to = m >> 7, m & 127
             p = int(bd[frm])
             if bd[to] == 0:
                 k2 = key ^ int(zob[p + 7, frm]) ^ int(zob[p + 7, to]) ^ int(zob_side)
-                if k2 in self._recent_keys:
+                if k2 in recent:
                     b = board.copy()
                     b.push(_int_to_move(m), validate=False)
                     out = b.outcome()
@@ -399,7 +403,47 @@ class Engine:
                             return [m]
                         continue
             keep.append(m)
-        return keep or root
+        keep = keep or root
+        if len(recent) < 4:  # no cycle can be completed by the reply
+            return keep
+        safe = [m for m in keep
+                if not self._reply_completes_lost_cycle(board, bd, m, key, movegen, zob, zob_side)]
+        return safe or keep
+
+    def _reply_completes_lost_cycle(self, board: Board, bd: np.ndarray, m: int, key: int, movegen, zob,
+                                    zob_side) -> bool:
+        """True if, after our quiet move ``m``, a quiet reply repeats a position ruled lost for us."""
+        frm, to = m >> 7, m & 127
+        if bd[to] != 0:
+            return False  # a capture starts a new cycle
+        p = int(bd[frm])
+        k2 = key ^ int(zob[p + 7, frm]) ^ int(zob[p + 7, to]) ^ int(zob_side)
+        after = bd.copy()
+        after[to] = p
+        after[frm] = 0
+        them = 1 if board.turn else 0
+        replies = np.zeros(K.MAX_MOVES, np.int64)
+        n = int(movegen.gen_moves(after, them, replies, False))
+        b = None
+        for r in replies[:n]:
+            rf, rt = int(r) >> 7, int(r) & 127
+            if after[rt] != 0:
+                continue
+            q = int(after[rf])
+            if (k2 ^ int(zob[q + 7, rf]) ^ int(zob[q + 7, rt]) ^ int(zob_side)) not in self._recent_keys:
+                continue
+            if b is None:
+                b = board.copy()
+                b.push(_int_to_move(m), validate=False)
+            reply = _int_to_move(int(r))
+            if not b.is_legal(reply):
+                continue
+            b.push(reply, validate=False)
+            out = b.outcome()
+            b.pop()
+            if out is not None and out.winner is not None and out.winner != board.turn:
+                return True
+        return False
 
     def _root_iteration(self, bd, ks, st, cand: list[int], depth: int, prev: int | None,
                         aspiration: bool) -> tuple[int, list[int], bool]:
