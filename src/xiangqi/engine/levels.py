@@ -83,8 +83,10 @@ BASE_LEVELS: dict[str, Level] = {
                       temperature_cp=35.0),
     "intermediate": Level("intermediate", "中级", "Intermediate", depth=4, time=0.8, multipv=4,
                           margin_cp=45, temperature_cp=18.0),
-    "advanced": Level("advanced", "高级", "Advanced", depth=None, time=1.0, multipv=2, margin_cp=12,
-                      temperature_cp=5.0),
+    # depth 7 with a little choice: the full-strength 1 s search measured about 2510, too far above
+    # 中级's 1750 for a ladder; this sits between them
+    "advanced": Level("advanced", "高级", "Advanced", depth=7, time=1.0, multipv=3, margin_cp=30,
+                      temperature_cp=12.0),
     "master": Level("master", "大师", "Master", time=3.0),
 }
 
