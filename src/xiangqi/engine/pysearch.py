@@ -34,7 +34,7 @@ import time
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.engine import consts as K
-from xiangqi.engine.api import DEFAULT_QCHECK_PLIES, SearchResult
+from xiangqi.engine.api import DEFAULT_QCHECK_PLIES, SearchResult, _score_fields
 from xiangqi.engine.levels import Level, get_level
 
 #: Deepest main search this module is used for (初级 searches 2 plies; deeper levels wait for the kernels).
@@ -218,15 +218,6 @@ class _Search:
                     if s >= beta:
                         break
         return best
-
-
-def _score_fields(s: int) -> tuple[int | None, int | None]:
-    """``(score_cp, mate)`` of a search score (mate in N moves, negative when mated)."""
-    if s > K.MATE_BOUND:
-        return None, (K.MATE - s + 1) // 2
-    if s < -K.MATE_BOUND:
-        return None, -((K.MATE + s) // 2)
-    return int(s), None
 
 
 def root_moves(board: Board, rules: object | None = None) -> list[Move]:
