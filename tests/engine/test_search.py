@@ -340,9 +340,9 @@ def test_completes_the_opponents_forbidden_repetition() -> None:
 
 # A match game (ours as Black vs Sjaak II, 200 ms a move) that the engine lost by 长捉: its rook went g5f5 and
 # Red's f6g6 then completed the third occurrence, ruled against Black although Red made the last move.
-CHASE_LOST_LINE = ("b0c2 h9g7 c3c4 b7e7 c2d4 b9c7 d4f5 a9b9 b2c2 c7e8 h0g2 b9b5 f5e7 h7e7 c2c6 i9h9 i0h0 h9h3 "
-                   "a0a2 h3g3 h2h8 b5g5 h0h2 e7e3 a2d2 e3e4 h8g8 g3i3 h2h4 i3e3 g2e1 e4e1 d0e1 g5f5 h4d4 e8d6 "
-                   "d4d6 f9e8 g8g6 g9e7 c0e2 f5g5 g6f6 g5f5 f6g6 f5g5 g6f6")
+CHASE_LOST_LINE = ("b0c2 h9g7 c3c4 b7e7 c2d4 b9c7 d4f5 a9b9 b2c2 c7e8 h0g2 b9b5 f5e7 h7e7 c2c6 i9h9 "
+                   "i0h0 h9h3 a0a2 h3g3 h2h8 b5g5 h0h2 e7e3 a2d2 e3e4 h8g8 g3i3 h2h4 i3e3 g2e1 e4e1 "
+                   "d0e1 g5f5 h4d4 e8d6 d4d6 f9e8 g8g6 g9e7 c0e2 f5g5 g6f6 g5f5 f6g6 f5g5 g6f6")
 
 
 def test_avoids_a_move_after_which_the_opponent_completes_our_forbidden_chase() -> None:
