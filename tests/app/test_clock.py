@@ -83,6 +83,14 @@ def test_clock_survives_the_record():
     assert back.state()["clock"]["kind"] == "fischer"
 
 
+def test_elapsed_time_rounds_to_the_nearest_millisecond():
+    # (t0 + 10) - t0 is 9.999999999999545 s for this monotonic start: 10 000 ms, not 9 999
+    s = GameSession(red="human", black="human", time_control=TimeControl("fischer", base_s=60, increment_s=2))
+    s.clock.start(RED, now=4086.402415013618)
+    s.play("h2e2", now=4086.402415013618 + 10)
+    assert s.clock.main_ms[RED] == 52_000
+
+
 def test_engine_budget_is_a_fraction_of_the_time_left():
     c = GameClock(TimeControl("fischer", base_s=300, increment_s=3))
     c.start(RED, now=0.0)

@@ -109,7 +109,7 @@ class GameClock:
 
     def _charge(self, color: Color, elapsed_s: float) -> None:
         c = self.control
-        ms = max(0, int(elapsed_s * 1000))
+        ms = max(0, round(elapsed_s * 1000))
         if c.kind == "fischer":
             self.main_ms[color] = max(0, self.main_ms[color] - ms)
         elif c.kind == "byoyomi":
@@ -140,7 +140,7 @@ class GameClock:
         c = self.control
         if not c.enabled:
             return 0
-        elapsed = max(0, int((self._now(now) - self.started) * 1000)) if self.running == color else 0
+        elapsed = max(0, round((self._now(now) - self.started) * 1000)) if self.running == color else 0
         if c.kind == "per_move":
             return max(0, int(c.per_move_s * 1000) - elapsed)
         if c.kind == "fischer":
@@ -201,7 +201,7 @@ class GameClock:
         in_byo = {color: c.kind == "byoyomi" and self.main_ms[color] == 0 for color in (RED, BLACK)}
         if c.kind == "byoyomi" and self.running is not None:
             color = self.running
-            elapsed = max(0, int((self._now(now) - self.started) * 1000))
+            elapsed = max(0, round((self._now(now) - self.started) * 1000))
             main = self.main_ms[color]
             if elapsed >= main:
                 in_byo[color] = True
