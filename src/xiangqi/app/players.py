@@ -50,8 +50,8 @@ def levels() -> list[Level]:
     except ImportError:
         return list(FALLBACK_LEVELS)
     vals = LEVELS.values() if isinstance(LEVELS, dict) else LEVELS
-    return [Level(lv.key, lv.name_zh, lv.name_en, getattr(lv, "elo", None), getattr(lv, "elo_error", None),
-                  getattr(lv, "elo_games", 0), getattr(lv, "rank_zh", None)) for lv in vals]
+    return [Level(lv.key, lv.name_zh, lv.name_en, lv.elo, lv.elo_error, lv.elo_games, lv.rank_zh)
+            for lv in vals]
 
 
 def material_balance(board: Board) -> int:

@@ -384,7 +384,7 @@ class Engine:
         after which the opponent can complete a cycle ruled against us is dropped
         too (unless that leaves nothing).
         """
-        _, movegen, tt_mod, _ = _kernels()
+        tt_mod = _kernels()[2]
         zob, zob_side = tt_mod.ZOB, tt_mod.ZOB_SIDE
         key = int(st[K.S_KEY])
         recent = self._recent_keys
@@ -406,13 +406,13 @@ class Engine:
         keep = keep or root
         if len(recent) < 4:  # no cycle can be completed by the reply
             return keep
-        safe = [m for m in keep
-                if not self._reply_completes_lost_cycle(board, bd, m, key, movegen, zob, zob_side)]
+        safe = [m for m in keep if not self._reply_completes_lost_cycle(board, bd, m, key)]
         return safe or keep
 
-    def _reply_completes_lost_cycle(self, board: Board, bd: np.ndarray, m: int, key: int, movegen, zob,
-                                    zob_side) -> bool:
+    def _reply_completes_lost_cycle(self, board: Board, bd: np.ndarray, m: int, key: int) -> bool:
         """True if, after our quiet move ``m``, a quiet reply repeats a position ruled lost for us."""
+        _, movegen, tt_mod, _ = _kernels()
+        zob, zob_side = tt_mod.ZOB, tt_mod.ZOB_SIDE
         frm, to = m >> 7, m & 127
         if bd[to] != 0:
             return False  # a capture starts a new cycle
