@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
+from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
+from tests.webclient import api_client
 
 from xiangqi.core.board import Board
 from xiangqi.core.pgn import read_game
@@ -27,7 +28,7 @@ def first_move(board: Board, level: str):
 
 
 def make_client(path: Path) -> TestClient:
-    return TestClient(create_app(path, move_provider=first_move, warmup=False, engine_delay_s=0))
+    return api_client(create_app(path, move_provider=first_move, warmup=False, engine_delay_s=0))
 
 
 @pytest.fixture
@@ -138,7 +139,7 @@ def test_human_cannot_move_for_the_engine(tmp_path):
         release.wait(10)
         return first_move(board, level)
 
-    with TestClient(create_app(tmp_path, move_provider=slow, warmup=False)) as client:
+    with api_client(create_app(tmp_path, move_provider=slow, warmup=False)) as client:
         st = new_game(client, red="engine", black="human")
         assert client.get("/api/game").json()["thinking"] is True
         r = client.post("/api/game/move", json={"move": "h2e2"})
@@ -308,7 +309,7 @@ def test_undo_while_the_computer_thinks_discards_its_move(tmp_path):
         release.wait(10)
         return first_move(board, level)
 
-    with TestClient(create_app(tmp_path, move_provider=gated, warmup=False)) as client:
+    with api_client(create_app(tmp_path, move_provider=gated, warmup=False)) as client:
         st = new_game(client, red="human", black="engine")
         with client.websocket_connect(f"/ws/game/{st['id']}") as ws:
             ws.send_json({"type": "move", "move": "h2e2"})

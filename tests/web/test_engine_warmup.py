@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from fastapi.testclient import TestClient
+from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
+from tests.webclient import api_client
 
 import xiangqi.engine
 from xiangqi.app.players import EnginePlayer
@@ -34,7 +35,7 @@ def served(tmp_path, monkeypatch):
     monkeypatch.setattr(xiangqi.engine, "warmup", lambda background=True: None)
     player = EnginePlayer()
     player._engine = GatedEngine()
-    with TestClient(create_app(tmp_path, player=player, warmup=False, engine_delay_s=0)) as client:
+    with api_client(create_app(tmp_path, player=player, warmup=False, engine_delay_s=0)) as client:
         yield client, player._engine, ready
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
+from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.webclient import api_client
 
 from xiangqi.web.server import create_app
 
@@ -19,7 +20,7 @@ def client(tmp_path_factory):
     global _client
     app = create_app(tmp_path_factory.mktemp("fuzz"), warmup=False,
                      move_provider=lambda b, lv: min(b.legal_moves, key=lambda m: m.iccs()))
-    with TestClient(app, raise_server_exceptions=False) as c:
+    with api_client(app, raise_server_exceptions=False) as c:
         _client = c
         c.post("/api/game/new", json={"red": "human", "black": "human"})
         c.post("/api/game/move", json={"move": "h2e2"})

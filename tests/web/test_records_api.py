@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
+from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.webclient import api_client
 
 from xiangqi.core.records import read_records
 from xiangqi.web.server import create_app
@@ -23,7 +24,7 @@ def first_move(board, level):
 
 @pytest.fixture
 def client(tmp_path):
-    with TestClient(create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0)) as c:
+    with api_client(create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0)) as c:
         yield c
 
 
