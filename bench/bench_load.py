@@ -288,12 +288,13 @@ def run_kill9(args: argparse.Namespace) -> None:
 def run_diskfull(args: argparse.Namespace) -> None:
     mnt = tempfile.mkdtemp(prefix="xq-full-")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt], check=True)
+    proc = None
     try:
         port = free_port()
         proc = start_server(mnt, port)
         base = f"http://127.0.0.1:{port}"
         headers = credentials(base)
-        statuses: dict[int, int] = {}
+        statuses: dict[str, int] = {}
         with httpx.Client(base_url=base, headers=headers, timeout=30) as c:
             st = c.post("/api/game/new", json={"red": "human", "black": "human"}).json()
             ballast = Path(mnt) / "ballast"
@@ -309,26 +310,35 @@ def run_diskfull(args: argparse.Namespace) -> None:
             for _ in range(args.moves):
                 legal = sorted(m for ms in st["legal"].values() for m in ms)
                 before = len(st["moves"])
-                r = c.post("/api/game/move", json={"move": rng.choice(legal)})
-                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
-                now = c.get("/api/game").json()
-                if r.status_code != 200 and len(now["moves"]) != before:
+                try:
+                    r = c.post("/api/game/move", json={"move": rng.choice(legal)})
+                    key = str(r.status_code)
+                    now = c.get("/api/game").json()
+                except httpx.HTTPError as exc:
+                    statuses[type(exc).__name__] = statuses.get(type(exc).__name__, 0) + 1
+                    print(f"server gone: {exc!r}; exit status {proc.poll()}")
+                    break
+                statuses[key] = statuses.get(key, 0) + 1
+                if key != "200" and len(now["moves"]) != before:
                     refused_shown += 1
                 st = now
             ballast.unlink()
-            legal = sorted(m for ms in st["legal"].values() for m in ms)
-            r = c.post("/api/game/move", json={"move": legal[0]})
-            resumed = r.status_code
-            n = len(c.get("/api/game").json()["moves"])
+            try:
+                legal = sorted(m for ms in st["legal"].values() for m in ms)
+                resumed = c.post("/api/game/move", json={"move": legal[0]}).status_code
+                n = len(c.get("/api/game").json()["moves"])
+            except httpx.HTTPError as exc:
+                resumed, n = repr(exc), -1
         proc.kill()
         proc.wait()
         proc = start_server(mnt, port)
         after = len(httpx.get(base + "/api/game", timeout=30).json()["moves"])
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
         print(f"statuses while full {statuses}  refused but shown as played {refused_shown}  "
               f"after space came back: {resumed}; moves {n}, after kill -9 and restart {after}")
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
         subprocess.run(["umount", mnt], check=False)
 
 
