@@ -53,7 +53,7 @@ class LiveServer:
     def start(self) -> None:
         # With a stand-in computer player the engine kernels are not needed: skip their warmup.
         self.app = create_app(self.data_dir, move_provider=self.move_provider, player=_ENGINE,
-                              warmup=self.move_provider is None, engine_delay_s=0.05)
+                              warmup=self.move_provider is None, engine_delay_s=0.05, port=self.port)
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                                 lifespan="on")
         self._server = uvicorn.Server(config)
