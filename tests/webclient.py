@@ -24,7 +24,7 @@ BASE_URL = "http://127.0.0.1:8765"
 
 
 class _Client(TestClient):
-    """TestClient whose WebSockets go to :data:`BASE_URL`'s host (Starlette's own always use ``testserver``)."""
+    """TestClient whose WebSockets go to its base URL's host (Starlette's go to ``testserver``)."""
 
     def websocket_connect(self, url: str, subprotocols: Sequence[str] | None = None,
                           **kw: Any) -> WebSocketTestSession:
@@ -45,6 +45,6 @@ def api_client(app: Any, **kw: Any) -> TestClient:
 
 
 def bare_client(app: Any, **kw: Any) -> TestClient:
-    """A TestClient for ``app`` at :data:`BASE_URL` that sends no Origin and no token (``kw`` go to TestClient)."""
+    """A TestClient for ``app`` at :data:`BASE_URL` without Origin and token (``kw`` go to TestClient)."""
     kw.setdefault("base_url", BASE_URL)
     return _Client(app, **kw)

@@ -71,8 +71,11 @@ def test_foreign_host_cannot_read_or_delete_the_library(app, page):
     assert [row["id"] for row in page.get("/api/library").json()] == [gid]
 
 
-@pytest.mark.parametrize("host", ["evil.example:8765", "127.0.0.1:9999", "localhost", "127.0.0.1.evil.example:8765",
-                                  "user@127.0.0.1:8765", "127.0.0.1:8765/x", ""])
+FOREIGN_HOSTS = ["evil.example:8765", "127.0.0.1:9999", "localhost", "127.0.0.1.evil.example:8765",
+                 "user@127.0.0.1:8765", "127.0.0.1:8765/x", ""]
+
+
+@pytest.mark.parametrize("host", FOREIGN_HOSTS)
 def test_only_this_servers_own_host_is_answered(app, host):
     with bare_client(app, headers={"Host": host}) as c:
         assert c.get("/api/game").status_code == 421, host

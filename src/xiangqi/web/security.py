@@ -83,7 +83,7 @@ def page_with_token(page: str, token: str) -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback IP addresses (``127.0.0.0/8``, ``::1``), with or without brackets."""
+    """True for ``localhost`` and loopback IP addresses (``127.0.0.0/8``, ``::1``, brackets allowed)."""
     name = host.strip("[]").lower()
     if name == "localhost":
         return True
@@ -169,7 +169,7 @@ class LocalGuard:
         return False
 
     def allowed_origin(self, origin: str, port: int | None) -> bool:
-        """Whether an ``Origin`` header is one of this server's own origins (``http://`` + an allowed host)."""
+        """Whether an ``Origin`` header is one of this server's own (``http://`` + an allowed host)."""
         parts = urlsplit(origin.strip())
         if parts.scheme != "http" or parts.path or parts.query or parts.fragment or not parts.netloc:
             return False
