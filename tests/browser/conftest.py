@@ -35,7 +35,10 @@ def browser_type_launch_args(browser_type_launch_args):
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1200, "height": 900}, "accept_downloads": True}
+    # bypass_csp: Playwright evaluates wait_for_function's string predicates with eval(), which the
+    # page's Content Security Policy forbids; tests/browser/test_security.py runs the page with it.
+    return {**browser_context_args, "viewport": {"width": 1200, "height": 900}, "accept_downloads": True,
+            "bypass_csp": True}
 
 
 class LiveServer:
