@@ -41,6 +41,20 @@ def test_page_keeps_working_after_a_restart_with_a_new_token(quick_server, drive
     assert driver.state()["moves"][0]["iccs"] == "h2e2"
 
 
+def test_a_request_with_an_old_token_is_resent_with_the_new_one(quick_server, driver, page):
+    """With the WebSocket stubbed (it would fetch the new token itself), a POST after a restart is
+    refused for its old token, and the page resends it once with the token of the new start."""
+    page.route_web_socket("**/ws/**", lambda ws: None)  # opens, never reaches the server
+    statuses: list[int] = []
+    page.on("response", lambda r: statuses.append(r.status) if r.url.endswith("/api/game/new") else None)
+    driver.open(quick_server.url)
+    quick_server.restart()
+    driver.new_game("two")
+    assert statuses == [403, 200]
+    st = httpx.get(quick_server.url + "api/game", timeout=10).json()
+    assert st["players"] == {"red": "human", "black": "human"}
+
+
 class _Elsewhere(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - the http.server API
         body = b"<!doctype html><title>another site</title><p>hello"

@@ -81,6 +81,12 @@ def test_only_this_servers_own_host_is_answered(app, host):
         assert c.get("/api/game").status_code == 421, host
 
 
+def test_a_second_host_header_is_refused(app):
+    with bare_client(app) as c:
+        r = c.get("/api/game", headers=[("Host", "127.0.0.1:8765"), ("Host", "evil.example:8765")])
+        assert r.status_code == 400 and "host" in r.json()["detail"]
+
+
 @pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "LOCALHOST:8765"])
 def test_loopback_names_are_answered(app, host):
     with bare_client(app, headers={"Host": host}) as c:

@@ -182,8 +182,14 @@ class LocalGuard:
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """(status, reason) when ``scope`` must be refused, else None."""
         headers: dict[str, str] = {}
+        repeated: set[str] = set()
         for k, v in scope.get("headers") or ():
-            headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
+            name = k.decode("latin-1").lower()
+            if name in headers:
+                repeated.add(name)
+            headers.setdefault(name, v.decode("latin-1"))
+        if repeated & {"host", "origin", TOKEN_HEADER.lower()}:
+            return 400, f"repeated header(s): {', '.join(sorted(repeated))}"
         port = self.port
         if port is None:
             server = scope.get("server")
@@ -249,9 +255,8 @@ class LocalGuard:
         if scope["type"] == "http":
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
-        elif "websocket.http.response" in scope.get("extensions", {}):
-            await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
-            await send({"type": "websocket.http.response.body", "body": body})
-        else:  # the server cannot send an HTTP answer to a handshake: closing before accept gives 403
+        else:
+            # Closing before the accept: the server answers the handshake with a bare 403. (A denial
+            # response with a body, the ASGI extension, makes uvicorn 0.54 log a spurious error.)
             await send({"type": "websocket.close", "code": 1008, "reason": detail[:120]})
 
