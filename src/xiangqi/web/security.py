@@ -28,6 +28,9 @@ before any handler runs:
    requests would carry the cookie, and two servers on one machine would
    overwrite each other's cookie.
 
+A repeated ``Host``, ``Origin`` or token header gets **400**. A refused WebSocket handshake
+is closed before it is accepted: the client sees a bare 403.
+
 Every HTTP response also gets ``X-Content-Type-Options: nosniff``, a Content
 Security Policy (scripts and connections from this origin only, no framing),
 ``X-Frame-Options: DENY``, ``Referrer-Policy: no-referrer`` and
