@@ -14,19 +14,18 @@ before any handler runs:
    cross-origin fetch, to every POST and to every WebSocket handshake) must come
    from one of the addresses above over ``http``; a foreign or ``null`` origin
    gets **403**, whatever the method.
-3. **Token.** A state-changing request (POST, PUT, PATCH, DELETE) and every
-   WebSocket must carry the per-start secret: the ``X-Xiangqi-Token`` header,
-   or for a WebSocket (browsers cannot set its headers) the ``token`` query
-   parameter. Missing or wrong: **403**. A foreign page can neither read the
-   token (it is in the page's HTML, which it cannot read cross-origin, and
-   the Host check stops it from reading it through a rebound name) nor send a
-   custom header without a CORS preflight this server never grants, so no
+3. **Token.** A state-changing request (any method but GET, HEAD and OPTIONS: POST,
+   PUT, PATCH, DELETE …) and every WebSocket must carry the per-start secret: the
+   ``X-Xiangqi-Token`` header, or for a WebSocket (browsers cannot set its headers)
+   the ``token`` query parameter. Missing or wrong: **403**. A foreign page can
+   neither read the token (it is in the page's HTML, which it cannot read cross-
+   origin, and the Host check stops it from reading it through a rebound name) nor
+   send a custom header without a CORS preflight this server never grants, so no
    request it can forge (a ``no-cors`` POST, a form post, a WebSocket) changes
-   anything. The token is a query parameter rather than a ``SameSite=Strict``
-   cookie because cookies are scoped by host name, not by port: any other
-   page served from ``127.0.0.1:<another port>`` is "same-site" and its
-   requests would carry the cookie, and two servers on one machine would
-   overwrite each other's cookie.
+   anything. The token is a query parameter rather than a ``SameSite=Strict`` cookie
+   because cookies are scoped by host name, not by port: any other page served from
+   ``127.0.0.1:<another port>`` is "same-site" and its requests would carry the
+   cookie, and two servers on one machine would overwrite each other's cookie.
 
 A repeated ``Host``, ``Origin`` or token header gets **400**. A refused WebSocket handshake
 is closed before it is accepted: the client sees a bare 403.
@@ -65,7 +64,7 @@ TOKEN_META = "xiangqi-token"
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names of the wildcard addresses
-UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # read-only: no token needed
 
 
 def new_token() -> str:
@@ -199,13 +198,13 @@ class LocalGuard:
             port = int(server[1]) if server and server[1] is not None else None
         host = headers.get("host")
         if host is None or not self.allowed_host(host, port):
-            return 421, (f"this server answers only to its own address (127.0.0.1:{port}, localhost:{port}), "
-                         f"not to Host {host!r}")
+            return 421, (f"this server answers only to its own address (127.0.0.1:{port or 'PORT'}, "
+                         f"localhost:{port or 'PORT'}), not to Host {host!r}")
         origin = headers.get("origin")
         if origin is not None and not self.allowed_origin(origin, port):
             return 403, f"requests from other web pages are refused (Origin {origin!r})"
         websocket = scope["type"] == "websocket"
-        if websocket or scope.get("method", "GET").upper() in UNSAFE_METHODS:
+        if websocket or scope.get("method", "GET").upper() not in SAFE_METHODS:
             given = headers.get(TOKEN_HEADER.lower())
             if given is None and websocket:
                 values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(TOKEN_QUERY)
