@@ -30,15 +30,18 @@ from xiangqi.app.players import EnginePlayer
 from xiangqi.app.session import GameSession
 from xiangqi.core.pgn import read_game
 from xiangqi.web.run import free_port
+from xiangqi.web.security import TOKEN_HEADER, new_token
 from xiangqi.web.server import create_app
 
 RECORD = Path(__file__).parent.parent / "tests/data/records/pgn/xiangqijs_readme_iccs_1982.pgn"
+TOKEN = new_token()  # the server's session token, sent as a script sends it (xiangqi.web.server)
 OPENING = ["h2e2", "b0c2", "h0g2", "i0h0", "a0a1"]  # human moves, when legal; the computer answers each
 
 
 def start_server(player: EnginePlayer) -> tuple[uvicorn.Server, threading.Thread, str]:
-    app = create_app(tempfile.mkdtemp(prefix="xq-bench-"), player=player, warmup=False, engine_delay_s=0)
     port = free_port()
+    app = create_app(tempfile.mkdtemp(prefix="xq-bench-"), player=player, warmup=False, engine_delay_s=0,
+                     port=port, token=TOKEN)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     th = threading.Thread(target=server.run, daemon=True)
     th.start()
@@ -50,7 +53,7 @@ def start_server(player: EnginePlayer) -> tuple[uvicorn.Server, threading.Thread
 def human_moves(host: str) -> tuple[float, float]:
     """(ms per move over HTTP, ms per move calling GameSession.play)."""
     moves = [m.iccs() for m in read_game(RECORD.read_text(encoding="utf-8")).mainline_moves()]
-    with httpx.Client(base_url=f"http://{host}") as c:
+    with httpx.Client(base_url=f"http://{host}", headers={TOKEN_HEADER: TOKEN}) as c:
         c.post("/api/game/new", json={"red": "human", "black": "human"})
         t = time.perf_counter()
         for mv in moves:
@@ -67,11 +70,11 @@ def human_moves(host: str) -> tuple[float, float]:
 
 def computer_replies(host: str, player: EnginePlayer, level: str, replies: int) -> tuple[float, float]:
     """(median s from a human move to the computer's answer over the WebSocket, median s of choose())."""
-    with httpx.Client(base_url=f"http://{host}") as c:
+    with httpx.Client(base_url=f"http://{host}", headers={TOKEN_HEADER: TOKEN}) as c:
         st = c.post("/api/game/new", json={"red": "human", "black": "engine", "level": level}).json()
     web_times: list[float] = []
     positions: list[GameSession] = []
-    with connect(f"ws://{host}/ws/game/{st['id']}") as ws:
+    with connect(f"ws://{host}/ws/game/{st['id']}", additional_headers={TOKEN_HEADER: TOKEN}) as ws:
         s = json.loads(ws.recv())["state"]
         for i, mv in enumerate(OPENING[:replies]):
             legal = sorted(m for ms in s["legal"].values() for m in ms)

@@ -2,21 +2,49 @@
 
 Every test that drives :func:`xiangqi.web.server.create_app` through Starlette's
 TestClient builds it here, so that what a real page sends (a local ``Host``, the
-page's ``Origin`` and whatever credentials the server hands its own page) is sent
-by every test client in one place.
+page's ``Origin`` and the session token the server hands its own page) is sent
+by every test client in one place. :func:`bare_client` sends none of the page's
+credentials: a forged request from a foreign page, or a script that has not read
+the token yet.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urljoin
 
 from fastapi.testclient import TestClient
+from starlette.testclient import WebSocketTestSession
+
+from xiangqi.web.security import TOKEN_HEADER
 
 #: The address the test client pretends the server listens on.
 BASE_URL = "http://127.0.0.1:8765"
 
 
+class _Client(TestClient):
+    """TestClient whose WebSockets go to its base URL's host (Starlette's go to ``testserver``)."""
+
+    def websocket_connect(self, url: str, subprotocols: Sequence[str] | None = None,
+                          **kw: Any) -> WebSocketTestSession:
+        base = f"ws://{self.base_url.netloc.decode('ascii')}"
+        return super().websocket_connect(urljoin(base, url), subprotocols, **kw)
+
+
 def api_client(app: Any, **kw: Any) -> TestClient:
-    """A TestClient for ``app`` that behaves like the server's own page (``kw`` go to TestClient)."""
+    """A TestClient for ``app`` that behaves like the server's own page (``kw`` go to TestClient).
+
+    It sends the page's ``Origin`` (:data:`BASE_URL`) and the session token (``app.state.token``,
+    the value the page reads from its ``<meta name="xiangqi-token">``) in the ``X-Xiangqi-Token``
+    header on every request and WebSocket handshake.
+    """
     kw.setdefault("base_url", BASE_URL)
-    return TestClient(app, **kw)
+    kw["headers"] = {"Origin": BASE_URL, TOKEN_HEADER: app.state.token, **kw.get("headers", {})}
+    return _Client(app, **kw)
+
+
+def bare_client(app: Any, **kw: Any) -> TestClient:
+    """A TestClient for ``app`` at :data:`BASE_URL` without Origin and token (``kw`` go to TestClient)."""
+    kw.setdefault("base_url", BASE_URL)
+    return _Client(app, **kw)

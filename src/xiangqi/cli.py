@@ -67,13 +67,15 @@ def _interruptible(fn, *args):  # noqa: ANN001, ANN202
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    """Start the game server on 127.0.0.1 and (for ``play``) open the default browser."""
-    from xiangqi.web.run import serve
+    """Start the game server on 127.0.0.1 (another --host needs --lan); ``play`` also opens the browser."""
+    from xiangqi.web.run import HOST, LAN_HOST, serve
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise XiangqiError(f"--port must be 0-65535, got {args.port}")
+    host = args.host or (LAN_HOST if args.lan else HOST)
     try:
-        return serve(args.port, open_browser=args.open_browser, data_dir=args.data_dir)
+        return serve(args.port, open_browser=args.open_browser, data_dir=args.data_dir, host=host,
+                     lan=args.lan)
     except OSError as exc:
         raise XiangqiError(str(exc)) from exc
 
@@ -263,7 +265,13 @@ def build_parser() -> argparse.ArgumentParser:
             ("play", "play in the browser (starts the server, opens the browser)", True),
             ("serve", "start the game server without opening a browser", False)):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("--port", type=int, default=None, help="TCP port on 127.0.0.1 (default: a free one)")
+        p.add_argument("--port", type=int, default=None, help="TCP port (default: a free one)")
+        p.add_argument("--host", default=None,
+                       help="address to listen on (default 127.0.0.1: this machine only); "
+                            "any other address needs --lan")
+        p.add_argument("--lan", action="store_true",
+                       help="allow serving the local network (--host; 0.0.0.0 when not given) and print a "
+                            "warning: anyone who can reach the port can play, resign and delete saved games")
         p.add_argument("--data-dir", default=None,
                        help="where the SQLite file lives (default: $XIANGQI_DATA_DIR or the user data dir)")
         if browser:

@@ -35,7 +35,10 @@ def browser_type_launch_args(browser_type_launch_args):
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1200, "height": 900}, "accept_downloads": True}
+    # bypass_csp: Playwright evaluates wait_for_function's string predicates with eval(), which the
+    # page's Content Security Policy forbids; tests/browser/test_security.py runs the page with it.
+    return {**browser_context_args, "viewport": {"width": 1200, "height": 900}, "accept_downloads": True,
+            "bypass_csp": True}
 
 
 class LiveServer:
@@ -53,7 +56,7 @@ class LiveServer:
     def start(self) -> None:
         # With a stand-in computer player the engine kernels are not needed: skip their warmup.
         self.app = create_app(self.data_dir, move_provider=self.move_provider, player=_ENGINE,
-                              warmup=self.move_provider is None, engine_delay_s=0.05)
+                              warmup=self.move_provider is None, engine_delay_s=0.05, port=self.port)
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                                 lifespan="on")
         self._server = uvicorn.Server(config)

@@ -1,44 +1,78 @@
-"""Run the web server: pick a free port on 127.0.0.1, start uvicorn, optionally open the browser."""
+"""Run the web server: pick a free port on 127.0.0.1, start uvicorn, optionally open the browser.
+
+Serving another address than this machine's loopback (``--host 0.0.0.0``: LAN play) needs an
+explicit ``lan=True`` (``xiangqi serve --lan``) and prints a warning: everyone who can reach the
+port can then open the page, get its token and play, resign or delete saved games.
+"""
 
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import webbrowser
 
+from xiangqi.core.errors import XiangqiError
+from xiangqi.web.security import WILDCARD_HOSTS, is_loopback
+
 HOST = "127.0.0.1"
+LAN_HOST = "0.0.0.0"  # noqa: S104 - the LAN address, only with lan=True
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 def free_port(host: str = HOST) -> int:
     """A TCP port on ``host`` that is free right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    with socket.socket(_family(host), socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
 
 
-def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str | None = None,
-          log_level: str = "warning") -> int:
-    """Serve the game at ``http://127.0.0.1:<port>/`` until Ctrl-C; returns 0.
+def listen_warning(host: str, *, lan: bool) -> str | None:
+    """None when ``host`` is this machine's loopback; the warning to print when it is not and ``lan`` is set.
 
-    ``port`` None or 0 picks a free port. Prints the URL once the server
-    listens, then opens the default browser when ``open_browser`` is set.
+    Raises :class:`~xiangqi.core.errors.XiangqiError` for a non-loopback ``host`` without ``lan``.
+    """
+    if is_loopback(host):
+        return None
+    if not lan:
+        raise XiangqiError(f"--host {host} would serve the game to other machines on the network; "
+                           "add --lan to allow that (anyone who can reach the port can then play, undo, "
+                           "resign and delete saved games), or leave --host out to stay on 127.0.0.1")
+    return (f"serving on {host} for the local network: anyone who can reach this port can open the game, "
+            "play, undo, resign and delete saved games; use it only on a network you trust")
+
+
+def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str | None = None,
+          log_level: str = "warning", host: str = HOST, lan: bool = False) -> int:
+    """Serve the game at ``http://<host>:<port>/`` until Ctrl-C; returns 0.
+
+    ``port`` None or 0 picks a free port. ``host`` other than a loopback address needs
+    ``lan`` (see :func:`listen_warning`, which raises XiangqiError otherwise). Prints the URL
+    once the server listens, then opens the default browser when ``open_browser`` is set.
     Raises :class:`OSError` when the port is taken.
     """
     import uvicorn
 
     from xiangqi.web.server import create_app
 
-    port = port or free_port()
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    warning = listen_warning(host, lan=lan)
+    if warning:
+        print(f"xiangqi: warning: {warning}", file=sys.stderr, flush=True)
+    port = port or free_port(host)
+    with socket.socket(_family(host), socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is fine
         try:
-            s.bind((HOST, port))
+            s.bind((host, port))
         except OSError as exc:
-            raise OSError(f"port {port} on {HOST} is not free: {exc.strerror}") from exc
-    app = create_app(data_dir)
-    config = uvicorn.Config(app, host=HOST, port=port, log_level=log_level, lifespan="on")
+            raise OSError(f"port {port} on {host} is not free: {exc.strerror}") from exc
+    app = create_app(data_dir, port=port, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
     server = uvicorn.Server(config)
-    url = f"http://{HOST}:{port}/"
+    shown = HOST if host in WILDCARD_HOSTS else host
+    url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/"
 
     def announce() -> None:
         while not server.started and not server.should_exit:

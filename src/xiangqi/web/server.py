@@ -21,11 +21,30 @@ game's state forbids, 413 for a too-large upload, 422 for a malformed request):
   by matches with its 95 % error bar, None while unmeasured; rank name of DESIGN.md);
   ``GET/PUT /api/settings``; ``GET /api/library`` …
 
-WebSocket ``/ws/game/{game_id}``: the server sends ``{"type": "state", "state": …}``
+WebSocket ``/ws/game/{game_id}?token=…``: the server sends ``{"type": "state", "state": …}``
 on connect and after every change, ``{"type": "replaced", "id": new}`` when another
 game replaces this one, ``{"type": "error", "detail": …}`` for a refused message.
+A socket opened for a game that is not the current one gets ``{"type": "replaced",
+"old": game_id}`` (without the current id: the page asks ``GET /api/game``) and is closed.
 Clients send ``{"type": "move", "move": "h2e2"}``, ``{"type": "undo"}``,
 ``{"type": "resign"}``, ``{"type": "draw"}`` or ``{"type": "hint"}``.
+
+Security (:mod:`xiangqi.web.security`, one middleware before every route): only
+requests whose ``Host`` names this server are answered (421 otherwise), a foreign
+``Origin`` is refused (403), and every POST/PUT/PATCH/DELETE and every WebSocket
+needs the per-start token (403 without it). The page gets the token in
+``<meta name="xiangqi-token" content="…">`` of ``GET /``. A script (a
+non-browser client on this machine) authenticates the same way: read the token
+from ``GET /``, send it as the ``X-Xiangqi-Token`` header on every request and on
+the WebSocket (header or ``?token=``), and send no ``Origin`` or this server's own::
+
+    import re, httpx
+    base = "http://127.0.0.1:PORT"
+    token = re.search(r'name="xiangqi-token" content="([^"]+)"', httpx.get(base + "/").text)[1]
+    api = httpx.Client(base_url=base, headers={"X-Xiangqi-Token": token})
+    api.post("/api/game/move", json={"move": "h2e2"})
+
+The token changes at every start of the server; a request with an old one gets 403.
 """
 
 from __future__ import annotations
@@ -39,7 +58,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
@@ -50,6 +69,7 @@ from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, Se
 from xiangqi.app.store import Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.hub import GameHub, MoveProvider
+from xiangqi.web.security import LocalGuard, new_token, page_with_token
 
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
@@ -117,10 +137,15 @@ def _http_error(exc: Exception) -> HTTPException:
 
 def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider: MoveProvider | None = None,
                player: EnginePlayer | None = None, warmup: bool = True,
-               engine_delay_s: float = 0.3) -> FastAPI:
+               engine_delay_s: float = 0.3,
+               port: int | None = None, host: str = "127.0.0.1", token: str | None = None) -> FastAPI:
     """The ASGI app. ``data_dir`` holds the SQLite file (default: ``$XIANGQI_DATA_DIR`` or the user
     data dir). ``move_provider`` replaces the engine's move choice (tests); ``warmup`` starts compiling
-    the engine kernels in the background at start-up so the page shows before compilation ends."""
+    the engine kernels in the background at start-up so the page shows before compilation ends.
+
+    ``port`` and ``host``: where the server listens, for the Host and Origin checks of
+    :class:`xiangqi.web.security.LocalGuard` (``port`` None: the port each request arrived on).
+    ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``."""
     store = Store(data_dir)
     player = player or EnginePlayer()
 
@@ -135,6 +160,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         store.close()
 
     app = FastAPI(title="pyxiangqi", lifespan=lifespan)
+    app.state.token = token or new_token()
+    app.add_middleware(LocalGuard, token=app.state.token, port=port, host=host)  # before any route runs
     hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
     app.state.hub = hub
     app.state.store = store
@@ -147,8 +174,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     # -- pages -------------------------------------------------------------
 
     @app.get("/", include_in_schema=False)
-    async def index() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+    async def index() -> HTMLResponse:
+        page = page_with_token((STATIC_DIR / "index.html").read_text(encoding="utf-8"), app.state.token)
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
@@ -345,8 +373,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     @app.websocket("/ws/game/{game_id}")
     async def game_socket(ws: WebSocket, game_id: str) -> None:
         await ws.accept()
-        if game_id != hub.session.id:
-            await ws.send_json({"type": "replaced", "id": hub.session.id, "old": game_id})
+        if game_id != hub.session.id:  # never name the current game here: the page asks GET /api/game
+            await ws.send_json({"type": "replaced", "old": game_id})
             await ws.close(code=4404)
             return
         hub.clients.add(ws)

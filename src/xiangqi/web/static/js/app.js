@@ -7,6 +7,7 @@ import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
 import { LEVEL_NAMES, applyLanguage, language, playerName, setLanguage, t } from "./i18n.js";
+import { request, socket } from "./net.js";
 import * as sound from "./sound.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -29,7 +30,7 @@ const board = createBoard($("#board"), { onMove: tryMove });
 // -- server access ----------------------------------------------------------
 
 async function api(path, options = {}) {
-  const res = await fetch(path, options);
+  const res = await request(path, options);
   const text = await res.text();
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch { body = text; }
@@ -44,8 +45,7 @@ function connect(gameId) {
   if (ui.ws && ui.wsGameId === gameId && ui.ws.readyState <= 1) return;
   if (ui.ws) { ui.ws.onclose = null; ui.ws.close(); }
   document.body.dataset.connected = "0";
-  const proto = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(`${proto}://${location.host}/ws/game/${gameId}`);
+  const ws = socket(`/ws/game/${gameId}`);
   ui.ws = ws;
   ui.wsGameId = gameId;
   ws.onopen = () => {

@@ -3,6 +3,7 @@
 // current (autosaved) game changes only when the player chooses "play on from here".
 
 import { playerName, t } from "./i18n.js";
+import { request } from "./net.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -193,7 +194,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
   /** Save the opened record (every variation and comment) as PGN in ``notationKey`` or as XQF. */
   async function save(fmt, notationKey) {
     const params = new URLSearchParams({ name, index: String(rec.index), fmt, notation: notationKey });
-    const res = await fetch(`/api/record/export?${params}`, { method: "POST", body: bytes });
+    const res = await request(`/api/record/export?${params}`, { method: "POST", body: bytes });
     if (!res.ok) {
       let detail = await res.text();
       try { detail = JSON.parse(detail).detail; } catch { /* plain text */ }

@@ -1,0 +1,264 @@
+"""The local server's guard: one pure ASGI middleware in front of every route (see DESIGN.md, "Security").
+
+Every HTTP request and WebSocket handshake passes three checks, in this order,
+before any handler runs:
+
+1. **Host.** The ``Host`` header must name this server: ``127.0.0.1``,
+   ``localhost`` or ``[::1]`` with the port it is served on, or the address
+   given with ``--host``. When that address is a wildcard (``0.0.0.0``, ``::``,
+   LAN play) any IP literal and this machine's host name are accepted too: an
+   IP literal cannot be rebound by DNS. Anything else gets **421** (DNS
+   rebinding: a page on ``evil.example`` whose name now resolves to 127.0.0.1
+   sends ``Host: evil.example:PORT``).
+2. **Origin.** A request that carries an ``Origin`` (browsers add it to every
+   cross-origin fetch, to every POST and to every WebSocket handshake) must come
+   from one of the addresses above over ``http``; a foreign or ``null`` origin
+   gets **403**, whatever the method.
+3. **Token.** A state-changing request (any method but GET, HEAD and OPTIONS: POST,
+   PUT, PATCH, DELETE …) and every WebSocket must carry the per-start secret: the
+   ``X-Xiangqi-Token`` header, or for a WebSocket (browsers cannot set its headers)
+   the ``token`` query parameter. Missing or wrong: **403**. A foreign page can
+   neither read the token (it is in the page's HTML, which it cannot read cross-
+   origin, and the Host check stops it from reading it through a rebound name) nor
+   send a custom header without a CORS preflight this server never grants, so no
+   request it can forge (a ``no-cors`` POST, a form post, a WebSocket) changes
+   anything. The token is a query parameter rather than a ``SameSite=Strict`` cookie
+   because cookies are scoped by host name, not by port: any other page served from
+   ``127.0.0.1:<another port>`` is "same-site" and its requests would carry the
+   cookie, and two servers on one machine would overwrite each other's cookie.
+
+A repeated ``Host``, ``Origin`` or token header gets **400**. A refused WebSocket handshake
+is closed before it is accepted: the client sees a bare 403.
+
+Every HTTP response also gets ``X-Content-Type-Options: nosniff``, a Content
+Security Policy (scripts and connections from this origin only, no framing),
+``X-Frame-Options: DENY``, ``Referrer-Policy: no-referrer`` and
+``Cross-Origin-Resource-Policy``/``-Opener-Policy: same-origin``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import html
+import ipaddress
+import json
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: The request header that carries the per-start token (HTTP requests; WebSockets may use it too).
+TOKEN_HEADER = "X-Xiangqi-Token"
+#: The WebSocket query parameter that carries the token (``/ws/game/ID?token=...``).
+TOKEN_QUERY = "token"
+#: The ``<meta name=...>`` in which the page receives the token.
+TOKEN_META = "xiangqi-token"
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names of the wildcard addresses
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # read-only: no token needed
+
+
+def new_token() -> str:
+    """A fresh per-start secret: 43 URL-safe characters (256 random bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def page_with_token(page: str, token: str) -> str:
+    """``page`` (the index HTML) with ``<meta name="xiangqi-token" content=TOKEN>`` added before ``</head>``.
+
+    Raises :class:`ValueError` when the page has no ``</head>``.
+    """
+    meta = f'  <meta name="{TOKEN_META}" content="{html.escape(token, quote=True)}">\n'
+    at = page.find("</head>")
+    if at < 0:
+        raise ValueError("the index page has no </head>: cannot give it the session token")
+    return page[:at] + meta + page[at:]
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback IP addresses (``127.0.0.0/8``, ``::1``, brackets allowed)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _split_authority(value: str) -> tuple[str, int | None] | None:
+    """``"name:port"`` / ``"[v6]:port"`` / ``"name"`` -> (lower-case name without brackets, port or None).
+
+    None when the text is not a host with an optional decimal port.
+    """
+    value = value.strip().lower()
+    if not value or any(c in value for c in "/@\\ \t?#"):
+        return None
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[1:end], value[end + 1:]
+        if rest and not rest.startswith(":"):
+            return None
+        port_text = rest[1:] if rest else None
+    elif value.count(":") == 1:
+        name, port_text = value.split(":")
+    elif ":" in value:
+        return None  # a bare IPv6 address must be bracketed in a Host header
+    else:
+        name, port_text = value, None
+    if port_text is None:
+        return name, None
+    if not port_text.isdigit() or len(port_text) > 5:
+        return None
+    return name, int(port_text)
+
+
+class LocalGuard:
+    """ASGI middleware: the Host, Origin and token checks of the module docstring, then ``app``.
+
+    ``token``: the per-start secret (see :func:`new_token`). ``port``: the TCP port the
+    server listens on; None takes it from each connection's ASGI ``server`` address (the
+    socket the request arrived on). ``host``: the address the server was told to listen on
+    (``127.0.0.1`` by default; a wildcard such as ``0.0.0.0`` admits IP-literal hosts).
+    Lifespan and other scope types pass through untouched.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str, port: int | None = None, host: str = "127.0.0.1") -> None:
+        if not token:
+            raise ValueError("the session token must not be empty")
+        self.app = app
+        self.token = token.encode()
+        self.port = port
+        self.host = host.strip("[]").lower()
+        self.names = set(LOOPBACK_NAMES)
+        self.any_ip = self.host in WILDCARD_HOSTS
+        if self.any_ip:
+            with contextlib.suppress(OSError):
+                hostname = socket.gethostname().lower()
+                self.names |= {hostname, hostname + ".local"}
+        else:
+            self.names.add(self.host)
+
+    # -- the checks -----------------------------------------------------------
+
+    def allowed_host(self, value: str, port: int | None) -> bool:
+        """Whether ``value`` (a Host header or an Origin's host part) names this server on ``port``."""
+        parts = _split_authority(value)
+        if parts is None:
+            return False
+        name, got_port = parts
+        if port is not None and (got_port or 80) != port:
+            return False
+        if name in self.names:
+            return True
+        if self.any_ip:
+            try:
+                ipaddress.ip_address(name)
+            except ValueError:
+                return False
+            return True
+        return False
+
+    def allowed_origin(self, origin: str, port: int | None) -> bool:
+        """Whether an ``Origin`` header is one of this server's own (``http://`` + an allowed host)."""
+        parts = urlsplit(origin.strip())
+        if parts.scheme != "http" or parts.path or parts.query or parts.fragment or not parts.netloc:
+            return False
+        return self.allowed_host(parts.netloc, port)
+
+    def token_ok(self, given: str | None) -> bool:
+        """Constant-time comparison of ``given`` with the session token."""
+        return given is not None and hmac.compare_digest(given.encode(), self.token)
+
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """(status, reason) when ``scope`` must be refused, else None."""
+        headers: dict[str, str] = {}
+        repeated: set[str] = set()
+        for k, v in scope.get("headers") or ():
+            name = k.decode("latin-1").lower()
+            if name in headers:
+                repeated.add(name)
+            headers.setdefault(name, v.decode("latin-1"))
+        if repeated & {"host", "origin", TOKEN_HEADER.lower()}:
+            return 400, f"repeated header(s): {', '.join(sorted(repeated))}"
+        port = self.port
+        if port is None:
+            server = scope.get("server")
+            port = int(server[1]) if server and server[1] is not None else None
+        host = headers.get("host")
+        if host is None or not self.allowed_host(host, port):
+            return 421, (f"this server answers only to its own address (127.0.0.1:{port or 'PORT'}, "
+                         f"localhost:{port or 'PORT'}), not to Host {host!r}")
+        origin = headers.get("origin")
+        if origin is not None and not self.allowed_origin(origin, port):
+            return 403, f"requests from other web pages are refused (Origin {origin!r})"
+        websocket = scope["type"] == "websocket"
+        if websocket or scope.get("method", "GET").upper() not in SAFE_METHODS:
+            given = headers.get(TOKEN_HEADER.lower())
+            if given is None and websocket:
+                values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(TOKEN_QUERY)
+                given = values[0] if values else None
+            if not self.token_ok(given):
+                where = f"the {TOKEN_QUERY!r} query parameter" if websocket else f"the {TOKEN_HEADER} header"
+                return 403, (f"missing or out-of-date session token: send it in {where} "
+                             "(reload the page; scripts read it from the page, see xiangqi.web.server)")
+        return None
+
+    # -- ASGI -----------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refused = self.refusal(scope)
+        if refused is not None:
+            await self._refuse(scope, send, *refused)
+            return
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, send)
+            return
+        extra = self.response_headers(scope)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", ())}
+                message = dict(message)
+                message["headers"] = [*message.get("headers", ()), *(h for h in extra if h[0] not in have)]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def response_headers(self, scope: Scope) -> list[tuple[bytes, bytes]]:
+        """The security headers added to every HTTP response (CSP ``connect-src`` names this host's ws://)."""
+        host = next((v for k, v in scope.get("headers") or () if k.lower() == b"host"), b"").decode("latin-1")
+        csp = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+               "img-src 'self' data: blob:; media-src 'self' data: blob:; font-src 'self' data:; "
+               f"connect-src 'self' ws://{host}; object-src 'none'; base-uri 'none'; form-action 'self'; "
+               "frame-ancestors 'none'")
+        return [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
+                (b"referrer-policy", b"no-referrer"), (b"cross-origin-resource-policy", b"same-origin"),
+                (b"cross-origin-opener-policy", b"same-origin"),
+                (b"content-security-policy", csp.encode("latin-1"))]
+
+    async def _refuse(self, scope: Scope, send: Send, status: int, detail: str) -> None:
+        body = json.dumps({"detail": detail}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+        else:
+            # Closing before the accept: the server answers the handshake with a bare 403. (A denial
+            # response with a body, the ASGI extension, makes uvicorn 0.54 log a spurious error.)
+            await send({"type": "websocket.close", "code": 1008, "reason": detail[:120]})
+

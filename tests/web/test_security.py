@@ -1,0 +1,251 @@
+"""The local server answers only its own page and scripts that hold its token (DESIGN.md, "Security").
+
+Each attack below is what a foreign web page in the user's browser, or a DNS-rebinding
+page, can send: a foreign ``Host``, a foreign ``Origin``, a ``no-cors`` text/plain POST, a
+form post (``Origin: null``), a WebSocket from another origin. None of them may read the
+library or change the game; the page itself and a script that read the token still work.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
+from starlette.testclient import WebSocketDenialResponse
+from starlette.websockets import WebSocketDisconnect
+from tests.webclient import BASE_URL, api_client, bare_client
+
+from xiangqi.cli import build_parser, main
+from xiangqi.web.server import create_app
+
+EVIL = "http://evil.example"
+REFUSED = (WebSocketDenialResponse, WebSocketDisconnect)
+
+
+def first_move(board, level):
+    return min(board.legal_moves, key=lambda m: m.iccs())
+
+
+@pytest.fixture
+def app(tmp_path):
+    return create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0)
+
+
+@pytest.fixture
+def page(app):
+    """The server's own page, with one move played in a two-human game."""
+    with api_client(app) as c:
+        assert c.post("/api/game/new", json={"red": "human", "black": "human"}).status_code == 200
+        assert c.post("/api/game/move", json={"move": "h2e2"}).status_code == 200
+        yield c
+
+
+def moves(page) -> list[str]:
+    st = page.get("/api/game").json()
+    return [m["iccs"] for m in st["moves"]] + ([st["result"]["result"]] if st.get("result") else [])
+
+
+def saved_game(page) -> int:
+    """Resign a game so that the library holds one row; returns its id (a fresh game is started)."""
+    assert page.post("/api/game/resign").status_code == 200
+    rows = page.get("/api/library").json()
+    assert len(rows) == 1
+    page.post("/api/game/new", json={"red": "human", "black": "human"})
+    page.post("/api/game/move", json={"move": "h2e2"})
+    return rows[0]["id"]
+
+
+# -- Host: DNS rebinding ------------------------------------------------------------------
+
+def test_foreign_host_cannot_read_or_delete_the_library(app, page):
+    gid = saved_game(page)
+    with bare_client(app, headers={"Host": "evil.example:8765"}) as rebound:
+        r = rebound.get("/api/library")
+        assert r.status_code == 421 and "evil.example" in r.json()["detail"]
+        assert rebound.get("/").status_code == 421  # nor the page with its token
+        # Even with the page's token (which a rebinding page cannot read anyway) nothing is deleted.
+        r = rebound.delete(f"/api/library/{gid}", headers={"X-Xiangqi-Token": app.state.token})
+        assert r.status_code == 421
+    assert [row["id"] for row in page.get("/api/library").json()] == [gid]
+
+
+FOREIGN_HOSTS = ["evil.example:8765", "127.0.0.1:9999", "localhost", "127.0.0.1.evil.example:8765",
+                 "user@127.0.0.1:8765", "127.0.0.1:8765/x", ""]
+
+
+@pytest.mark.parametrize("host", FOREIGN_HOSTS)
+def test_only_this_servers_own_host_is_answered(app, host):
+    with bare_client(app, headers={"Host": host}) as c:
+        assert c.get("/api/game").status_code == 421, host
+
+
+def test_a_second_host_header_is_refused(app):
+    with bare_client(app) as c:
+        r = c.get("/api/game", headers=[("Host", "127.0.0.1:8765"), ("Host", "evil.example:8765")])
+        assert r.status_code == 400 and "host" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "LOCALHOST:8765"])
+def test_loopback_names_are_answered(app, host):
+    with bare_client(app, headers={"Host": host}) as c:
+        assert c.get("/api/game").status_code == 200, host
+
+
+def test_foreign_host_websocket_is_refused(app, page):
+    gid = page.get("/api/game").json()["id"]
+    with bare_client(app, headers={"Host": "evil.example:8765"}) as rebound:
+        with pytest.raises(REFUSED):
+            with rebound.websocket_connect(f"/ws/game/{gid}?token={app.state.token}") as ws:
+                ws.receive_json()
+
+
+def test_a_lan_host_is_answered_only_when_served_on_the_lan(tmp_path):
+    lan = create_app(tmp_path / "lan", warmup=False, host="0.0.0.0", port=8765)  # noqa: S104
+    with bare_client(lan, headers={"Host": "192.168.1.5:8765"}) as c:
+        assert c.get("/api/game").status_code == 200
+    with bare_client(lan, headers={"Host": "evil.example:8765"}) as c:
+        assert c.get("/api/game").status_code == 421
+    one = create_app(tmp_path / "one", warmup=False, host="192.168.1.5", port=8765)
+    with bare_client(one, headers={"Host": "192.168.1.5:8765"}) as c:
+        assert c.get("/api/game").status_code == 200
+    with bare_client(one, headers={"Host": "192.168.1.6:8765"}) as c:
+        assert c.get("/api/game").status_code == 421
+    local = create_app(tmp_path / "local", warmup=False, port=8765)
+    with bare_client(local, headers={"Host": "192.168.1.5:8765"}) as c:
+        assert c.get("/api/game").status_code == 421
+
+
+# -- Origin and token: cross-site requests ----------------------------------------------------
+
+FORGED = [
+    # (what a foreign page can send, path, extra headers, body)
+    ("fetch with a foreign Origin", "/api/game/undo", {"Origin": EVIL}, None),
+    ("no-cors text/plain POST", "/api/game/open", {"Origin": EVIL, "Content-Type": "text/plain"},
+     b'[Event "x"]\n\n1. h2e2 h9g7 *\n'),
+    ("no-cors resign", "/api/game/resign", {"Origin": EVIL, "Content-Type": "text/plain"}, b"x"),
+    ("form post from a sandboxed frame", "/api/game/resign",
+     {"Origin": "null", "Content-Type": "application/x-www-form-urlencoded"}, b"a=1"),
+    ("another port of this machine", "/api/game/undo", {"Origin": "http://127.0.0.1:9999"}, None),
+    ("neither Origin nor token", "/api/game/resign", {}, None),
+    ("own Origin without the token", "/api/game/undo", {"Origin": BASE_URL}, None),
+    ("a wrong token", "/api/game/undo", {"X-Xiangqi-Token": "guess"}, None),
+]
+
+
+@pytest.mark.parametrize(("what", "path", "headers", "body"), FORGED, ids=[f[0] for f in FORGED])
+def test_forged_state_changes_are_refused(app, page, what, path, headers, body):
+    before = moves(page)
+    with bare_client(app) as forger:
+        r = forger.post(path, headers=headers, content=body)
+    assert r.status_code == 403, (what, r.text)
+    assert "detail" in r.json()
+    assert moves(page) == before == ["h2e2"]
+
+
+def test_foreign_origin_with_a_stolen_token_is_still_refused(app, page):
+    r = page.post("/api/game/undo", headers={"Origin": EVIL})
+    assert r.status_code == 403
+    assert moves(page) == ["h2e2"]
+
+
+def test_library_delete_and_settings_need_the_token(app, page):
+    gid = saved_game(page)
+    with bare_client(app) as forger:
+        assert forger.delete(f"/api/library/{gid}", headers={"Origin": EVIL}).status_code == 403
+        assert forger.delete(f"/api/library/{gid}").status_code == 403
+        assert forger.put("/api/settings", json={"theme": "x"}).status_code == 403
+        assert forger.patch(f"/api/library/{gid}", json={"title": "x"}).status_code == 403
+    assert page.get("/api/settings").json().get("theme") != "x"
+    assert page.delete(f"/api/library/{gid}").json() == {"deleted": gid}
+
+
+def test_a_script_with_the_token_and_no_origin_can_play(app, page):
+    """The way xiangqi.web.server's docstring tells scripts to authenticate: the token from GET /."""
+    with bare_client(app) as script:
+        html = script.get("/").text
+        token = re.search(r'<meta name="xiangqi-token" content="([^"]+)">', html)[1]
+        assert script.post("/api/game/move", json={"move": "h9g7"}).status_code == 403
+        r = script.post("/api/game/move", json={"move": "h9g7"}, headers={"X-Xiangqi-Token": token})
+        assert r.status_code == 200, r.text
+    assert moves(page) == ["h2e2", "h9g7"]
+
+
+def test_the_token_changes_at_every_start(tmp_path):
+    a = create_app(tmp_path / "a", warmup=False)
+    b = create_app(tmp_path / "b", warmup=False)
+    assert len(a.state.token) >= 32 and a.state.token != b.state.token
+
+
+# -- the WebSocket ------------------------------------------------------------------
+
+def test_websocket_from_a_foreign_origin_is_refused(app, page):
+    gid = page.get("/api/game").json()["id"]
+    with bare_client(app, headers={"Origin": EVIL}) as forger:
+        with pytest.raises(REFUSED):
+            with forger.websocket_connect(f"/ws/game/{gid}?token={app.state.token}") as ws:
+                ws.send_json({"type": "undo"})
+                ws.receive_json()
+    assert moves(page) == ["h2e2"]
+
+
+def test_websocket_without_the_token_is_refused(app, page):
+    gid = page.get("/api/game").json()["id"]
+    with bare_client(app, headers={"Origin": BASE_URL}) as c:
+        with pytest.raises(REFUSED):
+            with c.websocket_connect(f"/ws/game/{gid}") as ws:
+                ws.receive_json()
+        with pytest.raises(REFUSED):
+            with c.websocket_connect(f"/ws/game/{gid}?token=guess") as ws:
+                ws.receive_json()
+        # The page's way: its own Origin and the token as a query parameter.
+        with c.websocket_connect(f"/ws/game/{gid}?token={app.state.token}") as ws:
+            assert ws.receive_json()["state"]["id"] == gid
+            ws.send_json({"type": "undo"})
+            assert ws.receive_json()["state"]["moves"] == []
+
+
+def test_websocket_for_a_wrong_game_does_not_tell_the_current_id(page):
+    gid = page.get("/api/game").json()["id"]
+    with page.websocket_connect("/ws/game/WRONG") as ws:
+        msg = ws.receive_json()
+    assert msg["type"] == "replaced"
+    assert gid not in json.dumps(msg)
+
+
+# -- response headers -----------------------------------------------------------------
+
+def test_page_gets_the_token_and_protective_headers(app, page):
+    r = page.get("/")
+    assert f'<meta name="xiangqi-token" content="{app.state.token}">' in r.text
+    assert r.headers["cache-control"] == "no-store"
+    assert r.headers["x-content-type-options"] == "nosniff"
+    csp = r.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp
+    assert "connect-src 'self' ws://127.0.0.1:8765" in csp
+    assert page.get("/api/game").headers["x-frame-options"] == "DENY"
+
+
+# -- LAN serving ------------------------------------------------------------------------
+
+def test_serve_on_all_interfaces_needs_the_lan_flag(capsys):
+    assert main(["serve", "--host", "0.0.0.0"]) == 2  # noqa: S104
+    err = capsys.readouterr().err
+    assert "--lan" in err and "0.0.0.0" in err and "Traceback" not in err
+    assert main(["play", "--no-browser", "--host", "192.168.1.5"]) == 2
+    assert "--lan" in capsys.readouterr().err
+
+
+def test_lan_flag_is_described_and_warns():
+    from xiangqi.web.run import listen_warning
+
+    for cmd in ("play", "serve"):
+        sub = build_parser()._subparsers._group_actions[0].choices[cmd]
+        text = sub.format_help()
+        assert "--lan" in text and "--host" in text and "127.0.0.1" in text
+    assert build_parser().parse_args(["serve"]).host is None
+    assert listen_warning("127.0.0.1", lan=False) is None
+    assert listen_warning("localhost", lan=False) is None
+    warning = listen_warning("0.0.0.0", lan=True)  # noqa: S104
+    assert warning is not None and "network" in warning and "resign" in warning
