@@ -650,7 +650,7 @@ class EngineServer:
 
         def capped(key: str, value: float, cap: float, shown: str, unit: str) -> float:
             if value > cap:
-                warnings.append(f"'{key} {shown}' is more than {cap:g} {unit}; using {cap:g} {unit}")
+                warnings.append(f"'{key} {shown}' is more than {int(cap)} {unit}; using {int(cap)} {unit}")
                 return cap
             return value
 
