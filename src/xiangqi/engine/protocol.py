@@ -754,9 +754,9 @@ class EngineServer:
         try:
             board = self._current_board("to search").copy()
             req = self.parse_go(args)
-        except XiangqiError as exc:
-            # every 'go' gets its answer: the GUI must not wait for a search that never starts
-            self.error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - every 'go' gets its answer, also after a surprise
+            # the GUI must not wait for a search that never starts
+            self.error(str(exc) if isinstance(exc, XiangqiError) else f"go: {type(exc).__name__}: {exc}")
             self._emit_bestmove(None, None, None, _GoRequest(None))
             return
         self._stop_requested.clear()
@@ -1118,4 +1118,5 @@ def serve(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     return server.run(stdin or sys.stdin)
 
 
-__all__ = ["DRAW_ACCEPT_CP", "UCCI_MATE_VALUE", "EngineServer", "ProtocolError", "parse_position", "serve"]
+__all__ = ["DRAW_ACCEPT_CP", "UCCI_MATE_VALUE", "EngineServer", "ProtocolError", "parse_position",
+           "position_problem", "serve"]
