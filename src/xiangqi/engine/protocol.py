@@ -876,11 +876,16 @@ class EngineServer:
         self._quit = True
 
     def _shutdown(self) -> None:
-        """Stop the running work; wait (up to 10 s) for a search's ``bestmove``, not for a perft."""
+        """Stop the running work: wait up to 10 s for a search's ``bestmove``, up to 1 s for a perft.
+
+        A perft sees the stop flag between its kernel calls (milliseconds); one that is
+        still inside a call after that is left to die with the process (a daemon thread).
+        """
         if self.searching:
             self._stop_requested.set()
             if self._phase == "perft":
-                return  # a kernel call cannot be interrupted; the daemon thread dies with the process
+                self.wait(1.0)
+                return
             self._keep_stopping(lambda: True)
             self.wait(10.0)
 
