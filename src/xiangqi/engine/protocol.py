@@ -53,7 +53,8 @@ Bad input, as built (reported.md R28, R30):
 
 * **A refused ``position`` leaves no position.** A ``position`` line with a bad FEN,
   an illegal position or an illegal move (``info string error: move 2 of the move
-  list ('b0c2'): no piece on b0``) is refused *as a whole*: the engine then has no
+  list ('b0c2'): illegal move b0c2 in <FEN>: no piece on b0``: the first bad move,
+  its 1-based index and why) is refused *as a whole*: the engine then has no
   position, and every ``go`` answers at once ``bestmove (none)`` (UCCI:
   ``nobestmove``) after ``info string error: no position to search: the last
   'position' was refused (…)``, until the next good ``position`` (or
@@ -76,12 +77,13 @@ Bad input, as built (reported.md R28, R30):
   warning: …`` line: ``depth`` below 1, ``nodes`` below 1, ``movetime`` of 0 or
   less, or no time left on the own clock (``wtime``/``btime``, UCCI ``time``, of
   0 or less) give the *minimum search*, one full iteration (depth 1, a few
-  milliseconds), in place of the time/node limits; a negative opponent's clock or
+  milliseconds), in place of the time/node limits; any other negative clock or
   increment counts as 0; ``movestogo`` below 1 is ignored; values above
   :data:`MAX_GO_DEPTH` plies, :data:`MAX_GO_NODES` nodes or :data:`MAX_GO_SECONDS`
   seconds are cut to those (a search that long ends with ``stop``, like ``go
   infinite``). Numbers may be written with a fraction or exponent (``1.5``,
-  ``1e3``); milliseconds are truncated.
+  ``1e3``); a depth or node count is truncated to a whole number; ``nan``/``inf``
+  are refused.
 * **``go perft N`` runs in the worker thread like a search**: ``isready`` is answered
   during it, ``stop`` ends it (within one subtree of :data:`PERFT_SPLIT` plies,
   milliseconds; ``info string perft N stopped …``) and ``quit`` returns at once. It
