@@ -124,6 +124,23 @@ class Conversation:
             ok = self.server.handle(line)
         return ok
 
+    def feed(self, *lines: str, timeout: float = 5.0) -> bool:
+        """Like :meth:`send`, from a reader thread as a real stdin loop; fails if a line blocks the reader."""
+        result: list[bool] = []
+
+        def run() -> None:
+            result.append(self.send(*lines))
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        t.join(timeout)
+        assert not t.is_alive(), f"the reader is still inside {lines!r} after {timeout} s"
+        return result[0]
+
+    def after(self, n: int, *, depth_lines: bool = False) -> list[str]:
+        """Output lines from index ``n`` on (without ``info depth`` lines unless asked)."""
+        return [x for x in self.out[n:] if depth_lines or not x.startswith("info depth")]
+
     def wait_for(self, prefix: str, timeout: float = 10.0, start: int = 0) -> str:
         deadline = time.monotonic() + timeout
         with self.cv:
@@ -241,18 +258,18 @@ def test_stop_right_after_go_is_not_lost():
 def test_bad_lines_get_an_error_and_the_engine_keeps_working():
     c = Conversation()
     c.send("uci", "position startpos moves h2e2")
-    before = c.server.board.fen()
     c.send("position fen rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w")
     assert "bad FEN board" in c.errors()[-1]
     c.send("position startpos moves h2e2 h2e3")
     assert c.errors()[-1].startswith("info string error: move 2 of the move list ('h2e3'):")
     c.send("position startpos moves h2e2 zz99")
     assert "not an ICCS move" in c.errors()[-1]
-    assert c.server.board.fen() == before  # a rejected position changes nothing
-    c.send("go depth x")
-    assert c.errors()[-1] == "info string error: 'depth' needs a number, got 'x'"
+    assert c.server.board is None  # a refused position leaves none (never the previous one)
+    c.send("position startpos moves h2e2")
+    c.send("go depth x")  # a go that cannot be carried out is still answered
+    assert c.out[-2:] == ["info string error: 'depth' needs a number, got 'x'", "bestmove (none)"]
     c.send("go fly")
-    assert c.errors()[-1] == "info string error: unknown 'go' parameter 'fly'"
+    assert c.out[-2:] == ["info string error: unknown 'go' parameter 'fly'", "bestmove (none)"]
     c.send("setoption name Hash value lots")
     assert c.errors()[-1] == "info string error: option 'Hash' needs a whole number, got 'lots'"
     c.send("setoption name Hash value 0")
@@ -264,8 +281,9 @@ def test_bad_lines_get_an_error_and_the_engine_keeps_working():
     assert len(c.errors()) == 12
     c.send("isready")
     assert c.out[-1] == "readyok"
-    c.send("go depth 1")
-    assert c.wait_for("bestmove") == "bestmove a6a5 ponder a0a1"  # Black to move after h2e2
+    n = len(c.out)
+    c.send("position startpos moves h2e2", "go depth 1")  # 'position middle' left no position: send one
+    assert c.wait_for("bestmove", start=n) == "bestmove a6a5 ponder a0a1"  # Black to move after h2e2
 
 
 def test_a_failing_search_still_answers_with_a_legal_move():
@@ -331,8 +349,10 @@ def test_uci_searchmoves_restricts_the_root():
     keep = [m for m in legal if m not in ("a0a1", "a0a2", "a3a4")]
     c.send("uci", "position startpos", "go depth 1 searchmoves h2e2")
     assert "at most 8 moves can be excluded" in c.errors()[-1]
+    assert c.out[-1] == "bestmove (none)"
+    n = len(c.out)
     c.send("go depth 1 searchmoves " + " ".join(keep))
-    assert c.wait_for("bestmove").startswith("bestmove b0a2")
+    assert c.wait_for("bestmove", start=n).startswith("bestmove b0a2")
 
 
 def test_ponder_waits_for_ponderhit_then_searches_with_the_real_limit():
@@ -428,7 +448,7 @@ def test_end_of_input_stops_the_search():
 
 @pytest.mark.parametrize("tokens,fen", [
     ("startpos", "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"),
-    ("fen 4k4/9/9/9/9/9/9/9/9/4K4 w moves e0d0", "4k4/9/9/9/9/9/9/9/9/3K5 b - - 1 1"),
+    ("fen 3k5/9/9/9/9/9/9/9/9/4K4 w moves e0f0", "3k5/9/9/9/9/9/9/9/9/5K3 b - - 1 1"),
     ("fen rheakaehr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RHEAKAEHR w - - 0 1 moves h2e2 h7e7",
      "rnbakabnr/9/1c2c4/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR w - - 2 2"),
 ])
@@ -517,3 +537,268 @@ def test_without_a_ratings_file_there_is_no_uci_elo(tmp_path):
            "var master" in out
     server.handle("setoption name UCI_Elo value 1500")
     assert out[-1] == "info string error: UCI_Elo is not available: the levels have no measured Elo yet"
+
+
+# -- issue 10: bad positions, degenerate limits, perft in the background ------------------------------------
+
+R30_OLD = "4k4/9/9/9/9/9/9/9/9/3K1R3 w - - 0 1"
+R30_BAD = "position fen 3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1 moves a0a1 b0c2"
+R30_LONG = "position fen 1Cba1rb2/4kn3/1R7/p2R4p/4p4/2p6/P1r5P/4B4/9/2BAKA3 w moves b7e7 b0c2 b9c7"
+NONE = {"uci": "bestmove (none)", "ucci": "nobestmove"}
+
+
+@pytest.mark.parametrize("protocol", ["uci", "ucci"])
+def test_a_position_with_an_illegal_move_is_refused_whole_and_never_searched(protocol):
+    # R30: neither the previous position nor the FEN plus the moves before the bad one is searched
+    c = Conversation()
+    c.send(protocol, f"position fen {R30_OLD}", "go depth 1")
+    best = c.wait_for("bestmove")
+    assert best.startswith("bestmove d0d1")  # the fake's first move of the position sent
+    assert c.server.wait(5)
+    n = len(c.out)
+    c.send(R30_BAD)
+    refused = ("move 2 of the move list ('b0c2'): illegal move b0c2 in 3k5/9/9/9/9/9/9/9/R8/4K4 b - - 1 1: "
+               "no piece on b0")
+    assert c.after(n) == [f"info string error: {refused}"]
+    c.send("go depth 3")
+    assert c.after(n + 1) == [f"info string error: no position to search: the last 'position' was refused "
+                              f"({refused})", NONE[protocol]]
+    assert len(c.limits()) == 1  # only the first, good position was ever searched
+    n = len(c.out)
+    c.send(R30_LONG, "go depth 1")
+    refused = ("move 2 of the move list ('b0c2'): illegal move b0c2 in "
+               "1Cba1rb2/4kn3/4R4/p2R4p/4p4/2p6/P1r5P/4B4/9/2BAKA3 b - - 1 1: no piece on b0")
+    assert c.after(n) == [f"info string error: {refused}",
+                          f"info string error: no position to search: the last 'position' was refused "
+                          f"({refused})", NONE[protocol]]
+    assert len(c.limits()) == 1
+    n = len(c.out)
+    c.send(R30_LONG.split(" moves")[0] + " moves b7e7", "go depth 1")  # a good line works again
+    assert c.wait_for("bestmove", start=n).startswith("bestmove ")
+    assert c.out[n:].count(NONE[protocol]) == 0
+
+
+@pytest.mark.parametrize("bad", [
+    "position fen rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR x",  # bad side
+    "position fen 4k4/9/9 w",  # R28
+    "position fen 4k4/9/9/9/9/9/9/9/9/3KK4 w",  # two red kings
+    "position fen 4K4/9/9/9/9/9/9/9/9/4k4 w - - 0 1",  # R27: kings outside their palaces
+    "position startpos moves h2e2 h2e3",
+    "position startpos moves",  # fine: an empty move list (the control)
+])
+def test_a_refused_position_after_a_good_one_never_searches_the_old_one(bad):
+    c = Conversation()
+    c.send("uci", "position startpos moves h2e2 h9g7", "go depth 1")
+    assert c.wait_for("bestmove") == "bestmove a0a1 ponder a6a5"
+    assert c.server.wait(5)
+    n = len(c.out)
+    c.send(bad, "go depth 1")
+    if bad.endswith("moves"):
+        assert c.wait_for("bestmove", start=n) == "bestmove a0a1 ponder a6a5"  # the start position
+        return
+    out = c.after(n)
+    assert len(out) == 3 and out[0].startswith("info string error: ")
+    assert out[1] == f"info string error: no position to search: the last 'position' was refused " \
+                     f"({out[0][len('info string error: '):]})"
+    assert out[2] == "bestmove (none)"
+    assert len(c.limits()) == 1
+    c.send("d", "banmoves a0a1")
+    assert [x.split(":")[1] for x in c.out[-2:]] == [" no position to show", " no position for 'banmoves'"]
+    c.send("ucinewgame", "go depth 1")  # ucinewgame sets the start position
+    assert c.wait_for("bestmove", start=n + 3) == "bestmove a0a1 ponder a6a5"
+
+
+@pytest.mark.parametrize("fen,why", [
+    ("4k4/9/9/9/9/9/9/9/4R4/3K5 w - - 0 1", "Black is in check but it is not Black's move"),
+    ("4k4/3r5/9/9/9/9/9/9/9/3K5 b - - 0 1", "Red is in check but it is not Red's move"),
+    ("4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1", "the kings face each other (e0 and e9)"),
+    ("3k5/4a4/9/9/9/9/9/9/4A4/4K4 b - - 0 1", None),  # the control: a legal position
+])
+@pytest.mark.parametrize("protocol", ["uci", "ucci"])
+def test_an_illegal_position_is_refused_at_position_and_go_answers_none(fen, why, protocol):
+    c = Conversation()
+    c.send(protocol, f"position fen {fen}")
+    n = len(c.out)
+    c.send("go depth 2")
+    if why is None:
+        assert c.wait_for("bestmove", start=n).startswith("bestmove ")
+        assert not c.errors()
+        return
+    problem = f"illegal position {fen}: {why}; the side to move could take the king"
+    assert c.out[:n][-1] == f"info string error: {problem}"
+    assert c.after(n) == [f"info string error: no position to search: the last 'position' was refused "
+                          f"({problem})", NONE[protocol]]
+    assert c.limits() == []  # the engine never saw it
+    if protocol == "ucci":
+        c.send(f"probe fen {fen}")
+        assert c.out[-2:] == [f"info string error: {problem}", "pophash"]  # every probe is answered
+
+
+MIN_SEARCH = "searching to depth 1 (the minimum search)"
+
+
+@pytest.mark.parametrize("protocol,go,warnings,limit", [
+    ("uci", "go movetime -1", [f"'movetime -1' is not above 0: {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("uci", "go movetime 0", [f"'movetime 0' is not above 0: {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("uci", "go depth 0", [f"'depth 0' is below 1: {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("uci", "go depth -3", [f"'depth -3' is below 1: {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("uci", "go nodes 0", [f"'nodes 0' is below 1: {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("uci", "go depth 4 nodes -1", [f"'nodes -1' is below 1: {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("uci", "go wtime 0 btime 0", [f"no time left on the clock ('wtime 0'): {MIN_SEARCH}"],
+     FakeLimit(depth=1)),
+    ("uci", "go wtime -100 btime 5000 winc -5",
+     ["'wtime -100' is negative; using 0", "'winc -5' is negative; using 0",
+      f"no time left on the clock ('wtime 0'): {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("uci", "go wtime 1000 btime -1 winc -5 binc -5",
+     ["'btime -1' is negative; using 0", "'winc -5' is negative; using 0", "'binc -5' is negative; using 0"],
+     FakeLimit(wtime=1.0, btime=0.0, winc=0.0, binc=0.0)),
+    ("uci", "go wtime 1000 btime 1000 movestogo 0", ["'movestogo 0' is below 1; ignored"],
+     FakeLimit(wtime=1.0, btime=1.0)),
+    ("uci", "go movetime 1e2", [], FakeLimit(time=0.1)),
+    ("uci", "go nodes 99999999999999999999",
+     ["'nodes 99999999999999999999' is more than 1000000000000000 nodes; using 1000000000000000 nodes"],
+     FakeLimit(nodes=10**15)),
+    ("uci", "go depth 999999", ["'depth 999999' is more than 1000 plies; using 1000 plies"],
+     FakeLimit(depth=1000)),
+    ("ucci", "go time 0 increment 3", [f"no time left on the clock ('time 0'): {MIN_SEARCH}"],
+     FakeLimit(depth=1)),
+    ("ucci", "go time -5 increment -1 opptime 60",
+     ["'time -5' is negative; using 0", "'increment -1' is negative; using 0",
+      f"no time left on the clock ('time 0'): {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("ucci", "go depth 0", [f"'depth 0' is below 1: {MIN_SEARCH}"], FakeLimit(depth=1)),
+    ("ucci", "go time 60 opptime -60 oppincrement -2 depth 2",
+     ["'opptime -60' is negative; using 0", "'oppincrement -2' is negative; using 0"],
+     FakeLimit(depth=2, wtime=60.0, btime=0.0, binc=0.0)),
+])
+def test_degenerate_go_limits_are_clamped_and_answered_with_a_legal_move(protocol, go, warnings, limit):
+    c = Conversation()
+    c.send(protocol, "position startpos")
+    n = len(c.out)
+    c.feed(go)
+    assert c.wait_for("bestmove", start=n) == "bestmove a0a1 ponder a6a5"
+    assert c.after(n) == [f"info string warning: {w}" for w in warnings] + ["bestmove a0a1 ponder a6a5"]
+    assert c.limits() == [limit]
+    assert not c.errors()
+
+
+@pytest.mark.parametrize("protocol,go,warning,limit", [
+    ("uci", "go movetime 99999999999999999999",
+     "'movetime 99999999999999999999' is more than 1000000000 ms; using 1000000000 ms",
+     FakeLimit(time=10**6)),
+    ("uci", "go wtime 99999999999999999999 btime 1",
+     "'wtime 99999999999999999999' is more than 1000000000 ms; using 1000000000 ms",
+     FakeLimit(wtime=10**6, btime=0.001)),
+    ("ucci", "go time 99999999999999999999",
+     "'time 99999999999999999999' is more than 1000000 s; using 1000000 s", FakeLimit(wtime=10**6)),
+])
+def test_huge_times_are_cut_and_the_search_ends_with_stop(protocol, go, warning, limit):
+    c = Conversation()
+    c.send(protocol, "position startpos")
+    n = len(c.out)
+    c.feed(go)
+    assert c.out[n] == f"info string warning: {warning}"
+    c.wait_for("info depth 2", start=n)
+    c.feed("stop")
+    assert c.wait_for("bestmove", start=n) == "bestmove a0a1 ponder a6a5"
+    assert c.limits() == [limit]
+
+
+@pytest.mark.parametrize("protocol", ["uci", "ucci"])
+@pytest.mark.parametrize("go,error", [
+    ("go fly", "unknown 'go' parameter 'fly'"),
+    ("go depth", "'depth' needs a number after it"),
+    ("go movetime nan", "'movetime' needs a finite number, got 'nan'"),
+    ("go wtime inf", "'wtime' needs a finite number, got 'inf'"),
+    ("go mate 3", "'go mate' is not supported"),
+    ("go depth 2 searchmoves h2h8", "searchmoves: h2h8 is not legal in "
+                                    "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"),
+])
+def test_a_go_that_cannot_be_carried_out_is_answered_at_once(protocol, go, error):
+    c = Conversation()
+    c.send(protocol, "position startpos")
+    n = len(c.out)
+    c.send(go)
+    assert c.after(n) == [f"info string error: {error}", NONE[protocol]]
+    assert c.limits() == []
+    assert not c.server.searching
+
+
+@pytest.fixture()
+def blocking_perft(monkeypatch):
+    """The perft kernel replaced by an exact pure-Python count that waits for ``gate`` on every call."""
+    from xiangqi.engine import movegen
+
+    gate = threading.Event()
+    calls: list[int] = []
+
+    def count(board: Board, depth: int) -> int:
+        calls.append(depth)
+        gate.wait(20)
+        return board.perft(depth)
+
+    monkeypatch.setattr(movegen, "perft", count)
+    yield gate, calls
+    gate.set()
+
+
+def test_go_perft_runs_in_the_background_isready_and_stop_are_answered(blocking_perft):
+    gate, calls = blocking_perft
+    c = Conversation()
+    c.feed("uci", "position startpos", "go perft 2")  # returns while the count runs
+    deadline = time.monotonic() + 5
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert calls == [1] and c.server.searching
+    n = len(c.out)
+    c.feed("isready")
+    assert c.out[n:] == ["readyok"]  # answered while the perft is inside its first count
+    c.feed("go depth 1")
+    assert c.out[n + 1:] == ["info string error: already searching; send 'stop' first"]
+    c.feed("stop")
+    gate.set()
+    line = c.wait_for("info string perft", start=n)
+    assert line.startswith("info string perft 2 stopped after 1 of 44 moves: nodes ")
+    divide = [x for x in c.out if x.startswith("info string ") and len(x.split()[2]) == 5
+              and x.split()[2].endswith(":")]
+    assert len(divide) == 1 and calls == [1]  # the first root move only: stop was seen before the second
+    assert c.server.wait(5)
+    n = len(c.out)
+    c.feed("go depth 1")
+    assert c.wait_for("bestmove", start=n) == "bestmove a0a1 ponder a6a5"
+
+
+@pytest.mark.parametrize("protocol", ["uci", "ucci"])
+def test_quit_during_go_perft_returns_at_once(blocking_perft, protocol):
+    gate, calls = blocking_perft
+    c = Conversation()
+    c.feed(protocol, "position startpos", "go perft 3")
+    deadline = time.monotonic() + 5
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert calls and not gate.is_set()
+    assert c.feed("quit", timeout=3) is False  # the count is still blocked inside its kernel call
+    assert c.out[-1] == ("bye" if protocol == "ucci" else "uciok")  # nothing else: no bestmove, no wait
+    assert c.server.searching  # the daemon thread is left inside its count; the process exits
+
+
+def test_go_perft_counts_deep_trees_in_split_calls(monkeypatch):
+    from xiangqi.engine import movegen
+
+    calls: list[int] = []
+
+    def count(board: Board, depth: int) -> int:
+        calls.append(depth)
+        return board.perft(depth)
+
+    monkeypatch.setattr(movegen, "perft", count)
+    c = Conversation()
+    c.feed("uci", "position fen 4k4/9/9/9/9/9/9/4n4/3A5/3K5 w - - 0 1", "go perft 5")  # R1
+    line = c.wait_for("info string perft")
+    expected = Board("4k4/9/9/9/9/9/9/4n4/3A5/3K5 w - - 0 1").perft(5)
+    assert line.startswith(f"info string perft 5 nodes {expected} time ")
+    assert set(calls) == {3}  # depth 4 below each root move is split into depth-3 counts
+    c.feed("go perft 0")
+    assert c.server.wait(5)
+    assert c.out[-1].startswith("info string perft 0 nodes 1 time ")
+    c.feed("go perft -1")
+    assert c.out[-1] == "info string error: 'perft' must be >= 0, got -1"

@@ -25,15 +25,24 @@ FIRST_READY = 600.0
 class Proc:
     """The engine process with a line queue."""
 
-    def __init__(self) -> None:
-        self.p = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    def __init__(self, *, stderr: bool = False) -> None:
+        self.p = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                                  stderr=subprocess.PIPE if stderr else None)
         self.q: queue.Queue[str] = queue.Queue()
+        self.stderr: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
+        if stderr:
+            threading.Thread(target=self._read_stderr, daemon=True).start()
 
     def _read(self) -> None:
         assert self.p.stdout is not None
         for line in self.p.stdout:
             self.q.put(line.rstrip("\n"))
+
+    def _read_stderr(self) -> None:
+        assert self.p.stderr is not None
+        for line in self.p.stderr:
+            self.stderr.append(line)
 
     def send(self, *lines: str) -> None:
         assert self.p.stdin is not None
@@ -49,6 +58,16 @@ class Proc:
             line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
             out.append(line)
             if line.split()[:1] == [first_word]:
+                return out
+
+    def until_prefix(self, prefix: str, timeout: float = 60.0) -> list[str]:
+        """All lines up to and including the first one starting with ``prefix``."""
+        out = []
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
+            out.append(line)
+            if line.startswith(prefix):
                 return out
 
     def close(self) -> int:
@@ -124,8 +143,8 @@ def test_uci_finds_mate_in_one_and_reports_it(uci):
 
 
 def test_go_perft_and_display(uci):
-    uci.send("position startpos moves h2e2", "go perft 2", "isready")
-    lines = uci.until("readyok")
+    uci.send("position startpos moves h2e2", "go perft 2")
+    lines = uci.until_prefix("info string perft 2 ")
     board = Board()
     board.push_iccs("h2e2")
     divide = {x.split()[2].rstrip(":"): int(x.split()[3]) for x in lines
@@ -136,7 +155,7 @@ def test_go_perft_and_display(uci):
         expected[m.iccs()] = len(board.legal_moves)
         board.pop()
     assert divide == expected
-    assert lines[-2].startswith(f"info string perft 2 nodes {sum(expected.values())} time ")
+    assert lines[-1].startswith(f"info string perft 2 nodes {sum(expected.values())} time ")
     uci.send("d", "isready")
     lines = uci.until("readyok")
     assert lines[-2] == f"info string Fen: {board.fen()}"
@@ -146,9 +165,9 @@ def test_uci_bad_input_is_answered_and_survived(uci):
     uci.send("position startpos moves h2e2 h2e3", "isready")
     lines = uci.until("readyok")
     assert lines[0].startswith("info string error: move 2 of the move list ('h2e3')")
-    uci.send("go depth nine", "frobnicate", "isready")
+    uci.send("position startpos", "go depth nine", "frobnicate", "isready")
     lines = uci.until("readyok")
-    assert lines[:2] == ["info string error: 'depth' needs a number, got 'nine'",
+    assert lines[:3] == ["info string error: 'depth' needs a number, got 'nine'", "bestmove (none)",
                          "info string error: unknown command 'frobnicate'"]
 
 
@@ -207,3 +226,112 @@ def test_bytes_that_are_not_utf8_get_an_error_line():
     lines = done.stdout.decode("utf-8").splitlines()
     assert done.returncode == 0
     assert lines[-2:] == ["info string error: unknown command '\ufffd\ufffd'", "readyok"]
+
+
+# -- issue 10: refused positions, degenerate limits, perft in the background ------------------------------
+
+def test_a_refused_position_is_never_searched(uci):
+    # R30 (short version): the previous position must not be searched, nor the FEN plus the legal prefix
+    uci.send("position fen 4k4/9/9/9/9/9/9/9/9/3K1R3 w - - 0 1", "go depth 3")
+    assert uci.until("bestmove")[-1].startswith("bestmove ")
+    uci.send("position fen 3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1 moves a0a1 b0c2", "go depth 3")
+    refused = ("move 2 of the move list ('b0c2'): illegal move b0c2 in 3k5/9/9/9/9/9/9/9/R8/4K4 b - - 1 1: "
+               "no piece on b0")
+    assert uci.until("bestmove", 30) == [
+        f"info string error: {refused}",
+        f"info string error: no position to search: the last 'position' was refused ({refused})",
+        "bestmove (none)"]
+    # an illegal position (the kings face each other): refused at 'position', never "search failed"
+    uci.send("position fen 4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1", "go depth 3")
+    problem = ("illegal position 4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1: the kings face each other (e0 and e9); "
+               "the side to move could take the king")
+    assert uci.until("bestmove", 30) == [
+        f"info string error: {problem}",
+        f"info string error: no position to search: the last 'position' was refused ({problem})",
+        "bestmove (none)"]
+    uci.send("isready")
+    assert uci.until("readyok") == ["readyok"]
+
+
+@pytest.mark.parametrize("go", ["go movetime -1", "go movetime 0", "go depth 0", "go depth -3", "go nodes 0",
+                                "go btime 0 wtime 0", "go wtime -100 btime -100 winc -5 binc -5"])
+def test_degenerate_limits_answer_at_once_with_a_legal_move(uci, go):
+    uci.send("position startpos moves h2e2", go)
+    lines = uci.until("bestmove", 30)
+    assert lines[0].startswith("info string warning: ")
+    warnings = [x for x in lines if x.startswith("info string warning: ")]
+    assert warnings[-1].endswith("searching to depth 1 (the minimum search)")
+    depths = [x.split() for x in lines if x.startswith("info depth")]
+    assert [d[2] for d in depths] == ["1"]  # one full iteration: the minimum search
+    board = Board()
+    board.push_iccs("h2e2")
+    best = lines[-1].split()
+    assert board.is_legal(Move.from_iccs(best[1]))
+    assert best[1] == depths[0][depths[0].index("pv") + 1]
+
+
+def test_ucci_refused_positions_and_degenerate_limits(uci):
+    uci.send("ucci")
+    uci.until("ucciok")
+    try:
+        uci.send("position fen 3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1 moves a0a1 b0c2", "banmoves a0a2",
+                 "go time 5")
+        lines = uci.until("nobestmove", 30)
+        assert [x.split(":")[0] for x in lines] == ["info string error"] * 3 + ["nobestmove"]
+        assert "no position for 'banmoves'" in lines[1]
+        uci.send("position startpos moves h2e2", "go time 0 increment 2")
+        lines = uci.until("bestmove", 30)
+        assert lines[0] == ("info string warning: no time left on the clock ('time 0'): searching to "
+                            "depth 1 (the minimum search)")
+        board = Board()
+        board.push_iccs("h2e2")
+        assert board.is_legal(Move.from_iccs(lines[-1].split()[1]))
+        uci.send("probe fen 4k4/9/9/9/9/9/9/9/9/4K4 w", "probe startpos moves h2e2")
+        lines = uci.until("pophash", 10) + uci.until("pophash", 10)
+        assert [x.split(":")[0] for x in lines] == ["info string error", "pophash", "pophash"]
+    finally:
+        uci.send("uci")
+        uci.until("uciok")
+
+
+def test_huge_limits_are_cut_and_end_with_stop_without_a_traceback():
+    e = Proc(stderr=True)
+    try:
+        e.send("uci", "isready")
+        e.until("readyok", FIRST_READY)
+        for go in ("go movetime 99999999999999999999", "go nodes 99999999999999999999", "go depth 999999",
+                   "go wtime 99999999999999999999 btime 99999999999999999999"):
+            e.send("position startpos", go)
+            lines = e.until_prefix("info depth 2 ", 60)
+            assert lines[0].startswith(f"info string warning: '{go.split()[1]} ")
+            e.send("stop")
+            lines += e.until("bestmove", 30)
+            assert not [x for x in lines if "error" in x], lines
+            assert Board().is_legal(Move.from_iccs(lines[-1].split()[1]))
+        assert e.close() == 0
+        assert "Traceback" not in "".join(e.stderr)
+    finally:
+        if e.p.poll() is None:
+            e.p.kill()
+
+
+def test_go_perft_answers_isready_stop_and_quit():
+    e = Proc()
+    try:
+        e.send("uci", "isready")
+        e.until("readyok", FIRST_READY)
+        e.send("position startpos", "go perft 7", "isready")  # perft 7 would take many minutes here
+        lines = e.until("readyok", 30)
+        assert not [x for x in lines if x.startswith("info string perft")]
+        e.send("stop")
+        lines = e.until_prefix("info string perft 7 ", 30)
+        assert lines[-1].startswith("info string perft 7 stopped after ")
+        e.send("isready")
+        assert e.until("readyok", 30) == ["readyok"]
+        e.send("go perft 7")
+        time.sleep(0.5)
+        e.send("quit")
+        assert e.p.wait(30) == 0
+    finally:
+        if e.p.poll() is None:
+            e.p.kill()

@@ -48,18 +48,62 @@ Also ``go perft N`` and ``d`` (show the board) for debugging.
 Every bad line gets ``info string error: <what>`` and is otherwise ignored; the
 server never exits on bad input. The search runs in a worker thread so that
 ``stop``, ``ponderhit``, ``isready`` and ``quit`` are read while it searches.
+
+Bad input, as built (reported.md R28, R30):
+
+* **A refused ``position`` leaves no position.** A ``position`` line with a bad FEN,
+  an illegal position or an illegal move (``info string error: move 2 of the move
+  list ('b0c2'): illegal move b0c2 in <FEN>: no piece on b0``: the first bad move,
+  its 1-based index and why) is refused *as a whole*: the engine then has no
+  position, and every ``go`` answers at once ``bestmove (none)`` (UCCI:
+  ``nobestmove``) after ``info string error: no position to search: the last
+  'position' was refused (…)``, until the next good ``position`` (or
+  ``ucinewgame``, which sets the start position). We do not follow Stockfish's
+  convention of playing on from the last legal move: a GUI that sends a stale FEN
+  with a whole game's moves (R30) would get a move for the wrong side. Neither the
+  previous position nor a prefix of the refused one is ever searched.
+* **Illegal positions are refused at ``position``**: the core FEN reader's rules
+  (exactly one king per side inside its palace, at most the full set of each piece)
+  and, at the FEN, the side *not* to move must not be in check (kings facing each
+  other included): the side to move could take the king. (The stricter placement
+  rules of the position editor, ``xiangqi.app.position``, are the app's; the engine
+  searches such positions.)
+* **Every ``go`` gets exactly one ``bestmove``** (``nobestmove`` in UCCI), except one
+  sent while a search is running (refused: that search answers). A ``go`` that cannot
+  be carried out (no position, an unknown parameter, a value that is not a number,
+  ``searchmoves`` with an illegal move) is answered at once: error line, then
+  ``bestmove (none)``.
+* **Degenerate limits are clamped, never refused**, each with an ``info string
+  warning: …`` line: ``depth`` below 1, ``nodes`` below 1, ``movetime`` of 0 or
+  less, or no time left on the own clock (``wtime``/``btime``, UCCI ``time``, of
+  0 or less) give the *minimum search*, one full iteration (depth 1, a few
+  milliseconds), in place of the time/node limits; any other negative clock or
+  increment counts as 0; ``movestogo`` below 1 is ignored; values above
+  :data:`MAX_GO_DEPTH` plies, :data:`MAX_GO_NODES` nodes or :data:`MAX_GO_SECONDS`
+  seconds are cut to those (a search that long ends with ``stop``, like ``go
+  infinite``). Numbers may be written with a fraction or exponent (``1.5``,
+  ``1e3``); a depth or node count is truncated to a whole number; ``nan``/``inf``
+  are refused.
+* **``go perft N`` runs in the worker thread like a search**: ``isready`` is answered
+  during it, ``stop`` ends it (within one subtree of :data:`PERFT_SPLIT` plies,
+  milliseconds; ``info string perft N stopped …``) and ``quit`` returns at once. It
+  prints ``info string <move>: <count>`` per root move and ``info string perft N
+  nodes T time MS``, never a ``bestmove``.
+* UCCI ``probe`` always answers ``pophash`` (after an error line for a bad position);
+  ``banmoves`` and ``go`` after a refused ``position`` are refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
-from xiangqi.core.board import STARTING_FEN, Board, Move
+from xiangqi.core.board import STARTING_FEN, Board, Move, square_name
 from xiangqi.core.errors import XiangqiError
 
 ENGINE_NAME = "pyxiangqi"
@@ -73,6 +117,13 @@ DRAW_ACCEPT_CP = -50
 MAX_EXCLUDED = 8
 HASH_MIN_MB, HASH_MAX_MB, HASH_DEFAULT_MB = 1, 4096, 64
 MULTIPV_MAX = 64
+#: ``go`` limits above these are cut to them (with an ``info string warning``): plies, nodes, seconds.
+MAX_GO_DEPTH = 1000
+MAX_GO_NODES = 10**15
+MAX_GO_SECONDS = 10**6
+#: ``go perft``: subtrees of at most this many plies are counted in one kernel call (about 5 ms);
+#: ``stop`` is checked between them.
+PERFT_SPLIT = 3
 #: Skill Level (0–20, Stockfish's range) to our named levels; 20 is full strength.
 SKILL_LEVELS = ((0, 5, "beginner"), (6, 10, "intermediate"), (11, 15, "advanced"), (16, 19, "master"))
 FULL_STRENGTH = "full"
@@ -103,6 +154,42 @@ def _parse_int(tokens: list[str], i: int, key: str, *, minimum: int = 0) -> int:
     return value
 
 
+def _parse_number(tokens: list[str], i: int, key: str) -> float:
+    """The number after ``tokens[i]`` (a ``go`` value): any finite decimal, e.g. ``250``, ``1.5``, ``1e3``."""
+    if i + 1 >= len(tokens):
+        raise ProtocolError(f"'{key}' needs a number after it")
+    text = tokens[i + 1]
+    try:
+        value = float(text)
+    except ValueError:
+        raise ProtocolError(f"'{key}' needs a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ProtocolError(f"'{key}' needs a finite number, got {text!r}")
+    return value
+
+
+def position_problem(board: Board) -> str | None:
+    """Why ``board`` is not a position a game can reach, or None when it is.
+
+    The core FEN reader already refuses wrong piece counts and kings outside their
+    palace; this adds that the side *not* to move must not be in check (kings facing
+    each other included), since the side to move could then take the king.
+    """
+    waiting = not board.turn
+    probe = board.copy(stack=False)
+    probe.turn = waiting
+    if not probe.is_check():
+        return None
+    red_k, black_k = board.king(True), board.king(False)
+    name = "Red" if waiting else "Black"
+    lo, hi = min(red_k, black_k), max(red_k, black_k)
+    if red_k % 9 == black_k % 9 and not any(board.squares[s] for s in range(lo + 9, hi, 9)):
+        why = f"the kings face each other ({square_name(lo)} and {square_name(hi)})"
+    else:
+        why = f"{name} is in check but it is not {name}'s move"
+    return f"illegal position {board.fen()}: {why}; the side to move could take the king"
+
+
 def parse_position(tokens: list[str]) -> Board:
     """The board of a ``position`` command (tokens after the word ``position``).
 
@@ -110,7 +197,10 @@ def parse_position(tokens: list[str]) -> Board:
     with ranks 0–9 and must be legal in turn. The returned board keeps the whole
     history in ``move_stack`` so the search sees repetitions (R20).
 
-    Raises :class:`ProtocolError` (naming the bad token) or the core's FEN/move errors.
+    Raises :class:`ProtocolError` (naming the bad token, or the first illegal move and
+    its 1-based index in the list, or why the FEN is an illegal position, see
+    :func:`position_problem`) or the core's FEN errors. Nothing is returned for a
+    line with any error: there is no "position up to the last legal move".
     """
     if not tokens:
         raise ProtocolError("'position' needs 'startpos' or 'fen <FEN>'")
@@ -131,12 +221,19 @@ def parse_position(tokens: list[str]) -> Board:
             raise ProtocolError(f"unexpected {head[7]!r} after the FEN")
     else:
         raise ProtocolError(f"'position' needs 'startpos' or 'fen', got {head[0]!r}")
+    problem = position_problem(board)
+    if problem is not None:
+        raise ProtocolError(problem)
     for n, text in enumerate(moves, 1):
         try:
             board.push(Move.from_iccs(text))
         except XiangqiError as exc:
             raise ProtocolError(f"move {n} of the move list ({text!r}): {exc}") from None
     return board
+
+
+class _PerftStopped(Exception):
+    """``stop`` or ``quit`` arrived during ``go perft``."""
 
 
 class EngineServer:
@@ -167,7 +264,10 @@ class EngineServer:
         self._levels = levels
         self._limit_factory = limit_factory
         self.protocol = "uci"
-        self.board = Board(STARTING_FEN)
+        #: The position ``go`` searches; None after a refused ``position`` (see :attr:`refused`).
+        self.board: Board | None = Board(STARTING_FEN)
+        #: Why the last ``position`` was refused (None when the position in force came from a good one).
+        self.refused: str | None = None
         self.banned: tuple[Move, ...] = ()
         self.hash_mb = HASH_DEFAULT_MB
         self.multipv = 1
@@ -355,6 +455,7 @@ class EngineServer:
         self._require_idle("ucinewgame")
         self.engine.new_game()
         self.board = Board(STARTING_FEN)
+        self.refused = None
         self.banned = ()
 
     def _cmd_setoption(self, args: list[str]) -> None:
@@ -477,28 +578,49 @@ class EngineServer:
     # -- position -------------------------------------------------------------
 
     def _cmd_position(self, args: list[str]) -> None:
-        board = parse_position(args)
-        self.board = board
+        """Set the position; a line with any error is refused whole and leaves *no* position."""
         self.banned = ()
+        try:
+            board = parse_position(args)
+        except Exception as exc:
+            self.board = None
+            self.refused = str(exc) if isinstance(exc, XiangqiError) else f"{type(exc).__name__}: {exc}"
+            raise
+        self.board = board
+        self.refused = None
+
+    def _current_board(self, what: str) -> Board:
+        """The position in force, or :class:`ProtocolError` when the last ``position`` was refused."""
+        if self.board is None:
+            raise ProtocolError(f"no position {what}: the last 'position' was refused ({self.refused})")
+        return self.board
 
     def _cmd_banmoves(self, args: list[str]) -> None:
+        board = self._current_board("for 'banmoves'")
         moves = []
         for text in args:
             m = Move.from_iccs(text)
-            if not self.board.is_legal(m):
-                raise ProtocolError(f"banmoves: {text} is not a legal move in {self.board.fen()}")
+            if not board.is_legal(m):
+                raise ProtocolError(f"banmoves: {text} is not a legal move in {board.fen()}")
             moves.append(m)
         self.banned = tuple(moves)
 
     def _cmd_probe(self, args: list[str]) -> None:
-        if args:
-            parse_position(args)  # validate only
+        # one 'pophash' per 'probe', also after an error line: a GUI waiting for it never hangs
+        try:
+            if args:
+                parse_position(args)  # validate only
+            else:
+                self._current_board("to probe")
+        except XiangqiError as exc:
+            self.error(str(exc))
         self.send("pophash")
 
     def _cmd_d(self, args: list[str]) -> None:
-        for row in str(self.board).splitlines():
+        board = self._current_board("to show")
+        for row in str(board).splitlines():
             self.send(f"info string {row}")
-        self.send(f"info string Fen: {self.board.fen()}")
+        self.send(f"info string Fen: {board.fen()}")
 
     # -- go / stop --------------------------------------------------------------
 
@@ -507,14 +629,39 @@ class EngineServer:
             raise ProtocolError(f"'{what}' is not allowed while searching; send 'stop' first")
 
     def parse_go(self, args: list[str]) -> _GoRequest:
-        """Parse the tokens after ``go`` into a limit (times converted to seconds)."""
+        """Parse the tokens after ``go`` into a limit (times converted to seconds).
+
+        Degenerate values are clamped with an ``info string warning`` each (module
+        docstring): a depth/node/move-time limit below its minimum, or no time left
+        on the own clock, gives the minimum search (depth 1); values above
+        :data:`MAX_GO_DEPTH`/:data:`MAX_GO_NODES`/:data:`MAX_GO_SECONDS` are cut.
+        Raises :class:`ProtocolError` for an unknown parameter, a missing or
+        non-numeric value, or an illegal ``searchmoves`` move; needs a position.
+        """
+        board = self._current_board("to search")
         kw: dict[str, Any] = {}
         ponder = draw = False
         search_moves: list[Move] = []
         ms = 1000.0
         ucci_scale = 1000.0 if self.use_millisec else 1.0
-        red = self.board.turn
+        ucci_unit = "ms" if self.use_millisec else "s"
+        red = board.turn
         ucci_time: dict[str, float] = {}
+        minimum_search: list[str] = []  # why the request became the minimum search
+        warnings: list[str] = []
+
+        def capped(key: str, value: float, cap: float, shown: str, unit: str) -> float:
+            if value > cap:
+                warnings.append(f"'{key} {shown}' is more than {int(cap)} {unit}; using {int(cap)} {unit}")
+                return cap
+            return value
+
+        def non_negative(key: str, value: float, shown: str) -> float:
+            if value < 0:
+                warnings.append(f"'{key} {shown}' is negative; using 0")
+                return 0.0
+            return value
+
         i = 0
         while i < len(args):
             t = args[i]
@@ -524,25 +671,45 @@ class EngineServer:
                 draw = True
             elif t == "infinite":
                 kw["infinite"] = True
-            elif t in ("depth", "nodes", "movestogo"):
-                kw[t] = _parse_int(args, i, t, minimum=1 if t != "movestogo" else 0)
+            elif t in ("depth", "nodes", "movestogo", "movetime", "wtime", "btime", "winc", "binc",
+                       "time", "increment", "opptime", "oppincrement", "oppmovestogo"):
+                v = _parse_number(args, i, t)
+                shown = args[i + 1]
                 i += 1
-            elif t == "movetime":
-                kw["time"] = _parse_int(args, i, t) / ms
-                i += 1
-            elif t in ("wtime", "btime", "winc", "binc"):
-                kw[t] = _parse_int(args, i, t, minimum=-10**9) / ms
-                i += 1
-            elif t in ("time", "increment", "opptime", "oppincrement", "oppmovestogo"):
-                v = _parse_int(args, i, t, minimum=-10**9)
-                ucci_time[t] = v if t == "oppmovestogo" else v / ucci_scale
-                i += 1
+                if t == "depth":
+                    if v < 1:
+                        minimum_search.append(f"'depth {shown}' is below 1")
+                    else:
+                        kw["depth"] = int(capped(t, v, MAX_GO_DEPTH, shown, "plies"))
+                elif t == "nodes":
+                    if v < 1:
+                        minimum_search.append(f"'nodes {shown}' is below 1")
+                    else:
+                        kw["nodes"] = int(capped(t, v, MAX_GO_NODES, shown, "nodes"))
+                elif t == "movestogo":
+                    if v < 1:
+                        warnings.append(f"'movestogo {shown}' is below 1; ignored")
+                    else:
+                        kw["movestogo"] = int(min(v, 10**6))
+                elif t == "movetime":
+                    if v <= 0:
+                        minimum_search.append(f"'movetime {shown}' is not above 0")
+                    else:
+                        kw["time"] = capped(t, v, MAX_GO_SECONDS * ms, shown, "ms") / ms
+                elif t in ("wtime", "btime", "winc", "binc"):
+                    v = non_negative(t, v, shown)
+                    kw[t] = capped(t, v, MAX_GO_SECONDS * ms, shown, "ms") / ms
+                elif t == "oppmovestogo":
+                    ucci_time[t] = v
+                else:  # UCCI clock fields, in seconds or (usemillisec) milliseconds
+                    v = non_negative(t, v, shown)
+                    ucci_time[t] = capped(t, v, MAX_GO_SECONDS * ucci_scale, shown, ucci_unit) / ucci_scale
             elif t == "searchmoves":
                 j = i + 1
                 while j < len(args) and _looks_like_move(args[j]):
                     m = Move.from_iccs(args[j])
-                    if not self.board.is_legal(m):
-                        raise ProtocolError(f"searchmoves: {args[j]} is not legal in {self.board.fen()}")
+                    if not board.is_legal(m):
+                        raise ProtocolError(f"searchmoves: {args[j]} is not legal in {board.fen()}")
                     search_moves.append(m)
                     j += 1
                 i = j - 1
@@ -554,69 +721,131 @@ class EngineServer:
         if ucci_time:
             own = ("wtime", "winc") if red else ("btime", "binc")
             opp = ("btime", "binc") if red else ("wtime", "winc")
-            if "time" in ucci_time:
-                kw[own[0]] = max(ucci_time["time"], 0.0)
-            if "increment" in ucci_time:
-                kw[own[1]] = max(ucci_time["increment"], 0.0)
-            if "opptime" in ucci_time:
-                kw[opp[0]] = max(ucci_time["opptime"], 0.0)
-            if "oppincrement" in ucci_time:
-                kw[opp[1]] = max(ucci_time["oppincrement"], 0.0)
-        for k in ("wtime", "btime", "winc", "binc"):
-            if k in kw and kw[k] < 0:
-                kw[k] = 0.0
+            for key, field in (("time", own[0]), ("increment", own[1]), ("opptime", opp[0]),
+                               ("oppincrement", opp[1])):
+                if key in ucci_time:
+                    kw[field] = ucci_time[key]
+        own_clock = "wtime" if red else "btime"
+        if kw.get(own_clock) == 0 and "time" not in kw:
+            clock_name = "time" if self.protocol == "ucci" and "time" in ucci_time else own_clock
+            minimum_search.append(f"no time left on the clock ('{clock_name} 0')")
+        if minimum_search:
+            for key in ("nodes", "time", "wtime", "btime", "winc", "binc", "movestogo"):
+                kw.pop(key, None)
+            kw["depth"] = 1
+            warnings.append(f"{'; '.join(minimum_search)}: searching to depth 1 (the minimum search)")
         if not any(k in kw for k in ("depth", "nodes", "time", "wtime", "btime", "infinite")):
             kw["infinite"] = True  # a bare 'go' searches until 'stop', as Stockfish does
         excluded: tuple[Move, ...] = self.banned
         if search_moves:
-            legal = list(self.board.legal_moves)
+            legal = list(board.legal_moves)
             excluded = tuple(m for m in legal if m not in search_moves or m in self.banned)
         if excluded and len(excluded) > MAX_EXCLUDED:
             raise ProtocolError(f"at most {MAX_EXCLUDED} moves can be excluded (searchmoves/banmoves), "
                                 f"got {len(excluded)}")
+        for w in warnings:
+            self.send(f"info string warning: {w}")
         return _GoRequest(self.make_limit(**kw), ponder=ponder, draw_offered=draw, excluded=excluded)
 
     def _cmd_go(self, args: list[str]) -> None:
-        if args and args[0] == "perft":
-            self._perft(args)
-            return
         if self.searching:
             raise ProtocolError("already searching; send 'stop' first")
-        req = self.parse_go(args)
+        if args and args[0] == "perft":
+            self._start_perft(args[1:])
+            return
+        try:
+            board = self._current_board("to search").copy()
+            req = self.parse_go(args)
+        except Exception as exc:  # noqa: BLE001 - every 'go' gets its answer, also after a surprise
+            # the GUI must not wait for a search that never starts
+            self.error(str(exc) if isinstance(exc, XiangqiError) else f"go: {type(exc).__name__}: {exc}")
+            self._emit_bestmove(None, None, None, _GoRequest(None))
+            return
         self._stop_requested.clear()
         self._ponderhit.clear()
         self._ponder_draw = False
         self._phase = "ponder" if req.ponder else "search"
         self._busy = True
-        board = self.board.copy()
         self._worker = threading.Thread(target=self._search_thread, args=(board, req), daemon=True,
                                         name="xiangqi-search")
         self._worker.start()
 
-    def _perft(self, args: list[str]) -> None:
-        depth = _parse_int(args, 0, "perft", minimum=0)
+    def _start_perft(self, args: list[str]) -> None:
+        """``go perft N``: count the legal move tree in the worker thread (``stop`` ends it)."""
+        depth = _parse_int(["perft", *args], 0, "perft", minimum=0)
+        if len(args) > 1:
+            raise ProtocolError(f"unexpected {args[1]!r} after 'go perft {args[0]}'")
+        board = self._current_board("for perft").copy()
+        self._stop_requested.clear()
+        self._phase = "perft"
+        self._busy = True
+        self._worker = threading.Thread(target=self._perft_thread, args=(board, depth), daemon=True,
+                                        name="xiangqi-perft")
+        self._worker.start()
+
+    def _perft_thread(self, board: Board, depth: int) -> None:
+        if self._warm_thread is not None:
+            self._warm_thread.join()  # never compile the kernels from two threads at once
         try:
-            from xiangqi.engine.movegen import perft as fast_perft
+            from xiangqi.engine.movegen import perft as leaf_count
         except ImportError:  # pragma: no cover - engine package incomplete
-            fast_perft = None
+            leaf_count = Board.perft
         t0 = time.perf_counter()
-        board = self.board.copy()
+        total, done, stopped = 0, 0, False
+        moves = list(board.legal_moves) if depth else []
+        try:
+            if depth == 0:
+                total = 1
+            for m in moves:
+                if self._stop_requested.is_set():
+                    stopped = True
+                    break
+                board.push(m, validate=False)
+                try:
+                    n = self._perft_count(board, depth - 1, leaf_count)
+                finally:
+                    board.pop()
+                self.send(f"info string {m.iccs()}: {n}")
+                total += n
+                done += 1
+        except _PerftStopped:
+            stopped = True
+        except Exception as exc:  # noqa: BLE001 - report, never die
+            self.error(f"perft failed: {type(exc).__name__}: {exc}")
+            stopped = True
+        ms = int((time.perf_counter() - t0) * 1000)
+        self._phase = "idle"
+        with self._out_lock:
+            self._busy = False
+            if stopped:
+                self._send_locked(f"info string perft {depth} stopped after {done} of {len(moves)} moves: "
+                                  f"nodes {total} so far, time {ms}")
+            else:
+                self._send_locked(f"info string perft {depth} nodes {total} time {ms}")
+
+    def _perft_count(self, board: Board, depth: int, leaf_count: Callable[[Board, int], int]) -> int:
+        """Leaves of ``board``'s tree to ``depth`` plies, in kernel calls of :data:`PERFT_SPLIT` plies.
+
+        Raises :class:`_PerftStopped` when ``stop`` (or ``quit``) was received.
+        """
+        if depth <= PERFT_SPLIT:
+            return int(leaf_count(board, depth))
         total = 0
-        if depth == 0:
-            total = 1
-        for m in list(board.legal_moves) if depth else []:
+        for m in list(board.legal_moves):
+            if self._stop_requested.is_set():
+                raise _PerftStopped
             board.push(m, validate=False)
-            n = fast_perft(board, depth - 1) if fast_perft else board.perft(depth - 1)
-            board.pop()
-            self.send(f"info string {m.iccs()}: {n}")
-            total += n
-        dt = time.perf_counter() - t0
-        self.send(f"info string perft {depth} nodes {total} time {int(dt * 1000)}")
+            try:
+                total += self._perft_count(board, depth - 1, leaf_count)
+            finally:
+                board.pop()
+        return total
 
     def _cmd_stop(self, args: list[str]) -> None:
         if self.searching:
             self._stop_requested.set()
-            self._keep_stopping(lambda: True)
+            if self._phase != "perft":  # perft checks the flag itself; it needs no engine
+                self._keep_stopping(lambda: True)
 
     def _cmd_ponderhit(self, args: list[str]) -> None:
         if not self.searching or self._phase != "ponder":
@@ -649,8 +878,16 @@ class EngineServer:
         self._quit = True
 
     def _shutdown(self) -> None:
+        """Stop the running work: wait up to 10 s for a search's ``bestmove``, up to 1 s for a perft.
+
+        A perft sees the stop flag between its kernel calls (milliseconds); one that is
+        still inside a call after that is left to die with the process (a daemon thread).
+        """
         if self.searching:
             self._stop_requested.set()
+            if self._phase == "perft":
+                self.wait(1.0)
+                return
             self._keep_stopping(lambda: True)
             self.wait(10.0)
 
@@ -888,4 +1125,5 @@ def serve(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     return server.run(stdin or sys.stdin)
 
 
-__all__ = ["DRAW_ACCEPT_CP", "UCCI_MATE_VALUE", "EngineServer", "ProtocolError", "parse_position", "serve"]
+__all__ = ["DRAW_ACCEPT_CP", "UCCI_MATE_VALUE", "EngineServer", "ProtocolError", "parse_position",
+           "position_problem", "serve"]
