@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +259,7 @@ class Store:
     def _open(self) -> sa.Engine:
         """Open (or create) the database; a damaged file is moved aside and a fresh one started."""
         try:
+            self._check_file()
             return self._connect(read_only=False)
         except _DamagedDatabase as exc:
             kept = self._move_aside()
@@ -271,19 +273,24 @@ class Store:
                 raise StorageReadOnlyError(
                     f"cannot create the database in {self.data_dir}: it is read-only; make it writable "
                     "or choose another with --data-dir") from None
-            engine = self._connect(read_only=True)
             self.read_only = True
+            try:
+                engine = self._connect(read_only=True)
+            except StorageError:  # a WAL file without its -shm in a read-only dir: read it as is
+                engine = self._connect(read_only=True, immutable=True)
             self.notices.append({
                 "kind": "read_only", "path": str(self.path),
                 "message": f"the database {self.path} is read-only: games can be viewed but not played "
                            "or saved; make it writable (or use another --data-dir) and restart"})
             return engine
 
-    def _connect(self, *, read_only: bool) -> sa.Engine:
+    def _connect(self, *, read_only: bool, immutable: bool = False) -> sa.Engine:
         """An engine on :attr:`path` whose errors all become :class:`StorageError`; checks the file
         (``quick_check``), creates missing tables and columns and proves that a write succeeds.
         Raises :class:`_DamagedDatabase` for a file that is not a sound database."""
-        url = (f"sqlite:///file:{self.path}?mode=ro&uri=true" if read_only else f"sqlite:///{self.path}")
+        url = f"sqlite:///{self.path}"
+        if read_only:
+            url = f"sqlite:///file:{self.path}?mode=ro{'&immutable=1' if immutable else ''}&uri=true"
         engine = sa.create_engine(url, future=True)
 
         @sa.event.listens_for(engine, "connect")
@@ -300,9 +307,7 @@ class Store:
 
         try:
             with engine.connect() as conn:
-                rows = conn.exec_driver_sql("PRAGMA quick_check").fetchall()
-                if [tuple(r) for r in rows] != [("ok",)]:
-                    raise _DamagedDatabase("; ".join(str(r[0]) for r in rows[:3]))
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").fetchall()
             if not read_only:
                 metadata.create_all(engine)
                 self._add_columns(engine)
@@ -320,6 +325,28 @@ class Store:
             engine.dispose()
             raise
         return engine
+
+    def _check_file(self) -> None:
+        """Raise :class:`_DamagedDatabase` when the existing file fails SQLite's ``quick_check``.
+
+        The check reads through a read-only connection, which never checkpoints or deletes the
+        ``-wal`` file: a damaged file is moved aside exactly as it was found."""
+        if not self.path.exists():
+            return
+        try:
+            con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        except sqlite3.Error:
+            return  # cannot be opened read-only (no -shm in a read-only dir): _connect decides
+        try:
+            rows = con.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            if _sqlite_code(exc) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+                raise _DamagedDatabase(str(exc)) from None
+            return
+        finally:
+            con.close()
+        if rows != [("ok",)]:
+            raise _DamagedDatabase("; ".join(str(r[0]) for r in rows[:3]))
 
     def _add_columns(self, engine: sa.Engine) -> None:
         """Add the columns of :data:`_ADDED_COLUMNS` that an older file lacks."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import webbrowser
 
@@ -22,7 +23,10 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
 
     ``port`` None or 0 picks a free port. Prints the URL once the server
     listens, then opens the default browser when ``open_browser`` is set.
-    Raises :class:`OSError` when the port is taken.
+    Raises :class:`OSError` when the port is taken and
+    :class:`~xiangqi.app.store.StorageError` when the data dir is locked by another server or
+    cannot hold a database; a damaged or read-only database is reported (one line each on stderr)
+    and the server starts anyway (:class:`~xiangqi.app.store.Store`).
     """
     import uvicorn
 
@@ -35,7 +39,9 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
             s.bind((HOST, port))
         except OSError as exc:
             raise OSError(f"port {port} on {HOST} is not free: {exc.strerror}") from exc
-    app = create_app(data_dir)
+    app = create_app(data_dir)  # raises StoreLockedError when another server uses the data dir
+    for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …
+        print(f"xiangqi: warning: {notice['message']}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=HOST, port=port, log_level=log_level, lifespan="on")
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{port}/"
