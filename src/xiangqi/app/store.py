@@ -419,7 +419,7 @@ class Store:
         and the library follows it. A finished ``session`` is kept in the library (or its row
         updated); an unfinished one that has a row (a resignation taken back) updates that row to
         unfinished (result ``*``); ``abandoned``, a game replaced by ``session``, is kept in the
-        library (unfinished when it is) unless it has no moves. Player names are written in
+        library as unfinished unless it has no moves. Player names are written in
         ``language``. Raises :class:`StorageError` (:class:`StorageFullError` …): nothing written.
         """
         with self.engine.begin() as conn:
@@ -428,7 +428,8 @@ class Store:
                 self._write_library(conn, session, language)
             elif conn.execute(sa.select(games.c.id).where(games.c.game_id == session.id)).first():
                 self._write_library(conn, session, language)
-            if abandoned is not None and abandoned is not session and abandoned.moves:
+            if abandoned is not None and abandoned is not session and abandoned.moves \
+                    and not abandoned.is_over:  # a finished game is in the library already
                 self._write_library(conn, abandoned, language)
 
     def load_current(self, slot: str = "current") -> GameSession | None:

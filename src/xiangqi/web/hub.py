@@ -124,7 +124,11 @@ class GameHub:
         except StorageError as exc:
             log.warning("a change could not be saved and was undone: %s", exc)
             if new is old:
-                back = GameSession.from_record(record)
+                try:
+                    back = GameSession.from_record(record)
+                except Exception:  # pragma: no cover - the record was written by to_record just now
+                    log.exception("could not restore the game from before the unsaved change")
+                    raise exc from None
                 back.version = version
                 self.session = back
             else:
