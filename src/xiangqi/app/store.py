@@ -333,6 +333,7 @@ class Store:
         ``-wal`` file: a damaged file is moved aside exactly as it was found."""
         if not self.path.exists():
             return
+        extra = [Path(f"{self.path}{x}") for x in ("-wal", "-shm") if not Path(f"{self.path}{x}").exists()]
         try:
             con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
         except sqlite3.Error:
@@ -345,6 +346,10 @@ class Store:
             return
         finally:
             con.close()
+            for p in extra:  # an empty -wal and the -shm index this check created, not the user's
+                with contextlib.suppress(OSError):
+                    if p.name.endswith("-shm") or p.stat().st_size == 0:
+                        p.unlink()
         if rows != [("ok",)]:
             raise _DamagedDatabase("; ".join(str(r[0]) for r in rows[:3]))
 
