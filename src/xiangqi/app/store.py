@@ -267,7 +267,10 @@ class Store:
                 "kind": "damaged_db", "path": str(kept),
                 "message": f"the database {self.path} was damaged ({exc}); it was kept as {kept} "
                            "and a fresh one was started"})
-            return self._connect(read_only=False)
+            try:
+                return self._connect(read_only=False)
+            except _DamagedDatabase as again:  # pragma: no cover - a fresh file SQLite cannot read
+                raise StorageError(f"cannot start a fresh database at {self.path}: {again}") from None
         except StorageReadOnlyError:
             if not self.path.exists():
                 raise StorageReadOnlyError(

@@ -357,8 +357,9 @@ class GameHub:
                     await self.broadcast({"error": f"the computer chose an illegal move {mv}"})
                     return
                 self.thinking = False
-            if unsaved_error is not None:  # not played: tell the pages, retry when space is back
-                await self.broadcast({"error": unsaved_error})
+            if unsaved_error is not None:  # not played: tell the pages (once), retry when space is back
+                if unsaved is None:
+                    await self.broadcast({"error": unsaved_error})
                 await asyncio.sleep(self.storage_retry_s)
                 continue
             await self.broadcast()
