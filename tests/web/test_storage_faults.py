@@ -131,6 +131,24 @@ def test_the_computers_unsaved_move_is_retried_when_space_is_back(tmp_path):
         assert len(c.get("/api/game").json()["moves"]) == 2
 
 
+def test_a_loss_on_time_is_shown_once_it_is_saved(tmp_path):
+    app = make_app(tmp_path)
+    disk = Disk(app)
+    with api_client(app) as c:
+        c.post("/api/game/new", json={"red": "human", "black": "human",
+                                      "clock": {"kind": "per_move", "per_move_s": 1}})
+        disk.full = True
+        assert wait_until(lambda: c.get("/api/game").json()["storage_error"] is not None, 5)
+        st = c.get("/api/game").json()
+        assert st["result"] is None and c.get("/api/library").json() == []
+        r = c.post("/api/game/move", json={"move": "h2e2"})  # too late, and it cannot be saved
+        assert r.status_code == 507 and c.get("/api/game").json()["moves"] == []
+        disk.full = False
+        assert wait_until(lambda: c.get("/api/game").json()["result"] is not None, 5)
+        assert c.get("/api/game").json()["result"]["reason_zh"] == "黑胜 — 红方超时"
+        assert c.get("/api/library").json()[0]["reason_zh"] == "黑胜 — 红方超时"
+
+
 def _mount_tmpfs(path, size: str) -> bool:
     if os.geteuid() != 0 or sys.platform != "linux":
         return False

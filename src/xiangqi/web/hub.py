@@ -110,14 +110,21 @@ class GameHub:
     @contextlib.contextmanager
     def _saving(self) -> Iterator[None]:
         """The save step of every change (used under the lock). The block changes the game, in
-        place or by making another session current; the result is saved with
+        place or by making another session current; if it did (even when it then raised, as a
+        move that first ends the game on time does), the result is saved with
         :meth:`Store.save_game` (one transaction; a replaced unfinished game is kept in the
         library). If that raises :class:`StorageError` the change is undone in memory (the game as
         it was before the block, or the replaced game, is current again), ``storage_error`` is set
         and broadcast, and the error propagates: a change that cannot be saved is not made."""
         old = self.session
         record, version = old.to_record(), old.version
-        yield
+        try:
+            yield
+        finally:
+            if self.session is not old or old.version != version:
+                self._commit(old, record, version)
+
+    def _commit(self, old: GameSession, record: dict[str, Any], version: int) -> None:
         new = self.session
         try:
             self.store.save_game(new, self.language(), abandoned=None if new is old else old)
