@@ -183,6 +183,32 @@ def test_a_really_full_file_system(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def test_a_read_only_database_can_be_viewed_not_changed(tmp_path):
+    mnt = tmp_path / "ro"
+    if not _mount_tmpfs(mnt, "4m"):
+        pytest.skip("needs root on Linux to mount a read-only tmpfs")
+    try:
+        with api_client(make_app(mnt / "data")) as c:
+            c.post("/api/game/new", json={"red": "human", "black": "human"})
+            c.post("/api/game/move", json={"move": "h2e2"})
+            c.post("/api/game/resign")
+            c.post("/api/game/new", json={"red": "human", "black": "human"})
+            c.post("/api/game/move", json={"move": "b2e2"})
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        with api_client(make_app(mnt / "data")) as c:
+            st = c.get("/api/game").json()
+            assert iccs(st) == ["b2e2"] and st["storage_error"]["kind"] == "read_only"
+            assert [n["kind"] for n in st["storage_notices"]] == ["read_only"]
+            (row,) = c.get("/api/library").json()
+            assert c.get(f"/api/library/{row['id']}/pgn").status_code == 200
+            assert c.get("/api/settings").status_code == 200
+            r = c.post("/api/game/move", json={"move": "b9c7"})
+            assert r.status_code == 503 and "read-only" in r.json()["detail"]
+            assert iccs(c.get("/api/game").json()) == ["b2e2"]
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 def test_a_damaged_database_is_reported_and_play_goes_on(tmp_path):
     (tmp_path / "xiangqi.db").write_bytes(b"\x13garbage" * 1000)
     with api_client(make_app(tmp_path)) as c:

@@ -62,8 +62,11 @@ class GameHub:
         self._clock_task: asyncio.Task[None] | None = None
         self._custom_provider = move_provider is not None
         self._lock = asyncio.Lock()
-        #: ``{"kind", "detail"}`` of the last save that failed (None once a save succeeds).
-        self.storage_error: dict[str, str] | None = None
+        #: ``{"kind", "detail"}`` of the last save that failed (None once a save succeeds); set from
+        #: the start when the database was opened read-only.
+        self.storage_error: dict[str, str] | None = next(
+            ({"kind": n["kind"], "detail": n["message"]} for n in store.notices if n["kind"] == "read_only"),
+            None)
         #: Seconds between retries of a computer move that could not be saved.
         self.storage_retry_s = 2.0
         self._unsaved_move: tuple[tuple[str, int], Move] | None = None  # ((game id, version), move)
