@@ -115,6 +115,21 @@ def test_a_really_full_file_system(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def test_opening_on_a_full_disk_is_a_clear_error(tmp_path):
+    mnt = tmp_path / "small"
+    if not _mount_tmpfs(mnt, "2m"):
+        pytest.skip("needs root on Linux to mount a small tmpfs")
+    try:
+        Store(mnt / "data").close()
+        _fill(mnt)
+        with pytest.raises(StorageFullError, match="is full: the database cannot be opened; free some space"):
+            Store(mnt / "data")
+        (mnt / "filler").unlink()
+        Store(mnt / "data").close()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 # -- a damaged file --------------------------------------------------------------------------
 
 

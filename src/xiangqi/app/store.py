@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -272,25 +273,39 @@ class Store:
             except _DamagedDatabase as again:  # pragma: no cover - a fresh file SQLite cannot read
                 raise StorageError(f"cannot start a fresh database at {self.path}: {again}") from None
         except StorageReadOnlyError:
-            if not self.path.exists():
-                raise StorageReadOnlyError(
-                    f"cannot create the database in {self.data_dir}: it is read-only; make it writable "
-                    "or choose another with --data-dir") from None
-            self.read_only = True
-            try:
-                engine = self._connect(read_only=True)
-            except StorageError:  # a WAL file without its -shm in a read-only dir: read it as is
-                engine = self._connect(read_only=True, immutable=True)
-            self.notices.append({
-                "kind": "read_only", "path": str(self.path),
-                "message": f"the database {self.path} is read-only: games can be viewed but not played "
-                           "or saved; make it writable (or use another --data-dir) and restart"})
-            return engine
+            return self._open_read_only()
+        except StorageFullError:
+            raise
+        except StorageError:
+            if shutil.disk_usage(self.data_dir).free < 1 << 20:  # opening needs its -shm index
+                raise StorageFullError(
+                    f"the disk holding {self.data_dir} is full: the database cannot be opened; free "
+                    "some space and start again") from None
+            raise
+
+    def _open_read_only(self) -> sa.Engine:
+        """Open an existing database that cannot be written; say so in :attr:`notices`."""
+        if not self.path.exists():
+            raise StorageReadOnlyError(
+                f"cannot create the database in {self.data_dir}: it is read-only; make it writable "
+                "or choose another with --data-dir")
+        self.read_only = True
+        try:
+            engine = self._connect(read_only=True)
+        except StorageError:  # a WAL file without its -shm in a read-only dir: read it as is
+            engine = self._connect(read_only=True, immutable=True)
+        self.notices.append({
+            "kind": "read_only", "path": str(self.path),
+            "message": f"the database {self.path} is read-only: games can be viewed but not played "
+                       "or saved; make it writable (or use another --data-dir) and restart"})
+        return engine
 
     def _connect(self, *, read_only: bool, immutable: bool = False) -> sa.Engine:
-        """An engine on :attr:`path` whose errors all become :class:`StorageError`; checks the file
-        (``quick_check``), creates missing tables and columns and proves that a write succeeds.
-        Raises :class:`_DamagedDatabase` for a file that is not a sound database."""
+        """An engine on :attr:`path` whose errors all become :class:`StorageError`; creates missing
+        tables and columns and proves that the file can be written (a full disk is no reason not to
+        start: saves then fail with :class:`StorageFullError` until there is space again).
+        Raises :class:`_DamagedDatabase` for a file that is not a database and
+        :class:`StorageReadOnlyError` for one that cannot be written."""
         url = f"sqlite:///{self.path}"
         if read_only:
             url = f"sqlite:///file:{self.path}?mode=ro{'&immutable=1' if immutable else ''}&uri=true"
@@ -314,7 +329,8 @@ class Store:
             if not read_only:
                 metadata.create_all(engine)
                 self._add_columns(engine)
-                with engine.begin() as conn:  # a write that changes nothing: fails when read-only
+                with contextlib.suppress(StorageFullError), engine.begin() as conn:
+                    # a write that changes nothing: fails when the file is read-only
                     conn.exec_driver_sql("DELETE FROM current_game WHERE slot IS NULL")
                     conn.exec_driver_sql("PRAGMA user_version = 0")
         except StorageError as exc:
