@@ -220,6 +220,24 @@ def test_a_damaged_database_is_reported_and_play_goes_on(tmp_path):
         assert c.post("/api/game/move", json={"move": "h2e2"}).status_code == 200
 
 
+def test_a_damaged_current_game_is_kept_aside_and_reported(tmp_path):
+    with api_client(make_app(tmp_path)) as c:
+        c.post("/api/game/new", json={"red": "human", "black": "human"})
+        c.post("/api/game/move", json={"move": "h2e2"})
+    con = sqlite3.connect(tmp_path / "xiangqi.db")
+    con.execute("update current_game set record = replace(record, 'h2e2', 'a0a5')")
+    con.commit()
+    (damaged,) = con.execute("select record from current_game").fetchone()
+    con.close()
+    with api_client(make_app(tmp_path)) as c:
+        st = c.get("/api/game").json()
+        assert st["moves"] == [] and [n["kind"] for n in st["storage_notices"]] == ["damaged_game"]
+        assert "damaged_games" in st["storage_notices"][0]["message"]
+        c.post("/api/game/move", json={"move": "h2e2"})  # the new game's save keeps the old one aside
+        (kept,) = c.app.state.store.damaged_current_games()
+        assert kept["record"] == damaged
+
+
 def test_a_damaged_library_row_is_flagged_and_a_409(tmp_path):
     with api_client(make_app(tmp_path)) as c:
         c.post("/api/game/new", json={"red": "human", "black": "human"})
