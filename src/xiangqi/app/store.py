@@ -274,10 +274,8 @@ class Store:
                 raise StorageError(f"cannot start a fresh database at {self.path}: {again}") from None
         except StorageReadOnlyError:
             return self._open_read_only()
-        except StorageFullError:
-            raise
-        except StorageError:
-            if shutil.disk_usage(self.data_dir).free < 1 << 20:  # opening needs its -shm index
+        except StorageError as exc:
+            if isinstance(exc, StorageFullError) or self._disk_nearly_full():  # room for the -shm index
                 raise StorageFullError(
                     f"the disk holding {self.data_dir} is full: the database cannot be opened; free "
                     "some space and start again") from None
@@ -400,6 +398,8 @@ class Store:
         """The :class:`StorageError` that explains the SQLite error ``exc`` to a user."""
         code = _sqlite_code(exc)
         orig = getattr(exc, "orig", exc)
+        if code == _SQLITE_IOERR and self._disk_nearly_full():  # e.g. the -shm index cannot grow
+            code = _SQLITE_FULL
         if code == _SQLITE_FULL:
             return StorageFullError(f"the disk is full: nothing could be written to {self.path}; "
                                     "free some space and try again")
@@ -411,6 +411,13 @@ class Store:
             return StorageError(f"the database {self.path} is damaged ({orig}); restart the server "
                                 "to keep it aside and start a fresh one")
         return StorageError(f"database error on {self.path}: {orig}")
+
+    def _disk_nearly_full(self) -> bool:
+        """Less than 1 MiB is free on the data dir's file system."""
+        try:
+            return shutil.disk_usage(self.data_dir).free < 1 << 20
+        except OSError:
+            return False
 
     def _unlock(self) -> None:
         fd, self._lock_fd = getattr(self, "_lock_fd", None), None
