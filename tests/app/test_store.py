@@ -83,6 +83,7 @@ def test_settings_merge(tmp_path):
     st.set_settings({"theme": "flat", "sound": "off"})
     assert st.set_settings({"theme": "contrast", "language": "en"}) == {
         "theme": "contrast", "sound": "off", "language": "en"}
+    st.close()  # one store per data dir at a time (the data dir's lock)
     assert Store(tmp_path).get_settings()["language"] == "en"
 
 

@@ -3,6 +3,8 @@ library, themes, language, sound, keyboard, flip, handicap."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -172,6 +174,7 @@ def test_library_lists_and_replays_a_finished_game(quick_server, driver, page):
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("红胜 — 黑方认输")  # Black was to move: Black resigned
     expect(rows.first.locator("td").nth(3)).to_have_text("2")
+    expect(rows.first.locator("td").nth(0)).to_have_text(re.compile(r"^\d{4}\.\d\d\.\d\d \d\d:\d\d$"))
     page.fill("#lib-search", "no-such-game")
     expect(rows).to_have_count(0)
     page.fill("#lib-search", "")

@@ -2,9 +2,13 @@
 
 Data flow of one move (DESIGN.md): message → :meth:`GameHub.move` →
 ``GameSession.play`` (the core Board checks legality, the referee rules) →
-``Store.save_current`` (one transaction) → broadcast of the new state → if the
+``Store.save_game`` (one transaction) → broadcast of the new state → if the
 computer is to move, ``EnginePlayer.choose`` runs in a worker thread and its
 move takes the same path. All hub methods run on the server's event loop.
+
+Every change goes through one save step, :meth:`GameHub._saving`: a change that cannot be
+saved (disk full, read-only database) is undone in memory and never shown as made; the
+computer's unsaved move is retried every :attr:`GameHub.storage_retry_s` seconds.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import WebSocket
@@ -20,7 +24,7 @@ from fastapi import WebSocket
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.players import EnginePlayer, accepts_draw, material_balance
 from xiangqi.app.session import GameSession, NotYourTurnError, SessionError
-from xiangqi.app.store import Store
+from xiangqi.app.store import StorageError, Store
 from xiangqi.core.board import Board, Move
 
 log = logging.getLogger(__name__)
@@ -58,16 +62,29 @@ class GameHub:
         self._clock_task: asyncio.Task[None] | None = None
         self._custom_provider = move_provider is not None
         self._lock = asyncio.Lock()
+        #: ``{"kind", "detail"}`` of the last save that failed (None once a save succeeds); set from
+        #: the start when the database was opened read-only.
+        self.storage_error: dict[str, str] | None = next(
+            ({"kind": n["kind"], "detail": n["message"]} for n in store.notices if n["kind"] == "read_only"),
+            None)
+        #: Seconds between retries of a computer move that could not be saved.
+        self.storage_retry_s = 2.0
+        self._unsaved_move: tuple[tuple[str, int], Move] | None = None  # ((game id, version), move)
+        self._tell_task: asyncio.Task[None] | None = None
 
     # -- state -----------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
-        """The session's state plus ``thinking`` (the computer is searching) and ``engine_warming``
-        (that search waits for the engine's first compile: the page says so)."""
+        """The session's state plus ``thinking`` (the computer is searching), ``engine_warming``
+        (that search waits for the engine's first compile: the page says so), ``storage_error``
+        (``{"kind": "full"|"read_only"|"io"…, "detail"}`` while changes cannot be saved, else None)
+        and ``storage_notices`` (:attr:`Store.notices`: a damaged file or game kept aside at start-up)."""
         st = self.session.state()
         st["thinking"] = self.thinking
         st["engine_warming"] = (self.thinking and not self._custom_provider
                                 and self.player.waits_for_warmup(self.session.level))
+        st["storage_error"] = self.storage_error
+        st["storage_notices"] = list(self.store.notices)
         return st
 
     async def broadcast(self, extra: dict[str, Any] | None = None) -> None:
@@ -93,17 +110,45 @@ class GameHub:
             return "zh"
         return "en" if lang == "en" else "zh"
 
-    def _save(self) -> None:
+    @contextlib.contextmanager
+    def _saving(self) -> Iterator[None]:
+        """The save step of every change (used under the lock). The block changes the game, in
+        place or by making another session current; if it did (even when it then raised, as a
+        move that first ends the game on time does), the result is saved with
+        :meth:`Store.save_game` (one transaction; a replaced unfinished game is kept in the
+        library). If that raises :class:`StorageError` the change is undone in memory (the game as
+        it was before the block, or the replaced game, is current again), ``storage_error`` is set
+        and broadcast, and the error propagates: a change that cannot be saved is not made."""
+        old = self.session
+        record, version = old.to_record(), old.version
+        try:
+            yield
+        finally:
+            if self.session is not old or old.version != version:
+                self._commit(old, record, version)
+
+    def _commit(self, old: GameSession, record: dict[str, Any], version: int) -> None:
+        new = self.session
+        try:
+            self.store.save_game(new, self.language(), abandoned=None if new is old else old)
+        except StorageError as exc:
+            log.warning("a change could not be saved and was undone: %s", exc)
+            if new is old:
+                try:
+                    back = GameSession.from_record(record)
+                except Exception:  # pragma: no cover - the record was written by to_record just now
+                    log.exception("could not restore the game from before the unsaved change")
+                    raise exc from None
+                back.version = version
+                self.session = back
+            else:
+                self.session = old
+            self.storage_error = {"kind": exc.kind, "detail": str(exc)}
+            self.arm_clock()
+            self._tell_task = asyncio.get_running_loop().create_task(self.broadcast())
+            raise
+        self.storage_error = None
         self.arm_clock()
-        self.store.save_current(self.session)
-        if self.session.is_over:
-            lang = self.language()
-            try:
-                pgn = self.session.to_pgn("chinese", lang)
-            except Exception:  # records module missing or failing must not lose the game
-                log.exception("could not write the PGN of a finished game")
-                pgn = ""
-            self.store.save_finished(self.session, pgn, lang)
 
     # -- actions ---------------------------------------------------------
 
@@ -120,10 +165,10 @@ class GameHub:
         """Make ``session`` the current game: saved, announced to old clients, engine started."""
         async with self._lock:
             old = self.session
+            with self._saving():
+                self.session = session
             self.player.stop()
-            self.session = session
             self.thinking = False
-            self._save()
         for ws in list(self.clients):
             with contextlib.suppress(Exception):
                 await ws.send_json({"type": "replaced", "id": session.id, "old": old.id})
@@ -135,8 +180,8 @@ class GameHub:
         async with self._lock:
             if self.session.engine_to_move():
                 raise NotYourTurnError("it is the computer's turn; wait for its move")
-            self.session.play(iccs)
-            self._save()
+            with self._saving():
+                self.session.play(iccs)
         await self.broadcast()
         self.kick_engine()
         return self.state()
@@ -145,9 +190,9 @@ class GameHub:
         """Take back the last full move (悔棋); a running search is abandoned."""
         async with self._lock:
             self.player.stop()
-            self.session.undo()
+            with self._saving():
+                self.session.undo()
             self.thinking = False
-            self._save()
         await self.broadcast()
         self.kick_engine()
         return self.state()
@@ -161,9 +206,9 @@ class GameHub:
                 raise SessionError("no human player to resign")
             color = s.board.turn if s.board.turn in humans else humans[0]
             self.player.stop()
-            s.resign(color)
+            with self._saving():
+                s.resign(color)
             self.thinking = False
-            self._save()
         await self.broadcast()
         return self.state()
 
@@ -177,8 +222,8 @@ class GameHub:
         engines = [c for c, k in s.players.items() if k == "engine"]
         if not engines:
             async with self._lock:
-                s.agree_draw()
-                self._save()
+                with self._saving():
+                    s.agree_draw()
             await self.broadcast()
             return {"accepted": True, "state": self.state()}
         comp = engines[0]
@@ -202,9 +247,9 @@ class GameHub:
             async with self._lock:
                 if self.session is s and not s.is_over:
                     self.player.stop()
-                    s.agree_draw()
+                    with self._saving():
+                        s.agree_draw()
                     self.thinking = False
-                    self._save()
         await self.broadcast({"draw_offer": {"accepted": accepted}})
         return {"accepted": accepted, "state": self.state()}
 
@@ -256,20 +301,19 @@ class GameHub:
             deadline = s.clock.deadline()
             if deadline is None:
                 return
-            await asyncio.sleep(max(0.0, deadline - time.monotonic()) + 0.01)
+            wait = max(0.0, deadline - time.monotonic()) + 0.01
+            await asyncio.sleep(wait + (self.storage_retry_s if self.storage_error else 0.0))
             async with self._lock:
                 if self.session is not s or s.version != version or s.is_over:
                     return
-                if s.check_time() is None:
+                if s.clock.flagged() is None:
                     continue
-                self.player.stop()
-                self.thinking = False
-                self.store.save_current(s)
-                try:
-                    lang = self.language()
-                    self.store.save_finished(s, s.to_pgn("chinese", lang), lang)
-                except Exception:
-                    log.exception("could not keep the finished game")
+                self._clock_task = None  # this watch ends here; the save step arms the next one
+                with contextlib.suppress(StorageError):  # undone; the restored game's watch retries
+                    with self._saving():
+                        s.check_time()
+                    self.player.stop()
+                    self.thinking = False
             await self.broadcast()
             return
 
@@ -294,8 +338,12 @@ class GameHub:
                     continue
             self.thinking = True
             await self.broadcast()
+            unsaved, self._unsaved_move = self._unsaved_move, None
             try:
-                mv = await asyncio.to_thread(self._choose, s)
+                if unsaved is not None and unsaved[0] == (s.id, version):
+                    mv = unsaved[1]  # chosen before but not saved (disk full): play it now
+                else:
+                    mv = await asyncio.to_thread(self._choose, s)
             except Exception:
                 log.exception("the computer player failed")
                 self.thinking = False
@@ -305,15 +353,25 @@ class GameHub:
                 if self.session is not s or s.version != version or not s.engine_to_move():
                     self.thinking = False
                     continue  # the game changed meanwhile (undo, new game): think again if needed
+                unsaved_error = None
                 try:
-                    s.play(mv)
+                    with self._saving():
+                        s.play(mv)
+                except StorageError as exc:
+                    self.thinking = False
+                    self._unsaved_move = ((s.id, version), mv)
+                    unsaved_error = str(exc)
                 except Exception:
                     log.exception("the computer chose a move the board refused: %s", mv)
                     self.thinking = False
                     await self.broadcast({"error": f"the computer chose an illegal move {mv}"})
                     return
                 self.thinking = False
-                self._save()
+            if unsaved_error is not None:  # not played: tell the pages (once), retry when space is back
+                if unsaved is None:
+                    await self.broadcast({"error": unsaved_error})
+                await asyncio.sleep(self.storage_retry_s)
+                continue
             await self.broadcast()
         if self.thinking:
             self.thinking = False

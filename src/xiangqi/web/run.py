@@ -52,7 +52,10 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     ``port`` None or 0 picks a free port. ``host`` other than a loopback address needs
     ``lan`` (see :func:`listen_warning`, which raises XiangqiError otherwise). Prints the URL
     once the server listens, then opens the default browser when ``open_browser`` is set.
-    Raises :class:`OSError` when the port is taken.
+    Raises :class:`OSError` when the port is taken and
+    :class:`~xiangqi.app.store.StorageError` when the data dir is locked by another server or
+    cannot hold a database; a damaged or read-only database is reported (one line each on stderr)
+    and the server starts anyway (:class:`~xiangqi.app.store.Store`).
     """
     import uvicorn
 
@@ -68,7 +71,9 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
             s.bind((host, port))
         except OSError as exc:
             raise OSError(f"port {port} on {host} is not free: {exc.strerror}") from exc
-    app = create_app(data_dir, port=port, host=host)
+    app = create_app(data_dir, port=port, host=host)  # StoreLockedError when another server uses the dir
+    for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …
+        print(f"xiangqi: warning: {notice['message']}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
     server = uvicorn.Server(config)
     shown = HOST if host in WILDCARD_HOSTS else host

@@ -66,7 +66,7 @@ from xiangqi.app.clock import TimeControl
 from xiangqi.app.players import EnginePlayer, levels
 from xiangqi.app.position import validate_position
 from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, SessionError
-from xiangqi.app.store import Store
+from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.hub import GameHub, MoveProvider
 from xiangqi.web.security import LocalGuard, new_token, page_with_token
@@ -130,6 +130,8 @@ class LibraryUpdate(BaseModel):
 
 
 def _http_error(exc: Exception) -> HTTPException:
+    if isinstance(exc, StorageError):  # 507 disk full, 409 damaged game, 503 read-only / I/O error
+        return HTTPException(exc.status, str(exc))
     if isinstance(exc, GameOverError | NotYourTurnError):
         return HTTPException(409, str(exc))
     return HTTPException(400, str(exc))

@@ -25,7 +25,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     for (const r of rows) {
       const tr = document.createElement("tr");
       tr.dataset.id = String(r.id);
-      const cells = [r.date, (r.title ? `${r.title} · ` : "") + playerText(r),
+      const cells = [r.time ? `${r.date} ${r.time}` : r.date, (r.title ? `${r.title} · ` : "") + playerText(r),
         language() === "zh" ? r.reason_zh || r.result : r.reason_en || r.result, String(Math.ceil(r.plies / 2))];
       for (const c of cells) {
         const td = document.createElement("td");
@@ -37,6 +37,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
       open.type = "button";
       open.className = "lib-open";
       open.textContent = t("replay");
+      open.disabled = Boolean(r.damaged); // the server answers 409 for a damaged row
       open.addEventListener("click", () => { $("#dlg-library").close(); replay(r.id); });
       td.appendChild(open);
       tr.appendChild(td);
