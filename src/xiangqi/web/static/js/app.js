@@ -149,17 +149,32 @@ function render(st) {
   document.body.dataset.plies = String(st.moves.length);
   document.body.dataset.gameId = st.id;
   document.body.dataset.result = st.result ? st.result.result : "";
-  // 悔棋 stays open after the game ends (casual play): it withdraws a resignation or agreed draw, or
-  // takes back the move that ended the game; never after a loss on time (server: can_undo).
-  $("#btn-undo").disabled = st.can_undo === undefined
-    ? st.moves.length === 0 || !Object.values(st.players).includes("human") : !st.can_undo;
-  $("#btn-hint").disabled = !movable;
-  $("#btn-draw").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
-  $("#btn-resign").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
+  renderActions(st);
   if (st.result && prev && ui.shownResultFor !== st.id + ":" + st.moves.length && !prev.result) {
     showResult(st);
   }
   if (!st.result) ui.shownResultFor = null;
+}
+
+/** Whether the board shows something other than the current game (a library replay, an opened
+ *  record, the position editor): the game's own actions are then closed. */
+function browsing() {
+  return Boolean(ui.editing || ui.replaying || library.active || record.active);
+}
+
+/** Open or close 悔棋/提示/提和/认输 for the current game. While another position is shown they are
+ *  all disabled (they would act on the hidden game); their keys go through these buttons too. */
+function renderActions(st = ui.state) {
+  if (!st) return;
+  const away = browsing();
+  const human = Object.values(st.players).includes("human");
+  // 悔棋 stays open after the game ends (casual play): it withdraws a resignation or agreed draw, or
+  // takes back the move that ended the game; never after a loss on time (server: can_undo).
+  $("#btn-undo").disabled = away || (st.can_undo === undefined ? st.moves.length === 0 || !human : !st.can_undo);
+  $("#btn-hint").disabled = away || !humanToMove(st);
+  $("#btn-draw").disabled = away || Boolean(st.result) || !human;
+  $("#btn-resign").disabled = away || Boolean(st.result) || !human;
+  document.body.dataset.browsing = away ? "1" : "0";
 }
 
 function renderStatus(st) {
@@ -195,7 +210,8 @@ function renderPlayers(st) {
   // the level with its rank and measured Elo when known (e.g. 初级 · 校尉 ≈1440)
   const lv = (ui.levels || []).find((x) => x.key === st.level);
   const level = lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level;
-  const names = record.active ? record.players() : null; // a browsed record: its players' names
+  // a browsed record or library game: its own players' names, not the current game's
+  const names = record.active ? record.players() : library.active ? library.players() : null;
   const name = (color) => {
     if (names) return `${t(color)} — ${names[color] ? playerName(names[color]) : "?"}`;
     const who = st.players[color] === "engine" ? `${t("computer")} · ${level}` : t("human");
@@ -287,7 +303,7 @@ function renderMoves(st) {
     }
   }
   list.lastElementChild.lastElementChild.classList.add("current");
-  list.lastElementChild.scrollIntoView({ block: "nearest" });
+  list.scrollTop = list.scrollHeight; // the last move in view, the page itself never scrolls
 }
 
 /** The move-list notation chosen in the settings: chinese, wxf or iccs. */
@@ -532,9 +548,10 @@ function openOpenDialog() {
 }
 
 $("#btn-new").addEventListener("click", openNewDialog);
-$("#btn-undo").addEventListener("click", () => send({ type: "undo" }));
-$("#btn-hint").addEventListener("click", () => send({ type: "hint" }));
+$("#btn-undo").addEventListener("click", () => { if (!browsing()) send({ type: "undo" }); });
+$("#btn-hint").addEventListener("click", () => { if (!browsing()) send({ type: "hint" }); });
 $("#btn-draw").addEventListener("click", async () => {
+  if (browsing()) return;
   const st = ui.state;
   if (st && !Object.values(st.players).includes("engine")) {
     // Two players on one screen: the other player answers the offer here.
@@ -545,7 +562,8 @@ $("#btn-draw").addEventListener("click", async () => {
   send({ type: "draw" });
 });
 $("#btn-resign").addEventListener("click", async () => {
-  if (await confirmDialog(t("resign"), t("confirm_resign"), t("resign"), t("cancel"))) send({ type: "resign" });
+  if (browsing()) return;
+  if (await confirmDialog(t("resign"), t("confirm_resign"), t("resign"), t("cancel")) && !browsing()) send({ type: "resign" });
 });
 $("#btn-flip").addEventListener("click", () => { ui.flipped = !ui.flipped; render(ui.state); });
 $("#btn-save").addEventListener("click", () => { $("#dlg-save").returnValue = ""; $("#dlg-save").showModal(); });
@@ -563,7 +581,11 @@ const editor = createEditor({
 });
 const library = createLibrary({
   board, api, toast, confirmDialog,
-  onEnter: () => { ui.replaying = true; document.body.classList.add("replaying"); },
+  onEnter: () => {
+    ui.replaying = true;
+    document.body.classList.add("replaying");
+    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
+  },
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
 });
 $("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
@@ -572,7 +594,7 @@ const record = createRecordBrowser({
   onEnter: () => {
     ui.replaying = true;
     document.body.classList.add("replaying", "browsing");
-    if (ui.state) renderPlayers(ui.state);
+    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
   },
   onExit: () => {
     ui.replaying = false;
@@ -606,6 +628,7 @@ $("#btn-edit").addEventListener("click", () => {
   ui.editing = true;
   $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");
+  renderActions();
 });
 
 // -- settings -------------------------------------------------------------------
@@ -667,7 +690,7 @@ document.addEventListener("keydown", (ev) => {
     board.activateCursor();
     return;
   }
-  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); send({ type: "undo" }); return; }
+  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); $("#btn-undo").click(); return; }
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const keys = { n: openNewDialog, f: () => $("#btn-flip").click(), h: () => $("#btn-hint").click(),
     s: () => $("#btn-save").click(), o: openOpenDialog, u: () => $("#btn-undo").click() };

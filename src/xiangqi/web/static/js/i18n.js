@@ -101,12 +101,24 @@ export function applyLanguage(root = document) {
   for (const e of root.querySelectorAll("[data-i18n-placeholder]")) e.placeholder = t(e.dataset.i18nPlaceholder);
 }
 
-/** A player's name from a record, with this program's own older English names (Human,
- *  Computer (beginner)) shown in the interface language: 棋手, 电脑·初级. Other names as they are. */
+/** The level key of a level name in either language (初级, Beginner, beginner), or null. */
+function levelKey(name) {
+  const n = name.trim().toLowerCase();
+  for (const key of Object.keys(LEVEL_NAMES.en)) {
+    if (n === key || n === LEVEL_NAMES.en[key].toLowerCase() || name.trim() === LEVEL_NAMES.zh[key]) return key;
+  }
+  return null;
+}
+
+/** A player's name from a record or the library in the interface language. This program writes its
+ *  own players' names in the language of the day (棋手, 电脑·初级 / Player, Computer (Beginner); older
+ *  versions Human); those are shown in the current language. Other names (许银川) as they are. */
 export function playerName(name) {
-  if (name === "Human" || name === "Player") return t("human");
-  const m = /^Computer \((\w+)\)$/.exec(name);
-  if (!m) return name;
-  const level = LEVEL_NAMES[language()][m[1].toLowerCase()] || m[1];
+  const s = String(name ?? "").trim();
+  if (s === "Human" || s === "Player" || s === TEXT.zh.human) return t("human");
+  const m = /^Computer \((.+)\)$/.exec(s) || /^电脑\s*[·・]\s*(.+)$/.exec(s);
+  const key = m && levelKey(m[1]);
+  if (!key) return s;
+  const level = LEVEL_NAMES[language()][key];
   return language() === "zh" ? `${t("computer")}·${level}` : `${t("computer")} (${level})`;
 }

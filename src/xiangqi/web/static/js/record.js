@@ -3,6 +3,7 @@
 // current (autosaved) game changes only when the player chooses "play on from here".
 
 import { playerName, t } from "./i18n.js";
+import { keepInView } from "./scroll.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -131,7 +132,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     $("#rc-ply").textContent = `${pos} / ${line.length - 1}`;
     for (const s of document.querySelectorAll("#rc-moves .mv")) s.classList.toggle("current", Number(s.dataset.pos) === pos && pos > 0);
     const cur = document.querySelector("#rc-moves .mv.current");
-    if (cur) cur.scrollIntoView({ block: "nearest" });
+    keepInView($("#rc-moves"), cur);
     const comment = pos === 0 ? "" : n.comment;
     $("#rc-comment").textContent = comment;
     $("#rc-comment").hidden = !comment;

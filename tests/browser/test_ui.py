@@ -1,0 +1,175 @@
+"""UI defects found by playing the page (issue 10): a long game's move list scrolls inside its panel,
+the game's actions are closed while a record or library game is browsed, a library replay names the
+library game's players, messages come in the page's language, file numbers on both edges, drag and
+drop, the board's sounds and the shown check."""
+
+from __future__ import annotations
+
+import json
+import random
+import urllib.request
+
+import pytest
+from playwright.sync_api import expect
+
+from xiangqi.app.session import GameSession
+from xiangqi.core.board import parse_square
+
+pytestmark = pytest.mark.browser
+
+
+def long_game(plies: int, seed: int = 10) -> list[str]:
+    """``plies`` legal ICCS moves from the start that neither end the game nor repeat forbiddenly
+    (random, quiet moves preferred so that the game lasts)."""
+    rng = random.Random(seed)
+    s = GameSession(red="human", black="human")
+    out: list[str] = []
+    while len(out) < plies:
+        st = s.state()
+        moves = sorted(m for ms in st["legal"].values() for m in ms if m not in st["forbidden"])
+        quiet = [m for m in moves if not s.board.squares[parse_square(m[2:4])]]
+        rng.shuffle(quiet)
+        rng.shuffle(moves)
+        # quiet moves keep the pieces on the board; a capture now and then keeps the 60-move rule away
+        for mv in (moves if len(out) % 25 == 24 else quiet or moves):
+            probe = GameSession.from_record(s.to_record())
+            probe.play(mv)
+            if not probe.is_over:
+                break
+        s.play(mv)
+        out.append(mv)
+    return out
+
+
+def page_fits(page) -> dict:
+    """Scroll offset of the page and the boxes of the board and toolbar against the viewport."""
+    return page.evaluate("""() => {
+        const vh = window.innerHeight, vw = window.innerWidth;
+        const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+                               return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+        return {scroll: document.scrollingElement.scrollTop, vh, vw, board: box('.xq-board'),
+                bar: box('.actions'), bottomBar: box('#bar-bottom'), list: box('#move-list')};
+    }""")
+
+
+def assert_fits(fit: dict) -> None:
+    assert fit["scroll"] == 0, fit
+    for key in ("board", "bar", "bottomBar"):
+        assert fit[key]["top"] >= 0 and fit[key]["bottom"] <= fit["vh"], (key, fit)
+
+
+def test_long_move_list_scrolls_inside_its_panel_at_1366x768(quick_server, driver, page):
+    """120 plies of a two-player game: the page never scrolls, the board and toolbar stay in view,
+    the move list scrolls inside the panel with the last move visible."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    moves = long_game(120)
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    for i, mv in enumerate(moves):
+        driver.play(mv, i + 1)
+        if i % 10 == 9 or i > 100:
+            assert_fits(page_fits(page))
+    fit = page_fits(page)
+    assert_fits(fit)
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= fit["vh"]
+    # the list scrolls, its last move in view
+    assert page.evaluate("(() => { const l = document.querySelector('#move-list');"
+                         " return l.scrollHeight > l.clientHeight; })()")
+    last = page.locator("#move-list .mv.current").bounding_box()
+    assert fit["list"]["top"] <= last["y"] and last["y"] + last["height"] <= fit["list"]["bottom"] + 1
+    page.screenshot(path="/tmp/ui-desktop-120.png")
+
+
+def server_game(server) -> dict:
+    """``GET /api/game`` straight from the server (not the page's copy)."""
+    with urllib.request.urlopen(server.url + "api/game", timeout=10) as res:
+        return json.loads(res.read())
+
+
+ACTIONS = ["#btn-undo", "#btn-hint", "#btn-draw", "#btn-resign"]
+
+
+def try_every_action(page) -> None:
+    """Click 悔棋/提示/提和/认输 (forced, and by script) and press their keys, confirming any dialog."""
+    for sel in ACTIONS:
+        page.click(sel, force=True)
+        page.locator(sel).dispatch_event("click")  # a scripted click skips the disabled state
+        if page.locator("#dlg-confirm").is_visible():
+            page.click("#confirm-yes")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    for key in ("u", "h", "Control+z"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(400)
+
+
+def test_actions_are_closed_while_a_record_or_library_game_is_browsed(quick_server, driver, page):
+    """Browsing shows another game: 悔棋/提示/提和/认输 are disabled and change nothing in the hidden
+    current game (its server state stays the same); closing the browser opens them again."""
+    driver.open(quick_server.url)
+    driver.new_game("red")
+    driver.play("h2e2", 2)  # the computer answers at once
+    page.click("#btn-resign")
+    page.click("#confirm-yes")  # a finished game for the library
+    page.click("#dlg-result button[value=close]")
+    driver.new_game("two")
+    for i, mv in enumerate(["b2e2", "b9c7", "h0g2"]):
+        driver.play(mv, i + 1)
+    before = server_game(quick_server)
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_enabled()
+
+    # an opened record (pasted PGN)
+    page.click("#btn-open")
+    page.fill("#paste-text", '[Red "许银川"]\n[Black "吕钦"]\n1. 炮二平五 马8进7 2. 马二进三 *')
+    page.click("#btn-paste-open")
+    expect(page.locator("#record")).to_be_visible()
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_disabled()
+    try_every_action(page)
+    after = server_game(quick_server)
+    assert after == before
+    page.click("#rc-exit")
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_enabled()
+
+    # a library replay
+    page.click("#btn-library")
+    page.locator("#lib-rows tr .lib-open").first.click()
+    expect(page.locator("#replay")).to_be_visible()
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_disabled()
+    try_every_action(page)
+    assert server_game(quick_server) == before
+    page.click("#rp-exit")
+    expect(page.locator("#btn-resign")).to_be_enabled()
+    assert server_game(quick_server)["result"] is None
+
+
+def test_library_replay_shows_the_library_games_players_in_the_page_language(quick_server, driver, page):
+    """The library game was Player vs Computer, the current game two players: the replay's bars name
+    the library game's players, in the page's language (stored in Chinese, shown in English too)."""
+    driver.open(quick_server.url)
+    driver.new_game("red", "intermediate")
+    driver.play("h2e2", 2)
+    page.click("#btn-resign")
+    page.click("#confirm-yes")
+    page.click("#dlg-result button[value=close]")
+    driver.new_game("two")
+    driver.play("h2e2", 1)
+    expect(page.locator("#bar-top .who")).to_have_text("黑方 — 棋手")
+    page.click("#btn-library")
+    row = page.locator("#lib-rows tr").first
+    expect(row).to_contain_text("棋手 – 电脑·中级")
+    row.locator(".lib-open").click()
+    expect(page.locator("#replay")).to_be_visible()
+    expect(page.locator("#bar-top .who")).to_have_text("黑方 — 电脑·中级")
+    expect(page.locator("#bar-bottom .who")).to_have_text("红方 — 棋手")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.click("#dlg-settings button[value=close]")
+    expect(page.locator("#bar-top .who")).to_have_text("Black — Computer (Intermediate)")
+    expect(page.locator("#bar-bottom .who")).to_have_text("Red — Human")
+    page.click("#rp-exit")
+    expect(page.locator("#bar-top .who")).to_have_text("Black — Human")
+    page.click("#btn-library")
+    expect(page.locator("#lib-rows tr").first).to_contain_text("Human – Computer (Intermediate)")
