@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import urllib.request
 
 import pytest
@@ -173,3 +174,120 @@ def test_library_replay_shows_the_library_games_players_in_the_page_language(qui
     expect(page.locator("#bar-top .who")).to_have_text("Black — Human")
     page.click("#btn-library")
     expect(page.locator("#lib-rows tr").first).to_contain_text("Human – Computer (Intermediate)")
+
+
+def core_messages() -> list[str]:
+    """English messages the rules library, the app layer and the server really raise for what a
+    player can do on the page: bad FENs, illegal moves and move texts, refused game actions, bad
+    record files, impossible positions."""
+    from xiangqi.app.position import validate_position
+    from xiangqi.app.records import open_record, session_from_line
+    from xiangqi.core.board import Board
+    from xiangqi.core.errors import XiangqiError
+    from xiangqi.core.notation import parse_move
+
+    out: list[str] = []
+
+    def catch(fn, *args) -> None:
+        try:
+            fn(*args)
+        except XiangqiError as exc:
+            out.append(str(exc))
+
+    for fen in ["", "9/9/9/9/9/9/9/9/9 w", "4k4/9/9/9/9/9/9/9/9/9 w", "4k4/9/9/9/9/9/9/9/9/6K2 w",
+                "4k4/9/9/9/9/9/9/9/9/K8 w", "4k4/9/9/9/9/9/9/9/9/4K4 x", "4k4/9/9/9/9/9/9/9/9/40K4 w",
+                "4k4/9/9/9/9/9/9/9/9/4X4 w", "4k4/9/9/9/9/9/9/9/9/4K44 w", "4k4/9/9/9/9/9/9/9/9/4K3 w",
+                "4k4/9/9/9/9/9/9/9/PPPPPP3/PPPPK4 w", "4k4/9/9/9/9/9/9/9/9/4K4 w - - x 1",
+                "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1 7 8"]:
+        catch(Board, fen)
+    for iccs in ["e5e6", "h7h6", "a0a3", "a0a5", "e0e2", "zz", "e0e0"]:
+        catch(Board().push_iccs, iccs)
+    for text in ["炮二进九", "C2+9", "马八进六", "兵五退一", "qq", "C9.5", "炮二乙五"]:
+        catch(parse_move, Board(), text)
+    s = GameSession(red="human", black="human")
+    catch(s.undo)
+    s.resign(True)
+    catch(s.play, "h2e2")
+    catch(s.resign, True)
+    for data, name in [(b"", ""), (b"garbage garbage", "x.pgn"), (b"XQ", "bad.xqf"),
+                       (b"\xff\xfe\xfa", "a.pgn"), (b"[Event \"x\"]\n1. h2e2 h9g7 *", "a.pgn")]:
+        if name == "a.pgn" and b"Event" in data:
+            catch(open_record, data, name, 3)
+        else:
+            catch(open_record, data, name)
+    catch(session_from_line, "4k4/9/9/9/9/9/9/9/9/4K4 w", ["a0a1"])
+    catch(session_from_line, "bad", [])
+    for fen in ["4k4/4A4/9/9/9/9/9/9/9/4K4 w - - 0 1", "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1",
+                "3k5/9/9/9/9/9/9/9/9/3KR4 w - - 0 1", "4k4/9/4P4/9/9/9/9/9/9/4K4 w - - 0 1"]:
+        _, problems = validate_position(fen)
+        out.extend(p.en for p in problems)
+        if problems:
+            out.append("impossible start position: " + "; ".join(p.en for p in problems))
+    out += ["it is the computer's turn; wait for its move", "it is the computer's turn",
+            "no human player to resign", "the game is over: no hint",
+            "nothing to undo: the computer plays both sides",
+            "the engine gave no hint within 30 s", "no saved game with id 7",
+            "PGN file too large: 3000000 bytes (limit 2097152)"]
+    return out
+
+
+TOKEN = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*/\S*|\b[a-i]\d[a-i]?\d?\b|\b(?:FEN|ICCS|PGN|XQF|UBB|EPD|WXF|"
+                   r"DhtmlXQ|UTF-8|GB18030|GBK|Big5|KABNRCP|[wrbHE]|x\.pgn|bad\.xqf|a\.pgn)\b")
+
+
+def test_every_core_message_has_a_chinese_text(quick_server, driver, page):
+    """The page's one message table (messages.js) gives every message above a full Chinese text:
+    no rule missing, no English word left (quoted input, FENs, squares and format names aside)."""
+    msgs = core_messages()
+    assert len(msgs) >= 40
+    driver.open(quick_server.url)
+    got = page.evaluate("""async (msgs) => {
+        const m = await import('/static/js/messages.js');
+        return msgs.map((x) => m.translate(x));
+    }""", msgs)
+    bad = []
+    for en, r in zip(msgs, got, strict=True):
+        rest = TOKEN.sub("", r["text"])
+        if not r["ok"] or re.search(r"[A-Za-z]{2,}", rest) or not re.search(r"[\u4e00-\u9fff]", r["text"]):
+            bad.append((en, r))
+    assert not bad, "\n".join(f"{en!r} -> {r!r}" for en, r in bad)
+
+
+def test_messages_reach_the_page_in_its_language(quick_server, driver, page):
+    """A bad FEN in the editor, a bad pasted record and an illegal move sent on the WebSocket: in
+    Chinese mode all Chinese (no `FEN 有误：red must have…`), in English mode all English."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    page.click("#btn-edit")
+    page.fill("#ed-fen", "4k4/9/9/9/9/9/9/9/9/9 w - - 0 1")
+    page.click("#ed-load")
+    expect(page.locator("#ed-problems")).to_contain_text("红方必须恰有一个将（帅）")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#ed-problems")))
+    page.click("#ed-exit")
+    page.click("#btn-open")
+    page.fill("#paste-text", "4k4/9/9/9/9/9/9/9/9/9 w - - 0 1")
+    page.click("#btn-paste-open")
+    expect(page.locator("#open-error")).to_contain_text("红方必须恰有一个将（帅）")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#open-error")))
+    page.fill("#paste-text", "1. h2e2 h9g7 2. a0a5 *")  # a record with a problem: shown above its moves
+    page.click("#btn-paste-open")
+    expect(page.locator("#rc-errors")).to_contain_text(
+        "第 3 步（主线）：着法 a0a5 不合规则：a0 上的车不能走到 a5")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#rc-errors")))
+    page.click("#rc-exit")
+    page.evaluate("window.xq.ws.send(JSON.stringify({type: 'move', move: 'e0e2'}))")
+    expect(page.locator("#toast")).to_contain_text("着法 e0e2 不合规则")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#toast")))
+
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.click("#dlg-settings button[value=close]")
+    page.click("#btn-edit")
+    page.fill("#ed-fen", "4k4/9/9/9/9/9/9/9/9/9 w - - 0 1")
+    page.click("#ed-load")
+    expect(page.locator("#ed-problems")).to_contain_text("red must have exactly one king")
+    assert not re.search(r"[\u4e00-\u9fff]", page.inner_text("#ed-problems"))
+    page.click("#ed-exit")
+    page.evaluate("window.xq.ws.send(JSON.stringify({type: 'move', move: 'e0e2'}))")
+    expect(page.locator("#toast")).to_contain_text("illegal move e0e2")
+    assert not re.search(r"[\u4e00-\u9fff]", page.inner_text("#toast"))

@@ -7,6 +7,7 @@ import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
 import { LEVEL_NAMES, applyLanguage, language, playerName, setLanguage, t } from "./i18n.js";
+import { learn, message } from "./messages.js";
 import * as sound from "./sound.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -35,7 +36,7 @@ async function api(path, options = {}) {
   try { body = text ? JSON.parse(text) : null; } catch { body = text; }
   if (!res.ok) {
     const detail = body && body.detail ? body.detail : text;
-    throw new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    throw new Error(message(detail)); // in the page's language (messages.js)
   }
   return body;
 }
@@ -84,7 +85,7 @@ function onMessage(msg) {
   if (msg.type === "state") {
     render(msg.state);
     if (msg.draw_offer) toast(msg.draw_offer.accepted ? t("draw_accepted") : t("draw_declined"));
-    if (msg.error) toast(msg.error);
+    if (msg.error) toast(message(msg.error));
   } else if (msg.type === "replaced") {
     api("/api/game").then((st) => { render(st); connect(st.id); });
   } else if (msg.type === "hint") {
@@ -95,7 +96,7 @@ function onMessage(msg) {
     document.body.dataset.hint = ui.hint || "";
     render(ui.state);
   } else if (msg.type === "error") {
-    toast(msg.detail);
+    toast(message(msg.detail));
   }
 }
 
@@ -115,6 +116,9 @@ function render(st) {
   if (!st) return;
   const prev = ui.state;
   ui.state = st;
+  // texts the server sends in both languages, quoted by its English messages ("the game is over (…)")
+  if (st.result) learn(st.result.reason_en, st.result.reason_zh);
+  for (const f of Object.values(st.forbidden || {})) learn(f.reason_en, f.reason_zh);
   // A hint belongs to one position of a game in progress.
   if (!prev || prev.fen !== st.fen || prev.id !== st.id || st.result) { ui.hint = null; ui.hintInfo = null; }
   const movable = humanToMove(st);

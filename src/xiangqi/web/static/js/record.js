@@ -2,7 +2,8 @@
 // shown beside the board with its variations and comments. Browsing is local to the page: the
 // current (autosaved) game changes only when the player chooses "play on from here".
 
-import { playerName, t } from "./i18n.js";
+import { language, playerName, t } from "./i18n.js";
+import { message } from "./messages.js";
 import { keepInView } from "./scroll.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -70,7 +71,9 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     gc.textContent = rec.comment;
     gc.hidden = !rec.comment;
     const errs = $("#rc-errors");
-    errs.textContent = rec.errors.length ? `${t("record_problems")} ${rec.errors.slice(0, 3).join("; ")}` : "";
+    const sep = language() === "zh" ? "；" : "; ";
+    errs.textContent = rec.errors.length
+      ? `${t("record_problems")} ${rec.errors.slice(0, 3).map(message).join(sep)}` : "";
     errs.hidden = !rec.errors.length;
     // Only a record with variations gets a summary: 含 5 处变着 / 5 variations.
     const summary = $("#rc-summary");
@@ -198,7 +201,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     if (!res.ok) {
       let detail = await res.text();
       try { detail = JSON.parse(detail).detail; } catch { /* plain text */ }
-      throw new Error(detail);
+      throw new Error(message(detail));
     }
     const blob = await res.blob();
     const a = document.createElement("a");
