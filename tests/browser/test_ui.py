@@ -291,3 +291,153 @@ def test_messages_reach_the_page_in_its_language(quick_server, driver, page):
     page.evaluate("window.xq.ws.send(JSON.stringify({type: 'move', move: 'e0e2'}))")
     expect(page.locator("#toast")).to_contain_text("illegal move e0e2")
     assert not re.search(r"[\u4e00-\u9fff]", page.inner_text("#toast"))
+
+
+def point_center(page, sq: str) -> tuple[float, float]:
+    box = page.locator(f".xq-hit[data-sq='{sq}']").bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_file_numbers_on_both_edges_flip_with_the_board(quick_server, driver, page):
+    """一…九 along Red's edge right to left as Red sees it, 1…9 along Black's edge right to left as
+    Black sees it; flipping the board moves each row of numbers to the other edge."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+
+    def numbers(color):
+        return page.evaluate("""(color) => [...document.querySelectorAll(`.xq-file.${color}`)]
+            .map((e) => { const r = e.getBoundingClientRect();
+                          return {text: e.textContent, file: e.dataset.file, x: r.x + r.width / 2, y: r.y}; })
+            .sort((a, b) => a.x - b.x)""", color)
+
+    red, black = numbers("red"), numbers("black")
+    assert [n["text"] for n in red] == list("九八七六五四三二一")  # left to right for Red: 九 … 一
+    assert [n["text"] for n in black] == [str(i) for i in range(1, 10)]  # Black's 1 is file a (Red's left)
+    assert red[-1]["file"] == "i" and black[0]["file"] == "a"
+    e0 = page.locator(".xq-hit[data-sq='e0']").bounding_box()
+    e9 = page.locator(".xq-hit[data-sq='e9']").bounding_box()
+    assert red[0]["y"] > e0["y"] + e0["height"] / 2 and black[0]["y"] < e9["y"] + e9["height"] / 2
+    # each number stands over its own file
+    for n in red:
+        box = page.locator(f".xq-hit[data-sq='{n['file']}0']").bounding_box()
+        assert abs(n["x"] - (box["x"] + box["width"] / 2)) < 2
+    page.click("#btn-flip")
+    red, black = numbers("red"), numbers("black")
+    assert [n["text"] for n in red] == list("一二三四五六七八九")  # now at the top, seen from Black's side
+    assert [n["text"] for n in black] == [str(i) for i in range(9, 0, -1)]
+    e0 = page.locator(".xq-hit[data-sq='e0']").bounding_box()
+    assert red[0]["y"] < e0["y"] and black[0]["y"] > e0["y"] + e0["height"]
+
+
+def test_drag_and_drop_with_mouse_and_touch(quick_server, driver, page):
+    """A piece dragged to a legal point is played; dropped on an illegal point it goes back and
+    nothing is played; a finger drags as well (touch pointer events)."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    x0, y0 = point_center(page, "h2")
+    x1, y1 = point_center(page, "e2")
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, y0, steps=4)
+    expect(page.locator(".xq-piece.dragging[data-sq='h2']")).to_have_count(1)
+    expect(page.locator(".xq-dest[data-sq='e2']")).to_have_count(1)  # its points are shown while dragging
+    page.mouse.move(x1, y1, steps=4)
+    page.mouse.up()
+    driver.wait_plies(1)
+    assert driver.state()["moves"][0]["iccs"] == "h2e2"
+    # an illegal drop: back to its point, nothing played
+    x0, y0 = point_center(page, "h9")
+    x1, y1 = point_center(page, "h5")
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x1, y1, steps=6)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    assert driver.plies() == 1
+    box = page.locator(".xq-piece[data-sq='h9']").bounding_box()
+    assert abs(box["x"] + box["width"] / 2 - x0) < 3 and abs(box["y"] + box["height"] / 2 - y0) < 3
+    # a finger: touch events through the DevTools protocol (Chromium turns them into pointer events)
+    cdp = page.context.new_cdp_session(page)
+    x0, y0 = point_center(page, "h9")
+    x1, y1 = point_center(page, "g7")
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y0}]})
+    for k in range(1, 7):
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [
+            {"x": x0 + (x1 - x0) * k / 6, "y": y0 + (y1 - y0) * k / 6}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    driver.wait_plies(2)
+    assert driver.state()["moves"][1]["iccs"] == "h9g7"
+    # a click still moves
+    driver.play("h0g2", 3)
+    assert document_scroll(page) == 0
+
+
+def document_scroll(page) -> float:
+    return page.evaluate("document.scrollingElement.scrollTop")
+
+
+def test_move_and_capture_sound_like_wood(quick_server, driver, page):
+    """The move and capture sounds rendered offline: a short knock (loud at once, gone within
+    0.15 s), noise-like rather than one tone, its energy in a wood-like band; the capture differs
+    (two knocks)."""
+    driver.open(quick_server.url)
+    res = page.evaluate("""async () => {
+        const s = await import('/static/js/sound.js');
+        const out = {};
+        for (const name of ['move', 'capture']) {
+            const rate = 44100, ctx = new OfflineAudioContext(1, Math.round(rate * 0.4), rate);
+            const len = s.schedule(ctx, name, 0);
+            const d = (await ctx.startRendering()).getChannelData(0);
+            const energy = (a, b) => { let e = 0; for (let i = Math.round(a * rate); i < Math.round(b * rate); i++) e += d[i] * d[i]; return e; };
+            let peak = 0, at = 0, zc = 0;
+            for (let i = 0; i < d.length; i++) { if (Math.abs(d[i]) > peak) { peak = Math.abs(d[i]); at = i / rate; } }
+            for (let i = 1; i < Math.round(0.03 * rate); i++) if ((d[i - 1] < 0) !== (d[i] < 0)) zc++;
+            // a pure tone keeps its period: compare how alike the first and the next 5 ms are
+            out[name] = {len, peak, at, total: energy(0, 0.4), early: energy(0, 0.03), late: energy(0.15, 0.4),
+                         second: energy(0.05, 0.09), first: energy(0, 0.04), zcHz: zc / 0.03 / 2,
+                         samples: Array.from(d.slice(0, 4410))};
+        }
+        return out;
+    }""")
+    mv, cap = res["move"], res["capture"]
+    for r in (mv, cap):
+        assert 0.02 <= r["len"] <= 0.15
+        assert 0.05 < r["peak"] <= 1.0 and r["at"] < 0.01  # loud at once, never clipped
+        assert r["late"] < 0.01 * r["total"]  # gone within 0.15 s
+        assert 150 < r["zcHz"] < 3000  # the band of a wooden knock, not a hiss or a hum
+    assert mv["early"] > 0.8 * mv["total"]
+    assert cap["second"] > 0.15 * cap["first"]  # the second knock of a capture
+    diff = sum((a - b) ** 2 for a, b in zip(mv["samples"], cap["samples"], strict=True))
+    assert diff > 0.1 * sum(a * a for a in mv["samples"])
+
+
+def test_check_is_shown_and_spoken(quick_server, driver, page):
+    """A checking move shows 将军！ over the board and says 将军 (Check! / "Check" in English);
+    with the sound off it is shown but not spoken."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    for i, mv in enumerate(["h2e2", "c9e7", "e2e6"]):  # 炮五进四: check
+        driver.play(mv, i + 1)
+    banner = page.locator("#check-banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_have_text("将军！")
+    assert page.get_attribute("body", "data-last-spoken") == "将军"
+    expect(banner).to_be_hidden(timeout=4000)
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.select_option("#set-sound", "off")
+    page.click("#dlg-settings button[value=close]")
+    page.evaluate("delete document.body.dataset.lastSpoken")
+    page.click("#btn-undo")
+    driver.wait_plies(2)
+    driver.play("e2e6", 3)
+    expect(banner).to_have_text("Check!")
+    assert page.get_attribute("body", "data-last-spoken") is None
+    page.click("#btn-settings")
+    page.select_option("#set-sound", "on")
+    page.click("#dlg-settings button[value=close]")
+    page.click("#btn-undo")
+    driver.wait_plies(2)
+    driver.play("e2e6", 3)
+    expect(banner).to_have_text("Check!")
+    assert page.get_attribute("body", "data-last-spoken") == "Check"

@@ -97,6 +97,7 @@ function onMessage(msg) {
     render(ui.state);
   } else if (msg.type === "error") {
     toast(message(msg.detail));
+    if (!browsing()) board.refresh(); // a refused move: a dragged piece goes back to its point
   }
 }
 
@@ -147,6 +148,7 @@ function render(st) {
   if (prev && prev.id === st.id && st.moves.length > prev.moves.length) {
     const last = st.moves[st.moves.length - 1];
     sound.play(st.result ? "end" : last.check ? "check" : last.capture ? "capture" : "move");
+    if (last.check && !st.result) announceCheck();
   }
   document.body.dataset.thinking = st.thinking ? "1" : "0";
   document.body.dataset.turn = st.turn;
@@ -179,6 +181,21 @@ function renderActions(st = ui.state) {
   $("#btn-draw").disabled = away || Boolean(st.result) || !human;
   $("#btn-resign").disabled = away || Boolean(st.result) || !human;
   document.body.dataset.browsing = away ? "1" : "0";
+}
+
+let checkTimer = null;
+/** 将军 / Check: shown over the board for a moment and spoken when the sound is on. */
+function announceCheck() {
+  const el = $("#check-banner");
+  el.textContent = t("check");
+  el.hidden = false;
+  el.classList.remove("show");
+  void el.offsetWidth; // restart the animation
+  el.classList.add("show");
+  clearTimeout(checkTimer);
+  checkTimer = setTimeout(() => { el.hidden = true; el.classList.remove("show"); }, 1600);
+  if (language() === "zh") sound.say("将军", "zh-CN");
+  else sound.say("Check", "en-US");
 }
 
 function renderStatus(st) {
@@ -384,7 +401,7 @@ async function tryMove(iccs) {
     const reason = language() === "zh" ? bad.reason_zh : bad.reason_en;
     const go = await confirmDialog(t("forbidden_title"), `${t("forbidden_text")} ${reason}`, t("forbidden_go"),
       t("forbidden_back"));
-    if (!go) return;
+    if (!go) { board.refresh(); return; } // a dragged piece goes back to its point
   }
   send({ type: "move", move: iccs });
 }
