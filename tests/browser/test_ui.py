@@ -79,6 +79,43 @@ def test_long_move_list_scrolls_inside_its_panel_at_1366x768(quick_server, drive
     last = page.locator("#move-list .mv.current").bounding_box()
     assert fit["list"]["top"] <= last["y"] and last["y"] + last["height"] <= fit["list"]["bottom"] + 1
     page.screenshot(path="/tmp/ui-desktop-120.png")
+    # the same 120 plies opened as a PGN in the record browser, stepped through to the end
+    with urllib.request.urlopen(quick_server.url + "api/game/pgn?notation=iccs", timeout=10) as res:
+        pgn = res.read().decode()
+    page.click("#btn-open")
+    page.fill("#paste-text", pgn)
+    page.click("#btn-paste-open")
+    expect(page.locator("#rc-ply")).to_have_text("0 / 120")
+    for _ in range(30):
+        page.keyboard.press("ArrowRight")
+    page.click("#rc-last")
+    expect(page.locator("#rc-ply")).to_have_text("120 / 120")
+    fit = page_fits(page)
+    assert fit["scroll"] == 0 and page.evaluate("document.scrollingElement.scrollHeight") <= fit["vh"]
+    for key in ("board", "bar"):
+        assert fit[key]["top"] >= 0 and fit[key]["bottom"] <= fit["vh"], (key, fit)
+    cur = page.locator("#rc-moves .mv.current").bounding_box()
+    panel = page.locator(".panel").bounding_box()
+    assert panel["y"] <= cur["y"] and cur["y"] + cur["height"] <= panel["y"] + panel["height"]
+    page.screenshot(path="/tmp/ui-desktop-120-record.png")
+
+
+def test_phone_viewport_stays_usable_in_a_long_game(quick_server, driver, page):
+    """390x844: 60 plies by taps; the page never scrolls by itself, the board and toolbar stay in
+    view, nothing is wider than the screen and the list keeps its last move in view."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    for i, mv in enumerate(long_game(60)):
+        driver.play(mv, i + 1)
+    fit = page_fits(page)
+    assert_fits(fit)
+    assert fit["board"]["left"] >= 0 and fit["board"]["right"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert page.evaluate("(() => { const l = document.querySelector('#move-list');"
+                         " return l.scrollHeight > l.clientHeight"
+                         " && l.scrollTop + l.clientHeight >= l.scrollHeight - 1; })()")
+    page.screenshot(path="/tmp/ui-phone-long.png", full_page=True)
 
 
 def server_game(server) -> dict:
