@@ -328,6 +328,17 @@ def test_messages_reach_the_page_in_its_language(quick_server, driver, page):
     page.evaluate("window.xq.ws.send(JSON.stringify({type: 'move', move: 'e0e2'}))")
     expect(page.locator("#toast")).to_contain_text("illegal move e0e2")
     assert not re.search(r"[\u4e00-\u9fff]", page.inner_text("#toast"))
+    # a record this program saved in Chinese: its own names shown in English, its problem too
+    page.click("#btn-open")
+    page.fill("#paste-text", '[Event "象棋对局"]\n[Red "棋手"]\n[Black "电脑·初级"]\n1. h2e2 h9g7 2. a0a5 *')
+    page.click("#btn-paste-open")
+    expect(page.locator("#rc-title")).to_have_text("Xiangqi game · Human – Computer (Beginner)")
+    expect(page.locator("#rc-errors")).to_contain_text("ply 3 (main line): illegal move a0a5")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "zh")
+    page.click("#dlg-settings button[value=close]")
+    expect(page.locator("#rc-title")).to_have_text("象棋对局 · 棋手 – 电脑·初级")
+    expect(page.locator("#rc-errors")).to_contain_text("第 3 步（主线）")
 
 
 def point_center(page, sq: str) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 // shown beside the board with its variations and comments. Browsing is local to the page: the
 // current (autosaved) game changes only when the player chooses "play on from here".
 
-import { language, playerName, t } from "./i18n.js";
+import { eventName, language, playerName, t } from "./i18n.js";
 import { message } from "./messages.js";
 import { keepInView } from "./scroll.js";
 
@@ -53,7 +53,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     const h = rec.headers;
     // Event · Red – Black, with this program's older English player names translated.
     const players = [h.Red, h.Black].filter(Boolean).map(playerName).join(" – ");
-    const title = [(h.Event || "").trim(), players].filter(Boolean).join(" · ");
+    const title = [eventName(h.Event), players].filter(Boolean).join(" · ");
     $("#rc-title").textContent = title || rec.title;
     const meta = [h.Date, h.Site, h.Result && h.Result !== "*" ? h.Result : ""].filter(Boolean).join(" · ");
     $("#rc-meta").textContent = meta;
@@ -236,8 +236,8 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     get active() { return rec !== null; },
     /** The record's player names ``{red, black}`` (from its Red/Black headers). */
     players() { return rec ? { red: rec.headers.Red || "", black: rec.headers.Black || "" } : null; },
-    /** Re-render the move texts after the notation setting changed. */
-    refresh() { if (rec) { renderMoves(); go(pos); } },
+    /** Re-render the header and the move texts after the notation or language setting changed. */
+    refresh() { if (rec) { showHeader(); renderMoves(); go(pos); } },
     /** Arrow keys step through the record; returns true when the key was used. */
     key(ev) {
       if (!rec) return false;
