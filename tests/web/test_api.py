@@ -293,6 +293,7 @@ def test_library_replay_and_export(client):
     assert len(rp["fens"]) == 3
     assert rp["fens"][1].startswith("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/")
     assert rp["result"]["reason_zh"] == "黑胜 — 红方认输"
+    assert (rp["red"], rp["black"], rp["level"]) == ("棋手", "棋手", "beginner")  # the library game's players
     pgn = client.get(f"/api/library/{gid}/pgn", params={"notation": "iccs"})
     assert pgn.status_code == 200 and '[Result "0-1"]' in pgn.text
     assert "1. h2e2 h9g7" in pgn.text.lower().replace("-", "")

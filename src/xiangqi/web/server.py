@@ -342,7 +342,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             board.push_iccs(m.iccs)
             fens.append(board.fen())
         out = s.outcome
+        # red/black: the players' names as the library stored them (in the language of the day the
+        # game was saved: 棋手, 电脑·初级 or Player, Computer (Beginner)); the page shows them.
         return {"id": row_id, "title": g["title"], "notes": g["notes"], "fens": fens,
+                "red": g["red"], "black": g["black"], "level": g["level"],
                 "moves": [{"iccs": m.iccs, "chinese": m.chinese} for m in s.moves],
                 "result": None if out is None else {"result": out.result(), "reason_zh": out.reason_zh,
                                                     "reason_en": out.reason_en}}

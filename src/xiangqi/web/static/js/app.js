@@ -7,6 +7,7 @@ import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
 import { LEVEL_NAMES, applyLanguage, language, playerName, setLanguage, t } from "./i18n.js";
+import { learn, message } from "./messages.js";
 import { request, socket } from "./net.js";
 import * as sound from "./sound.js";
 
@@ -36,7 +37,7 @@ async function api(path, options = {}) {
   try { body = text ? JSON.parse(text) : null; } catch { body = text; }
   if (!res.ok) {
     const detail = body && body.detail ? body.detail : text;
-    throw new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    throw new Error(message(detail)); // in the page's language (messages.js)
   }
   return body;
 }
@@ -84,7 +85,7 @@ function onMessage(msg) {
   if (msg.type === "state") {
     render(msg.state);
     if (msg.draw_offer) toast(msg.draw_offer.accepted ? t("draw_accepted") : t("draw_declined"));
-    if (msg.error) toast(msg.error);
+    if (msg.error) toast(message(msg.error));
   } else if (msg.type === "replaced") {
     api("/api/game").then((st) => { render(st); connect(st.id); });
   } else if (msg.type === "hint") {
@@ -95,7 +96,8 @@ function onMessage(msg) {
     document.body.dataset.hint = ui.hint || "";
     render(ui.state);
   } else if (msg.type === "error") {
-    toast(msg.detail);
+    toast(message(msg.detail));
+    if (!browsing()) board.refresh(); // a refused move: a dragged piece goes back to its point
   }
 }
 
@@ -115,6 +117,9 @@ function render(st) {
   if (!st) return;
   const prev = ui.state;
   ui.state = st;
+  // texts the server sends in both languages, quoted by its English messages ("the game is over (…)")
+  if (st.result) learn(st.result.reason_en, st.result.reason_zh);
+  for (const f of Object.values(st.forbidden || {})) learn(f.reason_en, f.reason_zh);
   // A hint belongs to one position of a game in progress.
   if (!prev || prev.fen !== st.fen || prev.id !== st.id || st.result) { ui.hint = null; ui.hintInfo = null; }
   const movable = humanToMove(st);
@@ -143,23 +148,54 @@ function render(st) {
   if (prev && prev.id === st.id && st.moves.length > prev.moves.length) {
     const last = st.moves[st.moves.length - 1];
     sound.play(st.result ? "end" : last.check ? "check" : last.capture ? "capture" : "move");
+    if (last.check && !st.result) announceCheck();
   }
   document.body.dataset.thinking = st.thinking ? "1" : "0";
   document.body.dataset.turn = st.turn;
   document.body.dataset.plies = String(st.moves.length);
   document.body.dataset.gameId = st.id;
   document.body.dataset.result = st.result ? st.result.result : "";
-  // 悔棋 stays open after the game ends (casual play): it withdraws a resignation or agreed draw, or
-  // takes back the move that ended the game; never after a loss on time (server: can_undo).
-  $("#btn-undo").disabled = st.can_undo === undefined
-    ? st.moves.length === 0 || !Object.values(st.players).includes("human") : !st.can_undo;
-  $("#btn-hint").disabled = !movable;
-  $("#btn-draw").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
-  $("#btn-resign").disabled = Boolean(st.result) || !Object.values(st.players).includes("human");
+  renderActions(st);
   if (st.result && prev && ui.shownResultFor !== st.id + ":" + st.moves.length && !prev.result) {
     showResult(st);
   }
   if (!st.result) ui.shownResultFor = null;
+}
+
+/** Whether the board shows something other than the current game (a library replay, an opened
+ *  record, the position editor): the game's own actions are then closed. */
+function browsing() {
+  return Boolean(ui.editing || ui.replaying || library.active || record.active);
+}
+
+/** Open or close 悔棋/提示/提和/认输 for the current game. While another position is shown they are
+ *  all disabled (they would act on the hidden game); their keys go through these buttons too. */
+function renderActions(st = ui.state) {
+  if (!st) return;
+  const away = browsing();
+  const human = Object.values(st.players).includes("human");
+  // 悔棋 stays open after the game ends (casual play): it withdraws a resignation or agreed draw, or
+  // takes back the move that ended the game; never after a loss on time (server: can_undo).
+  $("#btn-undo").disabled = away || (st.can_undo === undefined ? st.moves.length === 0 || !human : !st.can_undo);
+  $("#btn-hint").disabled = away || !humanToMove(st);
+  $("#btn-draw").disabled = away || Boolean(st.result) || !human;
+  $("#btn-resign").disabled = away || Boolean(st.result) || !human;
+  document.body.dataset.browsing = away ? "1" : "0";
+}
+
+let checkTimer = null;
+/** 将军 / Check: shown over the board for a moment and spoken when the sound is on. */
+function announceCheck() {
+  const el = $("#check-banner");
+  el.textContent = t("check");
+  el.hidden = false;
+  el.classList.remove("show");
+  void el.offsetWidth; // restart the animation
+  el.classList.add("show");
+  clearTimeout(checkTimer);
+  checkTimer = setTimeout(() => { el.hidden = true; el.classList.remove("show"); }, 1600);
+  if (language() === "zh") sound.say("将军", "zh-CN");
+  else sound.say("Check", "en-US");
 }
 
 function renderStatus(st) {
@@ -195,7 +231,8 @@ function renderPlayers(st) {
   // the level with its rank and measured Elo when known (e.g. 初级 · 校尉 ≈1440)
   const lv = (ui.levels || []).find((x) => x.key === st.level);
   const level = lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level;
-  const names = record.active ? record.players() : null; // a browsed record: its players' names
+  // a browsed record or library game: its own players' names, not the current game's
+  const names = record.active ? record.players() : library.active ? library.players() : null;
   const name = (color) => {
     if (names) return `${t(color)} — ${names[color] ? playerName(names[color]) : "?"}`;
     const who = st.players[color] === "engine" ? `${t("computer")} · ${level}` : t("human");
@@ -287,7 +324,7 @@ function renderMoves(st) {
     }
   }
   list.lastElementChild.lastElementChild.classList.add("current");
-  list.lastElementChild.scrollIntoView({ block: "nearest" });
+  list.scrollTop = list.scrollHeight; // the last move in view, the page itself never scrolls
 }
 
 /** The move-list notation chosen in the settings: chinese, wxf or iccs. */
@@ -364,7 +401,7 @@ async function tryMove(iccs) {
     const reason = language() === "zh" ? bad.reason_zh : bad.reason_en;
     const go = await confirmDialog(t("forbidden_title"), `${t("forbidden_text")} ${reason}`, t("forbidden_go"),
       t("forbidden_back"));
-    if (!go) return;
+    if (!go) { board.refresh(); return; } // a dragged piece goes back to its point
   }
   send({ type: "move", move: iccs });
 }
@@ -532,9 +569,10 @@ function openOpenDialog() {
 }
 
 $("#btn-new").addEventListener("click", openNewDialog);
-$("#btn-undo").addEventListener("click", () => send({ type: "undo" }));
-$("#btn-hint").addEventListener("click", () => send({ type: "hint" }));
+$("#btn-undo").addEventListener("click", () => { if (!browsing()) send({ type: "undo" }); });
+$("#btn-hint").addEventListener("click", () => { if (!browsing()) send({ type: "hint" }); });
 $("#btn-draw").addEventListener("click", async () => {
+  if (browsing()) return;
   const st = ui.state;
   if (st && !Object.values(st.players).includes("engine")) {
     // Two players on one screen: the other player answers the offer here.
@@ -545,7 +583,8 @@ $("#btn-draw").addEventListener("click", async () => {
   send({ type: "draw" });
 });
 $("#btn-resign").addEventListener("click", async () => {
-  if (await confirmDialog(t("resign"), t("confirm_resign"), t("resign"), t("cancel"))) send({ type: "resign" });
+  if (browsing()) return;
+  if (await confirmDialog(t("resign"), t("confirm_resign"), t("resign"), t("cancel")) && !browsing()) send({ type: "resign" });
 });
 $("#btn-flip").addEventListener("click", () => { ui.flipped = !ui.flipped; render(ui.state); });
 $("#btn-save").addEventListener("click", () => { $("#dlg-save").returnValue = ""; $("#dlg-save").showModal(); });
@@ -563,7 +602,11 @@ const editor = createEditor({
 });
 const library = createLibrary({
   board, api, toast, confirmDialog,
-  onEnter: () => { ui.replaying = true; document.body.classList.add("replaying"); },
+  onEnter: () => {
+    ui.replaying = true;
+    document.body.classList.add("replaying");
+    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
+  },
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
 });
 $("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
@@ -572,7 +615,7 @@ const record = createRecordBrowser({
   onEnter: () => {
     ui.replaying = true;
     document.body.classList.add("replaying", "browsing");
-    if (ui.state) renderPlayers(ui.state);
+    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
   },
   onExit: () => {
     ui.replaying = false;
@@ -606,6 +649,7 @@ $("#btn-edit").addEventListener("click", () => {
   ui.editing = true;
   $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");
+  renderActions();
 });
 
 // -- settings -------------------------------------------------------------------
@@ -667,7 +711,7 @@ document.addEventListener("keydown", (ev) => {
     board.activateCursor();
     return;
   }
-  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); send({ type: "undo" }); return; }
+  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); $("#btn-undo").click(); return; }
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const keys = { n: openNewDialog, f: () => $("#btn-flip").click(), h: () => $("#btn-hint").click(),
     s: () => $("#btn-save").click(), o: openOpenDialog, u: () => $("#btn-undo").click() };

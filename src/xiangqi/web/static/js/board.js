@@ -8,14 +8,23 @@
 //   dests        {"h2": ["h2e2", ...]}      movable true when the user may move now
 //   shapes       [{from: "h2", to: "e2", kind: "hint"}]   arrows drawn over the board
 //   pieceStyle   "traditional" | "flat" | "contrast"      traditional  true for 帥/將 … characters
-//   onMove(iccs) called when the user moves a piece      onSelect(square|null)
+//   onMove(iccs) called when the user moves a piece (a click on the piece then on its point, or a
+//                drag and drop with the mouse, a pen or a finger: pointer events)
+//   onSelect(square|null)
 //   editable     true in the position editor: clicks go to onEdit(square) instead
+//
+// File numbers stand on both edges: 一…九 along Red's edge (right to left as Red sees it: file i is
+// 一), 1…9 along Black's edge (right to left as Black sees it: file a is 1); they flip with the board.
 
 const NS = "http://www.w3.org/2000/svg";
 const S = 100; // grid spacing in SVG units
 const M = 70; // margin from the frame to the first line
+const BAND = 46; // the band above and below the frame that holds the file numbers
+const MY = M + BAND; // y of the first line
 export const VIEW_W = M * 2 + S * 8;
-export const VIEW_H = M * 2 + S * 9;
+export const VIEW_H = MY * 2 + S * 9;
+const RED_FILES = ["一", "二", "三", "四", "五", "六", "七", "八", "九"];
+const DRAG_START_PX = 6; // a press that moves this far (screen pixels) is a drag, not a click
 const FILES = "abcdefghi";
 
 const NAMES = {
@@ -67,6 +76,7 @@ export function createBoard(container, config = {}) {
   let selected = null;
   let shownPieces = {};
   let cursor = null; // keyboard cursor square, shown only after a key press
+  let dropped = null; // the move just made by drag and drop: its piece is already there, no slide
 
   const svg = el("svg", {
     viewBox: `0 0 ${VIEW_W} ${VIEW_H}`, class: "xq-board", role: "img", "aria-label": "xiangqi board",
@@ -91,30 +101,56 @@ export function createBoard(container, config = {}) {
 
   function xy(sq) {
     const { file, rank } = typeof sq === "string" ? parseSquare(sq) : sq;
-    if (cfg.orientation === "red") return [M + file * S, M + (9 - rank) * S];
-    return [M + (8 - file) * S, M + rank * S];
+    if (cfg.orientation === "red") return [M + file * S, MY + (9 - rank) * S];
+    return [M + (8 - file) * S, MY + rank * S];
+  }
+
+  /** The point under a screen position (client pixels), or null off the board. */
+  function squareAt(clientX, clientY) {
+    const ctm = svg.getScreenCTM();
+    if (!ctm) return null;
+    const p = new DOMPoint(clientX, clientY).matrixTransform(ctm.inverse());
+    let file = Math.round((p.x - M) / S), row = Math.round((p.y - MY) / S);
+    if (file < 0 || file > 8 || row < 0 || row > 9) return null;
+    if (Math.abs(p.x - (M + file * S)) > S / 2 || Math.abs(p.y - (MY + row * S)) > S / 2) return null;
+    if (cfg.orientation !== "red") { file = 8 - file; row = 9 - row; }
+    return squareName(file, 9 - row);
+  }
+
+  function svgPoint(clientX, clientY) {
+    const ctm = svg.getScreenCTM();
+    return ctm ? new DOMPoint(clientX, clientY).matrixTransform(ctm.inverse()) : null;
   }
 
   function drawGrid() {
     gBoard.replaceChildren();
     el("rect", { x: 0, y: 0, width: VIEW_W, height: VIEW_H, rx: 16, class: "xq-wood" }, gBoard);
-    el("rect", { x: 12, y: 12, width: VIEW_W - 24, height: VIEW_H - 24, rx: 6, class: "xq-frame" }, gBoard);
-    el("rect", { x: M, y: M, width: S * 8, height: S * 9, class: "xq-border" }, gBoard);
+    el("rect", { x: 12, y: BAND + 12, width: VIEW_W - 24, height: VIEW_H - 2 * BAND - 24, rx: 6, class: "xq-frame" }, gBoard);
+    el("rect", { x: M, y: MY, width: S * 8, height: S * 9, class: "xq-border" }, gBoard);
     for (let r = 0; r < 10; r++) {
-      el("line", { x1: M, y1: M + r * S, x2: M + 8 * S, y2: M + r * S, class: "xq-line" }, gBoard);
+      el("line", { x1: M, y1: MY + r * S, x2: M + 8 * S, y2: MY + r * S, class: "xq-line" }, gBoard);
     }
     for (let f = 0; f < 9; f++) {
       const x = M + f * S;
       if (f === 0 || f === 8) {
-        el("line", { x1: x, y1: M, x2: x, y2: M + 9 * S, class: "xq-line" }, gBoard);
+        el("line", { x1: x, y1: MY, x2: x, y2: MY + 9 * S, class: "xq-line" }, gBoard);
       } else {
-        el("line", { x1: x, y1: M, x2: x, y2: M + 4 * S, class: "xq-line" }, gBoard);
-        el("line", { x1: x, y1: M + 5 * S, x2: x, y2: M + 9 * S, class: "xq-line" }, gBoard);
+        el("line", { x1: x, y1: MY, x2: x, y2: MY + 4 * S, class: "xq-line" }, gBoard);
+        el("line", { x1: x, y1: MY + 5 * S, x2: x, y2: MY + 9 * S, class: "xq-line" }, gBoard);
       }
+    }
+    // File numbers: Red's along Red's edge, Black's along Black's (the edge nearer each side's pieces).
+    const redBottom = cfg.orientation === "red";
+    for (let f = 0; f < 9; f++) {
+      const x = xy({ file: f, rank: 0 })[0];
+      el("text", { x, y: redBottom ? VIEW_H - BAND / 2 : BAND / 2, class: "xq-file red", "data-file": FILES[f] },
+        gBoard).textContent = RED_FILES[8 - f];
+      el("text", { x, y: redBottom ? BAND / 2 : VIEW_H - BAND / 2, class: "xq-file black", "data-file": FILES[f] },
+        gBoard).textContent = String(f + 1);
     }
     // Palace diagonals (orientation-independent: the palaces are symmetric).
     for (const top of [0, 7]) {
-      const y0 = M + top * S;
+      const y0 = MY + top * S;
       el("line", { x1: M + 3 * S, y1: y0, x2: M + 5 * S, y2: y0 + 2 * S, class: "xq-line" }, gBoard);
       el("line", { x1: M + 5 * S, y1: y0, x2: M + 3 * S, y2: y0 + 2 * S, class: "xq-line" }, gBoard);
     }
@@ -123,7 +159,7 @@ export function createBoard(container, config = {}) {
     for (const r of [3, 6]) for (const f of [0, 2, 4, 6, 8]) points.push([f, r]);
     const g = 8, l = 18;
     for (const [f, r] of points) {
-      const x = M + f * S, y = M + r * S;
+      const x = M + f * S, y = MY + r * S;
       for (const dx of [-1, 1]) {
         if ((f === 0 && dx < 0) || (f === 8 && dx > 0)) continue;
         for (const dy of [-1, 1]) {
@@ -132,7 +168,7 @@ export function createBoard(container, config = {}) {
         }
       }
     }
-    const ry = M + 4.5 * S;
+    const ry = MY + 4.5 * S;
     const [left, right] = cfg.labels.river;
     el("text", { x: M + 2 * S, y: ry, class: "xq-river" }, gBoard).textContent = left;
     el("text", { x: M + 6 * S, y: ry, class: "xq-river" }, gBoard).textContent = right;
@@ -143,7 +179,11 @@ export function createBoard(container, config = {}) {
         const name = squareName(f, r);
         const [x, y] = xy({ file: f, rank: r });
         const c = el("rect", { x: x - S / 2, y: y - S / 2, width: S, height: S, class: "xq-hit", "data-sq": name }, gHits);
-        c.addEventListener("click", (ev) => { ev.preventDefault(); onSquare(name); });
+        c.addEventListener("click", (ev) => {
+          ev.preventDefault();
+          if (dragJustEnded) return; // the click that ends a drag is not a click on this point
+          onSquare(name);
+        });
       }
     }
   }
@@ -189,7 +229,7 @@ export function createBoard(container, config = {}) {
       const g = pieceNode(sq, letter);
       if (sq === cfg.check && (letter === "K" || letter === "k")) g.classList.add("in-check");
       gPieces.appendChild(g);
-      if (animate && lm && sq === lm.slice(2, 4) && shownPieces[lm.slice(0, 2)] === letter) {
+      if (animate && lm && lm !== dropped && sq === lm.slice(2, 4) && shownPieces[lm.slice(0, 2)] === letter) {
         place(g, lm.slice(0, 2));
         g.getBoundingClientRect(); // commit the start position before the transition
         g.classList.add("moving");
@@ -200,6 +240,7 @@ export function createBoard(container, config = {}) {
       }
     }
     shownPieces = pieces;
+    dropped = null;
   }
 
   function drawDests() {
@@ -265,6 +306,62 @@ export function createBoard(container, config = {}) {
     drawShapes();
   }
 
+  // -- drag and drop (pointer events: mouse, pen and touch alike) --
+  let press = null; // {id, sq, x, y, node, dragging}
+  let dragJustEnded = false; // true from a drag's pointerup until its click (same task) has passed
+
+  function pieceNodeAt(sq) {
+    return gPieces.querySelector(`.xq-piece[data-sq="${sq}"]`);
+  }
+
+  svg.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0 || cfg.editable || !cfg.movable) return;
+    const sq = squareAt(ev.clientX, ev.clientY);
+    if (!sq || !(cfg.dests[sq] || []).length) return;
+    press = { id: ev.pointerId, sq, x: ev.clientX, y: ev.clientY, node: pieceNodeAt(sq), dragging: false };
+  });
+
+  svg.addEventListener("pointermove", (ev) => {
+    if (!press || ev.pointerId !== press.id) return;
+    if (!press.dragging) {
+      if (Math.hypot(ev.clientX - press.x, ev.clientY - press.y) < DRAG_START_PX) return;
+      press.dragging = true;
+      try { svg.setPointerCapture(ev.pointerId); } catch { /* the pointer is gone */ }
+      selected = press.sq;
+      drawMarks();
+      drawDests();
+      cfg.onSelect(press.sq);
+      if (press.node) { press.node.classList.add("dragging"); gPieces.appendChild(press.node); }
+      svg.classList.add("dragging");
+    }
+    ev.preventDefault();
+    const p = svgPoint(ev.clientX, ev.clientY);
+    if (p && press.node) press.node.style.transform = `translate(${p.x}px, ${p.y}px)`;
+  });
+
+  function endDrag(ev, drop) {
+    if (!press || ev.pointerId !== press.id) return;
+    const { sq, node, dragging } = press;
+    press = null;
+    if (!dragging) return; // a click: the point's click handler does the rest
+    dragJustEnded = true;
+    setTimeout(() => { dragJustEnded = false; }, 0);
+    svg.classList.remove("dragging");
+    if (node) node.classList.remove("dragging");
+    const to = drop ? squareAt(ev.clientX, ev.clientY) : null;
+    const mv = to ? sq + to : "";
+    if (to && to !== sq && (cfg.dests[sq] || []).includes(mv)) {
+      if (node) place(node, to); // stays where it was dropped until the new state arrives
+      dropped = mv;
+      setSelected(null);
+      cfg.onMove(mv);
+      return;
+    }
+    if (node) place(node, sq); // not a legal point: the piece goes back, still selected
+  }
+  svg.addEventListener("pointerup", (ev) => endDrag(ev, true));
+  svg.addEventListener("pointercancel", (ev) => endDrag(ev, false));
+
   redraw(false);
 
   return {
@@ -305,6 +402,8 @@ export function createBoard(container, config = {}) {
       if (cursor) onSquare(cursor);
     },
     get cursor() { return cursor; },
+    /** Put the pieces back on the points of the position shown (after a dropped move was not played). */
+    refresh() { drawPieces(false); drawMarks(); drawDests(); },
     /** Square name currently selected, or null. */
     get selected() { return selected; },
     select(sq) { onSquare(sq); },

@@ -2,7 +2,8 @@
 // copy or paste FEN; the server validates every change (POST /api/position/validate).
 
 import { parseFen } from "./board.js";
-import { language, t } from "./i18n.js";
+import { t } from "./i18n.js";
+import { problemText } from "./messages.js";
 
 const PALETTE = ["K", "A", "B", "N", "R", "C", "P", "k", "a", "b", "n", "r", "c", "p", ""];
 const CHARS = { K: "帅", A: "仕", B: "相", N: "马", R: "车", C: "炮", P: "兵", k: "将", a: "士", b: "象", n: "马", r: "车", c: "炮", p: "卒" };
@@ -84,7 +85,7 @@ export function createEditor({ board, api, onPlay, onExit, toast }) {
     }
     for (const p of res.problems) {
       const li = document.createElement("li");
-      li.textContent = language() === "zh" ? p.zh : p.en;
+      li.textContent = problemText(p);
       if (p.square) li.dataset.sq = p.square;
       list.appendChild(li);
     }
@@ -132,7 +133,7 @@ export function createEditor({ board, api, onPlay, onExit, toast }) {
         list.replaceChildren();
         for (const p of res.problems) {
           const li = document.createElement("li");
-          li.textContent = language() === "zh" ? p.zh : p.en;
+          li.textContent = problemText(p);
           list.appendChild(li);
         }
         $("#ed-play").disabled = true;

@@ -32,7 +32,7 @@ export const TEXT = {
     choose_file: "选择文件…", paste_label: "或粘贴 FEN、PGN 或 UBB 文本：", open_pasted: "打开粘贴内容",
     paste_empty: "请先粘贴 FEN、PGN 或 UBB 文本", open_failed: "无法打开：", record_problems: "棋谱有问题：",
     rc_variations: "含 {n} 处变着", rc_variations_one: "含 {n} 处变着", hint_text: "提示：", rc_choices: "种走法", rc_back: "返回", rc_next_choices: "下一步变着",
-    rc_main: "主线", rc_variation: "变着", rc_play: "从此处续下",
+    rc_main: "主线", rc_variation: "变着", rc_play: "从此处续下", event_default: "象棋对局",
   },
   en: {
     title: "Xiangqi", new_game: "New game", undo: "Undo", hint: "Hint", draw: "Offer draw", resign: "Resign",
@@ -69,7 +69,7 @@ export const TEXT = {
     choose_file: "Choose a file…", paste_label: "or paste FEN, PGN or UBB text:", open_pasted: "Open pasted text",
     paste_empty: "Paste FEN, PGN or UBB text first", open_failed: "Cannot open:", record_problems: "Problems in the record:",
     rc_variations: "{n} variations", rc_variations_one: "{n} variation", hint_text: "Hint: ", rc_choices: "choices", rc_back: "Back", rc_next_choices: "Next move: variations",
-    rc_main: "Main line", rc_variation: "Variation", rc_play: "Play on from here",
+    rc_main: "Main line", rc_variation: "Variation", rc_play: "Play on from here", event_default: "Xiangqi game",
   },
 };
 
@@ -101,12 +101,31 @@ export function applyLanguage(root = document) {
   for (const e of root.querySelectorAll("[data-i18n-placeholder]")) e.placeholder = t(e.dataset.i18nPlaceholder);
 }
 
-/** A player's name from a record, with this program's own older English names (Human,
- *  Computer (beginner)) shown in the interface language: 棋手, 电脑·初级. Other names as they are. */
+/** The level key of a level name in either language (初级, Beginner, beginner), or null. */
+function levelKey(name) {
+  const n = name.trim().toLowerCase();
+  for (const key of Object.keys(LEVEL_NAMES.en)) {
+    if (n === key || n === LEVEL_NAMES.en[key].toLowerCase() || name.trim() === LEVEL_NAMES.zh[key]) return key;
+  }
+  return null;
+}
+
+/** A player's name from a record or the library in the interface language. This program writes its
+ *  own players' names in the language of the day (棋手, 电脑·初级 / Player, Computer (Beginner); older
+ *  versions Human); those are shown in the current language. Other names (许银川) as they are. */
 export function playerName(name) {
-  if (name === "Human" || name === "Player") return t("human");
-  const m = /^Computer \((\w+)\)$/.exec(name);
-  if (!m) return name;
-  const level = LEVEL_NAMES[language()][m[1].toLowerCase()] || m[1];
+  const s = String(name ?? "").trim();
+  if (s === "Human" || s === "Player" || s === TEXT.zh.human) return t("human");
+  const m = /^Computer \((.+)\)$/.exec(s) || /^电脑\s*[·・]\s*(.+)$/.exec(s);
+  const key = m && levelKey(m[1]);
+  if (!key) return s;
+  const level = LEVEL_NAMES[language()][key];
   return language() === "zh" ? `${t("computer")}·${level}` : `${t("computer")} (${level})`;
+}
+
+/** A record's Event in the interface language when it is this program's own default (象棋对局 /
+ *  Xiangqi game, written in the language of the day); any other event as it is. */
+export function eventName(name) {
+  const s = String(name ?? "").trim();
+  return s === TEXT.zh.event_default || s === TEXT.en.event_default ? t("event_default") : s;
 }

@@ -1,7 +1,8 @@
 // Saved-game library: list with search and filter, replay (step, jump, autoplay), rename,
 // annotate, export and delete. Finished games are kept by the server automatically.
 
-import { LEVEL_NAMES, language, t } from "./i18n.js";
+import { language, playerName, t } from "./i18n.js";
+import { keepInView } from "./scroll.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -10,10 +11,9 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
   let ply = 0;
   let timer = null;
 
+  // the names as stored (in the language of the day the game was saved), shown in today's language
   function playerText(row) {
-    const lv = LEVEL_NAMES[language()][row.level] || row.level;
-    const name = (s) => s.replace(/^Computer \(\w+\)$/, `${t("computer")}·${lv}`).replace(/^Human$/, t("human"));
-    return `${name(row.red)} – ${name(row.black)}`;
+    return `${playerName(row.red)} – ${playerName(row.black)}`;
   }
 
   async function refresh() {
@@ -88,7 +88,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     document.body.dataset.replayPly = String(ply);
     for (const s of document.querySelectorAll("#rp-moves .mv")) s.classList.toggle("current", Number(s.dataset.ply) === ply);
     const cur = document.querySelector("#rp-moves .mv.current");
-    if (cur) cur.scrollIntoView({ block: "nearest" });
+    keepInView($("#rp-moves"), cur);
   }
 
   function stopAuto() {
@@ -138,7 +138,9 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
   $("#lib-result").addEventListener("change", () => refresh());
 
   return {
-    openList, replay, close, go,
+    openList, replay, close, go, refresh,
+    /** The replayed game's players as the library stored them, ``{red, black}``, or null. */
+    players() { return game ? { red: game.red || "", black: game.black || "" } : null; },
     get active() { return game !== null; },
     get ply() { return ply; },
     /** Arrow keys step through a replay; returns true when the key was used. */

@@ -2,8 +2,10 @@
 // shown beside the board with its variations and comments. Browsing is local to the page: the
 // current (autosaved) game changes only when the player chooses "play on from here".
 
-import { playerName, t } from "./i18n.js";
+import { eventName, language, playerName, t } from "./i18n.js";
+import { message } from "./messages.js";
 import { request } from "./net.js";
+import { keepInView } from "./scroll.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -52,7 +54,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     const h = rec.headers;
     // Event · Red – Black, with this program's older English player names translated.
     const players = [h.Red, h.Black].filter(Boolean).map(playerName).join(" – ");
-    const title = [(h.Event || "").trim(), players].filter(Boolean).join(" · ");
+    const title = [eventName(h.Event), players].filter(Boolean).join(" · ");
     $("#rc-title").textContent = title || rec.title;
     const meta = [h.Date, h.Site, h.Result && h.Result !== "*" ? h.Result : ""].filter(Boolean).join(" · ");
     $("#rc-meta").textContent = meta;
@@ -70,7 +72,9 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     gc.textContent = rec.comment;
     gc.hidden = !rec.comment;
     const errs = $("#rc-errors");
-    errs.textContent = rec.errors.length ? `${t("record_problems")} ${rec.errors.slice(0, 3).join("; ")}` : "";
+    const sep = language() === "zh" ? "；" : "; ";
+    errs.textContent = rec.errors.length
+      ? `${t("record_problems")} ${rec.errors.slice(0, 3).map(message).join(sep)}` : "";
     errs.hidden = !rec.errors.length;
     // Only a record with variations gets a summary: 含 5 处变着 / 5 variations.
     const summary = $("#rc-summary");
@@ -132,7 +136,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     $("#rc-ply").textContent = `${pos} / ${line.length - 1}`;
     for (const s of document.querySelectorAll("#rc-moves .mv")) s.classList.toggle("current", Number(s.dataset.pos) === pos && pos > 0);
     const cur = document.querySelector("#rc-moves .mv.current");
-    if (cur) cur.scrollIntoView({ block: "nearest" });
+    keepInView($("#rc-moves"), cur);
     const comment = pos === 0 ? "" : n.comment;
     $("#rc-comment").textContent = comment;
     $("#rc-comment").hidden = !comment;
@@ -198,7 +202,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     if (!res.ok) {
       let detail = await res.text();
       try { detail = JSON.parse(detail).detail; } catch { /* plain text */ }
-      throw new Error(detail);
+      throw new Error(message(detail));
     }
     const blob = await res.blob();
     const a = document.createElement("a");
@@ -233,8 +237,8 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     get active() { return rec !== null; },
     /** The record's player names ``{red, black}`` (from its Red/Black headers). */
     players() { return rec ? { red: rec.headers.Red || "", black: rec.headers.Black || "" } : null; },
-    /** Re-render the move texts after the notation setting changed. */
-    refresh() { if (rec) { renderMoves(); go(pos); } },
+    /** Re-render the header and the move texts after the notation or language setting changed. */
+    refresh() { if (rec) { showHeader(); renderMoves(); go(pos); } },
     /** Arrow keys step through the record; returns true when the key was used. */
     key(ev) {
       if (!rec) return false;

@@ -1,0 +1,496 @@
+"""UI defects found by playing the page (issue 10): a long game's move list scrolls inside its panel,
+the game's actions are closed while a record or library game is browsed, a library replay names the
+library game's players, messages come in the page's language, file numbers on both edges, drag and
+drop, the board's sounds and the shown check."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import urllib.request
+
+import pytest
+from playwright.sync_api import expect
+
+from xiangqi.app.session import GameSession
+from xiangqi.core.board import parse_square
+
+pytestmark = pytest.mark.browser
+
+
+def long_game(plies: int, seed: int = 10) -> list[str]:
+    """``plies`` legal ICCS moves from the start that neither end the game nor repeat forbiddenly
+    (random, quiet moves preferred so that the game lasts)."""
+    rng = random.Random(seed)
+    s = GameSession(red="human", black="human")
+    out: list[str] = []
+    while len(out) < plies:
+        st = s.state()
+        moves = sorted(m for ms in st["legal"].values() for m in ms if m not in st["forbidden"])
+        quiet = [m for m in moves if not s.board.squares[parse_square(m[2:4])]]
+        rng.shuffle(quiet)
+        rng.shuffle(moves)
+        # quiet moves keep the pieces on the board; a capture now and then keeps the 60-move rule away
+        for mv in (moves if len(out) % 25 == 24 else quiet or moves):
+            probe = GameSession.from_record(s.to_record())
+            probe.play(mv)
+            if not probe.is_over:
+                break
+        s.play(mv)
+        out.append(mv)
+    return out
+
+
+def page_fits(page) -> dict:
+    """Scroll offset of the page and the boxes of the board and toolbar against the viewport."""
+    return page.evaluate("""() => {
+        const vh = window.innerHeight, vw = window.innerWidth;
+        const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+                               return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+        return {scroll: document.scrollingElement.scrollTop, vh, vw, board: box('.xq-board'),
+                bar: box('.actions'), bottomBar: box('#bar-bottom'), list: box('#move-list')};
+    }""")
+
+
+def assert_fits(fit: dict) -> None:
+    assert fit["scroll"] == 0, fit
+    for key in ("board", "bar", "bottomBar"):
+        assert fit[key]["top"] >= 0 and fit[key]["bottom"] <= fit["vh"], (key, fit)
+
+
+def test_long_move_list_scrolls_inside_its_panel_at_1366x768(quick_server, driver, page):
+    """120 plies of a two-player game: the page never scrolls, the board and toolbar stay in view,
+    the move list scrolls inside the panel with the last move visible."""
+    page.set_viewport_size({"width": 1366, "height": 768})
+    moves = long_game(120)
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    for i, mv in enumerate(moves):
+        driver.play(mv, i + 1)
+        if i % 10 == 9 or i > 100:
+            assert_fits(page_fits(page))
+    fit = page_fits(page)
+    assert_fits(fit)
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= fit["vh"]
+    # the list scrolls, its last move in view
+    assert page.evaluate("(() => { const l = document.querySelector('#move-list');"
+                         " return l.scrollHeight > l.clientHeight; })()")
+    last = page.locator("#move-list .mv.current").bounding_box()
+    assert fit["list"]["top"] <= last["y"] and last["y"] + last["height"] <= fit["list"]["bottom"] + 1
+    page.screenshot(path="/tmp/ui-desktop-120.png")
+    # the same 120 plies opened as a PGN in the record browser, stepped through to the end
+    with urllib.request.urlopen(quick_server.url + "api/game/pgn?notation=iccs", timeout=10) as res:
+        pgn = res.read().decode()
+    page.click("#btn-open")
+    page.fill("#paste-text", pgn)
+    page.click("#btn-paste-open")
+    expect(page.locator("#rc-ply")).to_have_text("0 / 120")
+    for _ in range(30):
+        page.keyboard.press("ArrowRight")
+    page.click("#rc-last")
+    expect(page.locator("#rc-ply")).to_have_text("120 / 120")
+    fit = page_fits(page)
+    assert fit["scroll"] == 0 and page.evaluate("document.scrollingElement.scrollHeight") <= fit["vh"]
+    for key in ("board", "bar"):
+        assert fit[key]["top"] >= 0 and fit[key]["bottom"] <= fit["vh"], (key, fit)
+    cur = page.locator("#rc-moves .mv.current").bounding_box()
+    panel = page.locator(".panel").bounding_box()
+    assert panel["y"] <= cur["y"] and cur["y"] + cur["height"] <= panel["y"] + panel["height"]
+    page.screenshot(path="/tmp/ui-desktop-120-record.png")
+
+
+def test_phone_viewport_stays_usable_in_a_long_game(quick_server, driver, page):
+    """390x844: 60 plies by taps; the page never scrolls by itself, the board and toolbar stay in
+    view, nothing is wider than the screen and the list keeps its last move in view."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    for i, mv in enumerate(long_game(60)):
+        driver.play(mv, i + 1)
+    fit = page_fits(page)
+    assert_fits(fit)
+    assert fit["board"]["left"] >= 0 and fit["board"]["right"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert page.evaluate("(() => { const l = document.querySelector('#move-list');"
+                         " return l.scrollHeight > l.clientHeight"
+                         " && l.scrollTop + l.clientHeight >= l.scrollHeight - 1; })()")
+    page.screenshot(path="/tmp/ui-phone-long.png", full_page=True)
+
+
+def server_game(server) -> dict:
+    """``GET /api/game`` straight from the server (not the page's copy)."""
+    with urllib.request.urlopen(server.url + "api/game", timeout=10) as res:
+        return json.loads(res.read())
+
+
+ACTIONS = ["#btn-undo", "#btn-hint", "#btn-draw", "#btn-resign"]
+
+
+def try_every_action(page) -> None:
+    """Click 悔棋/提示/提和/认输 (forced, and by script) and press their keys, confirming any dialog."""
+    for sel in ACTIONS:
+        page.click(sel, force=True)
+        page.locator(sel).dispatch_event("click")  # a scripted click skips the disabled state
+        if page.locator("#dlg-confirm").is_visible():
+            page.click("#confirm-yes")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    for key in ("u", "h", "Control+z"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(400)
+
+
+def test_actions_are_closed_while_a_record_or_library_game_is_browsed(quick_server, driver, page):
+    """Browsing shows another game: 悔棋/提示/提和/认输 are disabled and change nothing in the hidden
+    current game (its server state stays the same); closing the browser opens them again."""
+    driver.open(quick_server.url)
+    driver.new_game("red")
+    driver.play("h2e2", 2)  # the computer answers at once
+    page.click("#btn-resign")
+    page.click("#confirm-yes")  # a finished game for the library
+    page.click("#dlg-result button[value=close]")
+    driver.new_game("two")
+    for i, mv in enumerate(["b2e2", "b9c7", "h0g2"]):
+        driver.play(mv, i + 1)
+    before = server_game(quick_server)
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_enabled()
+
+    # an opened record (pasted PGN)
+    page.click("#btn-open")
+    page.fill("#paste-text", '[Red "许银川"]\n[Black "吕钦"]\n1. 炮二平五 马8进7 2. 马二进三 *')
+    page.click("#btn-paste-open")
+    expect(page.locator("#record")).to_be_visible()
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_disabled()
+    try_every_action(page)
+    after = server_game(quick_server)
+    assert after == before
+    page.click("#rc-exit")
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_enabled()
+
+    # a library replay
+    page.click("#btn-library")
+    page.locator("#lib-rows tr .lib-open").first.click()
+    expect(page.locator("#replay")).to_be_visible()
+    for sel in ACTIONS:
+        expect(page.locator(sel)).to_be_disabled()
+    try_every_action(page)
+    assert server_game(quick_server) == before
+    page.click("#rp-exit")
+    expect(page.locator("#btn-resign")).to_be_enabled()
+    assert server_game(quick_server)["result"] is None
+
+
+def test_library_replay_shows_the_library_games_players_in_the_page_language(quick_server, driver, page):
+    """The library game was Player vs Computer, the current game two players: the replay's bars name
+    the library game's players, in the page's language (stored in Chinese, shown in English too)."""
+    driver.open(quick_server.url)
+    driver.new_game("red", "intermediate")
+    driver.play("h2e2", 2)
+    page.click("#btn-resign")
+    page.click("#confirm-yes")
+    page.click("#dlg-result button[value=close]")
+    driver.new_game("two")
+    driver.play("h2e2", 1)
+    expect(page.locator("#bar-top .who")).to_have_text("黑方 — 棋手")
+    page.click("#btn-library")
+    row = page.locator("#lib-rows tr").first
+    expect(row).to_contain_text("棋手 – 电脑·中级")
+    row.locator(".lib-open").click()
+    expect(page.locator("#replay")).to_be_visible()
+    expect(page.locator("#bar-top .who")).to_have_text("黑方 — 电脑·中级")
+    expect(page.locator("#bar-bottom .who")).to_have_text("红方 — 棋手")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.click("#dlg-settings button[value=close]")
+    expect(page.locator("#bar-top .who")).to_have_text("Black — Computer (Intermediate)")
+    expect(page.locator("#bar-bottom .who")).to_have_text("Red — Human")
+    page.click("#rp-exit")
+    expect(page.locator("#bar-top .who")).to_have_text("Black — Human")
+    page.click("#btn-library")
+    expect(page.locator("#lib-rows tr").first).to_contain_text("Human – Computer (Intermediate)")
+
+
+def core_messages() -> list[str]:
+    """English messages the rules library, the app layer and the server really raise for what a
+    player can do on the page: bad FENs, illegal moves and move texts, refused game actions, bad
+    record files, impossible positions."""
+    from xiangqi.app.position import validate_position
+    from xiangqi.app.records import open_record, session_from_line
+    from xiangqi.core.board import Board
+    from xiangqi.core.errors import XiangqiError
+    from xiangqi.core.notation import parse_move
+
+    out: list[str] = []
+
+    def catch(fn, *args) -> None:
+        try:
+            fn(*args)
+        except XiangqiError as exc:
+            out.append(str(exc))
+
+    for fen in ["", "9/9/9/9/9/9/9/9/9 w", "4k4/9/9/9/9/9/9/9/9/9 w", "4k4/9/9/9/9/9/9/9/9/6K2 w",
+                "4k4/9/9/9/9/9/9/9/9/K8 w", "4k4/9/9/9/9/9/9/9/9/4K4 x", "4k4/9/9/9/9/9/9/9/9/40K4 w",
+                "4k4/9/9/9/9/9/9/9/9/4X4 w", "4k4/9/9/9/9/9/9/9/9/4K44 w", "4k4/9/9/9/9/9/9/9/9/4K3 w",
+                "4k4/9/9/9/9/9/9/9/PPPPPP3/PPPPK4 w", "4k4/9/9/9/9/9/9/9/9/4K4 w - - x 1",
+                "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1 7 8"]:
+        catch(Board, fen)
+    for iccs in ["e5e6", "h7h6", "a0a3", "a0a5", "e0e2", "zz", "e0e0"]:
+        catch(Board().push_iccs, iccs)
+    for text in ["炮二进九", "C2+9", "马八进六", "兵五退一", "qq", "C9.5", "炮二乙五"]:
+        catch(parse_move, Board(), text)
+    s = GameSession(red="human", black="human")
+    catch(s.undo)
+    s.resign(True)
+    catch(s.play, "h2e2")
+    catch(s.resign, True)
+    for data, name in [(b"", ""), (b"garbage garbage", "x.pgn"), (b"XQ", "bad.xqf"),
+                       (b"\xff\xfe\xfa", "a.pgn"), (b"[Event \"x\"]\n1. h2e2 h9g7 *", "a.pgn")]:
+        if name == "a.pgn" and b"Event" in data:
+            catch(open_record, data, name, 3)
+        else:
+            catch(open_record, data, name)
+    catch(session_from_line, "4k4/9/9/9/9/9/9/9/9/4K4 w", ["a0a1"])
+    catch(session_from_line, "bad", [])
+    for fen in ["4k4/4A4/9/9/9/9/9/9/9/4K4 w - - 0 1", "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1",
+                "3k5/9/9/9/9/9/9/9/9/3KR4 w - - 0 1", "4k4/9/4P4/9/9/9/9/9/9/4K4 w - - 0 1"]:
+        _, problems = validate_position(fen)
+        out.extend(p.en for p in problems)
+        if problems:
+            out.append("impossible start position: " + "; ".join(p.en for p in problems))
+    out += ["it is the computer's turn; wait for its move", "it is the computer's turn",
+            "no human player to resign", "the game is over: no hint",
+            "nothing to undo: the computer plays both sides",
+            "the engine gave no hint within 30 s", "no saved game with id 7",
+            "PGN file too large: 3000000 bytes (limit 2097152)"]
+    return out
+
+
+TOKEN = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*/\S*|\b[a-i]\d[a-i]?\d?\b|\b(?:FEN|ICCS|PGN|XQF|UBB|EPD|WXF|"
+                   r"DhtmlXQ|UTF-8|GB18030|GBK|Big5|KABNRCP|[wrbHE]|x\.pgn|bad\.xqf|a\.pgn)\b")
+
+
+def test_every_core_message_has_a_chinese_text(quick_server, driver, page):
+    """The page's one message table (messages.js) gives every message above a full Chinese text:
+    no rule missing, no English word left (quoted input, FENs, squares and format names aside)."""
+    msgs = core_messages()
+    assert len(msgs) >= 40
+    driver.open(quick_server.url)
+    got = page.evaluate("""async (msgs) => {
+        const m = await import('/static/js/messages.js');
+        return msgs.map((x) => m.translate(x));
+    }""", msgs)
+    bad = []
+    for en, r in zip(msgs, got, strict=True):
+        rest = TOKEN.sub("", r["text"])
+        if not r["ok"] or re.search(r"[A-Za-z]{2,}", rest) or not re.search(r"[\u4e00-\u9fff]", r["text"]):
+            bad.append((en, r))
+    assert not bad, "\n".join(f"{en!r} -> {r!r}" for en, r in bad)
+
+
+def test_messages_reach_the_page_in_its_language(quick_server, driver, page):
+    """A bad FEN in the editor, a bad pasted record and an illegal move sent on the WebSocket: in
+    Chinese mode all Chinese (no `FEN 有误：red must have…`), in English mode all English."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    page.click("#btn-edit")
+    page.fill("#ed-fen", "4k4/9/9/9/9/9/9/9/9/9 w - - 0 1")
+    page.click("#ed-load")
+    expect(page.locator("#ed-problems")).to_contain_text("红方必须恰有一个将（帅）")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#ed-problems")))
+    page.click("#ed-exit")
+    page.click("#btn-open")
+    page.fill("#paste-text", "4k4/9/9/9/9/9/9/9/9/9 w - - 0 1")
+    page.click("#btn-paste-open")
+    expect(page.locator("#open-error")).to_contain_text("红方必须恰有一个将（帅）")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#open-error")))
+    page.fill("#paste-text", "1. h2e2 h9g7 2. a0a5 *")  # a record with a problem: shown above its moves
+    page.click("#btn-paste-open")
+    expect(page.locator("#rc-errors")).to_contain_text(
+        "第 3 步（主线）：着法 a0a5 不合规则：a0 上的车不能走到 a5")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#rc-errors")))
+    page.click("#rc-exit")
+    page.evaluate("window.xq.ws.send(JSON.stringify({type: 'move', move: 'e0e2'}))")
+    expect(page.locator("#toast")).to_contain_text("着法 e0e2 不合规则")
+    assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#toast")))
+
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.click("#dlg-settings button[value=close]")
+    page.click("#btn-edit")
+    page.fill("#ed-fen", "4k4/9/9/9/9/9/9/9/9/9 w - - 0 1")
+    page.click("#ed-load")
+    expect(page.locator("#ed-problems")).to_contain_text("red must have exactly one king")
+    assert not re.search(r"[\u4e00-\u9fff]", page.inner_text("#ed-problems"))
+    page.click("#ed-exit")
+    page.evaluate("window.xq.ws.send(JSON.stringify({type: 'move', move: 'e0e2'}))")
+    expect(page.locator("#toast")).to_contain_text("illegal move e0e2")
+    assert not re.search(r"[\u4e00-\u9fff]", page.inner_text("#toast"))
+    # a record this program saved in Chinese: its own names shown in English, its problem too
+    page.click("#btn-open")
+    page.fill("#paste-text", '[Event "象棋对局"]\n[Red "棋手"]\n[Black "电脑·初级"]\n1. h2e2 h9g7 2. a0a5 *')
+    page.click("#btn-paste-open")
+    expect(page.locator("#rc-title")).to_have_text("Xiangqi game · Human – Computer (Beginner)")
+    expect(page.locator("#rc-errors")).to_contain_text("ply 3 (main line): illegal move a0a5")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "zh")
+    page.click("#dlg-settings button[value=close]")
+    expect(page.locator("#rc-title")).to_have_text("象棋对局 · 棋手 – 电脑·初级")
+    expect(page.locator("#rc-errors")).to_contain_text("第 3 步（主线）")
+
+
+def point_center(page, sq: str) -> tuple[float, float]:
+    box = page.locator(f".xq-hit[data-sq='{sq}']").bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_file_numbers_on_both_edges_flip_with_the_board(quick_server, driver, page):
+    """一…九 along Red's edge right to left as Red sees it, 1…9 along Black's edge right to left as
+    Black sees it; flipping the board moves each row of numbers to the other edge."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+
+    def numbers(color):
+        return page.evaluate("""(color) => [...document.querySelectorAll(`.xq-file.${color}`)]
+            .map((e) => { const r = e.getBoundingClientRect();
+                          return {text: e.textContent, file: e.dataset.file, x: r.x + r.width / 2, y: r.y}; })
+            .sort((a, b) => a.x - b.x)""", color)
+
+    red, black = numbers("red"), numbers("black")
+    assert [n["text"] for n in red] == list("九八七六五四三二一")  # left to right for Red: 九 … 一
+    assert [n["text"] for n in black] == [str(i) for i in range(1, 10)]  # Black's 1 is file a (Red's left)
+    assert red[-1]["file"] == "i" and black[0]["file"] == "a"
+    e0 = page.locator(".xq-hit[data-sq='e0']").bounding_box()
+    e9 = page.locator(".xq-hit[data-sq='e9']").bounding_box()
+    assert red[0]["y"] > e0["y"] + e0["height"] / 2 and black[0]["y"] < e9["y"] + e9["height"] / 2
+    # each number stands over its own file
+    for n in red:
+        box = page.locator(f".xq-hit[data-sq='{n['file']}0']").bounding_box()
+        assert abs(n["x"] - (box["x"] + box["width"] / 2)) < 2
+    page.click("#btn-flip")
+    red, black = numbers("red"), numbers("black")
+    assert [n["text"] for n in red] == list("一二三四五六七八九")  # now at the top, seen from Black's side
+    assert [n["text"] for n in black] == [str(i) for i in range(9, 0, -1)]
+    e0 = page.locator(".xq-hit[data-sq='e0']").bounding_box()
+    assert red[0]["y"] < e0["y"] and black[0]["y"] > e0["y"] + e0["height"]
+
+
+def test_drag_and_drop_with_mouse_and_touch(quick_server, driver, page):
+    """A piece dragged to a legal point is played; dropped on an illegal point it goes back and
+    nothing is played; a finger drags as well (touch pointer events)."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    x0, y0 = point_center(page, "h2")
+    x1, y1 = point_center(page, "e2")
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, y0, steps=4)
+    expect(page.locator(".xq-piece.dragging[data-sq='h2']")).to_have_count(1)
+    expect(page.locator(".xq-dest[data-sq='e2']")).to_have_count(1)  # its points are shown while dragging
+    page.mouse.move(x1, y1, steps=4)
+    page.mouse.up()
+    driver.wait_plies(1)
+    assert driver.state()["moves"][0]["iccs"] == "h2e2"
+    # an illegal drop: back to its point, nothing played
+    x0, y0 = point_center(page, "h9")
+    x1, y1 = point_center(page, "h5")
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x1, y1, steps=6)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    assert driver.plies() == 1
+    box = page.locator(".xq-piece[data-sq='h9']").bounding_box()
+    assert abs(box["x"] + box["width"] / 2 - x0) < 3 and abs(box["y"] + box["height"] / 2 - y0) < 3
+    # a finger: touch events through the DevTools protocol (Chromium turns them into pointer events)
+    cdp = page.context.new_cdp_session(page)
+    x0, y0 = point_center(page, "h9")
+    x1, y1 = point_center(page, "g7")
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y0}]})
+    for k in range(1, 7):
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [
+            {"x": x0 + (x1 - x0) * k / 6, "y": y0 + (y1 - y0) * k / 6}]})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    driver.wait_plies(2)
+    assert driver.state()["moves"][1]["iccs"] == "h9g7"
+    # a click still moves
+    driver.play("h0g2", 3)
+    assert document_scroll(page) == 0
+
+
+def document_scroll(page) -> float:
+    return page.evaluate("document.scrollingElement.scrollTop")
+
+
+def test_move_and_capture_sound_like_wood(quick_server, driver, page):
+    """The move and capture sounds rendered offline: a short knock (loud at once, gone within
+    0.15 s), its zero crossings in a wood-like band; the capture differs (two knocks)."""
+    driver.open(quick_server.url)
+    res = page.evaluate("""async () => {
+        const s = await import('/static/js/sound.js');
+        const out = {};
+        for (const name of ['move', 'capture']) {
+            const rate = 44100, ctx = new OfflineAudioContext(1, Math.round(rate * 0.4), rate);
+            const len = s.schedule(ctx, name, 0);
+            const d = (await ctx.startRendering()).getChannelData(0);
+            const energy = (a, b) => {
+                let e = 0;
+                for (let i = Math.round(a * rate); i < Math.round(b * rate); i++) e += d[i] * d[i];
+                return e;
+            };
+            let peak = 0, at = 0, zc = 0;
+            for (let i = 0; i < d.length; i++) {
+                if (Math.abs(d[i]) > peak) { peak = Math.abs(d[i]); at = i / rate; }
+            }
+            for (let i = 1; i < Math.round(0.03 * rate); i++) if ((d[i - 1] < 0) !== (d[i] < 0)) zc++;
+            out[name] = {len, peak, at, total: energy(0, 0.4), early: energy(0, 0.03),
+                         late: energy(0.15, 0.4), second: energy(0.05, 0.09), first: energy(0, 0.04),
+                         zcHz: zc / 0.03 / 2,
+                         samples: Array.from(d.slice(0, 4410))};
+        }
+        return out;
+    }""")
+    mv, cap = res["move"], res["capture"]
+    for r in (mv, cap):
+        assert 0.02 <= r["len"] <= 0.15
+        assert 0.05 < r["peak"] <= 1.0 and r["at"] < 0.01  # loud at once, never clipped
+        assert r["late"] < 0.01 * r["total"]  # gone within 0.15 s
+        assert 150 < r["zcHz"] < 3000  # the band of a wooden knock, not a hiss or a hum
+    assert mv["early"] > 0.8 * mv["total"]
+    assert cap["second"] > 0.15 * cap["first"]  # the second knock of a capture
+    diff = sum((a - b) ** 2 for a, b in zip(mv["samples"], cap["samples"], strict=True))
+    assert diff > 0.1 * sum(a * a for a in mv["samples"])
+
+
+def test_check_is_shown_and_spoken(quick_server, driver, page):
+    """A checking move shows 将军！ over the board and says 将军 (Check! / "Check" in English);
+    with the sound off it is shown but not spoken."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    for i, mv in enumerate(["h2e2", "c9e7", "e2e6"]):  # 炮五进四: check
+        driver.play(mv, i + 1)
+    banner = page.locator("#check-banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_have_text("将军！")
+    assert page.get_attribute("body", "data-last-spoken") == "将军"
+    expect(banner).to_be_hidden(timeout=4000)
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.select_option("#set-sound", "off")
+    page.click("#dlg-settings button[value=close]")
+    page.evaluate("delete document.body.dataset.lastSpoken")
+    page.click("#btn-undo")
+    driver.wait_plies(2)
+    driver.play("e2e6", 3)
+    expect(banner).to_have_text("Check!")
+    assert page.get_attribute("body", "data-last-spoken") is None
+    page.click("#btn-settings")
+    page.select_option("#set-sound", "on")
+    page.click("#dlg-settings button[value=close]")
+    page.click("#btn-undo")
+    driver.wait_plies(2)
+    driver.play("e2e6", 3)
+    expect(banner).to_have_text("Check!")
+    assert page.get_attribute("body", "data-last-spoken") == "Check"
