@@ -8,6 +8,7 @@ library or change the game; the page itself and a script that read the token sti
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -18,6 +19,7 @@ from starlette.websockets import WebSocketDisconnect
 from tests.webclient import BASE_URL, api_client, bare_client
 
 from xiangqi.cli import build_parser, main
+from xiangqi.web.security import LocalGuard
 from xiangqi.web.server import create_app
 
 EVIL = "http://evil.example"
@@ -115,6 +117,73 @@ def test_a_lan_host_is_answered_only_when_served_on_the_lan(tmp_path):
     local = create_app(tmp_path / "local", warmup=False, port=8765)
     with bare_client(local, headers={"Host": "192.168.1.5:8765"}) as c:
         assert c.get("/api/game").status_code == 421
+
+
+# Headers a browser never sends but any local program can: each must be refused with a 4xx,
+# not crash the guard into a 500 with a traceback in the log (found against a real server:
+# ``curl -H $'Host: localhost:\xb2' http://127.0.0.1:PORT/``). The TestClient re-encodes header
+# bytes, so these go to the middleware as raw ASGI scopes.
+HOSTILE_HEADERS = [
+    (b"host", b"localhost:\xb2"),               # "\xb2" (superscript two) passes str.isdigit()
+    (b"host", b"127.0.0.1:\xb98765"),
+    (b"origin", b"http://[::1"),                 # urlsplit raises "Invalid IPv6 URL"
+    (b"origin", b"http://["),
+    (b"origin", b"http://localhost:\xb2"),
+    (b"origin", b"http://127.0.0.1:\xb3"),
+]
+
+
+def guard_answer(guard_kw: dict, headers: list[tuple[bytes, bytes]], *, method: str = "GET",
+                 kind: str = "http", query: bytes = b"") -> tuple[int | None, dict, list]:
+    """Run one request through a bare LocalGuard; (status or None when passed on, scope the app saw, sent)."""
+    seen: dict = {}
+    sent: list = []
+
+    async def inner(scope, receive, send):
+        seen.update(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def receive():
+        return {"type": "websocket.connect"} if kind == "websocket" else {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": kind, "method": method, "path": "/api/game", "query_string": query,
+             "headers": headers, "server": ("127.0.0.1", 8765)}
+    guard = LocalGuard(inner, token="T" * 43, **guard_kw)
+    asyncio.run(guard(scope, receive, send))
+    if seen:
+        return None, seen, sent
+    if kind == "websocket":
+        return 403, seen, sent
+    return sent[0]["status"], seen, sent
+
+
+@pytest.mark.parametrize(("name", "value"), HOSTILE_HEADERS, ids=[repr(v) for _, v in HOSTILE_HEADERS])
+def test_malformed_host_or_origin_is_a_4xx_not_a_crash(name, value):
+    for method in ("GET", "POST"):
+        headers = [(b"host", b"127.0.0.1:8765"), (b"x-xiangqi-token", b"T" * 43)]
+        headers = [h for h in headers if h[0] != name] + [(name, value)]
+        status, seen, sent = guard_answer({"port": 8765}, headers, method=method)
+        assert status in (400, 403, 421) and not seen, (method, value, status)
+        assert "detail" in json.loads(sent[1]["body"])
+
+
+def test_no_byte_in_host_or_origin_crashes_the_guard():
+    """Every byte value at the places a parser trips over (port, brackets, scheme): a 4xx or a pass."""
+    shapes = [(b"host", b"localhost:%s"), (b"host", b"localhost:8765%s"), (b"host", b"[::1%s"),
+              (b"host", b"%s:8765"), (b"origin", b"http://%s"), (b"origin", b"http://[::1%s"),
+              (b"origin", b"http://localhost:%s"), (b"origin", b"http://localhost:8765%s")]
+    answers = set()
+    for name, shape in shapes:
+        for byte in range(256):
+            headers = [(b"host", b"127.0.0.1:8765"), (b"x-xiangqi-token", b"T" * 43)]
+            headers = [h for h in headers if h[0] != name] + [(name, shape % bytes([byte]))]
+            status, _, _ = guard_answer({"port": 8765}, headers, method="POST")
+            answers.add(status)
+    assert answers <= {None, 400, 403, 421} and {403, 421} <= answers
 
 
 # -- Origin and token: cross-site requests ----------------------------------------------------

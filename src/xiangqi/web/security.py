@@ -119,7 +119,8 @@ def _split_authority(value: str) -> tuple[str, int | None] | None:
         name, port_text = value, None
     if port_text is None:
         return name, None
-    if not port_text.isdigit() or len(port_text) > 5:
+    # ASCII digits only: str.isdigit() also admits "²" or "١", which int() then rejects or reads.
+    if not (port_text.isascii() and port_text.isdigit()) or len(port_text) > 5:
         return None
     return name, int(port_text)
 
@@ -172,7 +173,10 @@ class LocalGuard:
 
     def allowed_origin(self, origin: str, port: int | None) -> bool:
         """Whether an ``Origin`` header is one of this server's own (``http://`` + an allowed host)."""
-        parts = urlsplit(origin.strip())
+        try:
+            parts = urlsplit(origin.strip())
+        except ValueError:  # "http://[::1" (an unclosed IPv6 bracket) and other unparsable netlocs
+            return False
         if parts.scheme != "http" or parts.path or parts.query or parts.fragment or not parts.netloc:
             return False
         return self.allowed_host(parts.netloc, port)
