@@ -247,6 +247,52 @@ def test_the_token_changes_at_every_start(tmp_path):
     assert len(a.state.token) >= 32 and a.state.token != b.state.token
 
 
+def test_on_the_lan_an_origin_must_be_the_host_it_asks(tmp_path):
+    """Served on 0.0.0.0 any IP literal is a valid Host, but a page on another machine's IP (an
+    attacker's site at http://203.0.113.9:PORT, the same port) is not this server's origin."""
+    lan = {"port": 8765, "host": "0.0.0.0"}  # noqa: S104
+    token = (b"x-xiangqi-token", b"T" * 43)
+    for origin, host, passed in [(b"http://203.0.113.9:8765", b"192.168.1.5:8765", False),
+                                 (b"http://192.168.1.6:8765", b"192.168.1.5:8765", False),
+                                 (b"http://192.168.1.5:8765", b"192.168.1.5:8765", True),
+                                 (b"http://192.168.1.5", b"192.168.1.5:8765", False),
+                                 (b"http://127.0.0.1:8765", b"127.0.0.1:8765", True),
+                                 (b"http://localhost:8765", b"127.0.0.1:8765", True)]:
+        for method, kind in (("GET", "http"), ("POST", "http"), ("GET", "websocket")):
+            status, _, _ = guard_answer(lan, [(b"host", host), (b"origin", origin), token],
+                                        method=method, kind=kind)
+            assert (status is None) == passed, (origin, host, method, kind, status)
+            assert status in (None, 403)
+
+
+def test_the_websocket_token_is_taken_out_of_the_query_string():
+    """The server's access log (uvicorn at --log-level info) prints each WebSocket's path with its
+    query string: the token must not be in it, nor reach the route."""
+    headers = [(b"host", b"127.0.0.1:8765"), (b"origin", b"http://127.0.0.1:8765")]
+    query = b"a=1&token=" + b"T" * 43 + b"&b=%20"
+    status, seen, _ = guard_answer({"port": 8765}, headers, kind="websocket", query=query)
+    assert status is None and seen["query_string"] == b"a=1&b=%20"
+    status, seen, _ = guard_answer({"port": 8765}, headers, kind="websocket", query=b"token=" + b"T" * 43)
+    assert status is None and seen["query_string"] == b""
+    # A refused handshake keeps no token either (uvicorn logs the refusal with the path).
+    scope_query = b"token=" + b"T" * 42 + b"X"
+    sent: list = []
+
+    async def never(scope, receive, send):
+        raise AssertionError("a refused handshake reached the app")
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": "/ws/game/x", "query_string": scope_query, "headers": headers,
+             "server": ("127.0.0.1", 8765)}
+    asyncio.run(LocalGuard(never, token="T" * 43, port=8765)(scope, receive, send))
+    assert sent[0]["type"] == "websocket.close" and b"T" * 42 not in scope["query_string"]
+
+
 # -- the WebSocket ------------------------------------------------------------------
 
 def test_websocket_from_a_foreign_origin_is_refused(app, page):

@@ -47,7 +47,7 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -125,6 +125,12 @@ def _split_authority(value: str) -> tuple[str, int | None] | None:
     return name, int(port_text)
 
 
+def _without_token(query: bytes) -> bytes:
+    """``query`` (a raw query string) without its ``token=...`` fields; the other fields byte for byte."""
+    fields = query.split(b"&")
+    return b"&".join(f for f in fields if unquote_plus(f.split(b"=", 1)[0].decode("latin-1")) != TOKEN_QUERY)
+
+
 class LocalGuard:
     """ASGI middleware: the Host, Origin and token checks of the module docstring, then ``app``.
 
@@ -171,15 +177,30 @@ class LocalGuard:
             return True
         return False
 
-    def allowed_origin(self, origin: str, port: int | None) -> bool:
-        """Whether an ``Origin`` header is one of this server's own (``http://`` + an allowed host)."""
+    def allowed_origin(self, origin: str, port: int | None, host: str | None = None) -> bool:
+        """Whether an ``Origin`` header is one of this server's own (``http://`` + an allowed host).
+
+        ``host``: the request's ``Host`` header. Served on a wildcard address, where any IP
+        literal is a valid Host, an Origin must be a name of this machine (loopback, its host
+        name) or the very address the request was sent to: a page on another machine's IP and
+        the same port (``http://203.0.113.9:PORT``) is not this server's.
+        """
         try:
             parts = urlsplit(origin.strip())
         except ValueError:  # "http://[::1" (an unclosed IPv6 bracket) and other unparsable netlocs
             return False
         if parts.scheme != "http" or parts.path or parts.query or parts.fragment or not parts.netloc:
             return False
-        return self.allowed_host(parts.netloc, port)
+        if not self.allowed_host(parts.netloc, port):
+            return False
+        if not self.any_ip:
+            return True
+        got, asked = _split_authority(parts.netloc), _split_authority(host or "")
+        if got is None:
+            return False
+        if got[0] in self.names:
+            return True
+        return asked is not None and got[0] == asked[0] and (got[1] or 80) == (asked[1] or 80)
 
     def token_ok(self, given: str | None) -> bool:
         """Constant-time comparison of ``given`` with the session token."""
@@ -205,7 +226,7 @@ class LocalGuard:
             return 421, (f"this server answers only to its own address (127.0.0.1:{port or 'PORT'}, "
                          f"localhost:{port or 'PORT'}), not to Host {host!r}")
         origin = headers.get("origin")
-        if origin is not None and not self.allowed_origin(origin, port):
+        if origin is not None and not self.allowed_origin(origin, port, host):
             return 403, f"requests from other web pages are refused (Origin {origin!r})"
         websocket = scope["type"] == "websocket"
         if websocket or scope.get("method", "GET").upper() not in SAFE_METHODS:
@@ -226,6 +247,10 @@ class LocalGuard:
             await self.app(scope, receive, send)
             return
         refused = self.refusal(scope)
+        if scope["type"] == "websocket":
+            # In place, on the server's own scope: uvicorn's access log prints the path with its
+            # query string ("WebSocket /ws/game/ID?token=..." [accepted]) from this very dict.
+            scope["query_string"] = _without_token(scope.get("query_string", b""))
         if refused is not None:
             await self._refuse(scope, send, *refused)
             return
