@@ -213,6 +213,63 @@ def test_forged_state_changes_are_refused(app, page, what, path, headers, body):
     assert moves(page) == before == ["h2e2"]
 
 
+# What Chromium sends (seen on the wire) for requests a page on http://localhost:OTHER makes to this
+# server: a no-cors fetch, an <img>, a <script> carry no Origin at all, so only Fetch Metadata tells
+# them from the page's own. Before this check each reached its route (~60-165 GETs/s of
+# GET /api/game from one foreign tab: the state() pushes and pops of the board race of issue 10).
+def fetch_meta(site: str, mode: str, dest: str) -> dict[str, str]:
+    """The Fetch Metadata headers a browser adds to a request."""
+    return {"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest}
+
+
+CROSS_SITE_READS = [
+    ("no-cors fetch", fetch_meta("cross-site", "no-cors", "empty")),
+    ("<img>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}),
+    ("<script>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}),
+    ("another port (same site)", {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors",
+                                  "Sec-Fetch-Dest": "empty"}),
+    ("<object>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "object"}),
+    ("<iframe>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}),
+]
+
+
+@pytest.mark.parametrize(("what", "headers"), CROSS_SITE_READS, ids=[c[0] for c in CROSS_SITE_READS])
+def test_a_foreign_page_cannot_make_the_server_run_a_read(app, page, what, headers, monkeypatch):
+    gid = saved_game(page)
+    calls: list[str] = []
+    hub = app.state.hub
+    real_state = hub.state
+    monkeypatch.setattr(hub, "state", lambda: calls.append("state") or real_state())
+    with bare_client(app) as foreign:
+        for path in ("/api/game", "/api/library", f"/api/library/{gid}/replay", "/"):
+            r = foreign.get(path, headers=headers)
+            assert r.status_code == 403, (what, path, r.status_code)
+            assert r.headers["cross-origin-resource-policy"] == "same-origin"
+            assert "Sec-Fetch-Site" in r.json()["detail"]
+    assert calls == []
+
+
+@pytest.mark.parametrize("headers", [
+    fetch_meta("same-origin", "cors", "empty"),  # the page's own requests
+    fetch_meta("none", "navigate", "document"),  # typed or bookmarked
+    fetch_meta("cross-site", "navigate", "document"),  # a link to it on another site
+    {},  # a script or an older browser
+])
+def test_the_page_links_and_scripts_still_read(app, page, headers):
+    with bare_client(app) as c:
+        r = c.get("/", headers=headers)
+        assert r.status_code == 200 and "xiangqi-token" in r.text
+        assert c.get("/api/game", headers=headers).status_code == 200
+
+
+def test_a_cross_site_post_is_refused_even_with_the_token(app, page):
+    """Not reachable by a browser page (it cannot read the token), but one rule for every method."""
+    r = page.post("/api/game/undo", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate",
+                                             "Sec-Fetch-Dest": "document", "Origin": BASE_URL})
+    assert r.status_code == 403
+    assert moves(page) == ["h2e2"]
+
+
 def test_foreign_origin_with_a_stolen_token_is_still_refused(app, page):
     r = page.post("/api/game/undo", headers={"Origin": EVIL})
     assert r.status_code == 403

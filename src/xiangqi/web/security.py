@@ -225,6 +225,18 @@ class LocalGuard:
         if host is None or not self.allowed_host(host, port):
             return 421, (f"this server answers only to its own address (127.0.0.1:{port or 'PORT'}, "
                          f"localhost:{port or 'PORT'}), not to Host {host!r}")
+        site = headers.get("sec-fetch-site")
+        if site is not None and site.strip().lower() not in ("same-origin", "none"):
+            # A browser names every request's initiator (Fetch Metadata). A no-cors fetch, <img> or
+            # <script> from a foreign page carries no Origin, so without this it would run its route;
+            # a link (a top-level GET navigation) to the page is still followed.
+            method = scope.get("method", "GET").upper()
+            navigation = (headers.get("sec-fetch-mode", "").strip().lower() == "navigate"
+                          and headers.get("sec-fetch-dest", "document").strip().lower() == "document"
+                          and method in ("GET", "HEAD") and scope["type"] == "http")
+            if not navigation:
+                return 403, (f"requests from other web pages are refused (Sec-Fetch-Site {site!r}, "
+                             f"Sec-Fetch-Dest {headers.get('sec-fetch-dest')!r})")
         origin = headers.get("origin")
         if origin is not None and not self.allowed_origin(origin, port, host):
             return 403, f"requests from other web pages are refused (Origin {origin!r})"
@@ -282,7 +294,9 @@ class LocalGuard:
 
     async def _refuse(self, scope: Scope, send: Send, status: int, detail: str) -> None:
         body = json.dumps({"detail": detail}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"),
+                   (b"cross-origin-resource-policy", b"same-origin")]
         if scope["type"] == "http":
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
