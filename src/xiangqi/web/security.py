@@ -1,6 +1,6 @@
 """The local server's guard: one pure ASGI middleware in front of every route (see DESIGN.md, "Security").
 
-Every HTTP request and WebSocket handshake passes three checks, in this order,
+Every HTTP request and WebSocket handshake passes four checks, in this order,
 before any handler runs:
 
 1. **Host.** The ``Host`` header must name this server: ``127.0.0.1``,
@@ -10,11 +10,19 @@ before any handler runs:
    IP literal cannot be rebound by DNS. Anything else gets **421** (DNS
    rebinding: a page on ``evil.example`` whose name now resolves to 127.0.0.1
    sends ``Host: evil.example:PORT``).
-2. **Origin.** A request that carries an ``Origin`` (browsers add it to every
+2. **Fetch Metadata.** A browser names the initiator of every request in
+   ``Sec-Fetch-Site``. ``cross-site`` or ``same-site`` (another port of this machine)
+   gets **403** unless it is a top-level GET navigation (a link to the page). A
+   ``no-cors`` fetch, an ``<img>`` or a ``<script>`` from a foreign page carries no
+   ``Origin``; without this check it would still run its (read-only) route, at a
+   hundred requests a second from one tab. Requests without the header (scripts,
+   older browsers) go on to the next checks.
+3. **Origin.** A request that carries an ``Origin`` (browsers add it to every
    cross-origin fetch, to every POST and to every WebSocket handshake) must come
    from one of the addresses above over ``http``; a foreign or ``null`` origin
-   gets **403**, whatever the method.
-3. **Token.** A state-changing request (any method but GET, HEAD and OPTIONS: POST,
+   gets **403**, whatever the method. On a wildcard address the Origin must be a
+   name of this machine or the address the request was sent to (not any IP).
+4. **Token.** A state-changing request (any method but GET, HEAD and OPTIONS: POST,
    PUT, PATCH, DELETE …) and every WebSocket must carry the per-start secret: the
    ``X-Xiangqi-Token`` header, or for a WebSocket (browsers cannot set its headers)
    the ``token`` query parameter. Missing or wrong: **403**. A foreign page can
@@ -27,8 +35,11 @@ before any handler runs:
    ``127.0.0.1:<another port>`` is "same-site" and its requests would carry the
    cookie, and two servers on one machine would overwrite each other's cookie.
 
-A repeated ``Host``, ``Origin`` or token header gets **400**. A refused WebSocket handshake
-is closed before it is accepted: the client sees a bare 403.
+A repeated ``Host``, ``Origin`` or token header gets **400**; a malformed one (a non-ASCII port
+digit, an unclosed ``[``) is refused like a foreign one, never a 500. A refused WebSocket
+handshake is closed before it is accepted: the client sees a bare 403. The ``token`` query
+parameter is removed from the WebSocket's scope (in place), so that neither the route nor the
+server's access log sees it.
 
 Every HTTP response also gets ``X-Content-Type-Options: nosniff``, a Content
 Security Policy (scripts and connections from this origin only, no framing),
