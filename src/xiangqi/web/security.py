@@ -143,7 +143,7 @@ def _without_token(query: bytes) -> bytes:
 
 
 class LocalGuard:
-    """ASGI middleware: the Host, Origin and token checks of the module docstring, then ``app``.
+    """ASGI middleware: the module docstring's checks (Host, Fetch Metadata, Origin, token), then ``app``.
 
     ``token``: the per-start secret (see :func:`new_token`). ``port``: the TCP port the
     server listens on; None takes it from each connection's ASGI ``server`` address (the
