@@ -105,3 +105,38 @@ def test_a_page_from_another_origin_cannot_drive_the_game(quick_server, driver, 
         elsewhere.shutdown()
     st = httpx.get(quick_server.url + "api/game", timeout=10).json()
     assert [m["iccs"] for m in st["moves"]] == ["h2e2"] and st["result"] is None
+
+
+READS = """async (base) => {
+  const out = {};
+  for (const [what, load] of [
+    ["fetch", () => fetch(base + "/api/game", { mode: "no-cors" })],
+    ["img", () => new Promise((ok, bad) => { const i = new Image(); i.onload = ok; i.onerror = bad;
+                                             i.src = base + "/api/library"; })],
+    ["script", () => new Promise((ok, bad) => { const s = document.createElement("script");
+                                                s.onload = ok; s.onerror = bad; s.src = base + "/api/game";
+                                                document.head.appendChild(s); })],
+  ]) {
+    try { await load(); out[what] = "loaded"; } catch (e) { out[what] = "error"; }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("site", ["127.0.0.1", "localhost"])  # same site (another port), another site
+def test_a_page_from_another_origin_cannot_make_the_server_run_a_read(quick_server, page, monkeypatch, site):
+    """A no-cors fetch, an <img> and a <script> carry no Origin: only Fetch Metadata tells them apart."""
+    calls: list[str] = []
+    hub, store = quick_server.app.state.hub, quick_server.app.state.store
+    real_state, real_list = hub.state, store.list_games
+    monkeypatch.setattr(hub, "state", lambda: calls.append("state") or real_state())
+    monkeypatch.setattr(store, "list_games", lambda **kw: calls.append("library") or real_list(**kw))
+    elsewhere = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Elsewhere)
+    threading.Thread(target=elsewhere.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"http://{site}:{elsewhere.server_address[1]}/")
+        out = page.evaluate(READS, quick_server.url.rstrip("/"))
+    finally:
+        elsewhere.shutdown()
+    assert calls == [], (calls, out)
+    assert httpx.get(quick_server.url + "api/game", timeout=10).status_code == 200 and calls == ["state"]

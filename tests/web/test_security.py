@@ -8,6 +8,7 @@ library or change the game; the page itself and a script that read the token sti
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -18,6 +19,7 @@ from starlette.websockets import WebSocketDisconnect
 from tests.webclient import BASE_URL, api_client, bare_client
 
 from xiangqi.cli import build_parser, main
+from xiangqi.web.security import LocalGuard
 from xiangqi.web.server import create_app
 
 EVIL = "http://evil.example"
@@ -117,6 +119,73 @@ def test_a_lan_host_is_answered_only_when_served_on_the_lan(tmp_path):
         assert c.get("/api/game").status_code == 421
 
 
+# Headers a browser never sends but any local program can: each must be refused with a 4xx,
+# not crash the guard into a 500 with a traceback in the log (found against a real server:
+# ``curl -H $'Host: localhost:\xb2' http://127.0.0.1:PORT/``). The TestClient re-encodes header
+# bytes, so these go to the middleware as raw ASGI scopes.
+HOSTILE_HEADERS = [
+    (b"host", b"localhost:\xb2"),               # "\xb2" (superscript two) passes str.isdigit()
+    (b"host", b"127.0.0.1:\xb98765"),
+    (b"origin", b"http://[::1"),                 # urlsplit raises "Invalid IPv6 URL"
+    (b"origin", b"http://["),
+    (b"origin", b"http://localhost:\xb2"),
+    (b"origin", b"http://127.0.0.1:\xb3"),
+]
+
+
+def guard_answer(guard_kw: dict, headers: list[tuple[bytes, bytes]], *, method: str = "GET",
+                 kind: str = "http", query: bytes = b"") -> tuple[int | None, dict, list]:
+    """Run one request through a bare LocalGuard; (status or None when passed on, scope the app saw, sent)."""
+    seen: dict = {}
+    sent: list = []
+
+    async def inner(scope, receive, send):
+        seen.update(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def receive():
+        return {"type": "websocket.connect"} if kind == "websocket" else {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": kind, "method": method, "path": "/api/game", "query_string": query,
+             "headers": headers, "server": ("127.0.0.1", 8765)}
+    guard = LocalGuard(inner, token="T" * 43, **guard_kw)
+    asyncio.run(guard(scope, receive, send))
+    if seen:
+        return None, seen, sent
+    if kind == "websocket":
+        return 403, seen, sent
+    return sent[0]["status"], seen, sent
+
+
+@pytest.mark.parametrize(("name", "value"), HOSTILE_HEADERS, ids=[repr(v) for _, v in HOSTILE_HEADERS])
+def test_malformed_host_or_origin_is_a_4xx_not_a_crash(name, value):
+    for method in ("GET", "POST"):
+        headers = [(b"host", b"127.0.0.1:8765"), (b"x-xiangqi-token", b"T" * 43)]
+        headers = [h for h in headers if h[0] != name] + [(name, value)]
+        status, seen, sent = guard_answer({"port": 8765}, headers, method=method)
+        assert status in (400, 403, 421) and not seen, (method, value, status)
+        assert "detail" in json.loads(sent[1]["body"])
+
+
+def test_no_byte_in_host_or_origin_crashes_the_guard():
+    """Every byte value at the places a parser trips over (port, brackets, scheme): a 4xx or a pass."""
+    shapes = [(b"host", b"localhost:%s"), (b"host", b"localhost:8765%s"), (b"host", b"[::1%s"),
+              (b"host", b"%s:8765"), (b"origin", b"http://%s"), (b"origin", b"http://[::1%s"),
+              (b"origin", b"http://localhost:%s"), (b"origin", b"http://localhost:8765%s")]
+    answers = set()
+    for name, shape in shapes:
+        for byte in range(256):
+            headers = [(b"host", b"127.0.0.1:8765"), (b"x-xiangqi-token", b"T" * 43)]
+            headers = [h for h in headers if h[0] != name] + [(name, shape % bytes([byte]))]
+            status, _, _ = guard_answer({"port": 8765}, headers, method="POST")
+            answers.add(status)
+    assert answers <= {None, 400, 403, 421} and {403, 421} <= answers
+
+
 # -- Origin and token: cross-site requests ----------------------------------------------------
 
 FORGED = [
@@ -142,6 +211,63 @@ def test_forged_state_changes_are_refused(app, page, what, path, headers, body):
     assert r.status_code == 403, (what, r.text)
     assert "detail" in r.json()
     assert moves(page) == before == ["h2e2"]
+
+
+# What Chromium sends (seen on the wire) for requests a page on http://localhost:OTHER makes to this
+# server: a no-cors fetch, an <img>, a <script> carry no Origin at all, so only Fetch Metadata tells
+# them from the page's own. Before this check each reached its route (~60-165 GETs/s of
+# GET /api/game from one foreign tab: the state() pushes and pops of the board race of issue 10).
+def fetch_meta(site: str, mode: str, dest: str) -> dict[str, str]:
+    """The Fetch Metadata headers a browser adds to a request."""
+    return {"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest}
+
+
+CROSS_SITE_READS = [
+    ("no-cors fetch", fetch_meta("cross-site", "no-cors", "empty")),
+    ("<img>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}),
+    ("<script>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}),
+    ("another port (same site)", {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors",
+                                  "Sec-Fetch-Dest": "empty"}),
+    ("<object>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "object"}),
+    ("<iframe>", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}),
+]
+
+
+@pytest.mark.parametrize(("what", "headers"), CROSS_SITE_READS, ids=[c[0] for c in CROSS_SITE_READS])
+def test_a_foreign_page_cannot_make_the_server_run_a_read(app, page, what, headers, monkeypatch):
+    gid = saved_game(page)
+    calls: list[str] = []
+    hub = app.state.hub
+    real_state = hub.state
+    monkeypatch.setattr(hub, "state", lambda: calls.append("state") or real_state())
+    with bare_client(app) as foreign:
+        for path in ("/api/game", "/api/library", f"/api/library/{gid}/replay", "/"):
+            r = foreign.get(path, headers=headers)
+            assert r.status_code == 403, (what, path, r.status_code)
+            assert r.headers["cross-origin-resource-policy"] == "same-origin"
+            assert "Sec-Fetch-Site" in r.json()["detail"]
+    assert calls == []
+
+
+@pytest.mark.parametrize("headers", [
+    fetch_meta("same-origin", "cors", "empty"),  # the page's own requests
+    fetch_meta("none", "navigate", "document"),  # typed or bookmarked
+    fetch_meta("cross-site", "navigate", "document"),  # a link to it on another site
+    {},  # a script or an older browser
+])
+def test_the_page_links_and_scripts_still_read(app, page, headers):
+    with bare_client(app) as c:
+        r = c.get("/", headers=headers)
+        assert r.status_code == 200 and "xiangqi-token" in r.text
+        assert c.get("/api/game", headers=headers).status_code == 200
+
+
+def test_a_cross_site_post_is_refused_even_with_the_token(app, page):
+    """Not reachable by a browser page (it cannot read the token), but one rule for every method."""
+    r = page.post("/api/game/undo", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate",
+                                             "Sec-Fetch-Dest": "document", "Origin": BASE_URL})
+    assert r.status_code == 403
+    assert moves(page) == ["h2e2"]
 
 
 def test_foreign_origin_with_a_stolen_token_is_still_refused(app, page):
@@ -176,6 +302,52 @@ def test_the_token_changes_at_every_start(tmp_path):
     a = create_app(tmp_path / "a", warmup=False)
     b = create_app(tmp_path / "b", warmup=False)
     assert len(a.state.token) >= 32 and a.state.token != b.state.token
+
+
+def test_on_the_lan_an_origin_must_be_the_host_it_asks(tmp_path):
+    """Served on 0.0.0.0 any IP literal is a valid Host, but a page on another machine's IP (an
+    attacker's site at http://203.0.113.9:PORT, the same port) is not this server's origin."""
+    lan = {"port": 8765, "host": "0.0.0.0"}  # noqa: S104
+    token = (b"x-xiangqi-token", b"T" * 43)
+    for origin, host, passed in [(b"http://203.0.113.9:8765", b"192.168.1.5:8765", False),
+                                 (b"http://192.168.1.6:8765", b"192.168.1.5:8765", False),
+                                 (b"http://192.168.1.5:8765", b"192.168.1.5:8765", True),
+                                 (b"http://192.168.1.5", b"192.168.1.5:8765", False),
+                                 (b"http://127.0.0.1:8765", b"127.0.0.1:8765", True),
+                                 (b"http://localhost:8765", b"127.0.0.1:8765", True)]:
+        for method, kind in (("GET", "http"), ("POST", "http"), ("GET", "websocket")):
+            status, _, _ = guard_answer(lan, [(b"host", host), (b"origin", origin), token],
+                                        method=method, kind=kind)
+            assert (status is None) == passed, (origin, host, method, kind, status)
+            assert status in (None, 403)
+
+
+def test_the_websocket_token_is_taken_out_of_the_query_string():
+    """The server's access log (uvicorn at --log-level info) prints each WebSocket's path with its
+    query string: the token must not be in it, nor reach the route."""
+    headers = [(b"host", b"127.0.0.1:8765"), (b"origin", b"http://127.0.0.1:8765")]
+    query = b"a=1&token=" + b"T" * 43 + b"&b=%20"
+    status, seen, _ = guard_answer({"port": 8765}, headers, kind="websocket", query=query)
+    assert status is None and seen["query_string"] == b"a=1&b=%20"
+    status, seen, _ = guard_answer({"port": 8765}, headers, kind="websocket", query=b"token=" + b"T" * 43)
+    assert status is None and seen["query_string"] == b""
+    # A refused handshake keeps no token either (uvicorn logs the refusal with the path).
+    scope_query = b"token=" + b"T" * 42 + b"X"
+    sent: list = []
+
+    async def never(scope, receive, send):
+        raise AssertionError("a refused handshake reached the app")
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": "/ws/game/x", "query_string": scope_query, "headers": headers,
+             "server": ("127.0.0.1", 8765)}
+    asyncio.run(LocalGuard(never, token="T" * 43, port=8765)(scope, receive, send))
+    assert sent[0]["type"] == "websocket.close" and b"T" * 42 not in scope["query_string"]
 
 
 # -- the WebSocket ------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The local server's guard: one pure ASGI middleware in front of every route (see DESIGN.md, "Security").
 
-Every HTTP request and WebSocket handshake passes three checks, in this order,
+Every HTTP request and WebSocket handshake passes four checks, in this order,
 before any handler runs:
 
 1. **Host.** The ``Host`` header must name this server: ``127.0.0.1``,
@@ -10,11 +10,19 @@ before any handler runs:
    IP literal cannot be rebound by DNS. Anything else gets **421** (DNS
    rebinding: a page on ``evil.example`` whose name now resolves to 127.0.0.1
    sends ``Host: evil.example:PORT``).
-2. **Origin.** A request that carries an ``Origin`` (browsers add it to every
+2. **Fetch Metadata.** A browser names the initiator of every request in
+   ``Sec-Fetch-Site``. ``cross-site`` or ``same-site`` (another port of this machine)
+   gets **403** unless it is a top-level GET navigation (a link to the page). A
+   ``no-cors`` fetch, an ``<img>`` or a ``<script>`` from a foreign page carries no
+   ``Origin``; without this check it would still run its (read-only) route, at a
+   hundred requests a second from one tab. Requests without the header (scripts,
+   older browsers) go on to the next checks.
+3. **Origin.** A request that carries an ``Origin`` (browsers add it to every
    cross-origin fetch, to every POST and to every WebSocket handshake) must come
    from one of the addresses above over ``http``; a foreign or ``null`` origin
-   gets **403**, whatever the method.
-3. **Token.** A state-changing request (any method but GET, HEAD and OPTIONS: POST,
+   gets **403**, whatever the method. On a wildcard address the Origin must be a
+   name of this machine or the address the request was sent to (not any IP).
+4. **Token.** A state-changing request (any method but GET, HEAD and OPTIONS: POST,
    PUT, PATCH, DELETE …) and every WebSocket must carry the per-start secret: the
    ``X-Xiangqi-Token`` header, or for a WebSocket (browsers cannot set its headers)
    the ``token`` query parameter. Missing or wrong: **403**. A foreign page can
@@ -27,8 +35,11 @@ before any handler runs:
    ``127.0.0.1:<another port>`` is "same-site" and its requests would carry the
    cookie, and two servers on one machine would overwrite each other's cookie.
 
-A repeated ``Host``, ``Origin`` or token header gets **400**. A refused WebSocket handshake
-is closed before it is accepted: the client sees a bare 403.
+A repeated ``Host``, ``Origin`` or token header gets **400**; a malformed one (a non-ASCII port
+digit, an unclosed ``[``) is refused like a foreign one, never a 500. A refused WebSocket
+handshake is closed before it is accepted: the client sees a bare 403. The ``token`` query
+parameter is removed from the WebSocket's scope (in place), so that neither the route nor the
+server's access log sees it.
 
 Every HTTP response also gets ``X-Content-Type-Options: nosniff``, a Content
 Security Policy (scripts and connections from this origin only, no framing),
@@ -47,7 +58,7 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -119,13 +130,20 @@ def _split_authority(value: str) -> tuple[str, int | None] | None:
         name, port_text = value, None
     if port_text is None:
         return name, None
-    if not port_text.isdigit() or len(port_text) > 5:
+    # ASCII digits only: str.isdigit() also admits "²" or "١", which int() then rejects or reads.
+    if not (port_text.isascii() and port_text.isdigit()) or len(port_text) > 5:
         return None
     return name, int(port_text)
 
 
+def _without_token(query: bytes) -> bytes:
+    """``query`` (a raw query string) without its ``token=...`` fields; the other fields byte for byte."""
+    fields = query.split(b"&")
+    return b"&".join(f for f in fields if unquote_plus(f.split(b"=", 1)[0].decode("latin-1")) != TOKEN_QUERY)
+
+
 class LocalGuard:
-    """ASGI middleware: the Host, Origin and token checks of the module docstring, then ``app``.
+    """ASGI middleware: the module docstring's checks (Host, Fetch Metadata, Origin, token), then ``app``.
 
     ``token``: the per-start secret (see :func:`new_token`). ``port``: the TCP port the
     server listens on; None takes it from each connection's ASGI ``server`` address (the
@@ -170,12 +188,30 @@ class LocalGuard:
             return True
         return False
 
-    def allowed_origin(self, origin: str, port: int | None) -> bool:
-        """Whether an ``Origin`` header is one of this server's own (``http://`` + an allowed host)."""
-        parts = urlsplit(origin.strip())
+    def allowed_origin(self, origin: str, port: int | None, host: str | None = None) -> bool:
+        """Whether an ``Origin`` header is one of this server's own (``http://`` + an allowed host).
+
+        ``host``: the request's ``Host`` header. Served on a wildcard address, where any IP
+        literal is a valid Host, an Origin must be a name of this machine (loopback, its host
+        name) or the very address the request was sent to: a page on another machine's IP and
+        the same port (``http://203.0.113.9:PORT``) is not this server's.
+        """
+        try:
+            parts = urlsplit(origin.strip())
+        except ValueError:  # "http://[::1" (an unclosed IPv6 bracket) and other unparsable netlocs
+            return False
         if parts.scheme != "http" or parts.path or parts.query or parts.fragment or not parts.netloc:
             return False
-        return self.allowed_host(parts.netloc, port)
+        if not self.allowed_host(parts.netloc, port):
+            return False
+        if not self.any_ip:
+            return True
+        got, asked = _split_authority(parts.netloc), _split_authority(host or "")
+        if got is None:
+            return False
+        if got[0] in self.names:
+            return True
+        return asked is not None and got[0] == asked[0] and (got[1] or 80) == (asked[1] or 80)
 
     def token_ok(self, given: str | None) -> bool:
         """Constant-time comparison of ``given`` with the session token."""
@@ -200,8 +236,20 @@ class LocalGuard:
         if host is None or not self.allowed_host(host, port):
             return 421, (f"this server answers only to its own address (127.0.0.1:{port or 'PORT'}, "
                          f"localhost:{port or 'PORT'}), not to Host {host!r}")
+        site = headers.get("sec-fetch-site")
+        if site is not None and site.strip().lower() not in ("same-origin", "none"):
+            # A browser names every request's initiator (Fetch Metadata). A no-cors fetch, <img> or
+            # <script> from a foreign page carries no Origin, so without this it would run its route;
+            # a link (a top-level GET navigation) to the page is still followed.
+            method = scope.get("method", "GET").upper()
+            navigation = (headers.get("sec-fetch-mode", "").strip().lower() == "navigate"
+                          and headers.get("sec-fetch-dest", "document").strip().lower() == "document"
+                          and method in ("GET", "HEAD") and scope["type"] == "http")
+            if not navigation:
+                return 403, (f"requests from other web pages are refused (Sec-Fetch-Site {site!r}, "
+                             f"Sec-Fetch-Dest {headers.get('sec-fetch-dest')!r})")
         origin = headers.get("origin")
-        if origin is not None and not self.allowed_origin(origin, port):
+        if origin is not None and not self.allowed_origin(origin, port, host):
             return 403, f"requests from other web pages are refused (Origin {origin!r})"
         websocket = scope["type"] == "websocket"
         if websocket or scope.get("method", "GET").upper() not in SAFE_METHODS:
@@ -222,6 +270,10 @@ class LocalGuard:
             await self.app(scope, receive, send)
             return
         refused = self.refusal(scope)
+        if scope["type"] == "websocket":
+            # In place, on the server's own scope: uvicorn's access log prints the path with its
+            # query string ("WebSocket /ws/game/ID?token=..." [accepted]) from this very dict.
+            scope["query_string"] = _without_token(scope.get("query_string", b""))
         if refused is not None:
             await self._refuse(scope, send, *refused)
             return
@@ -253,7 +305,9 @@ class LocalGuard:
 
     async def _refuse(self, scope: Scope, send: Send, status: int, detail: str) -> None:
         body = json.dumps({"detail": detail}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"),
+                   (b"cross-origin-resource-policy", b"same-origin")]
         if scope["type"] == "http":
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
