@@ -48,3 +48,17 @@ def bare_client(app: Any, **kw: Any) -> TestClient:
     """A TestClient for ``app`` at :data:`BASE_URL` without Origin and token (``kw`` go to TestClient)."""
     kw.setdefault("base_url", BASE_URL)
     return _Client(app, **kw)
+
+
+def run_coroutine(coro: Any) -> Any:
+    """Run ``coro`` to its end on a fresh event loop in a thread of its own and return its result.
+
+    Tests that call an ASGI app or middleware directly use this instead of ``asyncio.run``: the browser
+    tests (pytest-playwright's sync API) leave an event loop running in the main thread, where
+    ``asyncio.run`` refuses to start.
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -8,7 +8,6 @@ library or change the game; the page itself and a script that read the token sti
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
@@ -16,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
 from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
-from tests.webclient import BASE_URL, api_client, bare_client
+from tests.webclient import BASE_URL, api_client, bare_client, run_coroutine
 
 from xiangqi.cli import build_parser, main
 from xiangqi.web.security import LocalGuard
@@ -153,7 +152,7 @@ def guard_answer(guard_kw: dict, headers: list[tuple[bytes, bytes]], *, method: 
     scope = {"type": kind, "method": method, "path": "/api/game", "query_string": query,
              "headers": headers, "server": ("127.0.0.1", 8765)}
     guard = LocalGuard(inner, token="T" * 43, **guard_kw)
-    asyncio.run(guard(scope, receive, send))
+    run_coroutine(guard(scope, receive, send))
     if seen:
         return None, seen, sent
     if kind == "websocket":
@@ -346,7 +345,7 @@ def test_the_websocket_token_is_taken_out_of_the_query_string():
 
     scope = {"type": "websocket", "path": "/ws/game/x", "query_string": scope_query, "headers": headers,
              "server": ("127.0.0.1", 8765)}
-    asyncio.run(LocalGuard(never, token="T" * 43, port=8765)(scope, receive, send))
+    run_coroutine(LocalGuard(never, token="T" * 43, port=8765)(scope, receive, send))
     assert sent[0]["type"] == "websocket.close" and b"T" * 42 not in scope["query_string"]
 
 
