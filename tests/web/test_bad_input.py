@@ -8,11 +8,15 @@ each kind of defect with its exact message.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
 from tests.webclient import api_client
 
@@ -215,7 +219,7 @@ def _ws_sweep(c, game_id: str, res: Sweep) -> None:
                 ws.send_text(frame)
             ws.send_text('{"type": "state"}')
             if frame == b'{"type": "state"}':  # a valid request in a binary frame: answered too
-                assert ws.receive_json()["type"] == "state"
+                assert [ws.receive_json()["type"] for _ in range(2)] == ["state", "state"]
                 continue
             replies = []
             while True:
@@ -333,3 +337,263 @@ def test_a_sweep_of_bad_requests_gets_only_clear_4xx(tmp_path):
     # a few of the bad bodies are harmless to a route that takes no such field (e.g. GET with a body)
     assert all(not a.startswith(("POST /api/game/new", "POST /api/game/move", "PUT", "PATCH"))
                for a in res.accepted), res.accepted
+
+
+# -- each kind of defect, with its message ------------------------------------------------------------
+
+
+def moves_of(c) -> list[str]:
+    return [m["iccs"] for m in c.get("/api/game").json()["moves"]]
+
+
+@pytest.mark.parametrize(("path", "body", "expected"), [
+    ("/api/game/move", b'{"move": "\xff\xfe"}', "not valid UTF-8: byte 0xff at offset 10"),
+    ("/api/game/move", '{"move": "h2e2"}'.encode("utf-16"), "looks like UTF-16"),
+    ("/api/game/move", '{"move": "h2e2"}'.encode("utf-16-le"), "looks like UTF-16"),
+    ("/api/game/move", b'{"move": NaN}', "NaN is not a JSON number"),
+    ("/api/game/new", b'{"clock": {"kind": "fischer", "base_s": Infinity}}', "Infinity is not a JSON number"),
+    ("/api/game/new", b'{"clock": {"kind": "fischer", "base_s": 1e400}}', "number 1e400 is too large"),
+    ("/api/game/move", b'{"move": "\\ud800"}', "string at move holds a lone UTF-16 surrogate"),
+    ("/api/game/from_record", b'{"fen": "x", "moves": ["h2e2", "\\udc00"]}',
+     "string at moves[1] holds a lone"),
+    ("/api/game/move", b"[" * 50_000, "nested too deeply at offset 32 (limit 32 levels)"),
+    ("/api/game/move", b'{"move": "h2e2", "move": "b2e2"}', "duplicate key 'move'"),
+    ("/api/game/new", b'{"clock": {"periods": ' + b"9" * 5000 + b"}}", "Exceeds the limit"),
+    ("/api/game/move", b'{"move": "h2e2"', "is not valid JSON: Expecting ',' delimiter at line 1 column 16"),
+])
+def test_json_bodies_are_strict(client, path, body, expected):
+    setup_games(client)
+    r = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"].startswith("request body ") and expected in r.json()["detail"], r.json()
+    assert moves_of(client) == ["h2e2", "h9g7"]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "expected"), [
+    ("POST", "/api/game/new", {"colour": "red"}, "unknown field 'colour' in the body"),
+    ("POST", "/api/game/new", {"clock": {"kind": "fischer", "base": 60}}, "unknown field 'clock.base'"),
+    ("POST", "/api/game/move", {"move": "a0a1", "gameid": "x"}, "unknown field 'gameid'"),
+    ("POST", "/api/game/from_record", {"fen": "x", "move": ["h2e2"]}, "unknown field 'move'"),
+    ("POST", "/api/position/validate", {"fen": "x", "strict": True}, "unknown field 'strict'"),
+    ("PATCH", "/api/library/1", {"titel": "x"}, "unknown field 'titel'"),
+])
+def test_misspelt_fields_are_refused_by_name(client, method, path, body, expected):
+    setup_games(client)
+    r = client.request(method, path, json=body)
+    assert r.status_code == 422 and expected in r.json()["detail"], r.text
+    assert moves_of(client) == ["h2e2", "h9g7"]
+    assert client.get("/api/library/1").json()["title"] == ""
+
+
+@pytest.mark.parametrize(("method", "suffix"), [("GET", ""), ("GET", "/replay"), ("GET", "/pgn"),
+                                                 ("PATCH", ""), ("DELETE", "")])
+def test_library_ids_past_sqlite_integers(client, method, suffix):
+    setup_games(client)
+    body = {"json": {"title": "t"}} if method == "PATCH" else {}
+    for big in (2**63, 2**64, -(2**63) - 1, 10**30):
+        r = client.request(method, f"/api/library/{big}{suffix}", **body)
+        assert r.status_code == 422, (big, r.text)
+        assert "path parameter 'row_id'" in r.json()["detail"]
+    r = client.request(method, f"/api/library/{SQLITE_MAX}{suffix}", **body)
+    assert r.status_code == 404 and r.json()["detail"] == f"no saved game with id {SQLITE_MAX}"
+
+
+def test_settings_follow_the_schema(client):
+    assert client.put("/api/settings", json={"theme": "flat", "traditional": True}).status_code == 200
+    cases = [({"colour": "red"}, "unknown setting 'colour'"),
+             ({"theme": "neon"},
+              "setting 'theme' cannot be \"neon\" (allowed: \"wood\", \"flat\", \"contrast\")"),
+             ({"traditional": 1}, "setting 'traditional' cannot be 1"),
+             ({"language": None}, "setting 'language' cannot be null"),
+             ({"sound": {"a": [1, {"b": []}]}}, "setting 'sound' cannot be {\"a\""),
+             ({"theme": "x" * 5000}, "too long"),
+             ({"mode": "dark", "notation": "zh"}, "setting 'notation' cannot be \"zh\"")]
+    for values, expected in cases:
+        r = client.put("/api/settings", json=values)
+        assert r.status_code == 400 and expected in r.json()["detail"], (values, r.text)
+    # nothing of a refused request is stored (the valid "mode" of the last one neither)
+    assert client.get("/api/settings").json() == {"theme": "flat", "traditional": True}
+
+
+def test_bad_stored_settings_are_ignored_and_the_page_loads(tmp_path):
+    from xiangqi.app.store import Store, settings
+
+    store = Store(tmp_path)
+    store.set_settings({"notation": "wxf", "language": "en"})
+    with store.engine.begin() as conn:  # what an older version or a hand edit may have left
+        for key, text in [("theme", "[" * 900 + "]" * 900), ("pieces", json.dumps("x" * 100_000)),
+                          ("mode", "not json"), ("sound", '{"a": {"b": 1}}'), ("colour", '"red"'),
+                          ("traditional", "1")]:
+            conn.execute(sa.insert(settings).values(key=key, value=text))
+    store.close()
+    with api_client(make_app(tmp_path)) as c:
+        r = c.get("/api/settings")
+        assert r.status_code == 200 and r.json() == {"notation": "wxf", "language": "en"}
+        page = c.get("/")
+        assert page.status_code == 200 and 'id="board"' in page.text
+        assert c.get("/api/game").status_code == 200
+        assert c.get("/api/game/pgn").status_code == 200  # the PGN's language comes from the settings
+        # a good value replaces the bad one
+        assert c.put("/api/settings", json={"theme": "contrast"}).json()["theme"] == "contrast"
+
+
+# -- body size, counted while reading -----------------------------------------------------------------
+
+
+def asgi_post(app, path: str, total: int, *, chunk: int = 64 * 1024,
+              headers: list[tuple[bytes, bytes]] | None = None) -> tuple[int, bytes, int]:
+    """POST ``total`` bytes to ``path`` straight through ASGI, in ``chunk``-sized messages made only
+    when the app asks for them; returns (status, body, bytes the app read)."""
+    sent = 0
+    out: dict[str, Any] = {"body": b""}
+
+    async def receive():
+        nonlocal sent
+        if sent >= total:
+            return {"type": "http.disconnect"}
+        n = min(chunk, total - sent)
+        sent += n
+        return {"type": "http.request", "body": b"1" * n, "more_body": sent < total}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            out["status"] = message["status"]
+        elif message["type"] == "http.response.body":
+            out["body"] += message.get("body", b"")
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"127.0.0.1:8765"), (b"origin", b"http://127.0.0.1:8765"),
+                         (b"content-type", b"application/octet-stream"), *(headers or [])],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8765)}
+    asyncio.run(app(scope, receive, send))
+    return out["status"], out["body"], sent
+
+
+def test_body_limits_are_enforced_while_reading(tmp_path):
+    from xiangqi.web.limits import JSON_BODY_LIMIT, MAX_UPLOAD_BYTES
+
+    app = make_app(tmp_path)
+    chunk = 64 * 1024
+    for path in ("/api/record/open", "/api/game/open", "/api/record/export"):
+        status, body, read = asgi_post(app, path, 40 * 1024 * 1024, chunk=chunk)  # no Content-Length
+        assert status == 413 and read <= MAX_UPLOAD_BYTES + chunk, (path, status, read)
+        assert json.loads(body)["detail"] == (f"request body too large: more than {MAX_UPLOAD_BYTES} bytes "
+                                              f"(limit {MAX_UPLOAD_BYTES} bytes for this route)")
+        # a Content-Length past the limit: refused before a byte is read
+        status, body, read = asgi_post(app, path, 400 * 1024 * 1024,
+                                       headers=[(b"content-length", b"419430400")])
+        assert status == 413 and read == 0
+        assert "419430400 bytes (limit" in json.loads(body)["detail"]
+    # JSON routes have a small limit
+    status, body, read = asgi_post(app, "/api/game/move", 1024 * 1024, chunk=16 * 1024)
+    assert status == 413 and read <= JSON_BODY_LIMIT + 16 * 1024
+    assert f"(limit {JSON_BODY_LIMIT} bytes for this route)" in json.loads(body)["detail"]
+    status, body, read = asgi_post(app, "/api/game/move", 10, headers=[(b"content-length", b"ten")])
+    assert status == 400 and "bad Content-Length" in json.loads(body)["detail"]
+
+
+def test_body_limit_through_the_client(client):
+    setup_games(client)
+    r = client.post("/api/settings", content=b"{" + b" " * 100_000 + b"}",
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    r = client.put("/api/settings", content=b'{"theme": "' + b"x" * 100_000 + b'"}',
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "limit 65536 bytes" in r.json()["detail"]
+    r = client.post("/api/record/open", content=b"1. h2e2 " * 300_000)
+    assert r.status_code == 413 and "2400000 bytes (limit 2097152" in r.json()["detail"]
+    assert moves_of(client) == ["h2e2", "h9g7"]
+
+
+# -- record parsing: off the event loop, with a time budget -------------------------------------------
+
+#: About 1.5 MB of sibling variations: reading it whole takes half a minute.
+HEAVY = b"1. h2e2 " + b"(1. b2e2) " * 150_000
+
+
+@pytest.mark.parametrize("path", ["/api/record/open", "/api/game/open", "/api/record/export"])
+def test_a_slow_record_neither_blocks_the_server_nor_runs_past_its_budget(tmp_path, path):
+    app = make_app(tmp_path, record_budget_s=1.5)
+    with api_client(app) as c:
+        setup_games(c)
+        c.post("/api/record/open", content=GAME_1982.read_bytes()).raise_for_status()  # a child is warm
+        result: dict[str, Any] = {}
+
+        def upload() -> None:
+            t0 = time.monotonic()
+            result["response"] = c.post(path, content=HEAVY)
+            result["took"] = time.monotonic() - t0
+
+        worker = threading.Thread(target=upload)
+        worker.start()
+        latencies = []
+        while worker.is_alive() and len(latencies) < 200:
+            t0 = time.monotonic()
+            assert c.get("/api/game").status_code == 200
+            latencies.append(time.monotonic() - t0)
+            time.sleep(0.02)
+        worker.join(30)
+        r = result["response"]
+        assert r.status_code == 422, r.text[:300]
+        assert r.json()["detail"] == ("record too complex: reading it took longer than 1.5 s "
+                                      "(the limit for one record)")
+        assert result["took"] < 10
+        assert len(latencies) >= 5 and max(latencies) < 0.5, latencies
+        assert moves_of(c) == ["h2e2", "h9g7"]
+        # and the next record reads normally
+        r = c.post("/api/record/open", content=GAME_1982.read_bytes())
+        assert r.status_code == 200 and len(r.json()["nodes"]) == 126
+
+
+def test_game_open_reads_the_record_in_a_child(client):
+    setup_games(client)
+    r = client.post("/api/game/open", content=GAME_1982.read_bytes())
+    assert r.status_code == 200 and len(r.json()["moves"]) == 125
+    r = client.post("/api/game/open", content=b"1. zz99")
+    assert r.status_code == 400 and "zz99" in r.json()["detail"]
+
+
+# -- from_record is as strict as new ---------------------------------------------------------------
+
+#: Red to move while Black's king stands in check from the rook on e1: Red could take the king.
+KING_EN_PRISE = "4k4/9/9/9/9/9/9/9/4R4/3K5 w - - 0 1"
+
+
+def test_from_record_validates_the_position_like_new(client):
+    setup_games(client)
+    r = client.post("/api/game/new", json={"fen": KING_EN_PRISE})
+    assert r.status_code == 400 and "side to move could take the king" in r.json()["detail"]
+    for fen, expected in [(KING_EN_PRISE, "side to move could take the king"),
+                          ("4k4/9/9/9/9/9/9/9/4B4/3K5 w - - 0 1", "elephant on e1")]:
+        r = client.post("/api/game/from_record", json={"fen": fen, "moves": []})
+        assert r.status_code == 400, r.text
+        assert r.json()["detail"].startswith("impossible record position:") and expected in r.json()["detail"]
+    assert moves_of(client) == ["h2e2", "h9g7"]
+    # the same position with Black to move is fine, and so is the game after Black's reply
+    r = client.post("/api/game/from_record", json={"fen": "4k4/9/9/9/9/9/9/9/4R4/3K5 b - - 0 1",
+                                                   "moves": ["e9f9"]})
+    assert r.status_code == 200 and [m["iccs"] for m in r.json()["moves"]] == ["e9f9"]
+
+
+# -- the WebSocket -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("frame", "expected"), [
+    ("[" * 50_000, "message nested too deeply at offset 32"),
+    ('{"type": "move", "move": NaN}', "message NaN is not a JSON number"),
+    (r'{"type": "move", "move": "\ud800"}', "lone UTF-16 surrogate"),
+    ('{"type": "move", "move": "' + "x" * 100_000 + '"}', "message too large: 100028 bytes (limit 65536)"),
+    ("{", "message is not valid JSON"),
+])
+def test_bad_websocket_messages_keep_the_socket_open(client, frame, expected):
+    game = setup_games(client)
+    with client.websocket_connect(f"/ws/game/{game['id']}") as ws:
+        assert ws.receive_json()["type"] == "state"
+        ws.send_text(frame)
+        msg = ws.receive_json()
+        assert msg["type"] == "error" and expected in msg["detail"], msg
+        ws.send_text('{"type": "move", "move": "b0c2"}')
+        msg = ws.receive_json()
+        assert msg["type"] == "state", msg
+        assert [m["iccs"] for m in msg["state"]["moves"]] == ["h2e2", "h9g7", "b0c2"]
