@@ -98,7 +98,8 @@ def test_rest_moves_and_clear_errors(client):
     assert r.status_code == 400 and "not an ICCS move" in r.json()["detail"]
     r = client.post("/api/game/move", json={"mov": "h9g7"})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "move"]
-    assert "body field 'move' is missing" in r.json()["detail"] and "unknown field 'mov'" in r.json()["detail"]
+    detail = r.json()["detail"]
+    assert "body field 'move' is missing" in detail and "unknown field 'mov'" in detail
     r = client.post("/api/game/move", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 422
     r = client.post("/api/game/new", json={"red": "robot"})

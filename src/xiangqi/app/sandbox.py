@@ -3,10 +3,11 @@
 Why a process: the record readers are pure Python, so a parse in a thread still holds the GIL and
 slows every other request; and a thread cannot be stopped, so a budget in a thread only decides
 when to stop *waiting*. A child process runs on the other core, and past its budget it is killed
-(SIGKILL): the time a record can take is really bounded. The children are forked from a
-``forkserver`` that has the readers imported already, so a parse costs a fork (a few ms) rather
-than a Python start-up; the budget counts from the moment the child runs the job, so a slow start
-of the fork server never turns a small record into "too complex".
+(SIGKILL): the time a record can take is really bounded (and its memory: 1 GiB of address
+space). The children are forked from a ``forkserver`` that has the readers imported already, so
+a parse costs a fork (a few ms) rather than a Python start-up; the budget counts from the moment
+the child runs the job, so a slow start of the fork server never turns a small record into "too
+complex".
 
 Jobs (:func:`open_record_job`, :func:`convert_record_job`, :func:`open_game_job`) are plain module
 functions; what they return travels back pickled. A :class:`xiangqi.core.errors.XiangqiError` they
@@ -75,7 +76,26 @@ def prestart() -> None:
         forkserver.ensure_running()
 
 
+#: Address space a child may use (bytes): a record that needs more is "too complex", not a machine
+#: that swaps.
+CHILD_MEMORY_BYTES = 1 << 30
+
+
+def _limit_memory() -> None:
+    try:
+        import resource
+    except ImportError:  # not POSIX: the time budget still holds
+        return
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard == resource.RLIM_INFINITY or hard > CHILD_MEMORY_BYTES:
+            resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, hard))
+    except (ValueError, OSError):
+        pass
+
+
 def _child(conn: Any, fn: Any, args: tuple[Any, ...]) -> None:
+    _limit_memory()
     conn.send(("started", None))
     try:
         result: tuple[str, Any] = ("ok", fn(*args))

@@ -36,7 +36,10 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
         except OSError as exc:
             raise OSError(f"port {port} on {HOST} is not free: {exc.strerror}") from exc
     app = create_app(data_dir)
-    config = uvicorn.Config(app, host=HOST, port=port, log_level=log_level, lifespan="on")
+    from xiangqi.web.limits import WS_MESSAGE_LIMIT
+
+    config = uvicorn.Config(app, host=HOST, port=port, log_level=log_level, lifespan="on",
+                            ws_max_size=WS_MESSAGE_LIMIT)  # a longer message closes its socket (1009)
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{port}/"
 
