@@ -180,7 +180,9 @@ class BodyTooLarge(HTTPException):
 
     def __init__(self, limit: int, size: int | None = None) -> None:
         got = f"{size} bytes" if size is not None else f"more than {limit} bytes"
-        super().__init__(413, f"request body too large: {got} (limit {limit} bytes for this route)")
+        # Connection: close, so that the server stops reading (and the client stops sending) the rest
+        super().__init__(413, f"request body too large: {got} (limit {limit} bytes for this route)",
+                         headers={"Connection": "close"})
 
 
 class BodyLimitMiddleware:
