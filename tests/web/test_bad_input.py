@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.webclient import api_client
 
 from xiangqi.web.server import create_app
@@ -597,3 +599,30 @@ def test_bad_websocket_messages_keep_the_socket_open(client, frame, expected):
         msg = ws.receive_json()
         assert msg["type"] == "state", msg
         assert [m["iccs"] for m in msg["state"]["moves"]] == ["h2e2", "h9g7", "b0c2"]
+
+
+# -- strict JSON still reads every valid document --------------------------------------------------
+
+_scalars = (st.none() | st.booleans() | st.integers() | st.text(max_size=20)
+            | st.floats(allow_nan=False, allow_infinity=False))
+_documents = st.recursive(_scalars, lambda c: st.lists(c, max_size=4)
+                          | st.dictionaries(st.text(max_size=8), c, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_documents, st.booleans())
+def test_strict_json_reads_what_json_writes(value, ascii_only):
+    from xiangqi.web.limits import loads_strict
+
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert loads_strict(text.encode("utf-8")) == json.loads(text)
+
+
+def test_brackets_and_escapes_inside_strings_are_not_nesting():
+    from xiangqi.web.limits import BadJSON, loads_strict
+
+    value = {"a": "[" * 100 + '\\"{' * 50, "b": ["]}" * 40, "\U0001f600 \\"]}
+    assert loads_strict(json.dumps(value).encode()) == value  # the emoji arrives as a surrogate pair
+    assert loads_strict(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}  # a UTF-8 BOM is skipped
+    with pytest.raises(BadJSON, match="nested too deeply at offset 50 \\(limit 32"):
+        loads_strict(b'{"s": "[[[[", "t": ' + b"[" * 40 + b"]" * 40 + b"}")
