@@ -1,11 +1,12 @@
 """The local web server: FastAPI app with REST + one WebSocket per game, serving the static front end.
 
 REST (JSON unless noted; errors are ``{"detail": "..."}`` naming what and where, with 400 for bad
-input such as an illegal move or a body that is not strict UTF-8 JSON (:mod:`xiangqi.web.limits`),
-404 for an unknown game, 409 for a request the game's state forbids, 413 for a body past its
-route's limit (64 KB for JSON, 2 MB for a record file; refused while it arrives), 422 for a
-malformed request (an unknown field, a bad value; ``errors`` lists each) or a record too complex
-to read within its time budget (records are read in a child process: :mod:`xiangqi.app.sandbox`):
+input such as an illegal move or a refused setting, 404 for an unknown game, 409 for a request the
+game's state forbids, 413 for a body past its route's limit (64 KB for JSON, 2 MB for a record
+file; refused while it arrives), 422 for a malformed request: a body that is not strict UTF-8 JSON
+(:mod:`xiangqi.web.limits`), an unknown field or a bad value (``errors`` lists each), or a record
+too complex to read within its time budget (records are read in a child process:
+:mod:`xiangqi.app.sandbox`):
 
 - ``GET  /api/game`` — state of the current game (see ``GameSession.state``).
 - ``POST /api/game/new`` ``{red, black, level, fen?}`` — new game.
@@ -130,9 +131,8 @@ class FromRecordRequest(StrictModel):
     red: PlayerKind = "human"
     black: PlayerKind = "engine"
     level: LevelKey = "beginner"
-    headers: dict[Annotated[str, StringConstraints(max_length=64)],
-                  Annotated[str, StringConstraints(max_length=1000)]] = Field(default_factory=dict,
-                                                                              max_length=50)
+    headers: dict[Annotated[str, StringConstraints(max_length=64)], str] = Field(default_factory=dict,
+                                                                                 max_length=50)
 
 
 class PositionRequest(StrictModel):
