@@ -97,11 +97,13 @@ def test_rest_moves_and_clear_errors(client):
     r = client.post("/api/game/move", json={"move": "zz99"})
     assert r.status_code == 400 and "not an ICCS move" in r.json()["detail"]
     r = client.post("/api/game/move", json={"mov": "h9g7"})
-    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "move"]
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "move"]
+    detail = r.json()["detail"]
+    assert "body field 'move' is missing" in detail and "unknown field 'mov'" in detail
     r = client.post("/api/game/move", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 422
     r = client.post("/api/game/new", json={"red": "robot"})
-    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "red"]
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "red"]
     r = client.post("/api/game/new", json={"fen": "rnbakabnr/9/9 w"})
     assert r.status_code == 400 and "bad FEN board" in r.json()["detail"]
     r = client.post("/api/game/move", json={"move": "h9g7", "game_id": "not-this-one"})
@@ -271,7 +273,8 @@ def test_position_validation_endpoint(client):
 
 def test_clock_requests_and_timeout(client):
     r = client.post("/api/game/new", json={"clock": {"kind": "sundial"}})
-    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "clock", "kind"]
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "clock", "kind"]
+    assert r.json()["detail"].startswith("body field 'clock.kind': Input should be 'none'")
     r = client.post("/api/game/new", json={"clock": {"kind": "per_move", "per_move_s": 0}})
     assert r.status_code == 400 and "per_move_s must be 1-36000" in r.json()["detail"]
     st = new_game(client, red="human", black="human", clock={"kind": "per_move", "per_move_s": 1})

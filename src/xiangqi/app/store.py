@@ -24,6 +24,7 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -35,6 +36,8 @@ import sqlalchemy as sa
 
 from xiangqi.app.session import GameSession, SessionError
 from xiangqi.core.errors import XiangqiError
+
+log = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "XIANGQI_DATA_DIR"
 DB_NAME = "xiangqi.db"
@@ -614,12 +617,26 @@ class Store:
     # -- settings --------------------------------------------------------
 
     def get_settings(self) -> dict[str, Any]:
-        """All settings as a dict of JSON values."""
+        """The stored settings as a dict of JSON values, valid ones only (:mod:`xiangqi.app.settings`):
+        a stored value that is unreadable, unknown or not allowed is left out (and logged), so that
+        reading the settings always works; the next change of that setting overwrites it."""
+        from xiangqi.app.settings import clean_settings
+
         with self.engine.connect() as conn:
-            return {r.key: json.loads(r.value) for r in conn.execute(sa.select(settings))}
+            rows = {r.key: r.value for r in conn.execute(sa.select(settings))}
+        good, bad = clean_settings(rows)
+        if bad:
+            log.warning("ignoring bad stored settings: %s", ", ".join(repr(k[:64]) for k in bad))
+        return good
 
     def set_settings(self, values: dict[str, Any]) -> dict[str, Any]:
-        """Store ``values`` (merged into the existing settings) in one transaction; returns all settings."""
+        """Store ``values`` (merged into the existing settings) in one transaction; returns all settings.
+
+        Raises :class:`xiangqi.app.settings.SettingsError` (nothing stored) for an unknown setting or
+        a value it cannot take."""
+        from xiangqi.app.settings import validate_settings
+
+        validate_settings(values)
         with self.engine.begin() as conn:
             for k, v in values.items():
                 conn.execute(sa.delete(settings).where(settings.c.key == k))

@@ -74,7 +74,10 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     app = create_app(data_dir, port=port, host=host)  # StoreLockedError when another server uses the dir
     for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …
         print(f"xiangqi: warning: {notice['message']}", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
+    from xiangqi.web.limits import WS_MESSAGE_LIMIT
+
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
+                            ws_max_size=WS_MESSAGE_LIMIT)  # a longer message closes its socket (1009)
     server = uvicorn.Server(config)
     shown = HOST if host in WILDCARD_HOSTS else host
     url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/"

@@ -1,8 +1,12 @@
 """The local web server: FastAPI app with REST + one WebSocket per game, serving the static front end.
 
-REST (JSON unless noted; errors are ``{"detail": "..."}`` with 400 for bad
-input such as an illegal move, 404 for an unknown game, 409 for a request the
-game's state forbids, 413 for a too-large upload, 422 for a malformed request):
+REST (JSON unless noted; errors are ``{"detail": "..."}`` naming what and where, with 400 for bad
+input such as an illegal move or a refused setting, 404 for an unknown game, 409 for a request the
+game's state forbids, 413 for a body past its route's limit (64 KB for JSON, 2 MB for a record
+file; refused while it arrives), 422 for a malformed request: a body that is not strict UTF-8 JSON
+(:mod:`xiangqi.web.limits`), an unknown field or a bad value (``errors`` lists each), or a record
+too complex to read within its time budget (records are read in a child process:
+:mod:`xiangqi.app.sandbox`):
 
 - ``GET  /api/game`` — state of the current game (see ``GameSession.state``).
 - ``POST /api/game/new`` ``{red, black, level, fen?}`` — new game.
@@ -52,32 +56,66 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.players import EnginePlayer, levels
 from xiangqi.app.position import validate_position
+from xiangqi.app.sandbox import (
+    RECORD_BUDGET_S,
+    RecordSandbox,
+    RecordTooComplex,
+    convert_record_job,
+    open_game_job,
+    open_record_job,
+)
+from xiangqi.app.sandbox import prestart as prestart_records
 from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, SessionError
+from xiangqi.app.settings import SettingsError
 from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.hub import GameHub, MoveProvider
+from xiangqi.web.limits import (
+    JSON_BODY_LIMIT,
+    MAX_UPLOAD_BYTES,
+    BadJSON,
+    BodyLimitMiddleware,
+    StrictJSONRoute,
+    receive_json_message,
+    validation_error_handler,
+)
 from xiangqi.web.security import LocalGuard, new_token, page_with_token
 
 STATIC_DIR = Path(__file__).parent / "static"
-MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 PlayerKind = Literal["human", "engine"]
 LevelKey = Literal["beginner", "intermediate", "advanced", "master"]
+#: A library row id: SQLite's INTEGER is 64-bit signed, so larger ids are refused here (422), not
+#: by an overflow inside SQLite (500).
+RowId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="library row id")]
+#: Routes whose body is a record file (bytes): they may be MAX_UPLOAD_BYTES long; JSON routes
+#: JSON_BODY_LIMIT (limits.BodyLimitMiddleware).
+RECORD_ROUTES = ("/api/game/open", "/api/record/open", "/api/record/export")
+_FILE_BODY = {"requestBody": {"required": True, "content": {
+    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}}
 
 
-class ClockRequest(BaseModel):
+class StrictModel(BaseModel):
+    """Base of every request body: a field the model does not know (a misspelt one) is a 422
+    naming it, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClockRequest(StrictModel):
     """A time control (seconds); see :class:`xiangqi.app.clock.TimeControl`."""
 
     kind: Literal["none", "per_move", "fischer", "byoyomi"] = "none"
@@ -88,7 +126,7 @@ class ClockRequest(BaseModel):
     periods: int = Field(default=1, ge=1, le=10)
 
 
-class NewGameRequest(BaseModel):
+class NewGameRequest(StrictModel):
     """Body of ``POST /api/game/new``."""
 
     red: PlayerKind = "human"
@@ -98,14 +136,14 @@ class NewGameRequest(BaseModel):
     clock: ClockRequest | None = None
 
 
-class MoveRequest(BaseModel):
+class MoveRequest(StrictModel):
     """Body of ``POST /api/game/move``: ``move`` in ICCS; ``game_id`` guards against a stale page."""
 
     move: str = Field(min_length=4, max_length=6)
-    game_id: str | None = None
+    game_id: str | None = Field(default=None, max_length=64)
 
 
-class FromRecordRequest(BaseModel):
+class FromRecordRequest(StrictModel):
     """Body of ``POST /api/game/from_record``: the record's start FEN, the ICCS moves to the chosen node."""
 
     fen: str = Field(max_length=200)
@@ -113,16 +151,17 @@ class FromRecordRequest(BaseModel):
     red: PlayerKind = "human"
     black: PlayerKind = "engine"
     level: LevelKey = "beginner"
-    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
+    headers: dict[Annotated[str, StringConstraints(max_length=64)], str] = Field(default_factory=dict,
+                                                                                 max_length=50)
 
 
-class PositionRequest(BaseModel):
+class PositionRequest(StrictModel):
     """Body of ``POST /api/position/validate``."""
 
     fen: str = Field(max_length=200)
 
 
-class LibraryUpdate(BaseModel):
+class LibraryUpdate(StrictModel):
     """Body of ``PATCH /api/library/{id}``."""
 
     title: str | None = Field(default=None, max_length=200)
@@ -134,27 +173,41 @@ def _http_error(exc: Exception) -> HTTPException:
         return HTTPException(exc.status, str(exc))
     if isinstance(exc, GameOverError | NotYourTurnError):
         return HTTPException(409, str(exc))
+    if isinstance(exc, RecordTooComplex):
+        return HTTPException(422, str(exc))
     return HTTPException(400, str(exc))
+
+
+def _check_position(fen: str, what: str) -> None:
+    """400 naming every problem when ``fen`` is not a position a game can reach
+    (:func:`xiangqi.app.position.validate_position`)."""
+    _, problems = validate_position(fen)
+    if problems:
+        raise HTTPException(400, f"impossible {what}: " + "; ".join(p.en for p in problems))
 
 
 def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider: MoveProvider | None = None,
                player: EnginePlayer | None = None, warmup: bool = True,
-               engine_delay_s: float = 0.3,
+               engine_delay_s: float = 0.3, record_budget_s: float = RECORD_BUDGET_S,
                port: int | None = None, host: str = "127.0.0.1", token: str | None = None) -> FastAPI:
     """The ASGI app. ``data_dir`` holds the SQLite file (default: ``$XIANGQI_DATA_DIR`` or the user
     data dir). ``move_provider`` replaces the engine's move choice (tests); ``warmup`` starts compiling
     the engine kernels in the background at start-up so the page shows before compilation ends.
+    ``record_budget_s`` is the time one uploaded record may take to read (then 422, "too complex").
 
     ``port`` and ``host``: where the server listens, for the Host and Origin checks of
     :class:`xiangqi.web.security.LocalGuard` (``port`` None: the port each request arrived on).
     ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``."""
     store = Store(data_dir)
     player = player or EnginePlayer()
+    records = RecordSandbox(record_budget_s)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         if warmup:
             player.warmup()
+            with contextlib.suppress(Exception):  # a failure shows at the first upload, as a 4xx
+                await asyncio.to_thread(prestart_records)
         hub.kick_engine()
         hub.arm_clock()
         yield
@@ -162,8 +215,13 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         store.close()
 
     app = FastAPI(title="pyxiangqi", lifespan=lifespan)
+    app.router.route_class = StrictJSONRoute  # every JSON body parsed strictly (limits.loads_strict)
+    app.add_middleware(BodyLimitMiddleware, default=JSON_BODY_LIMIT,
+                       routes={path: MAX_UPLOAD_BYTES for path in RECORD_ROUTES})
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.state.token = token or new_token()
-    app.add_middleware(LocalGuard, token=app.state.token, port=port, host=host)  # before any route runs
+    # Added last, so it is the outermost layer: no body is read and no route runs before it.
+    app.add_middleware(LocalGuard, token=app.state.token, port=port, host=host)
     hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
     app.state.hub = hub
     app.state.store = store
@@ -192,9 +250,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def new_game(req: NewGameRequest) -> dict[str, Any]:
         tc = TimeControl(**req.clock.model_dump()) if req.clock else None
         if req.fen:
-            _, problems = validate_position(req.fen)
-            if problems:
-                raise HTTPException(400, "impossible start position: " + "; ".join(p.en for p in problems))
+            _check_position(req.fen, "start position")
         return await hub.new_game(red=req.red, black=req.black, level=req.level, fen=req.fen, time_control=tc)
 
     @app.post("/api/game/move")
@@ -219,18 +275,13 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def hint() -> dict[str, Any]:
         return await hub.hint()
 
-    @app.post("/api/game/open")
+    @app.post("/api/game/open", openapi_extra=_FILE_BODY)
     async def open_pgn(request: Request) -> dict[str, Any]:
-        body = await request.body()
-        if len(body) > MAX_UPLOAD_BYTES:
-            raise HTTPException(413, f"PGN file too large: {len(body)} bytes (limit {MAX_UPLOAD_BYTES})")
+        body = await request.body()  # at most MAX_UPLOAD_BYTES (BodyLimitMiddleware)
         if not body.strip():
             raise HTTPException(400, "empty upload: send the PGN file's bytes as the request body")
-        from xiangqi.core.pgn import read_text_file
-
-        text = read_text_file(body)
         cur = hub.session
-        session = GameSession.from_pgn(text, red=cur.players[True], black=cur.players[False], level=cur.level)
+        session = await records.run(open_game_job, body, cur.players[True], cur.players[False], cur.level)
         return await hub.replace(session)
 
     @app.get("/api/game/pgn")
@@ -252,28 +303,18 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         return Response(data, media_type=media,
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
-    async def _record_body(request: Request) -> bytes:
-        body = await request.body()
-        if len(body) > MAX_UPLOAD_BYTES:
-            raise HTTPException(413, f"record file too large: {len(body)} bytes (limit {MAX_UPLOAD_BYTES})")
-        return body
-
-    @app.post("/api/record/open")
+    @app.post("/api/record/open", openapi_extra=_FILE_BODY)
     async def record_open(request: Request, name: str = Query("", max_length=255),
-                          index: int = Query(0, ge=0, le=100000)) -> dict[str, Any]:
-        from xiangqi.app.records import open_record
+                          index: int = Query(0, ge=0, le=100000)) -> Response:
+        body = await request.body()  # at most MAX_UPLOAD_BYTES (BodyLimitMiddleware)
+        return Response(await records.run(open_record_job, body, name, index), media_type="application/json")
 
-        body = await _record_body(request)
-        return await asyncio.to_thread(open_record, body, name, index)
-
-    @app.post("/api/record/export")
+    @app.post("/api/record/export", openapi_extra=_FILE_BODY)
     async def record_export(request: Request, name: str = Query("", max_length=255),
                             index: int = Query(0, ge=0, le=100000), fmt: Literal["pgn", "xqf"] = "pgn",
                             notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
-        from xiangqi.app.records import convert_record
-
-        body = await _record_body(request)
-        data, media, ext = await asyncio.to_thread(convert_record, body, name, index, fmt, notation)
+        body = await request.body()  # at most MAX_UPLOAD_BYTES (BodyLimitMiddleware)
+        data, media, ext = await records.run(convert_record_job, body, name, index, fmt, notation)
         from urllib.parse import quote
 
         stem = Path(name).stem if name else "record"
@@ -285,8 +326,11 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def from_record(req: FromRecordRequest) -> dict[str, Any]:
         from xiangqi.app.records import session_from_line
 
-        session = session_from_line(req.fen, req.moves, red=req.red, black=req.black, level=req.level,
-                                    headers=req.headers)
+        _check_position(req.fen, "record position")  # as strict as /api/game/new
+        session = await asyncio.to_thread(session_from_line, req.fen, req.moves, red=req.red, black=req.black,
+                                          level=req.level, headers=req.headers)
+        if req.moves:
+            _check_position(session.board.fen(), f"position after the record's {len(req.moves)} moves")
         return await hub.replace(session)
 
     @app.post("/api/position/validate")
@@ -312,26 +356,27 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
 
     @app.put("/api/settings")
     async def put_settings(values: dict[str, Any]) -> dict[str, Any]:
-        if len(values) > 50:
-            raise HTTPException(400, "too many settings in one request (limit 50)")
-        for key, value in values.items():
-            if len(key) > 64 or len(json.dumps(value)) > 2000:
-                raise HTTPException(400, f"setting {key[:64]!r} is too long (name 64, value 2000 characters)")
-        return store.set_settings(values)
+        """Change some settings (``{name: value}``; names and values: :data:`xiangqi.app.settings.SCHEMA`);
+        400 naming the first unknown setting or bad value, and then nothing is stored."""
+        try:
+            return store.set_settings(values)
+        except SettingsError as exc:
+            raise HTTPException(400, str(exc)) from None
 
     @app.get("/api/library")
-    async def library(search: str = "", result: str = "") -> list[dict[str, Any]]:
+    async def library(search: str = Query("", max_length=200),
+                      result: str = Query("", max_length=16)) -> list[dict[str, Any]]:
         return store.list_games(search=search, result=result)
 
     @app.get("/api/library/{row_id}")
-    async def library_game(row_id: int) -> dict[str, Any]:
+    async def library_game(row_id: RowId) -> dict[str, Any]:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
         return g
 
     @app.get("/api/library/{row_id}/replay")
-    async def library_replay(row_id: int) -> dict[str, Any]:
+    async def library_replay(row_id: RowId) -> dict[str, Any]:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
@@ -351,7 +396,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                                                     "reason_en": out.reason_en}}
 
     @app.get("/api/library/{row_id}/pgn")
-    async def library_pgn(row_id: int, notation: Literal["chinese", "iccs", "wxf"] = "chinese",
+    async def library_pgn(row_id: RowId, notation: Literal["chinese", "iccs", "wxf"] = "chinese",
                           lang: Literal["zh", "en"] | None = None) -> Response:
         g = store.get_game(row_id)
         if g is None:
@@ -362,13 +407,13 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.patch("/api/library/{row_id}")
-    async def library_update(row_id: int, req: LibraryUpdate) -> dict[str, Any]:
+    async def library_update(row_id: RowId, req: LibraryUpdate) -> dict[str, Any]:
         if not store.update_game(row_id, title=req.title, notes=req.notes):
             raise HTTPException(404, f"no saved game with id {row_id}")
         return store.get_game(row_id) or {}
 
     @app.delete("/api/library/{row_id}")
-    async def library_delete(row_id: int) -> dict[str, Any]:
+    async def library_delete(row_id: RowId) -> dict[str, Any]:
         if not store.delete_game(row_id):
             raise HTTPException(404, f"no saved game with id {row_id}")
         return {"deleted": row_id}
@@ -387,9 +432,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             await ws.send_json({"type": "state", "state": hub.state()})
             while True:
                 try:
-                    msg = await ws.receive_json()
-                except (ValueError, KeyError):
-                    await ws.send_json({"type": "error", "detail": "message must be a JSON object"})
+                    msg = await receive_json_message(ws)  # strict JSON, bounded size and nesting
+                except BadJSON as exc:
+                    await ws.send_json({"type": "error", "detail": str(exc)})
                     continue
                 await _handle(ws, msg)
         except WebSocketDisconnect:
