@@ -7,7 +7,10 @@ game's state forbids, 413 for a too-large upload, 422 for a malformed request):
 - ``GET  /api/game`` — state of the current game (see ``GameSession.state``).
 - ``POST /api/game/new`` ``{red, black, level, fen?}`` — new game.
 - ``POST /api/game/move`` ``{move, game_id?}`` — a human move in ICCS (``h2e2``).
-- ``POST /api/game/undo``, ``/resign``, ``/draw``, ``/hint``.
+- ``POST /api/game/undo`` ``{version?}`` — take back a move; with ``version`` (the state version the
+  page showed) it is refused with 409 and the current ``state`` when the game changed since.
+- ``POST /api/game/resign``, ``/draw``, ``/hint``; ``POST /api/game/retry`` — the computer tries its
+  move again after it failed (``engine_error`` in the state).
 - ``POST /api/game/open`` — body: the PGN file's bytes (UTF-8/GB18030/Big5 sniffed).
 - ``GET  /api/game/pgn?notation=chinese|iccs|wxf&lang=zh|en`` — the game as a PGN download (tags such
   as Event and the player names in ``lang``, default: the ``language`` setting).
@@ -24,8 +27,9 @@ game's state forbids, 413 for a too-large upload, 422 for a malformed request):
 WebSocket ``/ws/game/{game_id}``: the server sends ``{"type": "state", "state": …}``
 on connect and after every change, ``{"type": "replaced", "id": new}`` when another
 game replaces this one, ``{"type": "error", "detail": …}`` for a refused message.
-Clients send ``{"type": "move", "move": "h2e2"}``, ``{"type": "undo"}``,
-``{"type": "resign"}``, ``{"type": "draw"}`` or ``{"type": "hint"}``.
+Clients send ``{"type": "move", "move": "h2e2"}``, ``{"type": "undo", "version": N}``,
+``{"type": "resign"}``, ``{"type": "draw"}``, ``{"type": "hint"}``, ``{"type": "retry"}`` or
+``{"type": "state"}``; the message loop and the per-page send queues are in :mod:`xiangqi.web.clients`.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, HTTPException, Query, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
@@ -46,10 +50,11 @@ from pydantic import BaseModel, Field
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.players import EnginePlayer, levels
 from xiangqi.app.position import validate_position
-from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, SessionError
+from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, StaleVersionError
 from xiangqi.app.store import Store
 from xiangqi.core.errors import XiangqiError
-from xiangqi.web.hub import GameHub, MoveProvider
+from xiangqi.web import clients
+from xiangqi.web.hub import GameHub, HintCancelledError, MoveProvider
 
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
@@ -85,6 +90,12 @@ class MoveRequest(BaseModel):
     game_id: str | None = None
 
 
+class UndoRequest(BaseModel):
+    """Body of ``POST /api/game/undo`` (optional): ``version`` of the state the page showed."""
+
+    version: int | None = None
+
+
 class FromRecordRequest(BaseModel):
     """Body of ``POST /api/game/from_record``: the record's start FEN, the ICCS moves to the chosen node."""
 
@@ -110,7 +121,7 @@ class LibraryUpdate(BaseModel):
 
 
 def _http_error(exc: Exception) -> HTTPException:
-    if isinstance(exc, GameOverError | NotYourTurnError):
+    if isinstance(exc, GameOverError | NotYourTurnError | StaleVersionError | HintCancelledError):
         return HTTPException(409, str(exc))
     return HTTPException(400, str(exc))
 
@@ -142,7 +153,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
         e = _http_error(exc)
-        return JSONResponse({"detail": e.detail}, status_code=e.status_code)
+        body: dict[str, Any] = {"detail": e.detail}
+        if isinstance(exc, StaleVersionError):  # the page shows what the game is now
+            body["state"] = hub.state()
+        return JSONResponse(body, status_code=e.status_code)
 
     # -- pages -------------------------------------------------------------
 
@@ -174,8 +188,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         return await hub.move(req.move)
 
     @app.post("/api/game/undo")
-    async def undo() -> dict[str, Any]:
-        return await hub.undo()
+    async def undo(req: UndoRequest | None = None) -> dict[str, Any]:
+        return await hub.undo(None if req is None else req.version)
 
     @app.post("/api/game/resign")
     async def resign() -> dict[str, Any]:
@@ -188,6 +202,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     @app.post("/api/game/hint")
     async def hint() -> dict[str, Any]:
         return await hub.hint()
+
+    @app.post("/api/game/retry")
+    async def retry_engine() -> dict[str, Any]:
+        return await hub.retry_engine()
 
     @app.post("/api/game/open")
     async def open_pgn(request: Request) -> dict[str, Any]:
@@ -349,60 +367,6 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             await ws.send_json({"type": "replaced", "id": hub.session.id, "old": game_id})
             await ws.close(code=4404)
             return
-        hub.clients.add(ws)
-        try:
-            await ws.send_json({"type": "state", "state": hub.state()})
-            while True:
-                try:
-                    msg = await ws.receive_json()
-                except (ValueError, KeyError):
-                    await ws.send_json({"type": "error", "detail": "message must be a JSON object"})
-                    continue
-                await _handle(ws, msg)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            hub.clients.discard(ws)
-
-    hint_tasks: set[asyncio.Task[None]] = set()
-
-    async def _send_hint(ws: WebSocket) -> None:
-        """Search a hint and send ``{"type": "hint", "hint": ...}`` (or an error) to ``ws``."""
-        try:
-            msg: dict[str, Any] = {"type": "hint", "hint": await hub.hint()}
-        except XiangqiError as exc:
-            msg = {"type": "error", "detail": str(exc), "request": "hint"}
-        with contextlib.suppress(Exception):  # the page went away meanwhile
-            await ws.send_json(msg)
-
-    async def _handle(ws: WebSocket, msg: Any) -> None:
-        if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
-            await ws.send_json({"type": "error", "detail": "message must be an object with a string 'type'"})
-            return
-        kind = msg["type"]
-        try:
-            if kind == "move":
-                mv = msg.get("move")
-                if not isinstance(mv, str):
-                    raise SessionError("move message needs a string 'move' in ICCS, e.g. h2e2")
-                await hub.move(mv)
-            elif kind == "undo":
-                await hub.undo()
-            elif kind == "resign":
-                await hub.resign()
-            elif kind == "draw":
-                await hub.offer_draw()
-            elif kind == "hint":
-                # A hint searches for a second or more (longer while the kernels compile): answer it
-                # from a task so this socket's other messages (a move, undo) are not queued behind it.
-                task = asyncio.get_running_loop().create_task(_send_hint(ws))
-                hint_tasks.add(task)
-                task.add_done_callback(hint_tasks.discard)
-            elif kind == "state":
-                await ws.send_json({"type": "state", "state": hub.state()})
-            else:
-                raise SessionError(f"unknown message type {kind!r} (move, undo, resign, draw, hint, state)")
-        except XiangqiError as exc:
-            await ws.send_json({"type": "error", "detail": str(exc), "request": kind})
+        await clients.serve(hub, ws)
 
     return app
