@@ -8,9 +8,13 @@ not milliseconds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import socket
 import sys
+import threading
 import time
+from pathlib import Path
 
 from xiangqi.app.store import Store
 from xiangqi.core.board import Board
@@ -86,3 +90,75 @@ def test_engine_never_sees_a_board_that_state_is_changing(tmp_path):
     assert seen["corrupt"] == 0, f"{seen['corrupt']} of {seen['copies']} boards the engine got were corrupt"
     assert seen["stalls"] == 0, f"{seen['stalls']} games stalled in {seen['copies']} engine moves"
     assert seen["copies"] >= target
+
+
+# -- a page that stops reading -------------------------------------------------------------------
+
+DATA = Path(__file__).parent.parent / "data"
+GAME_1982 = DATA / "records" / "pgn" / "xiangqijs_readme_iccs_1982.pgn"  # 125 plies: ~13 kB states
+
+
+@contextlib.contextmanager
+def live_server(tmp_path: Path, **kw):
+    """``create_app`` served by uvicorn in a thread; yields ``(base_url, app)``. The listening socket
+    has a small send buffer (accepted sockets inherit it), so a page that does not read backs up
+    after a few messages instead of after the kernel's megabytes."""
+    import uvicorn
+
+    from xiangqi.web.server import create_app
+
+    app = create_app(tmp_path, warmup=False, engine_delay_s=0, **kw)
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}", app
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+        listener.close()
+
+
+def test_a_page_that_never_reads_does_not_block_other_moves(tmp_path):
+    """A WebSocket whose reader stopped (small buffers, nothing read): the server's sends to it back
+    up. Another page's undos and moves (REST here) must still be answered at once, every time, and
+    the stuck page is dropped (it would reconnect and get the current state)."""
+    import httpx
+    from websockets.sync.client import connect
+
+    with live_server(tmp_path) as (base, app):
+        http = httpx.Client(base_url=base, timeout=10, headers={"Origin": base})
+        r = http.post("/api/game/new", json={"red": "human", "black": "human"})
+        assert r.status_code == 200, r.text
+        st = http.post("/api/game/open", content=GAME_1982.read_bytes()).json()
+        assert len(st["moves"]) == 125
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", int(base.rsplit(":", 1)[1])))
+        stuck = connect(base.replace("http", "ws") + f"/ws/game/{st['id']}", sock=sock, max_queue=1,
+                        origin=base, open_timeout=10)
+        try:
+            last = st["moves"][-1]["iccs"]
+            for i in range(120):  # ~13 kB of state for the stuck page per request
+                t0 = time.monotonic()
+                try:
+                    r = http.post("/api/game/undo") if i % 2 == 0 else http.post(
+                        "/api/game/move", json={"move": last})
+                except httpx.TimeoutException:
+                    raise AssertionError(f"request {i} blocked: the server waits for a page that does "
+                                         "not read") from None
+                assert r.status_code == 200, r.text
+                assert time.monotonic() - t0 < 5, f"request {i} took {time.monotonic() - t0:.1f} s"
+            assert len(app.state.hub.clients) == 0  # the stuck page was dropped
+        finally:
+            with contextlib.suppress(Exception):
+                stuck.close()

@@ -116,6 +116,12 @@ class MoveRecord:
     check: bool
     wxf: str = ""
 
+    def as_dict(self) -> dict[str, Any]:
+        """``{iccs, chinese, capture, check, wxf}`` (what ``dataclasses.asdict`` gives, ten times faster:
+        the state lists every move and is built for every change)."""
+        return {"iccs": self.iccs, "chinese": self.chinese, "capture": self.capture, "check": self.check,
+                "wxf": self.wxf}
+
 
 class GameSession:
     """A game: the board, who plays each side, the engine level and the result.
@@ -381,7 +387,7 @@ class GameSession:
             "turn": "red" if b.turn else "black",
             "players": {"red": self.players[RED], "black": self.players[BLACK]},
             "level": self.level,
-            "moves": [dataclasses.asdict(m) for m in self.moves],
+            "moves": [m.as_dict() for m in self.moves],
             "last_move": b.move_stack[-1].iccs() if b.move_stack else None,
             "check": check_sq,
             "legal": {} if out is not None else _legal_by_square(b),
