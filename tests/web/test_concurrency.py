@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import socket
 import sys
@@ -16,9 +17,13 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+from tests.webclient import api_client
+
 from xiangqi.app.store import Store
-from xiangqi.core.board import Board
+from xiangqi.core.board import Board, Move
 from xiangqi.web.hub import GameHub
+from xiangqi.web.server import create_app
 
 
 class QuietStore(Store):
@@ -105,8 +110,6 @@ def live_server(tmp_path: Path, **kw):
     after a few messages instead of after the kernel's megabytes."""
     import uvicorn
 
-    from xiangqi.web.server import create_app
-
     app = create_app(tmp_path, warmup=False, engine_delay_s=0, **kw)
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
@@ -162,3 +165,102 @@ def test_a_page_that_never_reads_does_not_block_other_moves(tmp_path):
         finally:
             with contextlib.suppress(Exception):
                 stuck.close()
+
+
+# -- a computer player that fails ----------------------------------------------------------------
+
+def first_move(board: Board, level: str) -> Move:
+    return min(board.legal_moves, key=lambda m: m.iccs())
+
+
+def receive_within(ws, seconds: float):
+    """The next JSON message of a TestClient WebSocket, or AssertionError after ``seconds`` (a game
+    that stalls sends nothing more: the test must fail, not hang)."""
+    import anyio
+
+    async def get():
+        with anyio.fail_after(seconds):
+            return await ws._send_rx.receive()  # the session's own receive, with a deadline
+
+    try:
+        message = ws.portal.call(get)
+    except TimeoutError:
+        raise AssertionError(f"no message within {seconds:g} s: the game stalled") from None
+    ws._raise_on_close(message)
+    return json.loads(message["text"])
+
+
+def read_until(ws, pred, limit=50, seconds=10.0):
+    """WebSocket messages until one satisfies ``pred``; returns it."""
+    for _ in range(limit):
+        msg = receive_within(ws, seconds)
+        if pred(msg):
+            return msg
+    raise AssertionError("the expected message did not arrive")
+
+
+def test_an_engine_that_fails_once_is_retried_and_the_game_goes_on(tmp_path, caplog):
+    calls = []
+
+    def flaky(board, level):
+        calls.append(board.fen())
+        if len(calls) == 1:
+            raise RuntimeError("search blew up")
+        return first_move(board, level)
+
+    with api_client(create_app(tmp_path, move_provider=flaky, warmup=False, engine_delay_s=0)) as client:
+        st = client.post("/api/game/new", json={"red": "human", "black": "engine"}).json()
+        with client.websocket_connect(f"/ws/game/{st['id']}") as ws:
+            ws.send_json({"type": "move", "move": "h2e2"})
+            msg = read_until(ws, lambda m: m["type"] == "state" and len(m["state"]["moves"]) == 2)
+    assert msg["state"]["engine_error"] is None and not msg["state"]["thinking"]
+    assert len(calls) == 2 and calls[0] == calls[1]  # the same position, asked again
+    assert any("search blew up" in r.getMessage() or "search blew up" in str(r.exc_info)
+               for r in caplog.records if r.levelname in ("ERROR", "CRITICAL"))
+
+
+def slow_move(board, level):
+    time.sleep(1.0)
+    return first_move(board, level)
+
+
+@pytest.mark.parametrize("provider", [
+    pytest.param(lambda b, lv: 1 / 0, id="raises"),
+    pytest.param(lambda b, lv: Move.from_iccs("d4c4"), id="illegal"),  # no piece on d4
+    pytest.param(lambda b, lv: None, id="no-move"),
+    pytest.param(slow_move, id="too-slow"),
+])
+def test_a_failing_engine_never_stalls_the_game(tmp_path, provider):
+    """The computer fails twice (the try and its retry): the page is told (``engine_error`` in the
+    state and an ``error`` text), and the player may retry it or make the computer's move."""
+    calls = []
+
+    def counted(board, level):
+        calls.append(1)
+        return provider(board, level)
+
+    app = create_app(tmp_path, move_provider=counted, warmup=False, engine_delay_s=0)
+    app.state.hub.engine_timeout_s = 0.2
+    with api_client(app) as client:
+        st = client.post("/api/game/new", json={"red": "human", "black": "engine"}).json()
+        with client.websocket_connect(f"/ws/game/{st['id']}") as ws:
+            ws.send_json({"type": "move", "move": "h2e2"})
+            msg = read_until(ws, lambda m: m["type"] == "state" and m["state"].get("engine_error"))
+            failed = msg["state"]
+            assert not failed["thinking"] and failed["turn"] == "black" and len(failed["moves"]) == 1
+            assert failed["engine_error"]["attempts"] == 2 and len(calls) == 2
+            assert msg["error"] and failed["engine_error"]["detail_en"].startswith("The computer could not")
+            # the player asks for another try: it fails again, and says so again
+            ws.send_json({"type": "retry"})
+            read_until(ws, lambda m: m["type"] == "state" and m["state"]["engine_error"] is None)
+            read_until(ws, lambda m: m["type"] == "state" and m["state"].get("engine_error"))
+            assert len(calls) == 4
+            # ... then makes the computer's move for it; the game goes on
+            ws.send_json({"type": "move", "move": "h7e7"})
+            msg = read_until(ws, lambda m: m["type"] == "state" and len(m["state"]["moves"]) == 2)
+            assert msg["state"]["engine_error"] is None and msg["state"]["turn"] == "red"
+            ws.send_json({"type": "move", "move": "b2c2"})
+            msg = read_until(ws, lambda m: m["type"] == "state" and m["state"].get("engine_error"))
+            assert len(msg["state"]["moves"]) == 3  # the computer was asked again for its next move
+        assert client.get("/api/game").json()["engine_error"] is not None
+        assert client.post("/api/game/retry").status_code == 200
