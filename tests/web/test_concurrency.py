@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 from tests.webclient import api_client
 
+from xiangqi.app.players import EnginePlayer
 from xiangqi.app.store import Store
 from xiangqi.core.board import Board, Move
-from xiangqi.web.hub import GameHub
+from xiangqi.web.hub import GameHub, HintCancelledError
 from xiangqi.web.server import create_app
 
 
@@ -264,3 +265,171 @@ def test_a_failing_engine_never_stalls_the_game(tmp_path, provider):
             assert len(msg["state"]["moves"]) == 3  # the computer was asked again for its next move
         assert client.get("/api/game").json()["engine_error"] is not None
         assert client.post("/api/game/retry").status_code == 200
+
+
+# -- hints never delay the computer's move -------------------------------------------------------
+
+class TimedEngine:
+    """Stands in for the kernel engine: every search takes ``seconds`` unless stopped, and is logged
+    as ``(event, kind, stopped)``; like the real engine, a stop before a search begins is lost."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.log: list[tuple[str, str, bool]] = []
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self, kind: str, board: Board):
+        self._stop.clear()
+        self.log.append(("start", kind, False))
+        stopped = self._stop.wait(self.seconds)
+        self.log.append(("end", kind, stopped))
+        return first_move(board, "")
+
+    def play(self, board, level):
+        return type("R", (), {"move": self._run("move", board)})()
+
+    def search(self, board, limit):
+        mv = self._run("query", board)
+        return type("R", (), {"move": mv, "score_cp": 0, "mate": None, "pv": [mv]})()
+
+
+class ReadyPlayer(EnginePlayer):
+    """An EnginePlayer around a :class:`TimedEngine`, its kernels "compiled"."""
+
+    def __init__(self, engine: TimedEngine) -> None:
+        super().__init__()
+        self._engine = engine
+
+    @staticmethod
+    def kernels_ready() -> bool:
+        return True
+
+
+async def until(pred, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not pred():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.005)
+
+
+def test_forty_hints_do_not_delay_the_computers_move(tmp_path):
+    """40 hints are asked for at once, then the player moves: the computer's search starts while
+    the first hint runs (that one is stopped), the other 39 never search (their position is gone),
+    and every one of the 40 callers gets an answer (a cancelled hint) instead of hanging."""
+    eng = TimedEngine(0.5)
+
+    async def run():
+        hub = GameHub(QuietStore(tmp_path), player=ReadyPlayer(eng), engine_delay_s=0)
+        await hub.new_game(red="human", black="engine", level="beginner")
+        hints = [asyncio.get_running_loop().create_task(hub.hint()) for _ in range(40)]
+        await until(lambda: eng.log[:1] == [("start", "query", False)])
+        await hub.move("h2e2")
+        await until(lambda: len(hub.session.moves) == 2)
+        answers = await asyncio.gather(*hints, return_exceptions=True)
+        await hub.shutdown()
+        return answers
+
+    answers = asyncio.run(run())
+    first_move_start = eng.log.index(("start", "move", False))
+    assert [e for e in eng.log[:first_move_start] if e[0] == "start"] == [("start", "query", False)]
+    assert ("end", "query", True) in eng.log[:first_move_start]  # the running hint was stopped
+    assert sum(1 for e in eng.log if e == ("start", "query", False)) == 1
+    assert ("end", "move", False) in eng.log  # the computer searched its full time
+    assert all(isinstance(a, HintCancelledError) for a in answers), answers
+    assert "position changed" in str(answers[0])
+
+
+def test_a_new_hint_from_the_same_page_cancels_its_older_one(tmp_path):
+    eng = TimedEngine(0.3)
+
+    async def run():
+        hub = GameHub(QuietStore(tmp_path), player=ReadyPlayer(eng), engine_delay_s=0)
+        await hub.new_game(red="human", black="engine", level="beginner")
+        page, other = object(), object()
+        first = asyncio.get_running_loop().create_task(hub.hint(page))
+        theirs = asyncio.get_running_loop().create_task(hub.hint(other))
+        await until(lambda: eng.log[:1] == [("start", "query", False)])
+        second = await hub.hint(page)
+        out = await asyncio.gather(first, theirs, return_exceptions=True)
+        await hub.shutdown()
+        return out, second
+
+    (first, theirs), second = asyncio.run(run())
+    assert isinstance(first, HintCancelledError) and "newer hint request" in str(first)
+    assert theirs["move"] == second["move"] == "a0a1"  # another page's hint is not touched
+    assert eng.log[:2] == [("start", "query", False), ("end", "query", True)]  # stopped at once
+    assert eng.log.count(("end", "query", False)) == 2
+
+
+# -- versioned state -----------------------------------------------------------------------------
+
+def settled(n):
+    """A predicate: a state message with ``n`` plies and the computer not thinking."""
+    return lambda m: (m["type"] == "state" and len(m["state"]["moves"]) == n
+                      and not m["state"]["thinking"])
+
+
+def test_two_tabs_pressing_undo_once_each_take_back_one_move(tmp_path):
+    app = create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0)
+    with api_client(app) as client:
+        st = client.post("/api/game/new", json={"red": "human", "black": "engine"}).json()
+        with client.websocket_connect(f"/ws/game/{st['id']}") as a, \
+                client.websocket_connect(f"/ws/game/{st['id']}") as b:
+            seen = [read_until(a, lambda m: m["type"] == "state")["state"]["version"]]
+            for i, mv in enumerate(("h2e2", "b2c2")):
+                a.send_json({"type": "move", "move": mv})
+                while True:  # every state message, each one version further
+                    msg = read_until(a, lambda m: m["type"] == "state")
+                    seen.append(msg["state"]["version"])
+                    if settled(2 * i + 2)(msg):
+                        break
+            assert seen == list(range(seen[0], seen[0] + len(seen))), seen
+            shown = read_until(b, settled(4))["state"]["version"]
+            assert shown == seen[-1]
+            a.send_json({"type": "undo", "version": shown})
+            b.send_json({"type": "undo", "version": shown})  # pressed on the same position
+            after = read_until(a, settled(2))["state"]
+            assert after["version"] > shown
+            err = read_until(b, lambda m: m["type"] == "error")
+            assert err["request"] == "undo" and err["version"] == after["version"]
+            assert "undo refused" in err["detail"] and f"version {shown}" in err["detail"]
+            msg = read_until(b, lambda m: m["type"] == "state" and m["state"]["version"] == after["version"])
+            assert len(msg["state"]["moves"]) == 2  # one full move taken back, not two
+            b.send_json({"type": "undo", "version": "7"})
+            assert "integer" in read_until(b, lambda m: m["type"] == "error")["detail"]
+        # the same over REST: an optional version, 409 with the current state when stale
+        r = client.post("/api/game/undo", json={"version": shown})
+        assert r.status_code == 409 and r.json()["state"]["version"] == after["version"]
+        assert len(client.get("/api/game").json()["moves"]) == 2
+        r = client.post("/api/game/undo", json={"version": after["version"]})
+        assert r.status_code == 200 and r.json()["moves"] == []
+        assert client.post("/api/game/undo").status_code == 400  # no version: no check; nothing left
+
+
+def test_the_version_counts_the_computers_thinking_too(tmp_path):
+    """A page that receives "thinking" and then the reply sees two versions; an undo pressed while
+    the computer thinks (before its reply arrived) is refused once the reply has been played."""
+    gate = threading.Event()
+
+    def gated(board, level):
+        gate.wait(10)
+        return first_move(board, level)
+
+    app = create_app(tmp_path, move_provider=gated, warmup=False, engine_delay_s=0)
+    with api_client(app) as client:
+        st = client.post("/api/game/new", json={"red": "human", "black": "engine"}).json()
+        moved = client.post("/api/game/move", json={"move": "h2e2"}).json()
+        for _ in range(200):
+            thinking = client.get("/api/game").json()
+            if thinking["thinking"]:
+                break
+            time.sleep(0.01)
+        assert thinking["thinking"] and thinking["version"] == moved["version"] + 1 > st["version"]
+        gate.set()
+        with client.websocket_connect(f"/ws/game/{st['id']}") as ws:
+            read_until(ws, settled(2))
+        r = client.post("/api/game/undo", json={"version": thinking["version"]})
+        assert r.status_code == 409 and len(r.json()["state"]["moves"]) == 2
