@@ -48,6 +48,7 @@ function connect(gameId) {
   const ws = new WebSocket(`${proto}://${location.host}/ws/game/${gameId}`);
   ui.ws = ws;
   ui.wsGameId = gameId;
+  ui.resync = true; // the first state of a connection is taken as it is (the server may have restarted)
   ws.onopen = () => {
     ui.reconnectDelay = 250;
     ui.hintPending = false;
@@ -80,8 +81,28 @@ function send(msg) {
   else toast(t("connection_lost"));
 }
 
+/** Undo (悔棋) names the state version the page shows, so that two pages pressing it once each take
+ *  back one move, not two; the server refuses a stale one with an error and the current state. */
+function undo() {
+  send(ui.state && typeof ui.state.version === "number" ? { type: "undo", version: ui.state.version } : { type: "undo" });
+}
+
+/** Whether a state message should be shown: not one older than what the page shows (a late reply);
+ *  on a version gap (a missed message) the page shows it and asks for the current state again. */
+function acceptState(st) {
+  const cur = ui.state;
+  if (ui.resync || !cur || cur.id !== st.id || typeof st.version !== "number" || typeof cur.version !== "number") {
+    ui.resync = false;
+    return true;
+  }
+  if (st.version < cur.version) return false;
+  if (st.version > cur.version + 1) send({ type: "state" });
+  return true;
+}
+
 function onMessage(msg) {
   if (msg.type === "state") {
+    if (!acceptState(msg.state)) return;
     render(msg.state);
     if (msg.draw_offer) toast(msg.draw_offer.accepted ? t("draw_accepted") : t("draw_declined"));
     if (msg.error) toast(msg.error);
@@ -102,7 +123,8 @@ function onMessage(msg) {
 // -- rendering --------------------------------------------------------------
 
 function humanToMove(st) {
-  return !st.result && !st.thinking && st.players[st.turn] === "human";
+  // after the computer failed (engine_error) the player may make its move
+  return !st.result && !st.thinking && (st.players[st.turn] === "human" || Boolean(st.engine_error));
 }
 
 function orientation(st) {
@@ -172,6 +194,16 @@ function renderStatus(st) {
     // a stronger level's first move after a fresh install waits for the engine's compile (tens of seconds)
     el.innerHTML = `<span class="spinner" aria-hidden="true"></span> ${t(st.engine_warming ? "warming_up" : "thinking")}`;
     el.classList.add("thinking");
+  } else if (st.engine_error) {
+    // the computer could not move: say why; the player may retry it or move for it
+    el.textContent = language() === "zh" ? st.engine_error.detail_zh : st.engine_error.detail_en;
+    const retry = document.createElement("button");
+    retry.type = "button";
+    retry.id = "btn-retry";
+    retry.textContent = language() === "zh" ? "重试" : "Retry";
+    retry.addEventListener("click", () => send({ type: "retry" }));
+    el.append(" ", retry);
+    el.classList.add("check");
   } else {
     let text = t(st.turn === "red" ? "red_to_move" : "black_to_move");
     if (st.players[st.turn] === "human" && Object.values(st.players).includes("engine")) text = t("your_move");
@@ -532,7 +564,7 @@ function openOpenDialog() {
 }
 
 $("#btn-new").addEventListener("click", openNewDialog);
-$("#btn-undo").addEventListener("click", () => send({ type: "undo" }));
+$("#btn-undo").addEventListener("click", undo);
 $("#btn-hint").addEventListener("click", () => send({ type: "hint" }));
 $("#btn-draw").addEventListener("click", async () => {
   const st = ui.state;
@@ -667,7 +699,7 @@ document.addEventListener("keydown", (ev) => {
     board.activateCursor();
     return;
   }
-  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); send({ type: "undo" }); return; }
+  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "z") { ev.preventDefault(); undo(); return; }
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const keys = { n: openNewDialog, f: () => $("#btn-flip").click(), h: () => $("#btn-hint").click(),
     s: () => $("#btn-save").click(), o: openOpenDialog, u: () => $("#btn-undo").click() };
