@@ -14,9 +14,10 @@ version the page showed; optional), ``{"type": "resign"}``, ``{"type": "draw"}``
 ``{"type": "state"}`` (send the current state: a page that saw a version gap asks for it).
 
 Messages to the page: ``{"type": "state", "state": {..., "version": N}}`` after every change,
-``{"type": "hint", "hint": {...}}`` (or ``"hint": null`` with ``"cancelled": true`` when the hint
-was dropped), ``{"type": "replaced", "id", "old"}`` and ``{"type": "error", "detail", "request"}``
-(a refused undo also carries ``"version"``, the current one, and is followed by the state).
+``{"type": "hint", "hint": {...}}`` (or ``"hint": null`` with ``"cancelled": true`` and the
+``version`` it was asked at when the hint was dropped), ``{"type": "replaced", "id", "old"}`` and
+``{"type": "error", "detail", "request"}`` (a refused undo also carries ``"version"``, the current
+one, and is followed by the state).
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ async def _send_hint(hub: GameHub, client: Client) -> None:
     try:
         msg: dict[str, Any] = {"type": "hint", "hint": await hub.hint(client)}
     except HintCancelledError as exc:
-        msg = {"type": "hint", "hint": None, "cancelled": True, "detail": str(exc)}
+        msg = {"type": "hint", "hint": None, "cancelled": True, "detail": str(exc), "version": exc.version}
     except XiangqiError as exc:
         msg = {"type": "error", "detail": str(exc), "request": "hint"}
     client.send(msg)

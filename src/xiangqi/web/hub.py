@@ -71,7 +71,12 @@ class EngineTimeoutError(SessionError):
 
 
 class HintCancelledError(SessionError):
-    """A hint was dropped before its answer: the position changed, or the same page asked again."""
+    """A hint was dropped before its answer: the position changed, or the same page asked again.
+    ``version`` is the state version the hint was asked for (None when unknown)."""
+
+    def __init__(self, message: str, version: int | None = None) -> None:
+        super().__init__(message)
+        self.version = version
 
 
 def _in_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
@@ -368,6 +373,7 @@ class GameHub:
             if s.engine_to_move():
                 raise NotYourTurnError("it is the computer's turn")
             snap = s.snapshot()
+            asked = self.version
         ticket = SearchTicket("query")
         if client is not None:
             older = self._client_hints.get(client)
@@ -381,13 +387,13 @@ class GameHub:
             raise EngineTimeoutError(
                 f"the engine gave no hint within {ENGINE_ANSWER_TIMEOUT_S:.0f} s") from None
         except SearchCancelledError:
-            raise HintCancelledError(f"hint cancelled: {ticket.reason or 'cancelled'}") from None
+            raise HintCancelledError(f"hint cancelled: {ticket.reason or 'cancelled'}", asked) from None
         finally:
             self._queries.pop(ticket, None)
             if client is not None and self._client_hints.get(client) is ticket:
                 del self._client_hints[client]
         if (self.session.id, self.session.version) != (snap.game_id, snap.version):
-            raise HintCancelledError("hint cancelled: the position changed before the hint was ready")
+            raise HintCancelledError("hint cancelled: the position changed before the hint was ready", asked)
         board = snap.board  # the thread is done with it: the snapshot is ours again
         mv = Move.from_iccs(hint["move"])
         from xiangqi.app.session import chinese_move_text

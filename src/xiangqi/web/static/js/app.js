@@ -110,6 +110,8 @@ function onMessage(msg) {
     api("/api/game").then((st) => { render(st); connect(st.id); });
   } else if (msg.type === "hint") {
     ui.hintPending = false;
+    // a hint dropped because the position moved on: analysis asks again for the position shown
+    if (msg.cancelled && ui.analysis && ui.state && msg.version !== ui.state.version) { render(ui.state); return; }
     if (!ui.state || !msg.hint || msg.hint.fen !== ui.state.fen) return; // the position moved on
     ui.hint = msg.hint.move;
     ui.hintInfo = msg.hint;
