@@ -433,3 +433,44 @@ def test_the_version_counts_the_computers_thinking_too(tmp_path):
             read_until(ws, settled(2))
         r = client.post("/api/game/undo", json={"version": thinking["version"]})
         assert r.status_code == 409 and len(r.json()["state"]["moves"]) == 2
+
+
+class FakeSocket:
+    """A WebSocket stand-in: ``stuck`` ones never finish a send (a page that stopped reading)."""
+
+    def __init__(self, stuck: bool = False) -> None:
+        self.stuck = stuck
+        self.sent: list[dict] = []
+        self.closed: int | None = None
+
+    async def send_json(self, msg):
+        if self.stuck:
+            await asyncio.Event().wait()
+        self.sent.append(msg)
+
+    async def close(self, code=1000):
+        self.closed = code
+
+
+def test_a_full_send_queue_drops_only_that_page(tmp_path):
+    from xiangqi.web.clients import DROPPED_CODE, Client
+
+    async def run():
+        hub = GameHub(QuietStore(tmp_path), move_provider=first_move, engine_delay_s=0)
+        await hub.new_game(red="human", black="human", level="beginner")
+        stuck_ws, good_ws = FakeSocket(stuck=True), FakeSocket()
+        stuck = Client(stuck_ws, on_drop=hub.remove_client, queue_limit=4)
+        good = Client(good_ws, on_drop=hub.remove_client, queue_limit=4)
+        hub.add_client(stuck)
+        hub.add_client(good)
+        for i in range(6):  # each change is one state for every page; the stuck one holds them all
+            await asyncio.wait_for(hub.move("h2e2") if i % 2 == 0 else hub.undo(), 2)
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        await hub.shutdown()
+        return hub, stuck, stuck_ws, good, good_ws
+
+    hub, stuck, stuck_ws, good, good_ws = asyncio.run(run())
+    assert stuck.dropped and "messages waiting" in stuck.reason and stuck_ws.closed == DROPPED_CODE
+    versions = [m["state"]["version"] for m in good_ws.sent]
+    assert len(versions) == 6 and versions == sorted(versions)  # the other page got every change
