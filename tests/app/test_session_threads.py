@@ -53,3 +53,13 @@ def test_snapshot_is_a_private_copy_with_the_clock_budget():
     assert snap.think_s is not None and 0 < snap.think_s < 300
     snap.board.push_iccs("h7e7")
     assert len(s.board.move_stack) == 1  # the session's board did not move
+
+
+def test_move_records_as_dicts_are_what_dataclasses_gives():
+    import dataclasses
+
+    s = GameSession(red="human", black="human")
+    for m in ("h2e2", "h9g7", "e2e6"):
+        s.play(m)
+    assert s.state()["moves"] == [dataclasses.asdict(m) for m in s.moves]
+    assert s.state()["moves"][2]["capture"] is True
