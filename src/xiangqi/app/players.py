@@ -9,12 +9,21 @@ first compile takes 15–50 s), the levels of at most
 :data:`xiangqi.engine.pysearch.MAX_DEPTH` plies (初级) are played by the
 pure-Python search of :mod:`xiangqi.engine.pysearch`, and hints and draw-offer
 judgements use its best move and score; the stronger levels wait for the kernels.
+
+The engine searches one position at a time. Requests take turns by priority
+(:class:`SearchTicket`): the game's own move goes first and stops a running hint,
+analysis or draw judgement; those wait, and any request can be cancelled
+(:meth:`EnginePlayer.cancel`) while it waits or runs. Every method works on the
+board it is given and only reads it: callers hand over a private copy (a
+:class:`~xiangqi.app.session.Snapshot`), never a board another thread changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from xiangqi.core.board import ADVISOR, CANNON, ELEPHANT, HORSE, PAWN, ROOK, Board, Move
@@ -64,8 +73,42 @@ def material_balance(board: Board) -> int:
     return total
 
 
+class SearchCancelledError(Exception):
+    """A search request was cancelled (:meth:`EnginePlayer.cancel`) before it gave its answer."""
+
+
+class SearchTicket:
+    """One request for the engine, to take turns and to cancel it.
+
+    ``kind`` is ``"move"`` (the game's own move: served first; it stops a running query) or
+    ``"query"`` (a hint, an analysis or a draw judgement). ``cancelled`` and ``reason`` (words)
+    are set by :meth:`EnginePlayer.cancel`; ``preempted`` when a move stopped this query's search.
+    Raises :class:`ValueError` for another kind.
+    """
+
+    KINDS = ("move", "query")
+
+    def __init__(self, kind: str = "query") -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"search ticket kind must be move or query, got {kind!r}")
+        self.kind = kind
+        self.cancelled = False
+        self.reason = ""
+        self.preempted = False
+
+    def __repr__(self) -> str:
+        flags = "".join((" cancelled" if self.cancelled else "", " preempted" if self.preempted else ""))
+        return f"<SearchTicket {self.kind}{flags}>"
+
+
+#: Seconds between the stop requests a waiting move sends to a running query (a stop that came
+#: just before that search began would otherwise be lost).
+PREEMPT_POLL_S = 0.05
+
+
 class EnginePlayer:
-    """The built-in engine as a player. One search at a time (a lock serialises callers).
+    """The built-in engine as a player. One search at a time; requests take turns by
+    :class:`SearchTicket` priority (the game's move first), and are thread-safe.
 
     ``hash_mb`` is the transposition-table size in MiB.
     """
@@ -73,8 +116,75 @@ class EnginePlayer:
     def __init__(self, hash_mb: int = 64) -> None:
         self.hash_mb = hash_mb
         self._engine: Any = None
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._running: SearchTicket | None = None
+        self._waiting: list[SearchTicket] = []
         self._warm_started = False
+
+    # -- taking turns ----------------------------------------------------------
+
+    def _next_in_line(self) -> SearchTicket:
+        """The waiting ticket to serve next: the first move, else the first query (call under _cond)."""
+        return next((t for t in self._waiting if t.kind == "move"), self._waiting[0])
+
+    @contextlib.contextmanager
+    def _turn(self, ticket: SearchTicket | None, kind: str) -> Iterator[SearchTicket]:
+        """Wait for the engine (moves first; a waiting move stops a running query), hold it for the
+        block. Raises :class:`SearchCancelledError` when ``ticket`` is cancelled while it waits."""
+        ticket = ticket or SearchTicket(kind)
+        with self._cond:
+            self._waiting.append(ticket)
+            try:
+                while True:
+                    if ticket.cancelled:
+                        raise SearchCancelledError(ticket.reason or "cancelled before it began")
+                    if self._running is None and self._next_in_line() is ticket:
+                        break
+                    run = self._running
+                    if ticket.kind == "move" and run is not None and run.kind == "query":
+                        run.preempted = True
+                        self._stop_engine()
+                        self._cond.wait(PREEMPT_POLL_S)
+                    else:
+                        self._cond.wait()
+            finally:
+                self._waiting.remove(ticket)
+                self._cond.notify_all()
+            self._running = ticket
+        try:
+            yield ticket
+        finally:
+            with self._cond:
+                self._running = None
+                self._cond.notify_all()
+
+    def cancel(self, ticket: SearchTicket, reason: str = "cancelled") -> None:
+        """Cancel ``ticket``'s request (``reason`` in words, kept on the ticket): a waiting one raises
+        :class:`SearchCancelledError` at once, a running search is stopped (its caller then gets
+        :class:`SearchCancelledError`). No effect on a request that has already answered."""
+        with self._cond:
+            if ticket.cancelled:
+                return
+            ticket.cancelled = True
+            ticket.reason = reason
+            if self._running is ticket:
+                self._stop_engine()
+            self._cond.notify_all()
+
+    def busy(self) -> tuple[str | None, int]:
+        """``(kind of the running request or None, number of waiting requests)`` (for tests, logs)."""
+        with self._cond:
+            return (None if self._running is None else self._running.kind), len(self._waiting)
+
+    def _stop_engine(self) -> None:
+        eng = self._engine
+        if eng is not None and hasattr(eng, "stop"):
+            eng.stop()
+
+    @staticmethod
+    def _check(ticket: SearchTicket) -> None:
+        if ticket.cancelled:
+            raise SearchCancelledError(ticket.reason or "cancelled")
 
     def _get(self) -> Any:
         if self._engine is None:
@@ -124,76 +234,91 @@ class EnginePlayer:
             self.warmup()  # nobody started it (e.g. a bare player): the kernels still come
         return True
 
-    def choose(self, board: Board, level: str, time_s: float | None = None) -> Move:
+    def choose(self, board: Board, level: str, time_s: float | None = None,
+               ticket: SearchTicket | None = None) -> Move:
         """The engine's move for the side to move of ``board`` at ``level`` (blocks).
 
         ``time_s`` (seconds, from the game clock) caps the level's own thinking time.
         While the kernels are not ready, a level :mod:`xiangqi.engine.pysearch` can
         play (初级) is answered by it at once; the others wait for the kernels.
+        ``ticket`` (kind ``move``) lets the caller cancel it; a move goes before every
+        query and stops a running one. Raises :class:`SearchCancelledError` when cancelled.
         """
-        if self._quick_level(level) and self._use_quick():
-            from xiangqi.engine import pysearch
+        with self._turn(ticket, "move") as t:
+            if self._quick_level(level) and self._use_quick():
+                from xiangqi.engine import pysearch
 
-            res = pysearch.play(board.copy(), level, time_limit=time_s)
-            if res.move is not None:
-                return res.move
-        lv: Any = level
-        if time_s is not None:
-            from xiangqi.engine import get_level
+                res = pysearch.play(board.copy(), level, time_limit=time_s)
+                if res.move is not None:
+                    self._check(t)
+                    return res.move
+            lv: Any = level
+            if time_s is not None:
+                from xiangqi.engine import get_level
 
-            lv = get_level(level)
-            if lv.time is None or time_s < lv.time:
-                lv = dataclasses.replace(lv, time=max(0.05, time_s))
-        with self._lock:
+                lv = get_level(level)
+                if lv.time is None or time_s < lv.time:
+                    lv = dataclasses.replace(lv, time=max(0.05, time_s))
+            self._check(t)
             res = self._get().play(board.copy(), lv)
+            self._check(t)
         return res.move
 
-    def hint(self, board: Board, level: str, time_s: float = 1.0) -> dict[str, Any]:
+    def hint(self, board: Board, level: str, time_s: float = 1.0,
+             ticket: SearchTicket | None = None) -> dict[str, Any]:
         """Best move for a hint: at least ``level``'s strength, searched for ``time_s`` seconds
         (once the kernels are ready).
 
         Returns ``{"move": ICCS, "score_cp": int|None, "mate": int|None, "pv": [ICCS, ...], "quick": bool}``.
         While the kernels are not ready the hint is the best move of the pure-Python
         :data:`~xiangqi.engine.pysearch.MAX_DEPTH`-ply search, at once, with ``quick`` True
-        (the page says the engine is still warming up).
+        (the page says the engine is still warming up). A query (``ticket`` kind ``query``): it
+        waits for the game's moves and is stopped by one; raises :class:`SearchCancelledError`
+        when cancelled.
         """
-        if self._use_quick():
-            from xiangqi.engine import pysearch
+        with self._turn(ticket, "query") as t:
+            if self._use_quick():
+                from xiangqi.engine import pysearch
 
-            q = pysearch.best_move(board.copy())
-            if q.move is not None:
-                return {"move": q.move.iccs(), "score_cp": q.score_cp, "mate": q.mate,
-                        "pv": [m.iccs() for m in q.pv], "quick": True}
-        from xiangqi.engine import Limit
+                q = pysearch.best_move(board.copy())
+                self._check(t)
+                if q.move is not None:
+                    return {"move": q.move.iccs(), "score_cp": q.score_cp, "mate": q.mate,
+                            "pv": [m.iccs() for m in q.pv], "quick": True}
+            from xiangqi.engine import Limit
 
-        with self._lock:
-            eng = self._get()
-            res = eng.search(board.copy(), Limit(time=time_s))
+            self._check(t)
+            res = self._get().search(board.copy(), Limit(time=time_s))
+            self._check(t)
         return {"move": res.move.iccs(), "score_cp": res.score_cp, "mate": res.mate,
                 "pv": [m.iccs() for m in (res.pv or [])], "quick": False}
 
-    def evaluate(self, board: Board, time_s: float = 0.5) -> tuple[int | None, int | None]:
+    def evaluate(self, board: Board, time_s: float = 0.5,
+                 ticket: SearchTicket | None = None) -> tuple[int | None, int | None]:
         """``(score_cp, mate)`` from the side to move's view after a short search.
 
-        While the kernels are not ready: the score of the pure-Python search's best move.
+        While the kernels are not ready: the score of the pure-Python search's best move. A query
+        like :meth:`hint` (waits for the game's moves; :class:`SearchCancelledError` when cancelled).
         """
-        if self._use_quick():
-            from xiangqi.engine import pysearch
+        with self._turn(ticket, "query") as t:
+            if self._use_quick():
+                from xiangqi.engine import pysearch
 
-            q = pysearch.best_move(board.copy())
-            if q.move is not None:
-                return q.score_cp, q.mate
-        from xiangqi.engine import Limit
+                q = pysearch.best_move(board.copy())
+                self._check(t)
+                if q.move is not None:
+                    return q.score_cp, q.mate
+            from xiangqi.engine import Limit
 
-        with self._lock:
+            self._check(t)
             res = self._get().search(board.copy(), Limit(time=time_s))
+            self._check(t)
         return res.score_cp, res.mate
 
     def stop(self) -> None:
-        """Ask a running search to stop soon (it then returns its best move so far)."""
-        eng = self._engine
-        if eng is not None and hasattr(eng, "stop"):
-            eng.stop()
+        """Ask the running search, whatever asked for it, to stop soon (it then returns its best
+        move so far)."""
+        self._stop_engine()
 
 
 def accepts_draw(score_cp: int | None, mate: int | None, material_cp: int, in_opening: bool) -> bool:

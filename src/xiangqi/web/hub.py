@@ -2,13 +2,31 @@
 
 Data flow of one move (DESIGN.md): message → :meth:`GameHub.move` →
 ``GameSession.play`` (the core Board checks legality, the referee rules) →
-``Store.save_game`` (one transaction) → broadcast of the new state → if the
+``Store.save_current`` (one transaction) → broadcast of the new state → if the
 computer is to move, ``EnginePlayer.choose`` runs in a worker thread and its
 move takes the same path. All hub methods run on the server's event loop.
 
 Every change goes through one save step, :meth:`GameHub._saving`: a change that cannot be
 saved (disk full, read-only database) is undone in memory and never shown as made; the
 computer's unsaved move is retried every :attr:`GameHub.storage_retry_s` seconds.
+
+Threads. The session and its board belong to the event loop: only hub methods (on the loop,
+under the hub's lock where they change the game) touch them. A worker thread (the computer's
+move, a hint, a draw judgement) gets a :class:`~xiangqi.app.session.Snapshot` taken under the
+lock: a private board copy and plain values, never the session. Its answer is applied under the
+lock only if the game is still at the snapshot's version. The engine serves the game's own move
+before hints (:class:`~xiangqi.app.players.SearchTicket`); a hint for a position that is gone,
+or one the same page asked for again, is cancelled.
+
+Clients (:mod:`xiangqi.web.clients`) each have a bounded send queue drained by their own task:
+:meth:`GameHub.broadcast` never waits for a socket, and a page that falls behind is dropped (it
+reconnects and gets the current state). Every state carries ``version``, one more for every
+change a page can see; an undo may name the version it takes back (:meth:`GameHub.undo`).
+
+The computer never stalls the game: a move that raises, is illegal or takes longer than
+``engine_timeout_s`` is logged and tried again (:data:`ENGINE_RETRIES` times); after that the
+state says ``engine_error`` and the player may retry (:meth:`GameHub.retry_engine`) or move for
+the computer.
 """
 
 from __future__ import annotations
@@ -16,16 +34,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Iterator
-from typing import Any
-
-from fastapi import WebSocket
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from xiangqi.app.clock import TimeControl
-from xiangqi.app.players import EnginePlayer, accepts_draw, material_balance
-from xiangqi.app.session import GameSession, NotYourTurnError, SessionError
+from xiangqi.app.players import (
+    EnginePlayer,
+    SearchCancelledError,
+    SearchTicket,
+    accepts_draw,
+    material_balance,
+)
+from xiangqi.app.session import GameSession, NotYourTurnError, SessionError, Snapshot, StaleVersionError
 from xiangqi.app.store import StorageError, Store
 from xiangqi.core.board import Board, Move
+from xiangqi.core.errors import XiangqiError
+
+if TYPE_CHECKING:
+    from xiangqi.web.clients import Client
 
 log = logging.getLogger(__name__)
 
@@ -34,29 +61,80 @@ MoveProvider = Callable[[Board, str], Move]
 #: Seconds a hint or a draw-offer judgement may take (including a first kernel compile) before the
 #: request gets an error instead of waiting for ever.
 ENGINE_ANSWER_TIMEOUT_S = 120.0
+#: Seconds the computer's own move may take (a first kernel compile included) before it counts as
+#: a failure; a clock's own limit is usually far shorter.
+ENGINE_MOVE_TIMEOUT_S = 180.0
+#: How many times a failed computer move is tried again before the player is asked to decide.
+ENGINE_RETRIES = 1
+
+T = TypeVar("T")
 
 
 class EngineTimeoutError(SessionError):
     """The engine did not answer a hint or draw-offer request in time."""
 
 
+class HintCancelledError(SessionError):
+    """A hint was dropped before its answer: the position changed, or the same page asked again.
+    ``version`` is the state version the hint was asked for (None when unknown)."""
+
+    def __init__(self, message: str, version: int | None = None) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+def _in_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """Run ``fn(*args)`` in a new daemon thread; the returned future (of the running loop) gets its
+    result. One thread per request, so that the game's move never waits in a shared pool behind
+    hints; a thread whose answer is no longer wanted just ends unheard."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: Any, exc: BaseException | None) -> None:
+        if fut.done():  # timed out or cancelled meanwhile
+            return
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(result)
+
+    def run() -> None:
+        try:
+            result, exc = fn(*args), None
+        except BaseException as e:  # handed to the awaiting coroutine
+            result, exc = None, e
+        with contextlib.suppress(RuntimeError):  # the loop is gone (shutdown)
+            loop.call_soon_threadsafe(settle, result, exc)
+
+    threading.Thread(target=run, name=f"xiangqi-{getattr(fn, '__name__', 'engine')}", daemon=True).start()
+    return fut
+
+
 class GameHub:
     """Holds the current :class:`GameSession`, saves it after every change and pushes state to clients.
 
-    ``move_provider`` chooses the computer's moves (default: :class:`EnginePlayer`);
-    tests pass a fast deterministic one. ``engine_delay_s`` pauses before each
-    computer move when the computer plays both sides, so a person can follow.
+    ``move_provider`` chooses the computer's moves from a private board copy (default:
+    :class:`EnginePlayer`); tests pass a fast deterministic one. ``engine_delay_s`` pauses
+    before each computer move when the computer plays both sides, so a person can follow.
+    ``engine_timeout_s`` bounds one computer move (see the module text).
     """
 
     def __init__(self, store: Store, player: EnginePlayer | None = None,
-                 move_provider: MoveProvider | None = None, engine_delay_s: float = 0.3) -> None:
+                 move_provider: MoveProvider | None = None, engine_delay_s: float = 0.3,
+                 engine_timeout_s: float = ENGINE_MOVE_TIMEOUT_S) -> None:
         self.store = store
         self.player = player or EnginePlayer()
         self.move_provider: MoveProvider = move_provider or self.player.choose
         self.engine_delay_s = engine_delay_s
+        self.engine_timeout_s = engine_timeout_s
         self.session: GameSession = store.load_current() or GameSession()
-        self.clients: set[WebSocket] = set()
+        self.clients: set[Client] = set()
+        #: True while the computer searches its move (part of the state: the page shows it).
         self.thinking = False
+        #: Why the computer could not move after its retries, ``{"detail", "detail_zh", "detail_en",
+        #: "attempts"}``; None while it plays normally. While set the computer waits: the player may
+        #: retry it (:meth:`retry_engine`) or make its move (:meth:`move`).
+        self.engine_error: dict[str, Any] | None = None
         self.notice: dict[str, Any] | None = None
         self._engine_task: asyncio.Task[None] | None = None
         self._clock_task: asyncio.Task[None] | None = None
@@ -71,35 +149,86 @@ class GameHub:
         self.storage_retry_s = 2.0
         self._unsaved_move: tuple[tuple[str, int], Move] | None = None  # ((game id, version), move)
         self._tell_task: asyncio.Task[None] | None = None
+        #: Running hint searches: ticket -> (game id, version) of the position they are for.
+        self._queries: dict[SearchTicket, tuple[str, int]] = {}
+        self._client_hints: dict[object, SearchTicket] = {}  # the latest hint of each page
+        self._version = 0
+        self._version_key: tuple[Any, ...] | None = None
 
     # -- state -----------------------------------------------------------
 
+    def _warming(self) -> bool:
+        return (self.thinking and not self._custom_provider
+                and self.player.waits_for_warmup(self.session.level))
+
+    @property
+    def version(self) -> int:
+        """The state's version: one more for every change a page can see (a move, an undo, a result,
+        the computer starting or ending its search, an engine failure, a new game). Never goes down
+        while the server runs; read under the lock to compare a request's version with it."""
+        s = self.session
+        err = self._failure()
+        key = (s.id, s.version, self.thinking, self._warming(), None if err is None else err["detail"],
+               None if self.storage_error is None else self.storage_error["detail"])
+        if key != self._version_key:
+            self._version_key = key
+            self._version += 1
+        return self._version
+
     def state(self) -> dict[str, Any]:
-        """The session's state plus ``thinking`` (the computer is searching), ``engine_warming``
-        (that search waits for the engine's first compile: the page says so), ``storage_error``
+        """The session's state (its ``version`` replaced by :attr:`version`) plus ``thinking`` (the
+        computer is searching), ``engine_warming`` (that search waits for the engine's first
+        compile: the page says so), ``engine_error`` (:attr:`engine_error`), ``storage_error``
         (``{"kind": "full"|"read_only"|"io"…, "detail"}`` while changes cannot be saved, else None)
         and ``storage_notices`` (:attr:`Store.notices`: a damaged file or game kept aside at start-up)."""
         st = self.session.state()
+        st["version"] = self.version
         st["thinking"] = self.thinking
-        st["engine_warming"] = (self.thinking and not self._custom_provider
-                                and self.player.waits_for_warmup(self.session.level))
+        st["engine_warming"] = self._warming()
+        st["engine_error"] = self._failure()
         st["storage_error"] = self.storage_error
         st["storage_notices"] = list(self.store.notices)
         return st
 
+    def _failure(self) -> dict[str, Any] | None:
+        """:attr:`engine_error` while it still matters (the computer is to move)."""
+        return self.engine_error if self.engine_error is not None and self.session.engine_to_move() else None
+
+    def add_client(self, client: Client) -> None:
+        """Register a connected page; it gets every broadcast from now on."""
+        self.clients.add(client)
+
+    def remove_client(self, client: Client) -> None:
+        """Forget a page (it disconnected or was dropped); its pending hint is cancelled."""
+        self.clients.discard(client)
+        ticket = self._client_hints.pop(client, None)
+        if ticket is not None:
+            self.player.cancel(ticket, "the page went away")
+
+    def send_all(self, msg: dict[str, Any]) -> None:
+        """Queue ``msg`` for every client; never waits (a client whose queue is full is dropped)."""
+        for client in list(self.clients):
+            client.send(msg)
+
     async def broadcast(self, extra: dict[str, Any] | None = None) -> None:
-        """Send ``{"type": "state", "state": ...}`` (plus ``extra`` keys) to every client."""
+        """Send ``{"type": "state", "state": ...}`` (plus ``extra`` keys) to every client.
+
+        Queues the message for each client and returns at once: a slow or dead socket delays no
+        one. Every change is broadcast, so this is also where hints for a position that is gone
+        are cancelled."""
+        self._drop_stale_queries()
+        if not self.clients:
+            return
         msg = {"type": "state", "state": self.state()}
         if extra:
             msg.update(extra)
-        dead = []
-        for ws in list(self.clients):
-            try:
-                await ws.send_json(msg)
-            except Exception:  # a closed socket: forget it
-                dead.append(ws)
-        for ws in dead:
-            self.clients.discard(ws)
+        self.send_all(msg)
+
+    def _drop_stale_queries(self) -> None:
+        here = (self.session.id, self.session.version)
+        for ticket, at in list(self._queries.items()):
+            if at != here:
+                self.player.cancel(ticket, "the position changed before the hint was ready")
 
     def language(self) -> str:
         """The interface language from the settings (``zh`` or ``en``; ``zh`` when unset or unknown)."""
@@ -169,30 +298,45 @@ class GameHub:
                 self.session = session
             self.player.stop()
             self.thinking = False
-        for ws in list(self.clients):
-            with contextlib.suppress(Exception):
-                await ws.send_json({"type": "replaced", "id": session.id, "old": old.id})
+            self.engine_error = None
+        self._drop_stale_queries()
+        self.send_all({"type": "replaced", "id": session.id, "old": old.id})
         self.kick_engine()
         return self.state()
 
     async def move(self, iccs: str) -> dict[str, Any]:
-        """A human move (ICCS text). Raises the core's errors for bad or illegal moves."""
+        """A human move (ICCS text). Raises the core's errors for bad or illegal moves and
+        :class:`NotYourTurnError` on the computer's turn, unless the computer failed
+        (:attr:`engine_error`): then the player may make its move."""
         async with self._lock:
-            if self.session.engine_to_move():
+            if self.session.engine_to_move() and self.engine_error is None:
                 raise NotYourTurnError("it is the computer's turn; wait for its move")
             with self._saving():
                 self.session.play(iccs)
+            self.engine_error = None
         await self.broadcast()
         self.kick_engine()
         return self.state()
 
-    async def undo(self) -> dict[str, Any]:
-        """Take back the last full move (悔棋); a running search is abandoned."""
+    async def undo(self, version: int | None = None) -> dict[str, Any]:
+        """Take back the last full move (悔棋); a running search is abandoned.
+
+        ``version`` is the state version the page showed when the player pressed 悔棋: when the
+        game has changed since (another tab's undo, the computer's reply), nothing is taken back
+        and :class:`StaleVersionError` is raised, so two pages pressing once each take back one
+        move, not two. None: no check (a caller that does not track versions)."""
         async with self._lock:
+            current = self.version
+            if version is not None and version != current:
+                raise StaleVersionError(
+                    f"undo refused: it was pressed at version {version} but the game is now at version "
+                    f"{current} (it changed meanwhile); look at the current position and undo again",
+                    current)
             self.player.stop()
             with self._saving():
                 self.session.undo()
             self.thinking = False
+            self.engine_error = None
         await self.broadcast()
         self.kick_engine()
         return self.state()
@@ -209,6 +353,7 @@ class GameHub:
             with self._saving():
                 s.resign(color)
             self.thinking = False
+            self.engine_error = None
         await self.broadcast()
         return self.state()
 
@@ -227,13 +372,16 @@ class GameHub:
             await self.broadcast()
             return {"accepted": True, "state": self.state()}
         comp = engines[0]
-        board = s.board.copy()
+        async with self._lock:
+            board = self.session.snapshot().board
+        ticket = SearchTicket("query")
         try:
-            score, mate = await asyncio.wait_for(asyncio.to_thread(self.player.evaluate, board),
-                                                 ENGINE_ANSWER_TIMEOUT_S)
+            score, mate = await self._query(ticket, self.player.evaluate, board, 0.5, ticket)
         except TimeoutError:
             raise EngineTimeoutError(
                 f"the engine did not judge the draw offer within {ENGINE_ANSWER_TIMEOUT_S:.0f} s") from None
+        except SearchCancelledError as exc:
+            raise HintCancelledError(f"the draw offer was not judged: {exc}") from None
         if board.turn != comp:  # the search speaks for the side to move
             score = None if score is None else -score
             mate = None if mate is None else -mate
@@ -246,37 +394,69 @@ class GameHub:
         if accepted:
             async with self._lock:
                 if self.session is s and not s.is_over:
-                    self.player.stop()
                     with self._saving():
                         s.agree_draw()
+                    self.player.stop()
                     self.thinking = False
         await self.broadcast({"draw_offer": {"accepted": accepted}})
         return {"accepted": accepted, "state": self.state()}
 
-    async def hint(self) -> dict[str, Any]:
+    async def hint(self, client: object | None = None) -> dict[str, Any]:
         """The engine's best move for the side to move (at least the game's level; 1 s search).
 
-        Returns ``{"move", "score_cp", "mate", "pv", "fen", "chinese", "wxf"}``: ``move`` in ICCS,
-        ``fen`` the position it is for, ``chinese``/``wxf`` the move's text (车一平二 / R1.2).
+        Returns ``{"move", "score_cp", "mate", "pv", "fen", "chinese", "wxf", "version"}``: ``move``
+        in ICCS, ``fen`` and ``version`` the position it is for, ``chinese``/``wxf`` the move's text
+        (车一平二 / R1.2). A hint waits for the computer's own move and never delays it. ``client``
+        (any hashable, e.g. the page's connection) identifies the asker: its newer request cancels
+        its older one. Raises :class:`HintCancelledError` when the request was replaced or the
+        position changed before the answer, :class:`EngineTimeoutError` after
+        :data:`ENGINE_ANSWER_TIMEOUT_S`.
         """
-        s = self.session
-        if s.is_over:
-            raise SessionError("the game is over: no hint")
-        if s.engine_to_move():
-            raise NotYourTurnError("it is the computer's turn")
-        board = s.board.copy()
+        async with self._lock:
+            s = self.session
+            if s.is_over:
+                raise SessionError("the game is over: no hint")
+            if s.engine_to_move():
+                raise NotYourTurnError("it is the computer's turn")
+            snap = s.snapshot()
+            asked = self.version
+        ticket = SearchTicket("query")
+        if client is not None:
+            older = self._client_hints.get(client)
+            if older is not None:
+                self.player.cancel(older, "a newer hint request from the same page replaced this one")
+            self._client_hints[client] = ticket
+        self._queries[ticket] = (snap.game_id, snap.version)
         try:
-            hint = await asyncio.wait_for(asyncio.to_thread(self.player.hint, board, s.level),
-                                          ENGINE_ANSWER_TIMEOUT_S)
+            hint = await self._query(ticket, self.player.hint, snap.board, snap.level, 1.0, ticket)
         except TimeoutError:
             raise EngineTimeoutError(
                 f"the engine gave no hint within {ENGINE_ANSWER_TIMEOUT_S:.0f} s") from None
+        except SearchCancelledError:
+            raise HintCancelledError(f"hint cancelled: {ticket.reason or 'cancelled'}", asked) from None
+        finally:
+            self._queries.pop(ticket, None)
+            if client is not None and self._client_hints.get(client) is ticket:
+                del self._client_hints[client]
+        if (self.session.id, self.session.version) != (snap.game_id, snap.version):
+            raise HintCancelledError("hint cancelled: the position changed before the hint was ready", asked)
+        board = snap.board  # the thread is done with it: the snapshot is ours again
         mv = Move.from_iccs(hint["move"])
         from xiangqi.app.session import chinese_move_text
         from xiangqi.core.notation import move_to_wxf
 
         return {**hint, "fen": board.fen(), "chinese": chinese_move_text(board, mv),
-                "wxf": move_to_wxf(board, mv)}
+                "wxf": move_to_wxf(board, mv), "version": self.version}
+
+    async def _query(self, ticket: SearchTicket, fn: Callable[..., T], *args: Any) -> T:
+        """Run a hint or judgement ``fn(*args)`` in its own thread, at most
+        :data:`ENGINE_ANSWER_TIMEOUT_S`; on a timeout or if the caller goes away, the search is
+        cancelled (raises TimeoutError / CancelledError / :class:`SearchCancelledError`)."""
+        try:
+            return await asyncio.wait_for(_in_thread(fn, *args), ENGINE_ANSWER_TIMEOUT_S)
+        except BaseException:
+            self.player.cancel(ticket, "the request ended")
+            raise
 
     # -- clocks ------------------------------------------------------------
 
@@ -320,69 +500,115 @@ class GameHub:
     # -- the computer's moves --------------------------------------------
 
     def kick_engine(self) -> None:
-        """Start the computer's move task if it is to move and none is running."""
+        """Start the computer's move task if it is to move, has not failed and none is running."""
         if self._engine_task is not None and not self._engine_task.done():
             return
-        if not self.session.engine_to_move():
+        if not self.session.engine_to_move() or self.engine_error is not None:
             return
         self._engine_task = asyncio.get_running_loop().create_task(self._engine_loop())
 
+    async def retry_engine(self) -> dict[str, Any]:
+        """After the computer failed (:attr:`engine_error`), let it try again; returns the state.
+        Raises :class:`SessionError` when it has not failed."""
+        async with self._lock:
+            if self.engine_error is None:
+                raise SessionError("the computer has not failed: there is nothing to retry")
+            self.engine_error = None
+        await self.broadcast()
+        self.kick_engine()
+        return self.state()
+
     async def _engine_loop(self) -> None:
-        while self.session.engine_to_move():
+        failures = 0
+        while True:
             s = self.session
+            if not s.engine_to_move() or self.engine_error is not None:
+                break
             version = s.version
             both = "human" not in s.players.values()
-            if both and self.engine_delay_s:
+            if both and self.engine_delay_s and not failures:
                 await asyncio.sleep(self.engine_delay_s)
                 if self.session is not s or s.version != version:
                     continue
-            self.thinking = True
+            async with self._lock:
+                if self.session is not s or s.version != version or not s.engine_to_move():
+                    continue
+                snap = s.snapshot()  # on the loop, under the lock: the thread sees only this copy
+                self.thinking = True
             await self.broadcast()
             unsaved, self._unsaved_move = self._unsaved_move, None
-            try:
-                if unsaved is not None and unsaved[0] == (s.id, version):
-                    mv = unsaved[1]  # chosen before but not saved (disk full): play it now
-                else:
-                    mv = await asyncio.to_thread(self._choose, s)
-            except Exception:
-                log.exception("the computer player failed")
-                self.thinking = False
-                await self.broadcast({"error": "the computer player failed; see the server log"})
-                return
+            if unsaved is not None and unsaved[0] == (s.id, version):
+                mv, failure = unsaved[1], None  # chosen before but not saved (disk full): play it now
+            else:
+                mv, failure = await self._think(snap)
+            unsaved_error = None
             async with self._lock:
                 if self.session is not s or s.version != version or not s.engine_to_move():
                     self.thinking = False
                     continue  # the game changed meanwhile (undo, new game): think again if needed
-                unsaved_error = None
-                try:
-                    with self._saving():
-                        s.play(mv)
-                except StorageError as exc:
+                if failure is None:
+                    try:
+                        with self._saving():
+                            s.play(mv)
+                    except StorageError as exc:  # not played: told once, retried when space is back
+                        self.thinking = False
+                        self._unsaved_move = ((s.id, version), mv)
+                        unsaved_error = str(exc)
+                    except XiangqiError as exc:
+                        failure = f"the computer chose a move the board refuses ({exc})"
+                if unsaved_error is not None:
+                    pass
+                elif failure is None:
+                    failures = 0
                     self.thinking = False
-                    self._unsaved_move = ((s.id, version), mv)
-                    unsaved_error = str(exc)
-                except Exception:
-                    log.exception("the computer chose a move the board refused: %s", mv)
-                    self.thinking = False
-                    await self.broadcast({"error": f"the computer chose an illegal move {mv}"})
-                    return
-                self.thinking = False
-            if unsaved_error is not None:  # not played: tell the pages (once), retry when space is back
+                else:
+                    failures += 1
+                    log.error("the computer could not move (attempt %d of %d): %s",
+                              failures, ENGINE_RETRIES + 1, failure)
+                    if failures > ENGINE_RETRIES:
+                        self.thinking = False
+                        self.engine_error = _engine_failure(failure, failures)
+            if unsaved_error is not None:
                 if unsaved is None:
                     await self.broadcast({"error": unsaved_error})
                 await asyncio.sleep(self.storage_retry_s)
                 continue
-            await self.broadcast()
+            if failure is not None and self.engine_error is None:
+                continue  # try again (the page keeps showing "thinking")
+            extra = None
+            if self.engine_error is not None:
+                err = self.engine_error
+                extra = {"error": err["detail_en"] if self.language() == "en" else err["detail_zh"]}
+            await self.broadcast(extra)
         if self.thinking:
             self.thinking = False
             await self.broadcast()
 
-    def _choose(self, s: GameSession) -> Move:
-        """The computer's move (runs in a worker thread); the game clock caps its thinking time."""
-        board = s.board.copy()
+    async def _think(self, snap: Snapshot) -> tuple[Move | None, str | None]:
+        """The computer's move for ``snap`` from a worker thread: ``(move, None)``, or ``(None, why)``
+        when it raised, gave no move or took longer than :attr:`engine_timeout_s`."""
+        ticket = SearchTicket("move")
+        try:
+            mv = await asyncio.wait_for(_in_thread(self._choose, snap, ticket), self.engine_timeout_s)
+        except TimeoutError:
+            self.player.cancel(ticket, "timed out")
+            return None, f"no move within {self.engine_timeout_s:g} s"
+        except asyncio.CancelledError:
+            self.player.cancel(ticket, "the game's engine task ended")
+            raise
+        except Exception as exc:
+            log.exception("the computer player failed")
+            return None, f"the engine failed: {type(exc).__name__}: {exc}"
+        if not isinstance(mv, Move):
+            return None, f"the engine gave no move (it returned {mv!r})"
+        return mv, None
+
+    def _choose(self, snap: Snapshot, ticket: SearchTicket) -> Move:
+        """The computer's move (runs in a worker thread, on the snapshot only); the game clock caps
+        its thinking time."""
         if self._custom_provider:
-            return self.move_provider(board, s.level)
-        return self.player.choose(board, s.level, s.clock.think_budget_s(board.turn))
+            return self.move_provider(snap.board, snap.level)
+        return self.player.choose(snap.board, snap.level, snap.think_s, ticket=ticket)
 
     async def wait_idle(self) -> None:
         """Wait until no computer move is being searched (used by tests and shutdown)."""
@@ -390,7 +616,7 @@ class GameHub:
             await asyncio.sleep(0.01)
 
     async def shutdown(self) -> None:
-        """Stop a running search and wait for its task."""
+        """Stop a running search and wait for its task; close the clients' send queues."""
         self.player.stop()
         if self._clock_task is not None:
             self._clock_task.cancel()
@@ -399,3 +625,13 @@ class GameHub:
             t.cancel()
             with contextlib.suppress(BaseException):
                 await t
+        for client in list(self.clients):
+            client.drop("the server is shutting down")
+
+
+def _engine_failure(why: str, attempts: int) -> dict[str, Any]:
+    """The state's ``engine_error`` for a computer that failed ``attempts`` times (last: ``why``)."""
+    en = (f"The computer could not make its move ({why}; {attempts} attempts). "
+          "Retry it, make its move yourself, or undo.")
+    zh = f"电脑未能走棋（{why}；已试 {attempts} 次）。可以重试、替电脑走一步，或悔棋。"
+    return {"detail": why, "detail_en": en, "detail_zh": zh, "attempts": attempts}

@@ -11,7 +11,10 @@ too complex to read within its time budget (records are read in a child process:
 - ``GET  /api/game`` — state of the current game (see ``GameSession.state``).
 - ``POST /api/game/new`` ``{red, black, level, fen?}`` — new game.
 - ``POST /api/game/move`` ``{move, game_id?}`` — a human move in ICCS (``h2e2``).
-- ``POST /api/game/undo``, ``/resign``, ``/draw``, ``/hint``.
+- ``POST /api/game/undo`` ``{version?}`` — take back a move; with ``version`` (the state version the
+  page showed) it is refused with 409 and the current ``state`` when the game changed since.
+- ``POST /api/game/resign``, ``/draw``, ``/hint``; ``POST /api/game/retry`` — the computer tries its
+  move again after it failed (``engine_error`` in the state).
 - ``POST /api/game/open`` — body: the PGN file's bytes (UTF-8/GB18030/Big5 sniffed).
 - ``GET  /api/game/pgn?notation=chinese|iccs|wxf&lang=zh|en`` — the game as a PGN download (tags such
   as Event and the player names in ``lang``, default: the ``language`` setting).
@@ -30,8 +33,9 @@ on connect and after every change, ``{"type": "replaced", "id": new}`` when anot
 game replaces this one, ``{"type": "error", "detail": …}`` for a refused message.
 A socket opened for a game that is not the current one gets ``{"type": "replaced",
 "old": game_id}`` (without the current id: the page asks ``GET /api/game``) and is closed.
-Clients send ``{"type": "move", "move": "h2e2"}``, ``{"type": "undo"}``,
-``{"type": "resign"}``, ``{"type": "draw"}`` or ``{"type": "hint"}``.
+Clients send ``{"type": "move", "move": "h2e2"}``, ``{"type": "undo", "version": N}``,
+``{"type": "resign"}``, ``{"type": "draw"}``, ``{"type": "hint"}``, ``{"type": "retry"}`` or
+``{"type": "state"}``; the message loop and the per-page send queues are in :mod:`xiangqi.web.clients`.
 
 Security (:mod:`xiangqi.web.security`, one middleware before every route): only
 requests whose ``Host`` names this server are answered (421 otherwise), a foreign
@@ -60,7 +64,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, HTTPException, Query, Request, WebSocket
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -79,18 +83,17 @@ from xiangqi.app.sandbox import (
     open_record_job,
 )
 from xiangqi.app.sandbox import prestart as prestart_records
-from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, SessionError
+from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, StaleVersionError
 from xiangqi.app.settings import SettingsError
 from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
-from xiangqi.web.hub import GameHub, MoveProvider
+from xiangqi.web import clients
+from xiangqi.web.hub import GameHub, HintCancelledError, MoveProvider
 from xiangqi.web.limits import (
     JSON_BODY_LIMIT,
     MAX_UPLOAD_BYTES,
-    BadJSON,
     BodyLimitMiddleware,
     StrictJSONRoute,
-    receive_json_message,
     validation_error_handler,
 )
 from xiangqi.web.security import LocalGuard, new_token, page_with_token
@@ -143,6 +146,12 @@ class MoveRequest(StrictModel):
     game_id: str | None = Field(default=None, max_length=64)
 
 
+class UndoRequest(StrictModel):
+    """Body of ``POST /api/game/undo`` (optional): ``version`` of the state the page showed."""
+
+    version: int | None = None
+
+
 class FromRecordRequest(StrictModel):
     """Body of ``POST /api/game/from_record``: the record's start FEN, the ICCS moves to the chosen node."""
 
@@ -171,7 +180,7 @@ class LibraryUpdate(StrictModel):
 def _http_error(exc: Exception) -> HTTPException:
     if isinstance(exc, StorageError):  # 507 disk full, 409 damaged game, 503 read-only / I/O error
         return HTTPException(exc.status, str(exc))
-    if isinstance(exc, GameOverError | NotYourTurnError):
+    if isinstance(exc, GameOverError | NotYourTurnError | StaleVersionError | HintCancelledError):
         return HTTPException(409, str(exc))
     if isinstance(exc, RecordTooComplex):
         return HTTPException(422, str(exc))
@@ -229,7 +238,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
         e = _http_error(exc)
-        return JSONResponse({"detail": e.detail}, status_code=e.status_code)
+        body: dict[str, Any] = {"detail": e.detail}
+        if isinstance(exc, StaleVersionError):  # the page shows what the game is now
+            body["state"] = hub.state()
+        return JSONResponse(body, status_code=e.status_code)
 
     # -- pages -------------------------------------------------------------
 
@@ -260,8 +272,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         return await hub.move(req.move)
 
     @app.post("/api/game/undo")
-    async def undo() -> dict[str, Any]:
-        return await hub.undo()
+    async def undo(req: UndoRequest | None = None) -> dict[str, Any]:
+        return await hub.undo(None if req is None else req.version)
 
     @app.post("/api/game/resign")
     async def resign() -> dict[str, Any]:
@@ -274,6 +286,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     @app.post("/api/game/hint")
     async def hint() -> dict[str, Any]:
         return await hub.hint()
+
+    @app.post("/api/game/retry")
+    async def retry_engine() -> dict[str, Any]:
+        return await hub.retry_engine()
 
     @app.post("/api/game/open", openapi_extra=_FILE_BODY)
     async def open_pgn(request: Request) -> dict[str, Any]:
@@ -427,60 +443,6 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             await ws.send_json({"type": "replaced", "old": game_id})
             await ws.close(code=4404)
             return
-        hub.clients.add(ws)
-        try:
-            await ws.send_json({"type": "state", "state": hub.state()})
-            while True:
-                try:
-                    msg = await receive_json_message(ws)  # strict JSON, bounded size and nesting
-                except BadJSON as exc:
-                    await ws.send_json({"type": "error", "detail": str(exc)})
-                    continue
-                await _handle(ws, msg)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            hub.clients.discard(ws)
-
-    hint_tasks: set[asyncio.Task[None]] = set()
-
-    async def _send_hint(ws: WebSocket) -> None:
-        """Search a hint and send ``{"type": "hint", "hint": ...}`` (or an error) to ``ws``."""
-        try:
-            msg: dict[str, Any] = {"type": "hint", "hint": await hub.hint()}
-        except XiangqiError as exc:
-            msg = {"type": "error", "detail": str(exc), "request": "hint"}
-        with contextlib.suppress(Exception):  # the page went away meanwhile
-            await ws.send_json(msg)
-
-    async def _handle(ws: WebSocket, msg: Any) -> None:
-        if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
-            await ws.send_json({"type": "error", "detail": "message must be an object with a string 'type'"})
-            return
-        kind = msg["type"]
-        try:
-            if kind == "move":
-                mv = msg.get("move")
-                if not isinstance(mv, str):
-                    raise SessionError("move message needs a string 'move' in ICCS, e.g. h2e2")
-                await hub.move(mv)
-            elif kind == "undo":
-                await hub.undo()
-            elif kind == "resign":
-                await hub.resign()
-            elif kind == "draw":
-                await hub.offer_draw()
-            elif kind == "hint":
-                # A hint searches for a second or more (longer while the kernels compile): answer it
-                # from a task so this socket's other messages (a move, undo) are not queued behind it.
-                task = asyncio.get_running_loop().create_task(_send_hint(ws))
-                hint_tasks.add(task)
-                task.add_done_callback(hint_tasks.discard)
-            elif kind == "state":
-                await ws.send_json({"type": "state", "state": hub.state()})
-            else:
-                raise SessionError(f"unknown message type {kind!r} (move, undo, resign, draw, hint, state)")
-        except XiangqiError as exc:
-            await ws.send_json({"type": "error", "detail": str(exc), "request": kind})
+        await clients.serve(hub, ws)
 
     return app

@@ -49,6 +49,7 @@ function connect(gameId) {
   const ws = socket(`/ws/game/${gameId}`);
   ui.ws = ws;
   ui.wsGameId = gameId;
+  ui.resync = true; // the first state of a connection is taken as it is (the server may have restarted)
   ws.onopen = () => {
     ui.reconnectDelay = 250;
     ui.hintPending = false;
@@ -81,8 +82,28 @@ function send(msg) {
   else toast(t("connection_lost"));
 }
 
+/** Undo (悔棋) names the state version the page shows, so that two pages pressing it once each take
+ *  back one move, not two; the server refuses a stale one with an error and the current state. */
+function undo() {
+  send(ui.state && typeof ui.state.version === "number" ? { type: "undo", version: ui.state.version } : { type: "undo" });
+}
+
+/** Whether a state message should be shown: not one older than what the page shows (a late reply);
+ *  on a version gap (a missed message) the page shows it and asks for the current state again. */
+function acceptState(st) {
+  const cur = ui.state;
+  if (ui.resync || !cur || cur.id !== st.id || typeof st.version !== "number" || typeof cur.version !== "number") {
+    ui.resync = false;
+    return true;
+  }
+  if (st.version < cur.version) return false;
+  if (st.version > cur.version + 1) send({ type: "state" });
+  return true;
+}
+
 function onMessage(msg) {
   if (msg.type === "state") {
+    if (!acceptState(msg.state)) return;
     render(msg.state);
     if (msg.draw_offer) toast(msg.draw_offer.accepted ? t("draw_accepted") : t("draw_declined"));
     if (msg.error) toast(message(msg.error));
@@ -90,6 +111,8 @@ function onMessage(msg) {
     api("/api/game").then((st) => { render(st); connect(st.id); });
   } else if (msg.type === "hint") {
     ui.hintPending = false;
+    // a hint dropped because the position moved on: analysis asks again for the position shown
+    if (msg.cancelled && ui.analysis && ui.state && msg.version !== ui.state.version) { render(ui.state); return; }
     if (!ui.state || !msg.hint || msg.hint.fen !== ui.state.fen) return; // the position moved on
     ui.hint = msg.hint.move;
     ui.hintInfo = msg.hint;
@@ -104,7 +127,8 @@ function onMessage(msg) {
 // -- rendering --------------------------------------------------------------
 
 function humanToMove(st) {
-  return !st.result && !st.thinking && st.players[st.turn] === "human";
+  // after the computer failed (engine_error) the player may make its move
+  return !st.result && !st.thinking && (st.players[st.turn] === "human" || Boolean(st.engine_error));
 }
 
 function orientation(st) {
@@ -208,6 +232,16 @@ function renderStatus(st) {
     // a stronger level's first move after a fresh install waits for the engine's compile (tens of seconds)
     el.innerHTML = `<span class="spinner" aria-hidden="true"></span> ${t(st.engine_warming ? "warming_up" : "thinking")}`;
     el.classList.add("thinking");
+  } else if (st.engine_error) {
+    // the computer could not move: say why; the player may retry it or move for it
+    el.textContent = language() === "zh" ? st.engine_error.detail_zh : st.engine_error.detail_en;
+    const retry = document.createElement("button");
+    retry.type = "button";
+    retry.id = "btn-retry";
+    retry.textContent = language() === "zh" ? "重试" : "Retry";
+    retry.addEventListener("click", () => send({ type: "retry" }));
+    el.append(" ", retry);
+    el.classList.add("check");
   } else {
     let text = t(st.turn === "red" ? "red_to_move" : "black_to_move");
     if (st.players[st.turn] === "human" && Object.values(st.players).includes("engine")) text = t("your_move");
@@ -569,7 +603,7 @@ function openOpenDialog() {
 }
 
 $("#btn-new").addEventListener("click", openNewDialog);
-$("#btn-undo").addEventListener("click", () => { if (!browsing()) send({ type: "undo" }); });
+$("#btn-undo").addEventListener("click", () => { if (!browsing()) undo(); });
 $("#btn-hint").addEventListener("click", () => { if (!browsing()) send({ type: "hint" }); });
 $("#btn-draw").addEventListener("click", async () => {
   if (browsing()) return;
