@@ -36,7 +36,8 @@ def iter_master_games(tarball: Path, limit: int | None = None):
     n = 0
     with tarfile.open(tarball, "r:gz") as tar:
         for member in tar:
-            if not member.isfile() or not member.name.startswith(MASTER_DIR) or not member.name.endswith(".pgn"):
+            name = member.name
+            if not member.isfile() or not name.startswith(MASTER_DIR) or not name.endswith(".pgn"):
                 continue
             data = tar.extractfile(member).read()
             try:
@@ -99,7 +100,8 @@ def measure(tarball: Path, limit: int | None = None, count_files: bool = False) 
         "games": classified, "agree": sum(agree.values()),
         "per_letter": {k: [agree[k], total[k]] for k in "ABCDE"},
         "confusion": [[a, b, n, examples[(a, b)]] for (a, b), n in confusion.most_common()],
-        "skipped": dict(skipped), "seconds": elapsed, "classify_ms_per_game": 1000 * t_classify / max(classified, 1),
+        "skipped": dict(skipped), "seconds": elapsed,
+        "classify_ms_per_game": 1000 * t_classify / max(classified, 1),
     }
 
 

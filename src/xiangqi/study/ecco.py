@@ -1,4 +1,4 @@
-"""ECCO opening codes (中国象棋开局编号, ECCO 2004): the code → name table and a classifier from a game's moves.
+"""ECCO opening codes (中国象棋开局编号, ECCO 2004): the code → name table and a classifier from the moves.
 
 ECCO (Encyclopedia of Chinese Chess Openings) names an opening by a letter and two digits, A00–E48:
 A 非中炮 (飞相, 起马, 仕角炮, 过宫炮, side openings), B 中炮 against defences other than 屏风马 and
@@ -66,12 +66,15 @@ def code_names() -> dict[str, str]:
 
 
 def name(code: str) -> str:
-    """The name of an ECCO code, e.g. ``name("C30")``. Raises KeyError naming an unknown or unassigned code."""
+    """The name of an ECCO code, e.g. ``name("C30")``.
+
+    Raises KeyError naming the code when it is unknown or unassigned (e.g. ``A09``).
+    """
     try:
         return code_names()[code.strip().upper()]
     except KeyError:
-        raise KeyError(f"not a named ECCO 2004 code: {code!r} (A00-E48, see xiangqi.study.ecco.code_names())") \
-            from None
+        raise KeyError(f"not a named ECCO 2004 code: {code!r} "
+                       "(A00-E48, see xiangqi.study.ecco.code_names())") from None
 
 
 _LETTERS = {"k": "K", "a": "A", "b": "E", "n": "H", "r": "R", "c": "C", "p": "P"}

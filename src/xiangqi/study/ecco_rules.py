@@ -556,7 +556,8 @@ PAWN_OPENING = node(
         "E10",
         when(red(2, "C8.5"), node(
             "E13",
-            when(black(2, "E3+5"), node("E14", when(red(3, "H2+1"), node("E15", when(black(3, "H8+9"), "E16"))))),
+            when(black(2, "E3+5"),
+                 node("E14", when(red(3, "H2+1"), node("E15", when(black(3, "H8+9"), "E16"))))),
             when(black(2, "E7+5"), _E20),
             when(black(2, "C2.5"), "E17"))),
         when(red(2, "E7+5 E3+5"), "E11"),
@@ -639,8 +640,8 @@ ROOT = node(
             "A63",
             when(both(red(2, "H2+3"), red(3, "R1.2")), node(
                 "A64",
-                when(either(both(black(2, "H8+7"), black(3, "R9+1")), both(black(2, "R9+1"), black(3, "H8+7"))),
-                     "A65"))))),
+                when(either(both(black(2, "H8+7"), black(3, "R9+1")),
+                            both(black(2, "R9+1"), black(3, "H8+7"))), "A65"))))),
         when(black(1, "R9+1"), "A62"),
         when(black(1, "H8+7"), "A61"))),
     when(red(1, "P3+1"), PAWN_OPENING),
