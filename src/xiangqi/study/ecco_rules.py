@@ -450,8 +450,8 @@ _D40 = node(  # 左三步虎 then 列炮
 _D51_SCAN = Scan("red", skip="H2+3 H8+7 P3+1 P7+1", noted="R1.2 R9.8")
 _D51 = node(  # 后补列炮
     "D51",
+    when(_D51_SCAN.seen("R1.2 R9.8"), "D55"),  # both rooks out before any other move: 双直车
     when(_D51_SCAN.first("R2+6"), "D53"),
-    when(_D51_SCAN.seen("R1.2 R9.8"), "D55"),
     when(_D51_SCAN.seen("R1.2"), "D52"),
     when(_D51_SCAN.seen("R9.8"), "D54"),
 )
