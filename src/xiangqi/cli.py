@@ -223,6 +223,8 @@ def cmd_ecco(args: argparse.Namespace) -> int:
     from xiangqi.core.records import FORMATS, read_records
     from xiangqi.study.ecco import classify
 
+    if not 0 <= args.plies <= 400:
+        raise XiangqiError(f"--plies must be 0-400, got {args.plies}")
     exts = {e for group in FORMATS.values() for e in group}
     paths: list[Path] = []
     for name in args.files:

@@ -207,6 +207,11 @@ def test_cli_reports_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "\tA11\t" in captured.out
 
 
+def test_cli_rejects_bad_plies(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ecco", "--plies", "-1", str(DATA / "corpus" / "ccpd" / "ccpd_07.pgn")]) == 2
+    assert "--plies" in capsys.readouterr().err
+
+
 def _bench():
     spec = importlib.util.spec_from_file_location("ecco_agreement", ROOT / "bench" / "ecco_agreement.py")
     module = importlib.util.module_from_spec(spec)
