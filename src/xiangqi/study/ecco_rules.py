@@ -3,7 +3,9 @@
 Source of the definitions: the published ECCO 2004 system (中国象棋开局编号), code by code with the
 moves that make it, on the xqbase ECCO pages (https://www.xqbase.com/ecco/, and their FAQ) and in
 English on xqinenglish ("ECCO classification code A…E", e.g.
-http://www.xqinenglish.com/opeccoclassificationcodea4x-a6x.html). Written here in our own form.
+http://www.xqinenglish.com/opeccoclassificationcodea4x-a6x.html). Written here in our own form;
+where those pages were not at hand the facts (which moves make which code) were read from vschess's
+LGPL classifier, never its code (docs/ECCO.md).
 
 How to read the table
 ---------------------
