@@ -218,6 +218,51 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ecco(args: argparse.Namespace) -> int:
+    """Print each game's ECCO code and name computed from its moves (a file's [ECCO] tag is not used)."""
+    from pathlib import Path
+
+    from xiangqi.core.records import FORMATS, read_records
+    from xiangqi.study.ecco import classify
+
+    if not 0 <= args.plies <= 400:
+        raise XiangqiError(f"--plies must be 0-400, got {args.plies}")
+    exts = {e for group in FORMATS.values() for e in group}
+    paths: list[Path] = []
+    for name in args.files:
+        p = Path(name)
+        paths.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in exts)
+                     if p.is_dir() else [p])
+    problems = agree = compared = 0
+    for path in paths:
+        try:
+            games = read_records(path)
+        except (XiangqiError, OSError) as exc:
+            print(f"xiangqi ecco: {path}: {exc}", file=sys.stderr)
+            problems += 1
+            continue
+        for i, game in enumerate(games, 1):
+            where = f"{path}#{i}" if len(games) > 1 else str(path)
+            try:
+                result = classify(game, plies=args.plies)
+            except XiangqiError as exc:
+                print(f"xiangqi ecco: {where}: {exc}", file=sys.stderr)
+                problems += 1
+                continue
+            code, label = result if result else ("-", "(not from the standard start)")
+            line = f"{where}\t{code}\t{label}"
+            if args.compare:
+                tag = game.headers.get("ECCO", "").strip().upper()
+                if tag and result:
+                    compared += 1
+                    agree += tag == code
+                line += f"\t[ECCO {tag or '-'}]" + ("" if not tag or tag == code else " differs")
+            print(line)
+    if args.compare:
+        print(f"agree with the [ECCO] tags: {agree}/{compared}", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="xiangqi", description="Xiangqi (Chinese chess) tools and game")
@@ -309,6 +354,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds an engine may overdraw its clock before it loses on time")
     p.add_argument("--pgn", default="match.pgn", help="write the games here ('' for none)")
     p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser("ecco", help="print each game's ECCO opening code and name, computed from its moves",
+                       description="For every game of each record file (PGN, XQF, DhtmlXQ/UBB, EPD; folders "
+                                   "are searched), print FILE[#game], the ECCO 2004 code and its name, "
+                                   "tab-separated. An [ECCO] tag in the file is not used (see --compare). "
+                                   "Exit 1 when a file or game could not be read (named on stderr).")
+    p.add_argument("files", nargs="+", metavar="FILE", help="record files or folders")
+    p.add_argument("--compare", action="store_true",
+                   help="also print the file's [ECCO] tag beside ours, and the agreement on stderr")
+    p.add_argument("--plies", type=int, default=20, help="plies the classifier reads (default 20)")
+    p.set_defaults(func=cmd_ecco)
 
     p = sub.add_parser("bench", help="print perft and search nodes/s")
     p.add_argument("--perft-depth", type=int, default=5, help="perft depth from the start position")

@@ -1,0 +1,9 @@
+"""Opening study: ECCO opening codes and names, and (later) analysis, review and puzzles.
+
+Imports :mod:`xiangqi.core` only (and the engine later), never the app or web layers.
+:mod:`xiangqi.study.ecco` classifies a game's opening by the ECCO 2004 system::
+
+    >>> from xiangqi.study import ecco
+    >>> ecco.classify(["h2e2", "h9g7", "h0g2", "i9h9", "i0h0", "b9c7", "c3c4", "g6g5", "h0h6"])
+    Ecco(code='C30', name='中炮过河车互进七兵对屏风马')
+"""
