@@ -1,0 +1,1 @@
+"""Study: analysis, game review, openings and puzzles."""
