@@ -249,3 +249,42 @@ def test_cli_bad_arguments_are_one_clear_line(two_games, capsys, args, message) 
 def test_cli_missing_file(tmp_path, capsys) -> None:
     assert main(["analyse", str(tmp_path / "nope.pgn")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+# -- what the web layer uses -------------------------------------------------------------------------
+
+def test_stored_review_comes_back_without_a_search() -> None:
+    r = rv.review_game(_game(HANGING, ["b0b6", "c8b6"]), depth=3)
+    stored = json.loads(json.dumps(r.to_stored()))
+    again = rv.GameReview.from_stored(stored)
+    assert again == r and again.to_dict() == r.to_dict()
+    with pytest.raises(ValueError, match="version"):
+        rv.GameReview.from_stored({**stored, "version": 99})
+    with pytest.raises(ValueError):
+        rv.GameReview.from_stored({**stored, "evals": stored["evals"][:1]})
+    with pytest.raises(ValueError):
+        rv.GameReview.from_stored({**stored, "moves": ["b0b6", "b0b5"]})
+
+
+def test_cancel_stops_a_review_between_positions() -> None:
+    seen = []
+    with pytest.raises(rv.ReviewCancelled):
+        rv.review_game(_game(Board().fen(), ["h2e2", "h9g7", "h0g2", "i9h9"]), depth=2,
+                       on_progress=lambda done, total: seen.append((done, total)),
+                       cancelled=lambda: len(seen) >= 2)
+    assert seen == [(1, 5), (2, 5)]
+
+
+def test_reviews_in_two_threads_at_once_equal_the_serial_ones() -> None:
+    import threading
+
+    games = [_game(HANGING, ["b0b6", "c8b6"]), _game(MATE_IN_2, ["a1a2"])]
+    serial = [rv.review_game(g, depth=3) for g in games]
+    out: dict[int, rv.GameReview] = {}
+    threads = [threading.Thread(target=lambda i=i: out.__setitem__(i, rv.review_game(games[i], depth=3)))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [out[0], out[1]] == serial

@@ -37,6 +37,7 @@ import copy
 import dataclasses
 import math
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from xiangqi.core.board import Board, Move
@@ -48,7 +49,8 @@ __all__ = [
     "DEFAULT_DEPTH", "DEFAULT_HASH_MB",
     "PositionEval", "PlyReview", "SideSummary", "GameReview",
     "win_chance", "eval_win_chance", "move_accuracy", "game_accuracy", "classify",
-    "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games",
+    "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
+    "default_jobs",
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
@@ -69,6 +71,8 @@ SYMBOLS = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 #: Default search depth of a review, and the transposition-table size (results depend on both).
 DEFAULT_DEPTH = 8
 DEFAULT_HASH_MB = 16
+#: Version of :meth:`GameReview.to_stored`'s format.
+STORED_VERSION = 1
 
 _WORDS = {"inaccuracy": "Inaccuracy", "mistake": "Mistake", "blunder": "Blunder"}
 
@@ -252,29 +256,36 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
     return PositionEval(cp, mate, res.move.iccs(), pv, int(res.depth), int(res.nodes))
 
 
-_worker_engine = None
+class ReviewCancelled(Exception):
+    """Raised by :func:`review_game` / :func:`review_games` when their ``cancelled()`` said so."""
+
+
+_local = threading.local()
 
 
 def _engine(hash_mb: int):
-    """This process's engine (one per process, reused: its tables are cleared before each position)."""
-    global _worker_engine
+    """This thread's engine (one per thread and process, reused: its tables are cleared before each
+    position, and no other thread touches them between the clearing and the search)."""
     from xiangqi.engine.api import Engine
 
-    if _worker_engine is None or _worker_engine.hash_mb != hash_mb:
-        _worker_engine = Engine(hash_mb=hash_mb)
-    return _worker_engine
+    eng = getattr(_local, "engine", None)
+    if eng is None or eng.hash_mb != hash_mb:
+        eng = _local.engine = Engine(hash_mb=hash_mb)
+    return eng
 
 
 def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth: int | None = DEFAULT_DEPTH,
                   movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB,
-                  on_position: Callable[[int], None] | None = None) -> list[PositionEval]:
+                  on_position: Callable[[int], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> list[PositionEval]:
     """Evaluations of the positions ``lo .. hi - 1`` of the line ``moves`` (ICCS) from ``start_fen``.
 
     Position ``i`` is the one after the first ``i`` moves (0: the start); ``hi`` may be at most
     ``len(moves) + 1``, and the position after the last move is scored as final (see
     :func:`evaluate_position`). Plain data in and out, so it runs in a worker process;
-    ``on_position(i)`` is called after position ``i`` is done. Raises ValueError for a bad range
-    or limit, and IllegalMoveError for an illegal move.
+    ``on_position(i)`` is called after position ``i`` is done; when ``cancelled()`` is true before
+    a position, :class:`ReviewCancelled` is raised. Raises ValueError for a bad range or limit,
+    and IllegalMoveError for an illegal move.
     """
     if not 0 <= lo <= hi <= len(moves) + 1:
         raise ValueError(f"bad position range {lo}..{hi} for {len(moves)} moves")
@@ -285,6 +296,8 @@ def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth:
         board.push(Move.from_iccs(text))
     out = []
     for i in range(lo, hi):
+        if cancelled is not None and cancelled():
+            raise ReviewCancelled(f"cancelled before position {i}")
         if i > lo:
             board.push(Move.from_iccs(moves[i - 1]))
         out.append(evaluate_position(engine, board, limit, final=(i == len(moves))))
@@ -403,6 +416,27 @@ class GameReview:
             "plies": [p.to_dict() for p in self.plies],
             "errors": list(self.errors),
         }
+
+    def to_stored(self) -> dict:
+        """A compact JSON-ready form to keep with the game (the evaluations; everything else is
+        recomputed by :meth:`from_stored` without a search): ``{"version": 1, "start_fen", "moves",
+        "evals", "limit", "headers", "errors"}``."""
+        return {"version": STORED_VERSION, "start_fen": self.start_fen, "moves": [p.move for p in self.plies],
+                "evals": [e.to_dict() for e in self.evals()], "limit": dict(self.limit),
+                "headers": dict(self.headers), "errors": list(self.errors)}
+
+    @classmethod
+    def from_stored(cls, d: dict) -> GameReview:
+        """The review back from :meth:`to_stored`'s dict (no search). ValueError for another version
+        or inconsistent data (e.g. a wrong number of evaluations, an illegal move)."""
+        if not isinstance(d, dict) or d.get("version") != STORED_VERSION:
+            raise ValueError(f"not a stored review of version {STORED_VERSION}")
+        try:
+            evals = [PositionEval.from_dict(e) for e in d["evals"]]
+            return build_review(d["start_fen"], list(d["moves"]), evals, limit=d.get("limit") or {},
+                                headers=d.get("headers") or {}, errors=d.get("errors") or ())
+        except (KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"bad stored review: {exc!r}") from None
 
     def annotate(self, game: Game | None = None) -> Game:
         """The game with the review written in: a copy of ``game`` (or a new game from the start
@@ -534,32 +568,36 @@ def _game_line(game: Game) -> tuple[str, list[str]]:
 
 
 def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
-                hash_mb: int = DEFAULT_HASH_MB,
-                on_progress: Callable[[int, int], None] | None = None) -> GameReview:
+                hash_mb: int = DEFAULT_HASH_MB, on_progress: Callable[[int, int], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> GameReview:
     """Review ``game``'s main line in this process (``len(moves) + 1`` searches).
 
     ``depth`` (default :data:`DEFAULT_DEPTH`) or ``movetime_ms`` per position (a time limit is
     not deterministic); ``on_progress(done, total)`` is called after each position (``total`` =
-    positions). Raises ValueError for a bad limit.
+    positions). ``cancelled()`` is asked before each position (e.g. ``threading.Event().is_set``):
+    when true, :class:`ReviewCancelled` is raised. Safe to call from several threads at once (each
+    thread has its own engine). Raises ValueError for a bad limit.
     """
     start, moves = _game_line(game)
     total = len(moves) + 1
     tick = None if on_progress is None else (lambda i: on_progress(i + 1, total))
-    evals = evaluate_line(start, moves, 0, total, depth, movetime_ms, hash_mb, tick)
+    evals = evaluate_line(start, moves, 0, total, depth, movetime_ms, hash_mb, tick, cancelled)
     return build_review(start, moves, evals, limit=_limit_dict(depth, movetime_ms, hash_mb),
                         headers=game.headers, errors=game.errors)
 
 
 def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
                  hash_mb: int = DEFAULT_HASH_MB, jobs: int = 1, chunk: int = 16,
-                 on_progress: Callable[[int, int], None] | None = None) -> Iterator[GameReview]:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> Iterator[GameReview]:
     """Review every game, yielding the reviews in the games' order.
 
     With ``jobs`` > 1 the positions are searched in that many local processes
     (:class:`concurrent.futures.ProcessPoolExecutor`, spawned), ``chunk`` positions per task;
     each position is searched from a clean TT, so the output is the same for any ``jobs``.
-    ``on_progress(done, total)`` counts positions over all games. Raises ValueError for
-    ``jobs`` < 1 or a bad limit.
+    ``on_progress(done, total)`` counts positions over all games; ``cancelled()`` is asked
+    between positions (between tasks with processes) and stops the work with
+    :class:`ReviewCancelled`. Raises ValueError for ``jobs`` < 1 or a bad limit.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
@@ -576,14 +614,16 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
                 on_progress(done[0], total)
 
         for g, (start, moves) in zip(games, lines, strict=True):
-            evals = evaluate_line(start, moves, 0, len(moves) + 1, depth, movetime_ms, hash_mb, tick)
+            evals = evaluate_line(start, moves, 0, len(moves) + 1, depth, movetime_ms, hash_mb, tick,
+                                  cancelled)
             yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
         return
     yield from _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk,
-                                on_progress)
+                                on_progress, cancelled)
 
 
-def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk, on_progress):
+def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk, on_progress,
+                     cancelled):
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -616,7 +656,9 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jo
                 break
         try:
             while pending:
-                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                finished, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
+                if cancelled is not None and cancelled():
+                    raise ReviewCancelled(f"cancelled after {done} of {total} positions")
                 for fut in finished:
                     gi, lo, hi = pending.pop(fut)
                     results[(gi, lo)] = fut.result()
@@ -636,6 +678,7 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jo
         finally:
             for fut in pending:
                 fut.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def default_jobs() -> int:
