@@ -288,3 +288,28 @@ def test_reviews_in_two_threads_at_once_equal_the_serial_ones() -> None:
     for t in threads:
         t.join()
     assert [out[0], out[1]] == serial
+
+
+def test_review_move_names_the_refutation_for_a_coach() -> None:
+    board = Board(HANGING)
+    p = rv.review_move(board, "b0b6", depth=3)
+    assert p.cls == "blunder" and p.ply == 1 and p.color == "red" and p.text == "车八进六"
+    assert p.after.best == "c8b6"  # the reply that takes the rook
+    assert board.fen() == Board(HANGING).fen() and board.move_stack == []
+    board.push(Move.from_iccs("b0b1"))
+    q = rv.review_move(board, "c8b6", depth=3)  # ply 2, Black
+    assert q.ply == 2 and q.color == "black" and q.cls in rv.CLASSES
+
+
+def test_try_move_accepts_the_engine_move_or_an_equal_one_and_refuses_the_mistake() -> None:
+    r = rv.review_game(_game(MATE_IN_2, ["a1a2"]), depth=3)
+    best = r.plies[0].best
+    other = "b2b9" if best == "a1a9" else "a1a9"
+    assert rv.try_move(r, 1, best) == {"accepted": True, "best": True, "drop": 0.0, "eval": r.initial.cp,
+                                       "mate": 2, "reply": "d9d8"}
+    alt = rv.try_move(r, 1, other)  # the other mate in 2
+    assert alt["accepted"] and not alt["best"] and alt["mate"] == 1 and alt["reply"] == "d9d8"
+    again = rv.try_move(r, 1, "a1a2")
+    assert not again["accepted"] and again["drop"] >= 20
+    with pytest.raises(ValueError, match="ply must be 1-1"):
+        rv.try_move(r, 2, "a1a9")

@@ -50,7 +50,7 @@ __all__ = [
     "PositionEval", "PlyReview", "SideSummary", "GameReview",
     "win_chance", "eval_win_chance", "move_accuracy", "game_accuracy", "classify",
     "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
-    "default_jobs",
+    "default_jobs", "review_move", "try_move", "TRY_TOLERANCE",
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
@@ -552,6 +552,62 @@ def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
     return GameReview(start_fen=start_fen, initial=evals[0], plies=tuple(plies), red=side("red"),
                       black=side("black"), limit=dict(limit or {}), headers=dict(headers or {}),
                       errors=tuple(errors))
+
+
+#: A try in "learn from your mistakes" is accepted when it is the engine's move or loses at most this
+#: much win chance (-100..100 scale) against the best move's evaluation.
+TRY_TOLERANCE = 3.5
+
+
+def review_move(board: Board, move: Move | str, *, depth: int | None = DEFAULT_DEPTH,
+                movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB) -> PlyReview:
+    """Judge one move in ``board`` (not changed; its ``move_stack`` is the history), for a coach
+    while playing: the :class:`PlyReview` of that move (two searches: before and after it).
+    ``after.best`` is the opponent's best reply (the refutation of a bad move) and ``after.pv``
+    its line. Raises IllegalMoveError for an illegal move, ValueError for a bad limit.
+    """
+    mv = Move.from_iccs(move) if isinstance(move, str) else move
+    start = board.root().fen()
+    moves = [m.iccs() for m in board.move_stack] + [mv.iccs()]
+    b = board.copy()
+    b.push(mv)  # IllegalMoveError with the reason
+    n = len(moves)
+    evals = evaluate_line(start, moves, n - 1, n + 1, depth, movetime_ms, hash_mb)
+    # only the last ply matters: build it against the position before the move
+    sub = build_review(board.fen(), [mv.iccs()], evals, limit=_limit_dict(depth, movetime_ms, hash_mb))
+    return dataclasses.replace(sub.plies[0], ply=n)
+
+
+def try_move(review: GameReview, ply: int, move: Move | str, *, hash_mb: int | None = None) -> dict:
+    """Judge a try at ``ply`` (1-based) of a reviewed game ("learn from your mistakes").
+
+    The position after the try is searched with the review's own limit (and the game's history);
+    returns ``{"accepted": bool, "best": bool, "drop": float, "eval": cp, "mate": int | None,
+    "reply": ICCS | None}``: accepted when the try is the engine's move or its win chance for the
+    mover is at most :data:`TRY_TOLERANCE` below the position's evaluation before the move;
+    ``drop`` that loss, ``eval``/``mate`` the position after the try (Red's side), ``reply`` the
+    opponent's best answer. Raises ValueError for a ply out of range, IllegalMoveError for an
+    illegal move.
+    """
+    if not 1 <= ply <= len(review.plies):
+        raise ValueError(f"ply must be 1-{len(review.plies)}, got {ply}")
+    mv = Move.from_iccs(move) if isinstance(move, str) else move
+    p = review.plies[ply - 1]
+    if p.best == mv.iccs():
+        return {"accepted": True, "best": True, "drop": 0.0, "eval": p.before.cp, "mate": p.before.mate,
+                "reply": p.line[1] if len(p.line) > 1 else None}
+    moves = [q.move for q in review.plies[: ply - 1]]
+    board = Board(review.start_fen)
+    for text in moves:
+        board.push(Move.from_iccs(text), validate=False)
+    board.push(mv)  # IllegalMoveError with the reason
+    lim = review.limit
+    ev = evaluate_line(review.start_fen, moves + [mv.iccs()], ply, ply + 1, lim.get("depth"),
+                       lim.get("movetime_ms"), hash_mb or lim.get("hash_mb", DEFAULT_HASH_MB))[0]
+    sign = 1 if p.color == "red" else -1
+    drop = p.win_before - sign * ev.win
+    return {"accepted": drop <= TRY_TOLERANCE, "best": False, "drop": round(drop, 2), "eval": ev.cp,
+            "mate": ev.mate, "reply": ev.best}
 
 
 def _game_line(game: Game) -> tuple[str, list[str]]:
