@@ -20,11 +20,13 @@ transposition table, with the game's moves as history. It writes ``game<TAB>ply<
 <TAB>result`` lines (cp and mate from Red's side, result 1 / 0.5 / 0 for Red).
 
 ``fit`` maximises the likelihood of the results under ``P(Red scores) = 1 / (1 + exp(-K · cp))``
-(a draw counts half a win: the Bernoulli log-likelihood with the score 0, ½ or 1), by Newton's
-method on the positions without a mate score; it prints K with a bootstrap 95 % interval (games
-resampled, since positions of one game are not independent), the fit per ply, the fit with an
-intercept (Red's first-move advantage, for information: the review keeps the curve symmetric),
-and the mean log-loss against lichess's chess constant 0.00368208.
+(a draw counts half a win: the Bernoulli log-likelihood with the score 0, ½ or 1), by bisection
+on its derivative (it is concave in K) over the positions whose score is not decided (a mate, a
+win by rule such as the opponent's perpetual check, or a finished game: ``|cp| >= 10000``); it
+prints K with a bootstrap 95 % interval (games resampled, since positions of one game are not
+independent), the fit per ply, the fit with an intercept (Red's first-move advantage, for
+information: the review keeps the curve symmetric), the mean log-loss against lichess's chess
+constant 0.00368208, and a calibration table (observed against predicted score by cp bucket).
 """
 
 from __future__ import annotations
@@ -117,33 +119,57 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
 
 
-def fit_k(x: np.ndarray, s: np.ndarray, k0: float = 0.004) -> float:
-    """Maximum-likelihood K of ``P = sigmoid(K x)`` for scores ``s`` in [0, 1] (Newton's method)."""
-    k = k0
-    for _ in range(100):
-        p = _sigmoid(k * x)
-        grad = float(np.sum((s - p) * x))
-        hess = -float(np.sum(p * (1 - p) * x * x))
-        if hess == 0:
+def _loglik(z: np.ndarray, s: np.ndarray) -> float:
+    """Bernoulli log-likelihood of scores ``s`` under ``sigmoid(z)``, computed stably."""
+    return float(np.sum(s * z - np.logaddexp(0.0, z)))
+
+
+def fit_k(x: np.ndarray, s: np.ndarray, lo: float = 0.0, hi: float = 0.1) -> float:
+    """Maximum-likelihood K of ``P = sigmoid(K x)`` for scores ``s`` in [0, 1].
+
+    The log-likelihood is concave in K, so its derivative ``sum((s - P) x)`` falls with K: the
+    root is found by bisection (Newton's method alone overshoots on positions with large scores).
+    """
+    def grad(k: float) -> float:
+        return float(np.sum((s - _sigmoid(k * x)) * x))
+
+    if grad(hi) > 0:
+        return hi
+    if grad(lo) < 0:
+        return lo
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if grad(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10:
             break
-        step = grad / hess
-        k -= step
-        if abs(step) < 1e-12:
-            break
-    return k
+    return (lo + hi) / 2
 
 
 def fit_k_intercept(x: np.ndarray, s: np.ndarray) -> tuple[float, float]:
-    """Maximum-likelihood ``(a, K)`` of ``P = sigmoid(a + K x)`` (Newton's method in two dimensions)."""
-    theta = np.array([0.0, 0.004])
+    """Maximum-likelihood ``(a, K)`` of ``P = sigmoid(a + K x)``: Newton's method with step halving
+    (the log-likelihood is concave, so a step is halved until it does not lower it)."""
+    theta = np.array([0.0, fit_k(x, s)])
     X = np.stack([np.ones_like(x), x], axis=1)
+    cur = _loglik(X @ theta, s)
     for _ in range(100):
         p = _sigmoid(X @ theta)
         grad = X.T @ (s - p)
         hess = -(X.T * (p * (1 - p))) @ X
         step = np.linalg.solve(hess, grad)
-        theta = theta - step
-        if np.max(np.abs(step)) < 1e-12:
+        t = 1.0
+        while t > 1e-6:
+            trial = theta - t * step
+            val = _loglik(X @ trial, s)
+            if val >= cur:
+                break
+            t /= 2
+        if t <= 1e-6:
+            break
+        theta, cur = trial, val
+        if np.max(np.abs(t * step)) < 1e-12:
             break
     return float(theta[0]), float(theta[1])
 
@@ -157,10 +183,12 @@ def log_loss(x: np.ndarray, s: np.ndarray, k: float, a: float = 0.0) -> float:
 def fit(data: str, boot: int, seed: int) -> None:
     """Print the fitted K and its diagnostics for the positions in ``data``."""
     games, plies, cps, mates, res = _load(data)
-    keep = ~mates
+    decided = mates | (np.abs(cps) >= 10000)
+    keep = ~decided
     g, ply, x, s = games[keep], plies[keep], cps[keep], res[keep]
     ug = np.unique(games)
-    print(f"{len(ug)} games, {len(cps)} positions ({int(mates.sum())} with a mate score left out), "
+    print(f"{len(ug)} games, {len(cps)} positions ({int(decided.sum())} decided ones left out: "
+          f"{int(mates.sum())} mates, {int(decided.sum() - mates.sum())} rule wins or finished games), "
           f"{len(x)} fitted; results: Red wins {np.mean(res == 1):.1%}, draws {np.mean(res == 0.5):.1%}, "
           f"Black wins {np.mean(res == 0):.1%}")
     k = fit_k(x, s)
@@ -172,7 +200,7 @@ def fit(data: str, boot: int, seed: int) -> None:
     for _ in range(boot):
         draw = rng.choice(len(names), len(names))
         idx = np.concatenate([idx_of[names[i]] for i in draw])
-        ks.append(fit_k(x[idx], s[idx], k))
+        ks.append(fit_k(x[idx], s[idx]))
     lo, hi = (np.percentile(ks, [2.5, 97.5]) if ks else (float("nan"), float("nan")))
     print(f"K = {k:.6f} per centipawn (bootstrap 95% {lo:.6f} .. {hi:.6f}, {boot} resamples of games)")
     print(f"  win chance of +100 cp: {100 * (2 * _sigmoid(np.array(100 * k)) - 1):.1f}; "
@@ -187,7 +215,7 @@ def fit(data: str, boot: int, seed: int) -> None:
     print("per ply:  ply  positions  K         mean |cp|")
     for p in np.unique(ply):
         m = ply == p
-        print(f"         {p:4d} {int(m.sum()):9d}  {fit_k(x[m], s[m], k):.6f}  {np.mean(np.abs(x[m])):.0f}")
+        print(f"         {p:4d} {int(m.sum()):9d}  {fit_k(x[m], s[m]):.6f}  {np.mean(np.abs(x[m])):.0f}")
     print("calibration (fitted K): cp bucket, positions, observed Red score, predicted")
     edges = [-np.inf, -600, -300, -150, -75, -25, 25, 75, 150, 300, 600, np.inf]
     for lo_e, hi_e in zip(edges[:-1], edges[1:], strict=True):

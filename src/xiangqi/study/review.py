@@ -20,7 +20,8 @@ The pieces, from the bottom up:
 Scores: centipawns are the engine's units from Red's side (Red ahead > 0). A mate in N moves is
 ``cp = ±(MATE_CP - N)`` with ``mate = ±N`` (positive: Red mates) and a win chance of exactly ±100;
 a finished game (mate, stalemate or a ruling in the last position) is ``cp = ±MATE_CP`` or 0 with
-``mate = None`` and ``best = None``.
+``mate = None`` and ``best = None``; a win by rule found by the search (the opponent must repeat a
+forbidden perpetual check) is ``cp = ±MATE_CP`` with ``mate = None`` and a best move.
 
 Accuracy follows lichess (lila ``modules/analyse/src/main/AccuracyPercent.scala`` and
 ``modules/common/src/main/Maths.scala``): per move, on a 0..100 win-percent scale of the mover,
@@ -54,8 +55,9 @@ __all__ = [
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
-#: Fitted by maximum likelihood on 2,000 CCPD master games (docs/REVIEW.md, tools/fit_win_chance.py).
-WIN_CHANCE_K = 0.00368
+#: Fitted by maximum likelihood on 8,577 positions of 2,000 CCPD master games, depth-6 search scores
+#: (95 % bootstrap interval 0.00610-0.00708; docs/REVIEW.md, tools/fit_win_chance.py).
+WIN_CHANCE_K = 0.00657
 #: Centipawns reported for a mate (minus the moves to it) and for a won final position.
 MATE_CP = 10000
 #: Evaluations are clamped to ±CP_CEILING for the average centipawn loss (as lichess does).
@@ -74,6 +76,7 @@ DEFAULT_HASH_MB = 16
 #: Version of :meth:`GameReview.to_stored`'s format.
 STORED_VERSION = 1
 
+_RULE_WIN_CP = 20000  # the kernels score a win by the opponent's forbidden repetition as ±25000
 _WORDS = {"inaccuracy": "Inaccuracy", "mistake": "Mistake", "blunder": "Blunder"}
 
 
@@ -249,6 +252,9 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
     if res.mate is not None:
         mate = sign * res.mate
         cp = (MATE_CP - abs(res.mate)) * (1 if mate > 0 else -1)
+    elif abs(res.score_cp) >= _RULE_WIN_CP:  # a win by rule (the opponent's forbidden perpetual check)
+        mate = None
+        cp = MATE_CP if sign * res.score_cp > 0 else -MATE_CP
     else:
         mate = None
         cp = sign * int(res.score_cp)
