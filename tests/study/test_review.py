@@ -313,3 +313,18 @@ def test_try_move_accepts_the_engine_move_or_an_equal_one_and_refuses_the_mistak
     assert not again["accepted"] and again["drop"] >= 20
     with pytest.raises(ValueError, match="ply must be 1-1"):
         rv.try_move(r, 2, "a1a9")
+
+
+def test_review_games_on_a_given_executor_equals_the_serial_run() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    games = [_game(HANGING, ["b0b6", "c8b6"]), _game(Board().fen(), ["h2e2", "h9g7"])]
+    serial = list(rv.review_games(games, depth=3))
+    progress = []
+    with ThreadPoolExecutor(2) as pool:
+        threaded = list(rv.review_games(games, depth=3, jobs=2, chunk=1, executor=pool,
+                                        on_progress=lambda d, t: progress.append((d, t))))
+    assert threaded == serial
+    assert progress[-1] == (6, 6) and len(progress) == 6
+    with pytest.raises(ValueError, match="jobs must be >= 1"):
+        list(rv.review_games(games, jobs=0))

@@ -51,7 +51,7 @@ __all__ = [
     "PositionEval", "PlyReview", "SideSummary", "GameReview",
     "win_chance", "eval_win_chance", "move_accuracy", "game_accuracy", "classify",
     "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
-    "default_jobs", "review_move", "try_move", "TRY_TOLERANCE",
+    "default_jobs", "review_move", "try_move", "TRY_TOLERANCE", "make_pool",
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
@@ -651,7 +651,7 @@ def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: i
 def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
                  hash_mb: int = DEFAULT_HASH_MB, jobs: int = 1, chunk: int = 16,
                  on_progress: Callable[[int, int], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> Iterator[GameReview]:
+                 cancelled: Callable[[], bool] | None = None, executor=None) -> Iterator[GameReview]:
     """Review every game, yielding the reviews in the games' order.
 
     With ``jobs`` > 1 the positions are searched in that many local processes
@@ -659,7 +659,10 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
     each position is searched from a clean TT, so the output is the same for any ``jobs``.
     ``on_progress(done, total)`` counts positions over all games; ``cancelled()`` is asked
     between positions (between tasks with processes) and stops the work with
-    :class:`ReviewCancelled`. Raises ValueError for ``jobs`` < 1 or a bad limit.
+    :class:`ReviewCancelled`. ``executor``: a :class:`concurrent.futures.Executor` to use instead
+    of a new pool of ``jobs`` processes (kept open, e.g. a warm pool made with :func:`make_pool`,
+    or any executor whose workers can import xiangqi; ``jobs`` then sets how many tasks are
+    kept queued, twice that). Raises ValueError for ``jobs`` < 1 or a bad limit.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
@@ -667,7 +670,7 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
     lines = [_game_line(g) for g in games]
     total = sum(len(m) + 1 for _, m in lines)
     limit = _limit_dict(depth, movetime_ms, hash_mb)
-    if jobs == 1:
+    if jobs == 1 and executor is None:
         done = [0]
 
         def tick(_i: int) -> None:
@@ -681,13 +684,32 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
             yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
         return
     yield from _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk,
-                                on_progress, cancelled)
+                                on_progress, cancelled, executor)
+
+
+def _warm_worker() -> None:
+    from xiangqi.engine.api import warmup
+
+    warmup(background=False)
+
+
+def make_pool(jobs: int):
+    """A pool of ``jobs`` spawned processes whose workers load the engine kernels as they start
+    (:class:`concurrent.futures.ProcessPoolExecutor`); the caller closes it (``with`` or
+    ``shutdown()``). Reuse it across :func:`review_games` calls to pay the start once."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_warm_worker)
 
 
 def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk, on_progress,
-                     cancelled):
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+                     cancelled, executor):
+    import contextlib
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     chunk = max(1, int(chunk))
     tasks = []  # (game index, lo, hi)
@@ -699,8 +721,8 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jo
     remaining = [sum(1 for t in tasks if t[0] == gi) for gi in range(len(lines))]
     next_game = 0
     done = 0
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+    own = executor is None
+    with (make_pool(jobs) if own else contextlib.nullcontext(executor)) as pool:
         pending = {}
         queue = iter(tasks)
 
@@ -740,7 +762,8 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jo
         finally:
             for fut in pending:
                 fut.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            if own:
+                pool.shutdown(wait=True, cancel_futures=True)
 
 
 def default_jobs() -> int:
