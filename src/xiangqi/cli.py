@@ -263,6 +263,14 @@ def cmd_ecco(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_analyse(args: argparse.Namespace) -> int:
+    """Review every game of a record file: annotated PGN (-o), a summary table, JSON lines (--json)."""
+    from xiangqi.study.analyse import run
+
+    return run(args.input, args.output, depth=args.depth, movetime_ms=args.movetime, jobs=args.jobs,
+               as_json=args.json, hash_mb=args.hash, input_format=args.input_format, quiet=args.quiet)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="xiangqi", description="Xiangqi (Chinese chess) tools and game")
@@ -365,6 +373,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also print the file's [ECCO] tag beside ours, and the agreement on stderr")
     p.add_argument("--plies", type=int, default=20, help="plies the classifier reads (default 20)")
     p.set_defaults(func=cmd_ecco)
+
+    p = sub.add_parser("analyse", aliases=["analyze"],
+                       help="review games: accuracy, ?! ? ?? per move, annotated PGN",
+                       description="Search every position of every game of IN (PGN, XQF, DhtmlXQ/UBB, EPD) "
+                                   "at a fixed depth, classify each move by the drop in win chance (best, "
+                                   "good, inaccuracy ?!, mistake ?, blunder ??) and print a summary table "
+                                   "with each side's accuracy. Deterministic at fixed depth, for any --jobs.")
+    p.add_argument("input", metavar="IN", help="record file to review ('-' for stdin)")
+    p.add_argument("-o", "--output", metavar="OUT", default=None,
+                   help="write the annotated PGN ([%%eval] comments, NAGs, better lines) here ('-': stdout)")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--depth", type=int, default=None, help="search depth per position (default 8)")
+    limit.add_argument("--movetime", type=int, default=None, metavar="MS",
+                       help="milliseconds per position instead of a depth (not deterministic)")
+    p.add_argument("--jobs", type=int, default=1, help="local processes (default 1; 0: one per CPU)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object per game per line on stdout (the table goes to stderr)")
+    p.add_argument("--hash", type=int, default=16,
+                   help="hash MB per process (results depend on it; default 16)")
+    p.add_argument("--from", dest="input_format", choices=["pgn", "xqf", "dhtmlxq", "epd"], default=None,
+                   help="input format (default: sniffed from the content)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_analyse)
 
     p = sub.add_parser("bench", help="print perft and search nodes/s")
     p.add_argument("--perft-depth", type=int, default=5, help="perft depth from the start position")

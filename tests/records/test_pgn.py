@@ -249,3 +249,35 @@ def test_games_without_move_text_are_split_at_the_game_tag() -> None:
     assert read_game(stream).headers.get("Event", "") == ""  # type: ignore[union-attr]
     assert read_game(stream).headers["Event"] == "second"  # type: ignore[union-attr]
     assert read_game(stream) is None
+
+
+def test_nags_are_kept_in_the_tree_and_written_back() -> None:
+    text = "1. h2e2 $6 h9g7 $4 (1... b9c7 $2 $1 2. h0g2) 2. h0g2 $3 {good} *"
+    game = read_game(text)
+    assert game is not None and game.errors == []
+    assert [n.nags for n in game.mainline()] == [{6}, {4}, {3}]
+    assert game.variations[0].variations[1].nags == {1, 2}
+    assert game.variations[0].variations[1].next().nags == set()
+    out = write_game(game, notation="iccs")
+    assert "1. h2e2 $6 h9g7 $4 ( 1... b9c7 $1 $2 2. h0g2 ) 2. h0g2 $3 {good} *" in " ".join(out.split())
+    for notation in ("chinese", "wxf", "iccs"):
+        again = read_game(write_game(game, notation=notation))
+        assert again is not None and again.errors == []
+        assert [n.nags for n in again.mainline()] == [{6}, {4}, {3}]
+        assert again.variations[0].variations[1].nags == {1, 2}
+
+
+def test_move_suffix_glyphs_are_read_as_nags() -> None:
+    game = read_game("1. 炮二平五?! 马8进7?? 2. 马二进三! 车9平8!? 3. 车一平二? 马2进3!! *")
+    assert game is not None and game.errors == []
+    assert [n.nags for n in game.mainline()] == [{6}, {4}, {1}, {5}, {2}, {3}]
+    assert [m.iccs() for m in game.mainline_moves()][:2] == ["h2e2", "h9g7"]
+    wxf = read_game("1. C2.5?! H8+7 *")
+    assert wxf is not None and wxf.errors == [] and wxf.variations[0].nags == {6}
+
+
+def test_misplaced_or_huge_nags_are_dropped_without_error() -> None:
+    game = read_game("$5 1. h2e2 ( $7 1. b0c2 ) $400 $" + "9" * 5000 + " h9g7 *")
+    assert game is not None and game.errors == []
+    assert [m.iccs() for m in game.mainline_moves()] == ["h2e2", "h9g7"]
+    assert game.variations[0].nags == set() and game.variations[1].nags == set()

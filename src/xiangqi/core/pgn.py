@@ -1,18 +1,20 @@
 """Game records as a tree of moves, and Chinese-chess PGN read/write (after python-chess's ``chess.pgn``).
 
 A :class:`Game` is the root :class:`GameNode`; every node holds the :class:`Move` that led to
-it, its ``variations`` (``[0]`` is the main line), a ``comment`` (after the move) and a
-``starting_comment`` (before the first move of a variation). The game has ``headers``
-(tags, in order), ``errors`` found while reading, and a ``final_comment`` written after
-the result.
+it, its ``variations`` (``[0]`` is the main line), a ``comment`` (after the move), a
+``starting_comment`` (before the first move of a variation) and ``nags``, the numeric
+annotation glyphs of the move (``$2`` = ``?``, ``$4`` = ``??``, ``$6`` = ``?!``; :data:`NAG_SYMBOLS`).
+The game has ``headers`` (tags, in order), ``errors`` found while reading, and a ``final_comment``
+written after the result.
 
 PGN (FORMATS.md §6, 中国象棋电脑应用规范(三) PGN文件格式): tags ``[Game "Chinese Chess"]``
 first, ``Format`` = ``Chinese`` (default when absent), ``WXF`` or ``ICCS``; move text
 ``1. 炮二平五 马8进7``, variations ``( … )``, comments ``{ … }``, result ``1-0``/``0-1``/
 ``1/2-1/2``/``*``. The reader is tolerant: it accepts glued move numbers (``1.炮七进三``),
 ``N.`` continuation numbers, full-width WXF, tags with a colon (``[Round: "3"]``), any of the
-three notations whatever the Format tag says, and records problems on ``game.errors``
-instead of raising.
+three notations whatever the Format tag says, NAGs ``$N`` after a move and the move-suffix
+glyphs ``! ? !! ?? !? ?!`` (read as their NAGs), and records problems on ``game.errors``
+instead of raising. The writer writes NAGs as ``$N`` after the move.
 """
 
 from __future__ import annotations
@@ -29,12 +31,16 @@ from xiangqi.core.errors import FenError, XiangqiError
 from xiangqi.core.notation import detect_notation, move_to_text, parse_text
 
 __all__ = ["GameNode", "Game", "read_game", "read_games", "write_game", "read_text_file", "iter_game_texts",
-           "RESULTS", "NOTATIONS"]
+           "RESULTS", "NOTATIONS", "NAG_SYMBOLS"]
 
 #: Result tokens of PGN.
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 #: Notation name -> value of the ``Format`` tag.
 NOTATIONS = {"chinese": "Chinese", "wxf": "WXF", "iccs": "ICCS"}
+#: Move-suffix glyph -> its NAG (PGN standard 8.2.4: $1 good, $2 mistake, $3 brilliant, $4 blunder,
+#: $5 interesting, $6 dubious).
+NAG_SYMBOLS = {"!": 1, "?": 2, "!!": 3, "??": 4, "!?": 5, "?!": 6}
+_SUFFIX_RE = re.compile(r"(?<=[^!?])(!!|\?\?|!\?|\?!|!|\?)$")
 
 _STANDARD_BOARD = STARTING_FEN.split()[0]
 
@@ -52,6 +58,8 @@ class GameNode:
         self.variations: list[GameNode] = []
         self.comment = comment
         self.starting_comment = starting_comment
+        #: Numeric annotation glyphs of the move (``$N``), e.g. ``{4}`` for a blunder (``??``).
+        self.nags: set[int] = set()
 
     # -- tree navigation ---------------------------------------------------
 
@@ -459,7 +467,13 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             node, board = stack.pop()
             at_variation_start, pending_start = False, ""
             continue
-        if skipping or kind in ("line_comment", "number", "nag"):
+        if kind == "nag":
+            # PGN's NAGs are $0-$255; a longer number is dropped (and never given to int() whole)
+            if not skipping and node is not game and not at_variation_start and len(tok) <= 4 \
+                    and int(tok[1:]) <= 255:
+                node.nags.add(int(tok[1:]))
+            continue
+        if skipping or kind in ("line_comment", "number"):
             continue
         if kind == "result":
             if not stack:
@@ -468,6 +482,9 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                     game.headers["Result"] = res
                 ended = True
             continue
+        glyph = _SUFFIX_RE.search(tok)
+        if glyph:
+            tok = tok[:glyph.start()]
         try:
             move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
         except XiangqiError as exc:
@@ -479,6 +496,8 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             break  # the rest of the main line cannot be played
         board.push(move, validate=False)
         node = node._add(move, starting_comment=pending_start)
+        if glyph:
+            node.nags.add(NAG_SYMBOLS[glyph.group(1)])
         at_variation_start, pending_start = False, ""
     if skipping or stack:
         if not any("variation" in e for e in game.errors):
@@ -658,6 +677,7 @@ def _write_line(node: GameNode, board: Board, tokens: list[str], notation: str, 
             need_number = True
         text = move_to_text(board, main.move, notation, **options)
         tokens.append(f"{_number(board)} {text}" if board.turn or need_number else text)
+        tokens.extend(f"${n}" for n in sorted(main.nags))
         need_number = False
         if main.comment:
             tokens.append("{" + _clean_comment(main.comment) + "}")
@@ -668,6 +688,7 @@ def _write_line(node: GameNode, board: Board, tokens: list[str], notation: str, 
             if alt.starting_comment:
                 tokens.append("{" + _clean_comment(alt.starting_comment) + "}")
             tokens.append(f"{_number(board)} {move_to_text(board, alt.move, notation, **options)}")
+            tokens.extend(f"${n}" for n in sorted(alt.nags))
             if alt.comment:
                 tokens.append("{" + _clean_comment(alt.comment) + "}")
             board.push(alt.move, validate=False)

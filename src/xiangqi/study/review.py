@@ -1,0 +1,774 @@
+"""Game review (复盘): every ply of a game evaluated by the engine, classified and summed up per side.
+
+The pieces, from the bottom up:
+
+* :func:`win_chance` maps centipawns to a win chance on a -100..100 scale (the expected score
+  ``(wc + 100) / 200``) by a logistic curve whose constant :data:`WIN_CHANCE_K` was fitted by
+  maximum likelihood on master games (``tools/fit_win_chance.py``, docs/REVIEW.md).
+* :func:`evaluate_position` searches one position to a fixed depth (or for a fixed time) with a
+  cleared transposition table, so that its result does not depend on what was searched before
+  (reviews are deterministic at fixed depth, whatever the order or the number of processes).
+* :func:`review_game` evaluates every position of a game's main line (``n + 1`` searches for
+  ``n`` plies) and builds a :class:`GameReview`: for each ply a :class:`PlyReview` (evaluation
+  before/after from Red's side, the best move and its line, the class ``best / good /
+  inaccuracy / mistake / blunder`` by the mover's drop in win chance, lichess's move accuracy);
+  per side a :class:`SideSummary` (lichess's game accuracy, counts of ?!/?/??, average
+  centipawn loss). :func:`review_games` does the same for many games on local processes.
+* :meth:`GameReview.annotate` gives the game with ``[%eval …]`` comments, NAGs ($6 ?!, $2 ?,
+  $4 ??) and the better line as a variation; :meth:`GameReview.to_dict` a JSON-ready dict.
+
+Scores: centipawns are the engine's units from Red's side (Red ahead > 0). A mate in N moves is
+``cp = ±(MATE_CP - N)`` with ``mate = ±N`` (positive: Red mates) and a win chance of exactly ±100;
+a finished game (mate, stalemate or a ruling in the last position) is ``cp = ±MATE_CP`` or 0 with
+``mate = None`` and ``best = None``; a win by rule found by the search (the opponent must repeat a
+forbidden perpetual check) is ``cp = ±MATE_CP`` with ``mate = None`` and a best move.
+
+Accuracy follows lichess (lila ``modules/analyse/src/main/AccuracyPercent.scala`` and
+``modules/common/src/main/Maths.scala``): per move, on a 0..100 win-percent scale of the mover,
+``100`` when the win percent did not fall, else ``103.1668100711649 · exp(-0.04354415386753951 ·
+drop) - 3.166924740191411 + 1`` (lichess's "uncertainty bonus"), clamped to 0..100; per side the
+mean of a volatility-weighted mean (weights: the population standard deviation of the win percents
+in a window of ``clamp(plies / 10, 2, 8)`` positions around the move, clamped to 0.5..12) and a
+harmonic mean (each value taken as at least 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from xiangqi.core.board import Board, Move
+from xiangqi.core.notation import move_to_text
+from xiangqi.core.pgn import Game
+
+__all__ = [
+    "WIN_CHANCE_K", "MATE_CP", "CP_CEILING", "THRESHOLDS", "CLASSES", "NAGS", "SYMBOLS",
+    "DEFAULT_DEPTH", "DEFAULT_HASH_MB",
+    "PositionEval", "PlyReview", "SideSummary", "GameReview",
+    "win_chance", "eval_win_chance", "move_accuracy", "game_accuracy", "classify",
+    "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
+    "default_jobs", "review_move", "try_move", "TRY_TOLERANCE", "make_pool",
+]
+
+#: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
+#: Fitted by maximum likelihood on 8,577 positions of 2,000 CCPD master games, depth-6 search scores
+#: (95 % bootstrap interval 0.00610-0.00708; docs/REVIEW.md, tools/fit_win_chance.py).
+WIN_CHANCE_K = 0.00657
+#: Centipawns reported for a mate (minus the moves to it) and for a won final position.
+MATE_CP = 10000
+#: Evaluations are clamped to ±CP_CEILING for the average centipawn loss (as lichess does).
+CP_CEILING = 1000
+#: Drops in the mover's win chance (-100..100 scale) from which a move is a blunder, mistake, inaccuracy.
+THRESHOLDS = ((30.0, "blunder"), (20.0, "mistake"), (10.0, "inaccuracy"))
+#: Every class, best first.
+CLASSES = ("best", "good", "inaccuracy", "mistake", "blunder")
+#: PGN NAG of each bad class (PGN standard: $6 dubious ?!, $2 mistake ?, $4 blunder ??).
+NAGS = {"inaccuracy": 6, "mistake": 2, "blunder": 4}
+#: Move-list glyph of each bad class.
+SYMBOLS = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
+#: Default search depth of a review, and the transposition-table size (results depend on both).
+DEFAULT_DEPTH = 8
+DEFAULT_HASH_MB = 16
+#: Version of :meth:`GameReview.to_stored`'s format.
+STORED_VERSION = 1
+
+_RULE_WIN_CP = 20000  # the kernels score a win by the opponent's forbidden repetition as ±25000
+_WORDS = {"inaccuracy": "Inaccuracy", "mistake": "Mistake", "blunder": "Blunder"}
+
+
+# ---------------------------------------------------------------------------
+# Win chance and accuracy
+# ---------------------------------------------------------------------------
+
+def win_chance(cp: float, k: float = WIN_CHANCE_K) -> float:
+    """Win chance in -100..100 of the side ``cp`` (centipawns) is counted for; 0 is an even game.
+
+    ``(win_chance + 100) / 200`` is the expected score (win 1, draw ½, loss 0) of a master in
+    that position, by the logistic curve fitted in docs/REVIEW.md.
+    """
+    x = -k * float(cp)
+    if x > 700:  # exp overflows; the curve is flat there anyway
+        return -100.0
+    return 100.0 * (2.0 / (1.0 + math.exp(x)) - 1.0)
+
+
+def eval_win_chance(cp: int, mate: int | None) -> float:
+    """Win chance (-100..100, same side as ``cp``) of an evaluation: ±100 for a mate, else
+    :func:`win_chance`."""
+    if mate is not None:
+        return 100.0 if mate > 0 else -100.0
+    if abs(cp) >= MATE_CP:
+        return 100.0 if cp > 0 else -100.0
+    return win_chance(cp)
+
+
+def _win_percent(wc: float) -> float:
+    """0..100 win percent (lichess's scale) of a -100..100 win chance."""
+    return 50.0 + wc / 2.0
+
+
+def move_accuracy(before: float, after: float) -> float:
+    """Lichess's accuracy (0..100) of one move from the mover's win percent ``before`` and ``after`` (0..100).
+
+    100 when the win percent did not fall; else ``103.1668100711649 · exp(-0.04354415386753951 ·
+    (before - after)) - 3.166924740191411``, plus lichess's bonus of 1, clamped to 0..100.
+    """
+    if after >= before:
+        return 100.0
+    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * (before - after)) - 3.166924740191411
+    return min(100.0, max(0.0, raw + 1.0))
+
+
+def _pstdev(xs: Sequence[float]) -> float:
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+def game_accuracy(red_win_percents: Sequence[float], red_first: bool = True) -> dict[str, float | None]:
+    """Lichess's game accuracy per side from Red's win percents (0..100) of every position of the game.
+
+    ``red_win_percents[0]`` is the start position, ``[i]`` the position after ply ``i``;
+    ``red_first`` tells whether Red made the first move. Returns ``{"red": a, "black": b}``, each
+    0..100, or None for a side that made no move: the mean of the volatility-weighted mean of its
+    move accuracies and their harmonic mean (module docstring; lila's ``AccuracyPercent.gameAccuracy``).
+    """
+    wps = [float(x) for x in red_win_percents]
+    plies = len(wps) - 1
+    if plies < 1:
+        return {"red": None, "black": None}
+    size = min(8, max(2, plies // 10))
+    first = wps[:size]
+    windows = [first] * (min(size, len(wps)) - 2)
+    windows += [wps[i:i + size] for i in range(0, len(wps) - size + 1)] if len(wps) >= size else [wps]
+    weights = [min(12.0, max(0.5, _pstdev(w))) for w in windows]
+    per_side: dict[str, list[tuple[float, float]]] = {"red": [], "black": []}
+    for i in range(plies):
+        prev, nxt = wps[i], wps[i + 1]
+        red_moves = (i % 2 == 0) == red_first
+        acc = move_accuracy(prev, nxt) if red_moves else move_accuracy(100.0 - prev, 100.0 - nxt)
+        per_side["red" if red_moves else "black"].append((acc, weights[i]))
+    out: dict[str, float | None] = {}
+    for side, items in per_side.items():
+        if not items:
+            out[side] = None
+            continue
+        total_w = sum(w for _, w in items)
+        weighted = sum(a * w for a, w in items) / total_w
+        harmonic = len(items) / sum(1.0 / max(1.0, a) for a, _ in items)
+        out[side] = (weighted + harmonic) / 2.0
+    return out
+
+
+def classify(drop: float, is_best: bool) -> str:
+    """Class of a move from the mover's drop in win chance (-100..100 scale): best when it is the
+    engine's move, else blunder / mistake / inaccuracy from drops of 30 / 20 / 10, else good."""
+    if is_best:
+        return "best"
+    for threshold, name in THRESHOLDS:
+        if drop >= threshold:
+            return name
+    return "good"
+
+
+# ---------------------------------------------------------------------------
+# Evaluating positions
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class PositionEval:
+    """The engine's verdict on one position, from Red's side.
+
+    ``cp`` centipawns for Red (mates: ``±(MATE_CP - N)``; a finished game ``±MATE_CP`` or 0);
+    ``mate`` moves to mate (> 0 Red mates, < 0 Black mates) or None; ``best`` the best move
+    (ICCS) and ``pv`` its line (ICCS), None / [] when the game is over; ``depth`` the completed
+    search depth (0 for a finished game); ``nodes`` searched; ``over`` the result (``1-0``,
+    ``0-1``, ``1/2-1/2``) when the position ends the game, else None.
+    """
+
+    cp: int
+    mate: int | None
+    best: str | None
+    pv: tuple[str, ...]
+    depth: int
+    nodes: int
+    over: str | None = None
+
+    @property
+    def win(self) -> float:
+        """Red's win chance, -100..100."""
+        return eval_win_chance(self.cp, self.mate)
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return {"cp": self.cp, "mate": self.mate, "best": self.best, "pv": list(self.pv),
+                "depth": self.depth, "nodes": self.nodes, "over": self.over}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PositionEval:
+        """Inverse of :meth:`to_dict`."""
+        return cls(int(d["cp"]), d["mate"], d["best"], tuple(d["pv"]), int(d["depth"]), int(d["nodes"]),
+                   d.get("over"))
+
+
+def _make_limit(depth: int | None, movetime_ms: int | None):
+    from xiangqi.engine.api import Limit
+
+    if movetime_ms is not None:
+        if movetime_ms < 1:
+            raise ValueError(f"movetime must be at least 1 ms, got {movetime_ms}")
+        return Limit(time=movetime_ms / 1000.0)
+    d = DEFAULT_DEPTH if depth is None else int(depth)
+    if not 1 <= d <= 60:
+        raise ValueError(f"depth must be 1-60, got {d}")
+    return Limit(depth=d)
+
+
+def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> PositionEval:
+    """Search ``board`` (its ``move_stack`` counts for repetitions) within ``limit`` from a clean TT.
+
+    ``engine`` is a :class:`xiangqi.engine.Engine`; ``limit`` a :class:`xiangqi.engine.Limit`.
+    The engine's tables are cleared first (:meth:`Engine.new_game`), so that the result depends
+    only on the position, its history, the limit and the hash size. With ``final`` the position
+    is the game's last: when :meth:`Board.outcome` rules the game over there (mate, stalemate, a
+    repetition ruling, the move limit) the result is scored as such without a search.
+    A position with no legal move is always scored as lost for the side to move.
+    """
+    red = board.turn
+    if final:
+        out = board.outcome()
+        if out is not None:
+            cp = 0 if out.winner is None else (MATE_CP if out.winner else -MATE_CP)
+            return PositionEval(cp, None, None, (), 0, 0, out.result())
+    engine.new_game()
+    res = engine.search(board, limit)
+    if res.move is None:  # mated or stalemated: the side to move loses
+        cp = -MATE_CP if red else MATE_CP
+        return PositionEval(cp, None, None, (), 0, 0, "0-1" if red else "1-0")
+    sign = 1 if red else -1
+    if res.mate is not None:
+        mate = sign * res.mate
+        cp = (MATE_CP - abs(res.mate)) * (1 if mate > 0 else -1)
+    elif abs(res.score_cp) >= _RULE_WIN_CP:  # a win by rule (the opponent's forbidden perpetual check)
+        mate = None
+        cp = MATE_CP if sign * res.score_cp > 0 else -MATE_CP
+    else:
+        mate = None
+        cp = sign * int(res.score_cp)
+    pv = tuple(m.iccs() for m in res.pv) or (res.move.iccs(),)
+    return PositionEval(cp, mate, res.move.iccs(), pv, int(res.depth), int(res.nodes))
+
+
+class ReviewCancelled(Exception):
+    """Raised by :func:`review_game` / :func:`review_games` when their ``cancelled()`` said so."""
+
+
+_local = threading.local()
+
+
+def _engine(hash_mb: int):
+    """This thread's engine (one per thread and process, reused: its tables are cleared before each
+    position, and no other thread touches them between the clearing and the search)."""
+    from xiangqi.engine.api import Engine
+
+    eng = getattr(_local, "engine", None)
+    if eng is None or eng.hash_mb != hash_mb:
+        eng = _local.engine = Engine(hash_mb=hash_mb)
+    return eng
+
+
+def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth: int | None = DEFAULT_DEPTH,
+                  movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB,
+                  on_position: Callable[[int], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> list[PositionEval]:
+    """Evaluations of the positions ``lo .. hi - 1`` of the line ``moves`` (ICCS) from ``start_fen``.
+
+    Position ``i`` is the one after the first ``i`` moves (0: the start); ``hi`` may be at most
+    ``len(moves) + 1``, and the position after the last move is scored as final (see
+    :func:`evaluate_position`). Plain data in and out, so it runs in a worker process;
+    ``on_position(i)`` is called after position ``i`` is done; when ``cancelled()`` is true before
+    a position, :class:`ReviewCancelled` is raised. Raises ValueError for a bad range or limit,
+    and IllegalMoveError for an illegal move.
+    """
+    if not 0 <= lo <= hi <= len(moves) + 1:
+        raise ValueError(f"bad position range {lo}..{hi} for {len(moves)} moves")
+    limit = _make_limit(depth, movetime_ms)
+    engine = _engine(hash_mb)
+    board = Board(start_fen)
+    for text in moves[:lo]:
+        board.push(Move.from_iccs(text))
+    out = []
+    for i in range(lo, hi):
+        if cancelled is not None and cancelled():
+            raise ReviewCancelled(f"cancelled before position {i}")
+        if i > lo:
+            board.push(Move.from_iccs(moves[i - 1]))
+        out.append(evaluate_position(engine, board, limit, final=(i == len(moves))))
+        if on_position is not None:
+            on_position(i)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The review
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class PlyReview:
+    """One ply of a reviewed game.
+
+    ``ply`` 1-based; ``move`` ICCS and ``text`` Chinese notation; ``color`` ``"red"``/``"black"``
+    (the mover); ``before``/``after`` the evaluations of the positions before and after the move
+    (Red's side); ``best`` the engine's move in the position before and ``line`` its line (ICCS,
+    starting with ``best``); ``win_before``/``win_after`` the mover's win chance (-100..100);
+    ``drop`` = ``win_before - win_after`` (negative when the move did better than expected);
+    ``cp_loss`` the mover's centipawn loss (evaluations clamped to ±CP_CEILING, at least 0);
+    ``cls`` one of :data:`CLASSES`; ``accuracy`` lichess's move accuracy (0..100).
+    """
+
+    ply: int
+    move: str
+    text: str
+    color: str
+    before: PositionEval
+    after: PositionEval
+    best: str | None
+    line: tuple[str, ...]
+    win_before: float
+    win_after: float
+    drop: float
+    cp_loss: int
+    cls: str
+    accuracy: float
+
+    @property
+    def symbol(self) -> str:
+        """``?!``, ``?``, ``??`` or "" (best and good moves)."""
+        return SYMBOLS.get(self.cls, "")
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields: ``eval``/``mate`` are Red's side after the move, ``eval_before``/``mate_before``
+        before it; ``win`` Red's win chance after the move (-100..100, for a graph)."""
+        return {"ply": self.ply, "move": self.move, "text": self.text, "color": self.color,
+                "eval": self.after.cp, "mate": self.after.mate, "eval_before": self.before.cp,
+                "mate_before": self.before.mate, "best": self.best, "line": list(self.line),
+                "class": self.cls, "symbol": self.symbol, "win": round(self.after.win, 2),
+                "drop": round(self.drop, 2), "cp_loss": self.cp_loss, "accuracy": round(self.accuracy, 2),
+                "depth": self.after.depth}
+
+
+@dataclasses.dataclass(frozen=True)
+class SideSummary:
+    """One side's totals: ``accuracy`` (0..100, lichess's game accuracy; None without moves),
+    ``acpl`` average centipawn loss (None without moves), ``moves`` and the counts per class."""
+
+    accuracy: float | None
+    acpl: float | None
+    moves: int
+    inaccuracies: int
+    mistakes: int
+    blunders: int
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return {"accuracy": None if self.accuracy is None else round(self.accuracy, 1),
+                "acpl": None if self.acpl is None else round(self.acpl, 1), "moves": self.moves,
+                "inaccuracies": self.inaccuracies, "mistakes": self.mistakes, "blunders": self.blunders}
+
+
+@dataclasses.dataclass(frozen=True)
+class GameReview:
+    """The review of one game's main line.
+
+    ``start_fen`` the first position; ``initial`` its evaluation; ``plies`` one
+    :class:`PlyReview` each; ``red``/``black`` the :class:`SideSummary` of each side; ``limit``
+    what each position was searched with (``{"depth": N}`` or ``{"movetime_ms": T}``, plus
+    ``"hash_mb"``); ``headers`` the game's tags; ``errors`` problems of the record (the review
+    covers the moves read before the first one).
+    """
+
+    start_fen: str
+    initial: PositionEval
+    plies: tuple[PlyReview, ...]
+    red: SideSummary
+    black: SideSummary
+    limit: dict
+    headers: dict
+    errors: tuple[str, ...] = ()
+
+    def evals(self) -> list[PositionEval]:
+        """Evaluations of every position: the start, then after each ply."""
+        return [self.initial] + [p.after for p in self.plies]
+
+    def biggest_mistake(self) -> PlyReview | None:
+        """The ply with the largest drop in win chance among the inaccuracies, mistakes and blunders."""
+        bad = [p for p in self.plies if p.cls in NAGS]
+        return max(bad, key=lambda p: (p.drop, -p.ply)) if bad else None
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict: ``accuracy`` {"red", "black"}, ``acpl``, ``counts``, ``sides``, ``plies``, …"""
+        return {
+            "headers": {k: self.headers.get(k, "") for k in ("Event", "Date", "Red", "Black", "Result")},
+            "start_fen": self.start_fen,
+            "limit": dict(self.limit),
+            "accuracy": {"red": self.red.to_dict()["accuracy"], "black": self.black.to_dict()["accuracy"]},
+            "acpl": {"red": self.red.to_dict()["acpl"], "black": self.black.to_dict()["acpl"]},
+            "counts": {side: {"inaccuracy": s.inaccuracies, "mistake": s.mistakes, "blunder": s.blunders}
+                       for side, s in (("red", self.red), ("black", self.black))},
+            "initial": self.initial.to_dict(),
+            "plies": [p.to_dict() for p in self.plies],
+            "errors": list(self.errors),
+        }
+
+    def to_stored(self) -> dict:
+        """A compact JSON-ready form to keep with the game (the evaluations; everything else is
+        recomputed by :meth:`from_stored` without a search): ``{"version": 1, "start_fen", "moves",
+        "evals", "limit", "headers", "errors"}``."""
+        return {"version": STORED_VERSION, "start_fen": self.start_fen, "moves": [p.move for p in self.plies],
+                "evals": [e.to_dict() for e in self.evals()], "limit": dict(self.limit),
+                "headers": dict(self.headers), "errors": list(self.errors)}
+
+    @classmethod
+    def from_stored(cls, d: dict) -> GameReview:
+        """The review back from :meth:`to_stored`'s dict (no search). ValueError for another version
+        or inconsistent data (e.g. a wrong number of evaluations, an illegal move)."""
+        if not isinstance(d, dict) or d.get("version") != STORED_VERSION:
+            raise ValueError(f"not a stored review of version {STORED_VERSION}")
+        try:
+            evals = [PositionEval.from_dict(e) for e in d["evals"]]
+            return build_review(d["start_fen"], list(d["moves"]), evals, limit=d.get("limit") or {},
+                                headers=d.get("headers") or {}, errors=d.get("errors") or ())
+        except (KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"bad stored review: {exc!r}") from None
+
+    def annotate(self, game: Game | None = None) -> Game:
+        """The game with the review written in: a copy of ``game`` (or a new game from the start
+        position and :attr:`headers`), each main-line move with an ``[%eval 0.35,8]`` comment
+        (pawns = centipawns / 100, from Red's side, ``#N``/``#-N`` for mates, then the depth)
+        before any comment it had, the NAG of its class, a comment such as ``Blunder. 炮二平五
+        was best.``, and the engine's line as a variation beside the move. ``game`` must have
+        the reviewed moves as its main line (ValueError otherwise).
+        """
+        if game is None:
+            game = Game()
+            game.headers.update(self.headers)
+            game.setup(self.start_fen)
+            node = game
+            for p in self.plies:
+                node = node._add(Move.from_iccs(p.move))
+        else:
+            game = copy.deepcopy(game)
+        game.headers["Annotator"] = "pyxiangqi " + _limit_text(self.limit)
+        node = game
+        board = Board(self.start_fen)
+        for p in self.plies:
+            nxt = node.next()
+            if nxt is None or nxt.move is None or nxt.move.iccs() != p.move:
+                raise ValueError(f"ply {p.ply}: the game's main line lacks the reviewed move {p.move}")
+            parts = [_eval_comment(p.after)] if p.after.over is None else []
+            if p.cls in NAGS:
+                nxt.nags.add(NAGS[p.cls])
+                best_text = move_to_text(board, Move.from_iccs(p.best), "chinese") if p.best else ""
+                parts.append(f"{_WORDS[p.cls]}. {best_text} was best." if best_text else f"{_WORDS[p.cls]}.")
+                if p.line:
+                    _add_line(node, board, p.line, p.before)
+            if nxt.comment:
+                parts.append(nxt.comment)
+            nxt.comment = " ".join(parts)
+            board.push(nxt.move, validate=False)
+            node = nxt
+        return game
+
+
+def _limit_text(limit: dict) -> str:
+    if "movetime_ms" in limit:
+        return f"movetime {limit['movetime_ms']} ms"
+    return f"depth {limit.get('depth')}"
+
+
+def _eval_comment(ev: PositionEval) -> str:
+    if ev.mate is not None:
+        return f"[%eval #{ev.mate},{ev.depth}]"
+    return f"[%eval {ev.cp / 100:.2f},{ev.depth}]"
+
+
+def _add_line(node, board: Board, line: Sequence[str], ev: PositionEval) -> None:
+    """Add ``line`` (ICCS, legal from ``board``, the position at ``node``) as a side variation of ``node``."""
+    b = board.copy()
+    cur = node
+    first = True
+    for text in line:
+        mv = Move.from_iccs(text)
+        if not b.is_legal(mv):
+            break
+        if first and cur.has_variation(mv):
+            return  # the played move is the line's first move: nothing to show beside it
+        cur = cur._add(mv)
+        first = False
+        b.push(mv, validate=False)
+    if cur is not node:
+        cur.comment = _eval_comment(ev)
+
+
+def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int) -> dict:
+    if movetime_ms is not None:
+        return {"movetime_ms": int(movetime_ms), "hash_mb": hash_mb}
+    return {"depth": DEFAULT_DEPTH if depth is None else int(depth), "hash_mb": hash_mb}
+
+
+def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], *,
+                 limit: dict | None = None, headers: dict | None = None,
+                 errors: Iterable[str] = ()) -> GameReview:
+    """The :class:`GameReview` of the line ``moves`` (ICCS) from ``start_fen`` given the evaluation of
+    each of its ``len(moves) + 1`` positions (:func:`evaluate_line`). Pure computation, no search.
+    Raises ValueError when the counts do not match.
+    """
+    if len(evals) != len(moves) + 1:
+        raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
+    board = Board(start_fen)
+    red_first = board.turn
+    plies: list[PlyReview] = []
+    for i, text in enumerate(moves):
+        before, after = evals[i], evals[i + 1]
+        mv = Move.from_iccs(text)
+        red = board.turn
+        sign = 1 if red else -1
+        wb, wa = sign * before.win, sign * after.win
+        cb = sign * max(-CP_CEILING, min(CP_CEILING, before.cp))
+        ca = sign * max(-CP_CEILING, min(CP_CEILING, after.cp))
+        drop = wb - wa
+        acc = move_accuracy(_win_percent(wb), _win_percent(wa))
+        plies.append(PlyReview(
+            ply=i + 1, move=text, text=move_to_text(board, mv, "chinese"), color="red" if red else "black",
+            before=before, after=after, best=before.best, line=before.pv, win_before=wb, win_after=wa,
+            drop=drop, cp_loss=max(0, cb - ca), cls=classify(drop, before.best == text), accuracy=acc))
+        board.push(mv)
+    acc = game_accuracy([_win_percent(e.win) for e in evals], red_first)
+
+    def side(color: str) -> SideSummary:
+        mine = [p for p in plies if p.color == color]
+        return SideSummary(
+            accuracy=acc[color], acpl=(sum(p.cp_loss for p in mine) / len(mine)) if mine else None,
+            moves=len(mine), inaccuracies=sum(p.cls == "inaccuracy" for p in mine),
+            mistakes=sum(p.cls == "mistake" for p in mine), blunders=sum(p.cls == "blunder" for p in mine))
+
+    return GameReview(start_fen=start_fen, initial=evals[0], plies=tuple(plies), red=side("red"),
+                      black=side("black"), limit=dict(limit or {}), headers=dict(headers or {}),
+                      errors=tuple(errors))
+
+
+#: A try in "learn from your mistakes" is accepted when it is the engine's move or loses at most this
+#: much win chance (-100..100 scale) against the best move's evaluation.
+TRY_TOLERANCE = 3.5
+
+
+def review_move(board: Board, move: Move | str, *, depth: int | None = DEFAULT_DEPTH,
+                movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB) -> PlyReview:
+    """Judge one move in ``board`` (not changed; its ``move_stack`` is the history), for a coach
+    while playing: the :class:`PlyReview` of that move (two searches: before and after it).
+    ``after.best`` is the opponent's best reply (the refutation of a bad move) and ``after.pv``
+    its line. Raises IllegalMoveError for an illegal move, ValueError for a bad limit.
+    """
+    mv = Move.from_iccs(move) if isinstance(move, str) else move
+    start = board.root().fen()
+    moves = [m.iccs() for m in board.move_stack] + [mv.iccs()]
+    b = board.copy()
+    b.push(mv)  # IllegalMoveError with the reason
+    n = len(moves)
+    evals = evaluate_line(start, moves, n - 1, n + 1, depth, movetime_ms, hash_mb)
+    # only the last ply matters: build it against the position before the move
+    sub = build_review(board.fen(), [mv.iccs()], evals, limit=_limit_dict(depth, movetime_ms, hash_mb))
+    return dataclasses.replace(sub.plies[0], ply=n)
+
+
+def try_move(review: GameReview, ply: int, move: Move | str, *, hash_mb: int | None = None) -> dict:
+    """Judge a try at ``ply`` (1-based) of a reviewed game ("learn from your mistakes").
+
+    The position after the try is searched with the review's own limit (and the game's history);
+    returns ``{"accepted": bool, "best": bool, "drop": float, "eval": cp, "mate": int | None,
+    "reply": ICCS | None}``: accepted when the try is the engine's move or its win chance for the
+    mover is at most :data:`TRY_TOLERANCE` below the position's evaluation before the move;
+    ``drop`` that loss, ``eval``/``mate`` the position after the try (Red's side), ``reply`` the
+    opponent's best answer. Raises ValueError for a ply out of range, IllegalMoveError for an
+    illegal move.
+    """
+    if not 1 <= ply <= len(review.plies):
+        raise ValueError(f"ply must be 1-{len(review.plies)}, got {ply}")
+    mv = Move.from_iccs(move) if isinstance(move, str) else move
+    p = review.plies[ply - 1]
+    if p.best == mv.iccs():
+        return {"accepted": True, "best": True, "drop": 0.0, "eval": p.before.cp, "mate": p.before.mate,
+                "reply": p.line[1] if len(p.line) > 1 else None}
+    moves = [q.move for q in review.plies[: ply - 1]]
+    board = Board(review.start_fen)
+    for text in moves:
+        board.push(Move.from_iccs(text), validate=False)
+    board.push(mv)  # IllegalMoveError with the reason
+    lim = review.limit
+    ev = evaluate_line(review.start_fen, moves + [mv.iccs()], ply, ply + 1, lim.get("depth"),
+                       lim.get("movetime_ms"), hash_mb or lim.get("hash_mb", DEFAULT_HASH_MB))[0]
+    sign = 1 if p.color == "red" else -1
+    drop = p.win_before - sign * ev.win
+    return {"accepted": drop <= TRY_TOLERANCE, "best": False, "drop": round(drop, 2), "eval": ev.cp,
+            "mate": ev.mate, "reply": ev.best}
+
+
+def _game_line(game: Game) -> tuple[str, list[str]]:
+    """Start FEN and main-line moves (ICCS) of ``game``, cut at the first illegal move."""
+    board = game.board()
+    start = board.fen()
+    out = []
+    for mv in game.mainline_moves():
+        if not board.is_legal(mv):
+            break
+        board.push(mv, validate=False)
+        out.append(mv.iccs())
+    return start, out
+
+
+def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
+                hash_mb: int = DEFAULT_HASH_MB, on_progress: Callable[[int, int], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> GameReview:
+    """Review ``game``'s main line in this process (``len(moves) + 1`` searches).
+
+    ``depth`` (default :data:`DEFAULT_DEPTH`) or ``movetime_ms`` per position (a time limit is
+    not deterministic); ``on_progress(done, total)`` is called after each position (``total`` =
+    positions). ``cancelled()`` is asked before each position (e.g. ``threading.Event().is_set``):
+    when true, :class:`ReviewCancelled` is raised. Safe to call from several threads at once (each
+    thread has its own engine). Raises ValueError for a bad limit.
+    """
+    start, moves = _game_line(game)
+    total = len(moves) + 1
+    tick = None if on_progress is None else (lambda i: on_progress(i + 1, total))
+    evals = evaluate_line(start, moves, 0, total, depth, movetime_ms, hash_mb, tick, cancelled)
+    return build_review(start, moves, evals, limit=_limit_dict(depth, movetime_ms, hash_mb),
+                        headers=game.headers, errors=game.errors)
+
+
+def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
+                 hash_mb: int = DEFAULT_HASH_MB, jobs: int = 1, chunk: int = 16,
+                 on_progress: Callable[[int, int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None, executor=None) -> Iterator[GameReview]:
+    """Review every game, yielding the reviews in the games' order.
+
+    With ``jobs`` > 1 the positions are searched in that many local processes
+    (:class:`concurrent.futures.ProcessPoolExecutor`, spawned), ``chunk`` positions per task;
+    each position is searched from a clean TT, so the output is the same for any ``jobs``.
+    ``on_progress(done, total)`` counts positions over all games; ``cancelled()`` is asked
+    between positions (between tasks with processes) and stops the work with
+    :class:`ReviewCancelled`. ``executor``: a :class:`concurrent.futures.Executor` to use instead
+    of a new pool of ``jobs`` processes (kept open, e.g. a warm pool made with :func:`make_pool`,
+    or any executor whose workers can import xiangqi; ``jobs`` then sets how many tasks are
+    kept queued, twice that). Raises ValueError for ``jobs`` < 1 or a bad limit.
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    _make_limit(depth, movetime_ms)  # check the limit before any work
+    lines = [_game_line(g) for g in games]
+    total = sum(len(m) + 1 for _, m in lines)
+    limit = _limit_dict(depth, movetime_ms, hash_mb)
+    if jobs == 1 and executor is None:
+        done = [0]
+
+        def tick(_i: int) -> None:
+            done[0] += 1
+            if on_progress is not None:
+                on_progress(done[0], total)
+
+        for g, (start, moves) in zip(games, lines, strict=True):
+            evals = evaluate_line(start, moves, 0, len(moves) + 1, depth, movetime_ms, hash_mb, tick,
+                                  cancelled)
+            yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
+        return
+    yield from _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk,
+                                on_progress, cancelled, executor)
+
+
+def _warm_worker() -> None:
+    from xiangqi.engine.api import warmup
+
+    warmup(background=False)
+
+
+def make_pool(jobs: int):
+    """A pool of ``jobs`` spawned processes whose workers load the engine kernels as they start
+    (:class:`concurrent.futures.ProcessPoolExecutor`); the caller closes it (``with`` or
+    ``shutdown()``). Reuse it across :func:`review_games` calls to pay the start once."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_warm_worker)
+
+
+def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk, on_progress,
+                     cancelled, executor):
+    import contextlib
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    chunk = max(1, int(chunk))
+    tasks = []  # (game index, lo, hi)
+    for gi, (_, moves) in enumerate(lines):
+        n = len(moves) + 1
+        for lo in range(0, n, chunk):
+            tasks.append((gi, lo, min(n, lo + chunk)))
+    results: dict[tuple[int, int], list[PositionEval]] = {}
+    remaining = [sum(1 for t in tasks if t[0] == gi) for gi in range(len(lines))]
+    next_game = 0
+    done = 0
+    own = executor is None
+    with (make_pool(jobs) if own else contextlib.nullcontext(executor)) as pool:
+        pending = {}
+        queue = iter(tasks)
+
+        def submit_one() -> bool:
+            t = next(queue, None)
+            if t is None:
+                return False
+            gi, lo, hi = t
+            start, moves = lines[gi]
+            pending[pool.submit(evaluate_line, start, moves, lo, hi, depth, movetime_ms, hash_mb)] = t
+            return True
+
+        for _ in range(jobs * 2):  # a few tasks ahead, so that the games come out early and in order
+            if not submit_one():
+                break
+        try:
+            while pending:
+                finished, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
+                if cancelled is not None and cancelled():
+                    raise ReviewCancelled(f"cancelled after {done} of {total} positions")
+                for fut in finished:
+                    gi, lo, hi = pending.pop(fut)
+                    results[(gi, lo)] = fut.result()
+                    remaining[gi] -= 1
+                    done += hi - lo
+                    if on_progress is not None:
+                        on_progress(done, total)
+                    submit_one()
+                while next_game < len(lines) and remaining[next_game] == 0:
+                    start, moves = lines[next_game]
+                    evals = []
+                    for lo in range(0, len(moves) + 1, chunk):
+                        evals.extend(results.pop((next_game, lo)))
+                    g = games[next_game]
+                    yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
+                    next_game += 1
+        finally:
+            for fut in pending:
+                fut.cancel()
+            if own:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+def default_jobs() -> int:
+    """Number of processes that ``--jobs 0`` means: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
