@@ -420,3 +420,9 @@ def test_lan_flag_is_described_and_warns():
     assert listen_warning("localhost", lan=False) is None
     warning = listen_warning("0.0.0.0", lan=True)  # noqa: S104
     assert warning is not None and "network" in warning and "resign" in warning
+
+
+def test_no_api_documentation_pages_are_served(page):
+    """/docs, /redoc and /openapi.json would be one more page to attack (Swagger's scripts): none is."""
+    for path in ("/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"):
+        assert page.get(path).status_code == 404, path

@@ -223,7 +223,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         await hub.shutdown()
         store.close()
 
-    app = FastAPI(title="pyxiangqi", lifespan=lifespan)
+    # No /docs, /redoc or /openapi.json: the page is the server's only client; the schema stays
+    # available in process (app.openapi(), used by the bad-input tests).
+    app = FastAPI(title="pyxiangqi", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.router.route_class = StrictJSONRoute  # every JSON body parsed strictly (limits.loads_strict)
     app.add_middleware(BodyLimitMiddleware, default=JSON_BODY_LIMIT,
                        routes={path: MAX_UPLOAD_BYTES for path in RECORD_ROUTES})
