@@ -209,3 +209,31 @@ def test_pgn_tags_in_the_interface_language():
     assert (named.pgn_headers("en")["Red"], named.pgn_headers("en")["Event"]) == ("胡荣华", "全国个人赛")
     with pytest.raises(SessionError, match="language must be zh or en"):
         s.pgn_headers("fr")
+
+
+def test_state_is_computed_once_per_version_and_never_stale(monkeypatch):
+    """Many pages polling one game cost one position computation per version; every change shows."""
+    import xiangqi.app.session as session_mod
+
+    calls = []
+    real = session_mod.forbidden_moves
+
+    def counting(board, rules=None):
+        calls.append(board.fen())
+        return real(board, rules)
+
+    monkeypatch.setattr(session_mod, "forbidden_moves", counting)
+    s = GameSession(red="human", black="human")
+    first = [s.state() for _ in range(50)]
+    assert len(calls) == 1 and all(st == first[0] for st in first)
+    s.play("h2e2")
+    st = s.state()
+    assert len(calls) == 2 and st["moves"][-1]["iccs"] == "h2e2" and st["turn"] == "black"
+    s.undo()
+    assert s.state()["moves"] == [] and len(calls) == 3
+    s.resign(True)
+    st = s.state()
+    assert st["result"]["winner"] == "black" and st["legal"] == {} and st["can_undo"] is True
+    s.undo()  # the resignation is withdrawn: the game goes on in the same position
+    st = s.state()
+    assert st["result"] is None and st["legal"] and st["version"] == s.version

@@ -156,6 +156,7 @@ class GameSession:
         self.declared: Outcome | None = None
         self._outcome: Outcome | None = None
         self.version = 0  # bumped on every change; lets async engine replies detect stale work
+        self._state_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self.clock = GameClock(time_control or TimeControl())
         self._refresh_outcome()
         if not self.is_over:
@@ -361,7 +362,21 @@ class GameSession:
 
         A query: it works on its own copy of the board (legal-move generation and the referee
         make and take back moves), so the session's board is never changed, not even for a moment.
+        The position's part (legal moves, forbidden repetitions, the move list …) is computed once
+        per :attr:`version` and shared by every caller (many pages polling one game cost one
+        computation); the clock and ``can_undo`` are read fresh each call.
         """
+        key = (self.version, len(self.moves), id(self.declared), self.rules)
+        if self._state_cache is None or self._state_cache[0] != key:
+            self._state_cache = (key, self._position_state())
+        st = dict(self._state_cache[1])
+        st["clock"] = self.clock.view() if self.clock.control.enabled else None
+        st["can_undo"] = self.can_undo()
+        st["version"] = self.version
+        return st
+
+    def _position_state(self) -> dict[str, Any]:
+        """The part of :meth:`state` that depends on the position and result only."""
         b = self.board.copy()
         check_sq = None
         if b.is_check():
@@ -393,9 +408,6 @@ class GameSession:
             "legal": {} if out is not None else _legal_by_square(b),
             "forbidden": forbidden,
             "result": result,
-            "clock": self.clock.view() if self.clock.control.enabled else None,
-            "can_undo": self.can_undo(),
-            "version": self.version,
         }
 
     # -- records ---------------------------------------------------------
