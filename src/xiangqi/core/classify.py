@@ -92,9 +92,15 @@ VALUE = {KING: 100, ROOK: 4, HORSE: 2, CANNON: 2, ADVISOR: 1, ELEPHANT: 1, PAWN:
 #: Checks searched when testing whether a piece must stay on its line (不能离线); two keep the
 #: test cheap and cover 参考图49/50.
 TIE_DEPTH = 2
-#: Moves of the attacking side searched for a mate by consecutive checks (杀). Three, because the
-#: kills of 图19 and 参考图35 need three checks.
-KILL_DEPTH = 3
+#: Moves of the attacking side searched for a mate by consecutive checks (杀, 第24.2条 "连续照将"):
+#: a mate within KILL_DEPTH checking moves against every defence.
+KILL_DEPTH = 5
+#: Node budget (checking moves tried) of one kill search; a search that runs out proves no kill.
+KILL_NODES = 4000
+#: Depth of the mate searches inside the chase tests (a capturer mated at once gains nothing,
+#: 29.4; a capture a mating attack answers was no chase yet): the shorter search of the threats
+#: that answer a capture.
+REPLY_MATE_DEPTH = 3
 
 #: Kinds of chase (RULES_CXA §4.4): the target has no real protector; the
 #: target is protected but worth more than the chaser (e.g. a horse on a rook);
@@ -292,7 +298,7 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
             gain = 0
     # Before a move, a capture met by a mating attack was no chase yet: the move that parries the
     # mate creates the chase (图10, 参考图35 "解杀后形成…捉").
-    mated = gain > 0 and (mates_by_checks(b) if strict else _mate_in_one(b))
+    mated = gain > 0 and (mates_by_checks(b, REPLY_MATE_DEPTH) if strict else _mate_in_one(b))
     b.pop()
     return None if mated else gain
 
@@ -334,7 +340,7 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
                 if not b.is_legal(Move(sq, frm)):
                     continue
                 b.push(Move(sq, frm), validate=False)
-                if not mates_by_checks(b):  # a target tied to its line cannot take (参考图49)
+                if not mates_by_checks(b, REPLY_MATE_DEPTH):  # a target tied to its line cannot take (参考图49)
                     takes_back.append(frm)
                     attacker_free = attacker_free or not _legal_captures_to(b, frm)
                 b.pop()
@@ -434,10 +440,44 @@ def _checking_moves(b: Board) -> list[Move]:
     return out
 
 
-def mates_by_checks(b: Board, depth: int = KILL_DEPTH) -> bool:
-    """True if the side to move of ``b`` mates within ``depth`` of its own moves,
-    every one of them a check, against every defence (the test for 杀, RULES_CXA §1.1)."""
+class _Budget:
+    """Nodes left for one mate search (see :data:`KILL_NODES`)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, nodes: int) -> None:
+        self.left = nodes
+
+
+#: Results of finished mate searches, keyed by (position, side to move, depth); bounded.
+_MATE_CACHE: dict[tuple, bool] = {}
+_MATE_CACHE_MAX = 20000
+
+
+def mates_by_checks(b: Board, depth: int = KILL_DEPTH, nodes: int = KILL_NODES) -> bool:
+    """True if the side to move of ``b`` mates within ``depth`` of its own moves, every
+    one of them a check, against every defence (the test for 杀, 第24.2条: "一着或连续
+    照将将死对方"). ``nodes`` bounds the positions visited; when the budget runs out
+    the answer is False ("no mate proven"), so a kill that needs a longer or wider
+    search than the budget is classified as not a kill. ``b`` is left unchanged."""
+    key = (tuple(b.squares), b.turn, depth)
+    hit = _MATE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    budget = _Budget(nodes)
+    res = _mates(b, depth, budget)
+    if budget.left > 0 or res:  # an exhausted search proves nothing: do not cache its False
+        if len(_MATE_CACHE) >= _MATE_CACHE_MAX:
+            _MATE_CACHE.clear()
+        _MATE_CACHE[key] = res
+    return res
+
+
+def _mates(b: Board, depth: int, budget: _Budget) -> bool:
     for m in _checking_moves(b):
+        budget.left -= 1
+        if budget.left <= 0:
+            return False
         b.push(m, validate=False)
         replies = list(b.generate_legal_moves())
         if not replies:
@@ -447,7 +487,7 @@ def mates_by_checks(b: Board, depth: int = KILL_DEPTH) -> bool:
         if ok:
             for r in replies:
                 b.push(r, validate=False)
-                ok = mates_by_checks(b, depth - 1)
+                ok = _mates(b, depth - 1, budget)
                 b.pop()
                 if not ok:
                     break
@@ -517,7 +557,7 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
     if after_chase or after_pawn:
         # A side in check, or under a mate threat (杀), must parry first: its attacks in that
         # position were no chases yet, and the parry creates them (应将; 参考图35 "解杀后形成…捉").
-        threatened = in_check or mates_by_checks(_null(before))
+        threatened = in_check or mates_by_checks(_null(before), REPLY_MATE_DEPTH)
         if not threatened:
             before_chase, before_pawn = _all_chases(before, move.from_square, strict=True)
             old = {s for s, c in before_chase.items() if c.kind != CHECK_WIN} | set(before_pawn)
@@ -634,7 +674,7 @@ def _was_mated_for(before: Board, chase: Chase) -> bool:
     if not before.is_legal(m):
         return False
     before.push(m, validate=False)
-    mated = mates_by_checks(before)
+    mated = mates_by_checks(before, REPLY_MATE_DEPTH)
     before.pop()
     return mated
 
