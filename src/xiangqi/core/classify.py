@@ -327,10 +327,13 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
         b.push(Move(caps[0], sq), validate=False)
         rooted = bool(_legal_captures_to(b, sq))
         b.pop()
-        # A mutual attack between pieces of the same type is an offer to exchange (兑) when the
-        # target is protected (参考图4), when the attacker is not (the opponent takes it first), or
-        # when the attacker is the piece just moved, offering itself (图2, 参考图5); a mutual attack
-        # uncovered by another piece's move, on an unprotected piece, chases (图25).
+        # 第24.4条 兑: a same-type attacker that the target may take back (legally, and not
+        # then mated: a piece tied to its line cannot, 通则 9) offers an exchange, not a chase,
+        # when the exchange is even for the mover: the target is protected (an equal trade),
+        # the attacker is unprotected (the target takes first: the mover gains nothing), or
+        # the attacker is the moved piece offering itself (24.4 "邀兑"). A mutual attack that
+        # the move only uncovers, on an unprotected target, is no offer by the moved piece:
+        # the target is won (24.3) unless it flees.
         mutual_from = [frm for frm in caps if abs(squares[frm]) == tt and frm in b._pseudo_targets(sq)]
         if mutual_from:
             b.turn = not b.turn
