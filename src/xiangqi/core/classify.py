@@ -410,6 +410,8 @@ def _check_wins(b: Board) -> dict[int, Chase]:
                     continue
                 b.push(c, validate=False)
                 g = _val(v, me) - _see(b, c.to_square, me)
+                if g > best:
+                    g -= _best_other_capture(b, c.to_square, g)
                 b.pop()
                 if g > best:
                     best, best_sq = g, c.to_square
@@ -428,6 +430,27 @@ def _check_wins(b: Board) -> dict[int, Chase]:
                 out[sq] = Chase(sq, abs(code), m.from_square, abs(squares[m.from_square]), CHECK_WIN,
                                 worst[0])
     return out
+
+
+def _best_other_capture(b: Board, sq: int, limit: int) -> int:
+    """The most the side to move of ``b`` wins (static exchange, >= 0) by one capture
+    of 子力 elsewhere than on ``sq``: the answer to a capture that 24.3 "完整互吃交换" plays
+    out (a capture that leaves another piece hanging wins only the balance). Stops
+    once ``limit`` is reached."""
+    best = 0
+    squares = b.squares
+    for m in list(b.generate_legal_moves()):
+        v = squares[m.to_square]
+        if not v or m.to_square == sq or VALUE[abs(v)] <= best or not _is_material(v, m.to_square):
+            continue  # an uncrossed pawn is no 子力 (25.3): taking it wins no material
+        b.push(m, validate=False)
+        g = VALUE[abs(v)] - _see(b, m.to_square, None)
+        b.pop()
+        if g > best:
+            best = g
+            if best >= limit:
+                break
+    return best
 
 
 def _checking_moves(b: Board) -> list[Move]:
