@@ -868,11 +868,12 @@ def axf_chased(board: Board, move: Move) -> set[int]:
             chased.update(s for s in attacks if abs(sq[s]) == ROOK)
         if atype in (ELEPHANT, ADVISOR):
             chased.update(s for s in attacks if abs(sq[s]) in (ROOK, CANNON, HORSE))
-        impaired = atype == HORSE and any(sq[x] for x in _orthogonal_neighbours(attacker))
-        if impaired:
-            attacks = {s for s in attacks if not (abs(sq[s]) == HORSE and attacker in _attacks_from(sq, s))}
-        else:
-            attacks = {s for s in attacks if abs(sq[s]) != atype or s in pins}
+        # Attacks between two pieces of one type are exchanges when the target can take back
+        # (and is not pinned). Whether a horse can take back depends on the target horse's own
+        # leg, the point next to the target towards the attacker (a lame horse, 蹩马腿, RULES.md
+        # §2), not on the attacker's legs: judge it by the target's moves.
+        attacks = {s for s in attacks
+                   if abs(sq[s]) != atype or s in pins or attacker not in _attacks_from(sq, s)}
         for s in attacks:
             code = sq[attacker]
             sq[attacker] = 0
