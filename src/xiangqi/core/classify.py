@@ -6,45 +6,49 @@ cycle (:func:`classify_cycle`); the rulings built on the classes are in
 :mod:`xiangqi.core.referee`. A move gets the heaviest class that applies,
 将 > 杀 > 捉 > 闲 (从重, RULES.md §5.2.4).
 
-CXA model (the default rule set):
+CXA model (the default rule set): one decision procedure per article of the
+rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULES_CXA.md
+§1, §3). :data:`ARTICLES` lists them; each function cites its article.
 
-- **将**: after the move the opponent's king is attacked, by the moved piece
-  or a piece it uncovers (24.1).
-- **杀**: not a check; if the mover could move again it would mate by one
-  check or a series of consecutive checks within :data:`KILL_DEPTH` of its
-  own moves against every defence, and it could not before the move (24.2).
-- **捉**: after the move, with the mover to move again, some enemy 子力 (rook,
-  horse, cannon, advisor, elephant, crossed pawn; never the king or an
-  uncrossed pawn, RULES.md §5.1) can be taken with a gain by value, and the
-  move created that (29.2 从无捉到有捉). The gain is a static exchange (SEE)
-  on the target's square that plays the real legal moves — so a pinned
-  protector, a protector that would face the other king, a cannon that loses
-  its screen and the king as a protector are judged as in a game (真根/假根)
-  — followed by the full exchange of 2020 26.5 (a capturer that is pinned to
-  a piece behind it, 被牵子捉子, must not lose on balance; see
-  :func:`_exchange_gain`). Material won by a check and the capture that
-  follows counts too (抽将, :func:`_check_wins`). Values: rook 4, horse 2,
-  cannon 2, advisor 1, elephant 1, pawn 1; the chaser's own pawns count 3 in
-  its exchanges, because a crossed pawn's value floats (RULES_CXA §3.6). A
-  capture after which the capturer is mated at once gains nothing (§5.2.9).
-  "Created by the move" (:func:`_is_new`): the chase did not exist before the
-  move — judged strictly there: a capture that the opponent's threats, a mate
-  threat or the capturer's duty as a root kept from being played was no
-  chase yet (图10, 图12, 图25, 参考图35) — and the move takes part in it: the
-  moved piece attacks or screens, uncovers an attacker, takes away a real
-  protector, parries a check or mate threat, or ties the target to its line
-  (不能离线, 参考图49). A chase the opponent caused itself, with the cycle's
-  pieces not taking part, is 闲 (参考图21). Mutual attacks between pieces of
-  one type are offers to exchange (兑) unless the offer also wins an
-  unprotected piece (兑兼捉, 图25).
-- **闲**: everything else, including 兑/献/拦/跟, and a king move that answers
-  a check (图17, 参考图18).
+- **将** 24.1: after the move the opponent's king is attacked, by the moved
+  piece or a piece it uncovers (:func:`classify_move`).
+- **杀** 24.2: not a check; with the mover to move again it would mate by one
+  check or consecutive checks, within :data:`KILL_DEPTH` checking moves and
+  :data:`KILL_NODES` nodes, against every defence, and it could not before
+  (:func:`mates_by_checks`). Where the model stops: a kill needing more checks,
+  or a quiet (non-checking) move, or more nodes than the budget, is not found.
+- **捉** 24.3 (and the 29.x conditions of the 2011 line): after the move, with
+  the mover to move again, some enemy 子力 (25.3: rook, horse, cannon,
+  advisor, elephant, crossed pawn) can be taken with a gain by value
+  (:func:`_chases`), directly, by a piece the move uncovers, by several pieces
+  together (联合捉), or by a check that wins material against every defence
+  (抽将, :func:`_check_wins`); the gain is a static exchange played with legal
+  moves only (:func:`_see`), so a pinned protector, a protector whose recapture
+  faces the other king, a cannon whose screen goes and the king as a protector
+  are judged as in a game (真根/假根, 24.15); the full exchange then answers it
+  with the opponent's best other capture (26.5 得不偿失, :func:`_exchange_gain`).
+  29.4: a capture after which the capturer is mated at once gains nothing.
+  29.2: the chase is created by the move (:func:`_is_new`): it did not exist
+  before (a capture that a check or mate threat against the mover kept from
+  being played did not exist yet), and the move takes part in it
+  (:func:`_caused_by`); a chase state the victim caused itself is 闲.
+- **兑/献** 24.4/24.5: a same-type attacker that the target may take back
+  offers an exchange; see :func:`_chases`.
+- **拦** 24.6 / 通则 9 (不能离线): a piece that must stay on its line to stop
+  a mate does not really protect or take (:func:`_tied`, :func:`_ties`).
+- **闲** 24.8: everything else, including 兑/献/拦/跟, and a king move that
+  answers a check (通则 2, "走动帅应将后产生的捉、杀为闲").
 
-The king chasing by itself is 闲 (RULES.md §5.2.1); it counts when it only
-protects, recaptures, or lets another piece chase (图15). A pawn's chase counts
-only when that pawn itself moved and wins outright (参考图16; a pawn let loose
-by another piece's move is 闲, 参考图5, 参考图11), kept apart in
-``pawn_chases`` for the rule set to decide.
+Values (25.3 子力价值): rook 4, horse 2, cannon 2, advisor 1, elephant 1, pawn 1;
+the chaser's own pawns count 3 in its exchanges because a crossed pawn's value
+floats (通则 6: one pawn for several pieces is no gain). Where the model stops:
+positional judgements (占据要点, 通则 4 — occupying a key drawing point) are not
+modelled, and an exchange is judged on one square plus one answering capture,
+not by a search.
+
+The king chasing by itself is 闲 (通则 1); it counts when it only protects,
+recaptures, or lets another piece chase (通则 2, 借帅之力). A pawn's chase
+(通则 3) is kept apart in ``pawn_chases`` for the rule set to decide.
 
 Under the AXF rule set chases are found by :func:`axf_chased`, the model of
 Fairy-Stockfish's xiangqi rules. Each chase records its target's identity
@@ -89,8 +93,8 @@ CLASS_EN = {CHECK: "check", KILL: "kill", CHASE: "chase", IDLE: "idle"}
 
 #: Material values for gains (RULES.md §5.1); the king's is only a sentinel.
 VALUE = {KING: 100, ROOK: 4, HORSE: 2, CANNON: 2, ADVISOR: 1, ELEPHANT: 1, PAWN: 1}
-#: Checks searched when testing whether a piece must stay on its line (不能离线); two keep the
-#: test cheap and cover 参考图49/50.
+#: Checks searched when testing whether a piece must stay on its line (不能离线, 通则 9): a
+#: shorter search than the kill test keeps it cheap; a longer mate that ties the piece is missed.
 TIE_DEPTH = 2
 #: Moves of the attacking side searched for a mate by consecutive checks (杀, 第24.2条 "连续照将"):
 #: a mate within KILL_DEPTH checking moves against every defence.
@@ -110,6 +114,29 @@ BY_VALUE = "value"
 JOINT = "joint"
 #: A chase that wins material through a check (抽将得子, RULES_CXA §1.1 24.3).
 CHECK_WIN = "check"
+
+#: One decision procedure per article (2020 edition 第24条 术语, 第25/26条, 2011 line 29.x and the
+#: 棋例通则; RULES.md §5, RULES_CXA.md §1-§3): article -> (term, the function that implements it).
+#: tests/referee/test_articles.py checks that each function exists and cites its article.
+ARTICLES: dict[str, tuple[str, str]] = {
+    "24.1": ("将 check", "classify_move"),
+    "24.2": ("杀 kill: mate by one or consecutive checks", "mates_by_checks"),
+    "24.3": ("捉 chase: material won on the next move", "_chases"),
+    "24.3 抽将": ("捉 by a check that wins material against every defence", "_check_wins"),
+    "24.3 完整互吃交换": ("the exchange played out", "_exchange_gain"),
+    "24.4": ("兑 offer to exchange (not a chase)", "_chases"),
+    "24.4/24.5": ("兑/献: the attacked piece may take the attacker", "_chases"),
+    "24.15": ("有根/无根, 真根/假根: a real, legal recapture", "_see"),
+    "25.3": ("子力 and 子力价值", "_val"),
+    "26.5": ("得不偿失: a losing full exchange is no chase", "_exchange_gain"),
+    "29.2": ("从无捉到有捉: the chase is created by the move", "_is_new"),
+    "29.4": ("the capturer is not mated at once", "_exchange_gain"),
+    "通则 1/2": ("the king chasing alone is 闲; 借帅之力 counts; 走动帅应将 is 闲", "classify_move"),
+    "通则 3": ("a pawn's chase is kept apart for the rule set", "_chases"),
+    "通则 6": ("a crossed pawn's value floats", "_val"),
+    "通则 7": ("从捉到捉 and a self-caused chase state are 闲", "_caused_by"),
+    "通则 9": ("不能离线: a piece tied to its line", "_tied"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,7 +236,7 @@ def _val(code: int, chaser: Color | None) -> int:
 
     The chaser's own pawns count 3: a crossed pawn's value floats, so giving a
     pawn for a horse, or for an advisor and a cannon, is no gain, while a pawn
-    for a rook is (RULES_CXA §3.6; 图24, 参考图31, 参考图33)."""
+    for a rook is (25.3 子力价值 / 通则 6, RULES_CXA §3.6)."""
     t = abs(code)
     if t == PAWN and (code > 0) == chaser:
         return 3
@@ -218,7 +245,14 @@ def _val(code: int, chaser: Color | None) -> int:
 
 def _see(b: Board, sq: int, chaser: Color | None) -> int:
     """Static exchange value (>= 0) for the side to move capturing on ``sq``, with the
-    least valuable legal capturer first at every step; standing pat is allowed."""
+    least valuable legal capturer first at every step; standing pat is allowed.
+
+    24.15 有根子/无根子 and 真根/假根: a protector counts only through a legal
+    recapture, so a protector pinned to its king, one whose recapture would face
+    the other king (将帅不能照面), a cannon whose screen is gone and the king as a
+    protector are judged as the game's rules judge them. Where the model stops: a
+    recapture that is legal but walks into a mate is still counted here (the
+    callers test mates separately, 29.4 / 通则 9)."""
     caps = _legal_captures_to(b, sq)
     if not caps:
         return 0
@@ -251,18 +285,18 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
     2020 26.5):
 
     - a capture it gets only because the capturer left ``frm`` (the capturer was
-      pinned, 被牵子捉子, 图23): a result that loses (得不偿失) is no chase, an
-      equal one still is (参考图27);
+      pinned, 被牵子捉子, 26.5): a result that loses (得不偿失) is no chase, an
+      equal one still is (24.3 "互吃交换" ends equal or better);
     - a capture it could already make, worth no more than before (an independent
-      threat): the result must gain (参考图6);
+      threat, 各吃各子 26.5): the result must gain;
     - a capture that became better because the capturer was its target's root
-      (做根子) does not count after the move (图22) but does in ``strict`` mode.
+      (做根子捉子, 26.5) does not count after the move but does in ``strict`` mode.
 
     ``strict`` judges whether a chase already existed before a move: every
     capture the opponent has answers it and the result must gain. A chase that
     threats or a root's duty kept from being played was no chase yet; the move
-    that frees it chases (图12, 图25). Returns the gain (0 when the exchange does
-    not gain), or None if the capturer is mated at once (RULES.md §5.2.9).
+    that frees it chases (29.2 从无捉到有捉). Returns the gain (0 when the exchange does
+    not gain), or None if the capturer is mated at once (29.4, RULES.md §5.2.9).
     """
     me = b.turn
     victim = _val(b.squares[sq], me)
@@ -296,15 +330,22 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
                 reply_other = max(reply_other, g)
         if victim - reply_pin < 0 or victim - reply_other <= 0:
             gain = 0
-    # Before a move, a capture met by a mating attack was no chase yet: the move that parries the
-    # mate creates the chase (图10, 参考图35 "解杀后形成…捉").
+    # 29.4 / 29.2: before a move, a capture met by a mating attack was no chase yet: the move that
+    # parries the mate creates the chase.
     mated = gain > 0 and (mates_by_checks(b, REPLY_MATE_DEPTH) if strict else _mate_in_one(b))
     b.pop()
     return None if mated else gain
 
 
 def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
-    """Enemy pieces the side to move of ``b`` could capture with a gain now.
+    """Enemy pieces the side to move of ``b`` could capture with a gain now (24.3 捉).
+
+    Targets are 子力 only (25.3). The first capturer is never the king (通则 1: the king
+    chasing alone is 闲; it still protects and recaptures inside the exchange, 通则 2).
+    Same-type mutual attacks are offers (24.4 兑), see the comment in the body.
+    The kind of each chase feeds the 2020 responsibility comparison (RULES_CXA §4.4):
+    :data:`JOINT` when two or more pieces (not king or pawn) attack a protected target
+    (联合捉 / 少根子, 24.15), :data:`UNROOTED`, or :data:`BY_VALUE`.
 
     Returns two dicts keyed by target square: chases by pieces other than the
     king and pawns, and chases whose only gaining first capturer is a pawn.
@@ -343,7 +384,7 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
                 if not b.is_legal(Move(sq, frm)):
                     continue
                 b.push(Move(sq, frm), validate=False)
-                if not mates_by_checks(b, REPLY_MATE_DEPTH):  # a target tied to its line cannot take (参考图49)
+                if not mates_by_checks(b, REPLY_MATE_DEPTH):  # 通则 9: tied to its line, it cannot take
                     takes_back.append(frm)
                     attacker_free = attacker_free or not _legal_captures_to(b, frm)
                 b.pop()
@@ -386,9 +427,15 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
 
 
 def _check_wins(b: Board) -> dict[int, Chase]:
-    """Material the side to move wins by a check (抽将): after some check, every
-    reply lets it make a capture that gains on balance. Keyed by the square of the
-    piece won in the worst line for the checker."""
+    """Material the side to move wins by a check (24.3 "可以下一着开始运用照将或连续照将
+    得子", 抽将): after some check, **every** legal reply (king move, block, capture of
+    the checker) still lets it make a capture that gains on balance — the capture's
+    static exchange less the opponent's best other capture of 子力 in answer
+    (:func:`_best_other_capture`, the exchange played out). A check that the
+    opponent answers by taking the checker or by a block that saves everything wins
+    nothing. A mating check is 杀 (24.2), not a chase. Keyed by the square of the
+    piece won in the worst line for the checker. Where the model stops: one check
+    deep (a win needing a series of checks is not found)."""
     me = b.turn
     out: dict[int, Chase] = {}
     squares = b.squares
@@ -544,8 +591,11 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
 
     ``board`` is the position before the move; it is not changed. ``rules`` is a
     :class:`~xiangqi.core.referee.RuleSet` or its name (default CXA); it decides
-    whether a king move that answers a check can be an attack. See the module
-    docstring for the definitions and their sources.
+    whether a king move that answers a check can be an attack. The order is the
+    weight of 从重 (通则 5, RULES.md §5.2.4): 将 (24.1) first, then 杀 (24.2, a new
+    mate threat), then 捉 (24.3, a new chase, 29.2), else 闲 (24.8). A king move
+    that answers a check is 闲 (通则 2 "走动帅应将后产生的捉、杀为闲"). See the
+    module docstring and :data:`ARTICLES`.
 
     Raises :class:`~xiangqi.core.errors.IllegalMoveError` if ``move`` is not legal.
     """
@@ -572,7 +622,9 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
     if b.is_check():
         return MoveClass(move, side, CHECK, answers_check=in_check)
     if in_check and king_move and rs.answer_check_idle:
-        # The king stepping out of check is 闲 even if it creates an attack (图17, 参考图18).
+        # 通则 2: "走动帅应将后产生的捉、杀为闲" — the king stepping out of check is 闲 even if it
+        # creates an attack. Other answers to a check (a block, a capture of the checker) are
+        # classified like any move: the article names the king's move only.
         return MoveClass(move, side, IDLE, answers_check=True)
     after = _null(b)
     kill = mates_by_checks(after) and not mates_by_checks(before)
@@ -581,8 +633,8 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
     old: set[int] = set()
     old_check: set[int] = set()
     if after_chase or after_pawn:
-        # A side in check, or under a mate threat (杀), must parry first: its attacks in that
-        # position were no chases yet, and the parry creates them (应将; 参考图35 "解杀后形成…捉").
+        # 29.2: a side in check, or under a mate threat (杀), must parry first: its attacks in that
+        # position were no chases yet, and the parry creates them.
         threatened = in_check or mates_by_checks(_null(before), REPLY_MATE_DEPTH)
         if not threatened:
             before_chase, before_pawn = _all_chases(before, move.from_square, strict=True)
@@ -616,8 +668,9 @@ def _caused_by(before: list[int], after: list[int], move: Move, chase: Chase) ->
     """True if ``move`` takes part in ``chase``: the moved piece attacks the target or screens a
     cannon that does; a piece of the mover attacks the target now but did not (uncovered); the
     target's protectors changed; or the moved piece was protected by the first capturer before
-    (its root is free now, 图12). A chase that exists only because the opponent's threats went away,
-    with the cycle's pieces not taking part, is no chase of this move (参考图21, 参考图6)."""
+    (its root is free now). A chase that exists only because the opponent's threats went away,
+    with the cycle's pieces not taking part, is no chase of this move (29.2; 通则 7: a chase state
+    the victim caused itself, 自己造成的被捉状态, is 闲)."""
     t, frm, to = chase.target, move.from_square, move.to_square
     me = after[to] > 0
     att_after = set(_attackers_to(after, t, me))
@@ -659,7 +712,7 @@ def _tied(b: Board, sq: int) -> bool:
 def _ties(b: Board, move: Move, chase: Chase) -> bool:
     """True if ``move`` (just played on ``b``, the opponent to move) ties the chased piece to its
     line (see :func:`_tied`) and would not without the moved piece: an unchanged attack on a piece
-    that the move ties down is a chase again (参考图49, 50)."""
+    that the move ties down is a chase again (通则 9 不能离线: the tied piece is a 假根, 24.15)."""
     if chase.kind == CHECK_WIN or not _tied(b, chase.target):
         return False
     to = move.to_square
@@ -687,7 +740,7 @@ def _rooted(b: Board, frm: int, sq: int) -> bool | None:
 
 def _root_changed(before: Board, after: Board, chase: Chase) -> bool:
     """True if the target had a real protector before the move and has none now, e.g. the king
-    that may no longer recapture because the kings would face (借帅之力, 参考图12)."""
+    that may no longer recapture because the kings would face (假根, 24.15; 通则 2 借帅之力)."""
     was = _rooted(before, chase.chaser, chase.target)
     now = _rooted(after, chase.chaser, chase.target)
     return was is True and now is False
@@ -695,7 +748,7 @@ def _root_changed(before: Board, after: Board, chase: Chase) -> bool:
 
 def _was_mated_for(before: Board, chase: Chase) -> bool:
     """True if, before the move, the same capture would have been answered by a mate: the move
-    that parries the mate creates the chase (图10)."""
+    that parries the mate creates the chase (29.2, 29.4)."""
     m = Move(chase.chaser, chase.target)
     if not before.is_legal(m):
         return False

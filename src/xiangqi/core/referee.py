@@ -61,10 +61,13 @@ class RuleSet:
     - ``chase_same_piece``: a perpetual chase must chase the same piece on every
       move (AXF rule 32) or may chase one or several pieces (CXA 24.11).
     - ``pawn_chases``: a pawn's winning attack, made by the pawn that moved,
-      counts as a chase (CXA 2020 figures, e.g. 参考图16) or is allowed (AXF).
+      counts as a chase (CXA: 24.3 counts every piece that wins material, and the
+      2020 edition keeps 通则 3's exemption for a pawn *let loose* by another piece)
+      or is allowed (AXF).
     - ``answer_check_idle``: a king move that answers a check is 闲 even if it
-      creates an attack (RULES.md §5.2.10; 图17 and 参考图18 — other answers to a
-      check may chase or kill, 图19, 参考图47, 参考图48).
+      creates an attack (通则 2 "走动帅应将后产生的捉、杀为闲", RULES.md §5.2.10);
+      the article names the king's move, so other answers to a check (a block, a
+      capture of the checker) are classified like any move.
     - ``responsibility``: the CXA 2020 responsibility comparison when both
       sides are forbidden (RULES_CXA §4.4).
     - ``chase_model``: how chases are found: ``cxa`` (material gain by a static
@@ -174,7 +177,7 @@ _COUNT_ZH = {1: "一", 2: "两", 3: "三", 4: "四"}
 
 def effective_class(mc: MoveClass, rules: object | None = None) -> str:
     """The class of a move as the rule set counts it: under AXF a 杀 is 闲; under CXA
-    a pawn's winning attack made by the pawn itself is 捉 (参考图16)."""
+    a pawn's winning attack made by the pawn itself is 捉 (24.3; see RuleSet.pawn_chases)."""
     return _effective(mc, get_rules(rules))
 
 
