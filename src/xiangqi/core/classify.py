@@ -532,17 +532,26 @@ def mates_by_checks(b: Board, depth: int = KILL_DEPTH, nodes: int = KILL_NODES) 
     one of them a check, against every defence (the test for 杀, 第24.2条: "一着或连续
     照将将死对方"). ``nodes`` bounds the positions visited; when the budget runs out
     the answer is False ("no mate proven"), so a kill that needs a longer or wider
-    search than the budget is classified as not a kill. ``b`` is left unchanged."""
+    search than the budget is classified as not a kill (see :func:`mate_status`).
+    ``b`` is left unchanged."""
+    return mate_status(b, depth, nodes) is True
+
+
+def mate_status(b: Board, depth: int = KILL_DEPTH, nodes: int = KILL_NODES) -> bool | None:
+    """:func:`mates_by_checks` with the budget's verdict: True (mate proven), False (no
+    mate within ``depth`` checking moves: the search finished), None (the node budget
+    ran out first: nothing proven either way)."""
     key = (tuple(b.squares), b.turn, depth)
     hit = _MATE_CACHE.get(key)
     if hit is not None:
         return hit
     budget = _Budget(nodes)
     res = _mates(b, depth, budget)
-    if budget.left > 0 or res:  # an exhausted search proves nothing: do not cache its False
-        if len(_MATE_CACHE) >= _MATE_CACHE_MAX:
-            _MATE_CACHE.clear()
-        _MATE_CACHE[key] = res
+    if not res and budget.left <= 0:
+        return None  # exhausted: not cached, proves nothing
+    if len(_MATE_CACHE) >= _MATE_CACHE_MAX:
+        _MATE_CACHE.clear()
+    _MATE_CACHE[key] = res
     return res
 
 
@@ -627,7 +636,9 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         # classified like any move: the article names the king's move only.
         return MoveClass(move, side, IDLE, answers_check=True)
     after = _null(b)
-    kill = mates_by_checks(after) and not mates_by_checks(before)
+    # 24.2: a new mate threat — proven after the move, and proven absent before it (a search
+    # that ran out of nodes before the move proves no absence: then the move is no new kill).
+    kill = mates_by_checks(after) and mate_status(before) is False
     after_chase, after_pawn = _all_chases(after, move.to_square)
     threatened = in_check
     old: set[int] = set()
@@ -798,7 +809,7 @@ def classify_cycle(board: Board, start_ply: int, rules: object | None = None) ->
 
 
 __all__ = ["BY_VALUE", "CHASE", "CHECK", "IDLE", "JOINT", "KILL", "UNROOTED", "VALUE", "Chase", "MoveClass",
-           "classify_cycle", "classify_move", "mates_by_checks"]
+           "classify_cycle", "classify_move", "mate_status", "mates_by_checks"]
 
 
 # ---------------------------------------------------------------------------
