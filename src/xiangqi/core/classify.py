@@ -651,6 +651,8 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
             before_chase, before_pawn = _all_chases(before, move.from_square, strict=True)
             old = {s for s, c in before_chase.items() if c.kind != CHECK_WIN} | set(before_pawn)
             old_check = set(before_chase)
+            if any(c.kind == CHECK_WIN for c in before_chase.values()):
+                old_check.add(-1)  # a check already won material before the move (29.2)
     new = tuple(c for s, c in sorted(after_chase.items()) if _is_new(c, s, old, old_check, threatened,
                                                                     b, before, after, move))
     new_pawn = tuple(c for s, c in sorted(after_pawn.items()) if s not in old)
@@ -671,7 +673,10 @@ def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: b
     the capture would have been met by a mate."""
     if sq in (old_check if c.kind == CHECK_WIN else old):
         return _ties(played, move, c)
-    return (threatened or c.kind == CHECK_WIN or _caused_by(before.squares, after.squares, move, c)
+    # A check that wins material is new when no check won material before the move; when one
+    # did, a different piece won in the worst line is 从捉到捉 unless the move takes part (29.2).
+    return (threatened or (c.kind == CHECK_WIN and -1 not in old_check)
+            or _caused_by(before.squares, after.squares, move, c)
             or _root_changed(before, after, c) or _was_mated_for(before, c) or _ties(played, move, c))
 
 
