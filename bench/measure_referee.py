@@ -71,6 +71,11 @@ def main() -> None:
         if got != r["winner"]:
             miss.append((r["id"], r["winner"], got, "".join(official_raw), "".join(ours)))
     print(f"CXA verdicts: {len(cx) - len(miss)}/{len(cx)} ({100 * (1 - len(miss) / len(cx)):.0f}%)")
+    missed = {m[0] for m in miss}
+    for group, prefix in (("图 (main figures)", "CXA-fig"), ("参考图 (reference figures)", "CXA-ref")):
+        ids = [r["id"] for r in cx if r["id"].startswith(prefix)]
+        ok = sum(1 for i in ids if i not in missed)
+        print(f"  {group}: {ok}/{len(ids)}")
     print(f"CXA move classes vs captions: {agree}/{total} ({100 * agree / total:.0f}%)")
     print("CXA class disagreements (official->ours):", dict(kinds.most_common()))
     for m in miss:

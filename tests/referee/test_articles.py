@@ -147,3 +147,21 @@ def test_axf_exchange_between_horses_judged_on_the_targets_leg(fen, chased):
     # cannot.
     mc = cls(fen, "c3e4", "axf")
     assert (mc.cls == CHASE) == chased
+
+
+def test_cli_outcome_explain_names_each_move_class_and_article(capsys):
+    # The referee explains itself: every move of the cycle with its class and article, then the
+    # verdict of each side (24.13 禁止着法 / 24.14 允许着法). 图2 of the rule book: the horse's
+    # two moves are 捉 (the second by 卧槽 check winning the rook, 抽将).
+    from xiangqi.cli import main as cli_main
+
+    fen = "1r2kab1r/2c1a4/n1c1b1n2/4p2N1/p1p6/1C4P2/P1P1P4/2N1B3C/4A4/1RBAK2R1 w - - 0 1"
+    moves = "h6i4 i9h9 i4h6 h9i9 h6i4 i9h9 i4h6 h9i9".split()
+    assert cli_main(["outcome", "--explain", "--fen", fen, *moves]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "black"
+    assert out[2] == "红 马二退一: 捉 车 (第24.3条, 无根子)"
+    assert out[4] == "红 马一进二: 捉 车 (第24.3条, 抽将)"
+    assert out[3].startswith("黑 车9平8: 闲 (")
+    assert out[10] == "红方: 长捉 — 禁止着法 (第24.13/24.14条)"
+    assert len(out) == 2 + 8 + 2 + 1
