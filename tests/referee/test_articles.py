@@ -165,3 +165,12 @@ def test_cli_outcome_explain_names_each_move_class_and_article(capsys):
     assert out[3].startswith("黑 车9平8: 闲 (")
     assert out[10] == "红方: 长捉 — 禁止着法 (第24.13/24.14条)"
     assert len(out) == 2 + 8 + 2 + 1
+
+
+def test_general_5_exchange_offer_that_also_chases_is_a_chase():
+    # 通则 5 从重 (兑兼捉 → 捉) with 24.4: the horse to d5 offers itself to the black horse on f6
+    # (both protected: by the rook on a5 and the rook on f9) — 兑 — and also attacks the lone
+    # cannon on c7: the heavier nature decides, 捉. Without the cannon it is a plain 兑: 闲.
+    mc = cls("4kr3/9/2c6/5n3/R8/9/2N6/9/9/3K5 w - - 0 1", "c3d5")
+    assert mc.cls == CHASE and [c.target_type for c in mc.chases] == [6]  # the cannon
+    assert cls("4kr3/9/9/5n3/R8/9/2N6/9/9/3K5 w - - 0 1", "c3d5").cls == IDLE
