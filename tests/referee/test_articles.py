@@ -174,3 +174,14 @@ def test_general_5_exchange_offer_that_also_chases_is_a_chase():
     mc = cls("4kr3/9/2c6/5n3/R8/9/2N6/9/9/3K5 w - - 0 1", "c3d5")
     assert mc.cls == CHASE and [c.target_type for c in mc.chases] == [6]  # the cannon
     assert cls("4kr3/9/9/5n3/R8/9/2N6/9/9/3K5 w - - 0 1", "c3d5").cls == IDLE
+
+
+def test_29_2_answer_to_a_check_chases_only_what_it_creates():
+    # 29.2 (the chase must arise from the move just played): the rook on a7 already attacked the
+    # lone horse on d7 before Black's rook checked; the horse that blocks on e2 takes no part in
+    # that attack, so the answer to the check is 闲 (not a chase "created" by parrying the check).
+    assert cls("5k3/9/R2n5/9/4r4/9/2N6/9/4K4/9 w - - 0 1", "c3e2").cls == IDLE
+    # The same block uncovers the rook on c0, which now attacks the lone cannon on c7: a discovered
+    # attack created by the answer, 捉.
+    mc = cls("5k3/9/2c6/9/4r4/9/2N6/9/4K4/2R6 w - - 0 1", "c3e2")
+    assert mc.cls == CHASE and mc.chases[0].target_type == 6

@@ -337,7 +337,8 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
     return None if mated else gain
 
 
-def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
+def _chases(b: Board, moved_to: int = -1, strict: bool = False,
+            offers: set[int] | None = None) -> tuple[dict[int, Chase], dict[int, Chase]]:
     """Enemy pieces the side to move of ``b`` could capture with a gain now (24.3 捉).
 
     Targets are 子力 only (25.3). The first capturer is never the king (通则 1: the king
@@ -351,7 +352,8 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
     king and pawns, and chases whose only gaining first capturer is a pawn.
     ``moved_to`` is the square of the piece that just moved (-1: none); it is
     the only pawn whose chases are reported (see :func:`classify_move`).
-    ``strict`` is passed on to :func:`_exchange_gain`.
+    ``strict`` is passed on to :func:`_exchange_gain`. ``offers``, if given, collects
+    the squares of the pieces the side to move offers to exchange (24.4).
     """
     out: dict[int, Chase] = {}
     by_pawn: dict[int, Chase] = {}
@@ -391,6 +393,8 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
             b.turn = not b.turn
             offered = moved_to in takes_back
             if takes_back and (rooted or attacker_free or offered):
+                if offers is not None:
+                    offers.add(sq)
                 continue
         tval = VALUE[tt]
         best: Chase | None = None
@@ -587,10 +591,14 @@ def _null(b: Board) -> Board:
 
 
 def _all_chases(b: Board, moved_to: int, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
-    """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move."""
-    plain, by_pawn = _chases(b, moved_to, strict)
+    """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move.
+
+    24.4 兑: a piece the side to move offers to exchange (it may take the offered piece back,
+    evenly) is not won by a check either: the opponent, to move, exchanges it first."""
+    offers: set[int] = set()
+    plain, by_pawn = _chases(b, moved_to, strict, offers)
     for sq, ch in _check_wins(b).items():
-        if sq not in plain:
+        if sq not in plain and sq not in offers:
             plain[sq] = ch
     return plain, by_pawn
 
@@ -640,14 +648,16 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
     # that ran out of nodes before the move proves no absence: then the move is no new kill).
     kill = mates_by_checks(after) and mate_status(before) is False
     after_chase, after_pawn = _all_chases(after, move.to_square)
-    threatened = in_check
+    threatened = False
     old: set[int] = set()
     old_check: set[int] = set()
     if after_chase or after_pawn:
-        # 29.2: a side in check, or under a mate threat (杀), must parry first: its attacks in that
-        # position were no chases yet, and the parry creates them.
-        threatened = in_check or mates_by_checks(_null(before), REPLY_MATE_DEPTH)
-        if not threatened:
+        # 29.2: a side under a mate threat (杀) must parry first: its attacks in that position were
+        # no chases yet, and the parry creates them. A side in check has no captures but the
+        # answers to the check before its move; the chases of its answer must be created by it
+        # (the moved piece attacks, uncovers or changes the protection, :func:`_caused_by`).
+        threatened = not in_check and mates_by_checks(_null(before), REPLY_MATE_DEPTH)
+        if not threatened and not in_check:
             before_chase, before_pawn = _all_chases(before, move.from_square, strict=True)
             old = {s for s, c in before_chase.items() if c.kind != CHECK_WIN} | set(before_pawn)
             old_check = set(before_chase)
