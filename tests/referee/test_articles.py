@@ -185,3 +185,21 @@ def test_29_2_answer_to_a_check_chases_only_what_it_creates():
     # attack created by the answer, 捉.
     mc = cls("5k3/9/2c6/9/4r4/9/2N6/9/4K4/2R6 w - - 0 1", "c3e2")
     assert mc.cls == CHASE and mc.chases[0].target_type == 6
+
+
+def test_26_5_pinned_capturer_does_not_chase():
+    # 26.5 被牵子捉子 / 29.4 (legal moves only): the horse brought to e3 attacks the lone cannon on
+    # d5, but it is pinned to its king by the rook on e7 (taking would expose the king): 闲.
+    # Without the pinning rook the same move is 捉.
+    assert cls("5k3/9/4r4/9/3c5/9/9/2N6/4K4/9 w - - 0 1", "c2e3").cls == IDLE
+    mc = cls("5k3/9/9/9/3c5/9/9/2N6/4K4/9 w - - 0 1", "c2e3")
+    assert mc.cls == CHASE and mc.chases[0].kind == UNROOTED
+
+
+def test_24_15_false_root_cannon_whose_screen_is_the_capturer():
+    # 24.15 假根: the cannon on d9 "protects" the horse on d7 only over the rook on d8; when the rook
+    # takes, the screen is gone and the cannon cannot take back: the horse is chased (捉). With a
+    # screen of its own (the horse on d8) the cannon really protects: a rook for a horse, 闲.
+    mc = cls("3ck4/R8/3n5/9/9/9/9/9/9/5K3 w - - 0 1", "a8d8")
+    assert mc.cls == CHASE and mc.chases[0].target_type == 4 and mc.chases[0].kind == UNROOTED
+    assert cls("3ck4/3n5/3n5/9/9/9/9/9/9/R4K3 w - - 0 1", "a0a7").cls == IDLE
