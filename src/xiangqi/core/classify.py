@@ -823,8 +823,9 @@ def classify_cycle(board: Board, start_ply: int, rules: object | None = None) ->
     return out
 
 
-__all__ = ["BY_VALUE", "CHASE", "CHECK", "IDLE", "JOINT", "KILL", "UNROOTED", "VALUE", "Chase", "MoveClass",
-           "classify_cycle", "classify_move", "mate_status", "mates_by_checks"]
+__all__ = ["ARTICLES", "BY_VALUE", "CHASE", "CHECK", "CHECK_WIN", "IDLE", "JOINT", "KILL", "KILL_DEPTH",
+           "KILL_NODES", "UNROOTED", "VALUE", "Chase", "MoveClass", "classify_cycle", "classify_move",
+           "mate_status", "mates_by_checks"]
 
 
 # ---------------------------------------------------------------------------
