@@ -203,3 +203,13 @@ def test_24_15_false_root_cannon_whose_screen_is_the_capturer():
     mc = cls("3ck4/R8/3n5/9/9/9/9/9/9/5K3 w - - 0 1", "a8d8")
     assert mc.cls == CHASE and mc.chases[0].target_type == 4 and mc.chases[0].kind == UNROOTED
     assert cls("3ck4/3n5/3n5/9/9/9/9/9/9/R4K3 w - - 0 1", "a0a7").cls == IDLE
+
+
+def test_24_4_offered_rook_is_not_won_by_a_check_either():
+    # 24.4 兑: 车四平五 puts the rook (protected by the horse on g3) next to the black rook on e5:
+    # an offer to exchange, 闲 — although, were Red to move again, 炮五平四 (check over the cannon
+    # on f7) and 车五进一 would win the rook: Black, to move, exchanges first, so no 抽将 chase.
+    # The same move against a horse on e5 (no exchange possible) chases it: 捉.
+    assert cls("5k3/9/5c3/4C4/4r4/5R3/6N2/9/9/3K5 w - - 0 1", "f4e4").cls == IDLE
+    mc = cls("5k3/9/5c3/4C4/4n4/5R3/6N2/9/9/3K5 w - - 0 1", "f4e4")
+    assert mc.cls == CHASE and mc.chases[0].target_type == 4
