@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from xiangqi.core.board import Board, Move
+from xiangqi.core.classify import _MATE_CACHE
 from xiangqi.core.referee import AXF, CXA, classify_cycle, forbidden_moves, judge, repetition_cycle
 
 # Typical cycles: a CXA figure (图2, middlegame, 8 plies) and a perpetual check (R17); and the
@@ -47,6 +48,8 @@ def main() -> None:
                   f"ratio {ms / peer:.0f}x legal-move generation ({peer:.2f} ms)")
         ms = best_ms(lambda b=b: judge(b, CXA))
         print(f"judge {name} cxa: {ms:.1f} ms")
+        ms = best_ms(lambda b=b: (_MATE_CACHE.clear(), judge(b, CXA)))
+        print(f"judge {name} cxa, cold (mate-search cache emptied first): {ms:.1f} ms")
         last = b.pop()
         for rules in (CXA, AXF):
             ms = best_ms(lambda b=b, rules=rules: forbidden_moves(b, rules))

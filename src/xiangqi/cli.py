@@ -109,6 +109,11 @@ def cmd_outcome(args: argparse.Namespace) -> int:
         return 0
     print(out.winner_name())
     print(f"{out.reason_zh} / {out.reason_en}")
+    if args.explain:
+        from xiangqi.core.referee import explain_cycle
+
+        for line in explain_cycle(board, rules) or ["(no repetition ruling: nothing to explain)"]:
+            print(line)
     return 0
 
 
@@ -312,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fen", default=STARTING_FEN, help="start position (default: the standard start)")
     p.add_argument("--rules", choices=["cxa", "axf"], default="cxa",
                    help="rule set for repetition rulings: cxa (Chinese, default) or axf (Asian)")
+    p.add_argument("--explain", action="store_true",
+                   help="after the result, print each move of the repetition cycle with its class "
+                        "(将/杀/捉/闲) and the article that decided it, then each side's verdict")
     p.set_defaults(func=cmd_outcome)
 
     for name, help_text, browser in (

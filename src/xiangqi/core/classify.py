@@ -6,45 +6,49 @@ cycle (:func:`classify_cycle`); the rulings built on the classes are in
 :mod:`xiangqi.core.referee`. A move gets the heaviest class that applies,
 将 > 杀 > 捉 > 闲 (从重, RULES.md §5.2.4).
 
-CXA model (the default rule set):
+CXA model (the default rule set): one decision procedure per article of the
+rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULES_CXA.md
+§1, §3). :data:`ARTICLES` lists them; each function cites its article.
 
-- **将**: after the move the opponent's king is attacked, by the moved piece
-  or a piece it uncovers (24.1).
-- **杀**: not a check; if the mover could move again it would mate by one
-  check or a series of consecutive checks within :data:`KILL_DEPTH` of its
-  own moves against every defence, and it could not before the move (24.2).
-- **捉**: after the move, with the mover to move again, some enemy 子力 (rook,
-  horse, cannon, advisor, elephant, crossed pawn; never the king or an
-  uncrossed pawn, RULES.md §5.1) can be taken with a gain by value, and the
-  move created that (29.2 从无捉到有捉). The gain is a static exchange (SEE)
-  on the target's square that plays the real legal moves — so a pinned
-  protector, a protector that would face the other king, a cannon that loses
-  its screen and the king as a protector are judged as in a game (真根/假根)
-  — followed by the full exchange of 2020 26.5 (a capturer that is pinned to
-  a piece behind it, 被牵子捉子, must not lose on balance; see
-  :func:`_exchange_gain`). Material won by a check and the capture that
-  follows counts too (抽将, :func:`_check_wins`). Values: rook 4, horse 2,
-  cannon 2, advisor 1, elephant 1, pawn 1; the chaser's own pawns count 3 in
-  its exchanges, because a crossed pawn's value floats (RULES_CXA §3.6). A
-  capture after which the capturer is mated at once gains nothing (§5.2.9).
-  "Created by the move" (:func:`_is_new`): the chase did not exist before the
-  move — judged strictly there: a capture that the opponent's threats, a mate
-  threat or the capturer's duty as a root kept from being played was no
-  chase yet (图10, 图12, 图25, 参考图35) — and the move takes part in it: the
-  moved piece attacks or screens, uncovers an attacker, takes away a real
-  protector, parries a check or mate threat, or ties the target to its line
-  (不能离线, 参考图49). A chase the opponent caused itself, with the cycle's
-  pieces not taking part, is 闲 (参考图21). Mutual attacks between pieces of
-  one type are offers to exchange (兑) unless the offer also wins an
-  unprotected piece (兑兼捉, 图25).
-- **闲**: everything else, including 兑/献/拦/跟, and a king move that answers
-  a check (图17, 参考图18).
+- **将** 24.1: after the move the opponent's king is attacked, by the moved
+  piece or a piece it uncovers (:func:`classify_move`).
+- **杀** 24.2: not a check; with the mover to move again it would mate by one
+  check or consecutive checks, within :data:`KILL_DEPTH` checking moves and
+  :data:`KILL_NODES` nodes, against every defence, and it could not before
+  (:func:`mates_by_checks`). Where the model stops: a kill needing more checks,
+  or a quiet (non-checking) move, or more nodes than the budget, is not found.
+- **捉** 24.3 (and the 29.x conditions of the 2011 line): after the move, with
+  the mover to move again, some enemy 子力 (25.3: rook, horse, cannon,
+  advisor, elephant, crossed pawn) can be taken with a gain by value
+  (:func:`_chases`), directly, by a piece the move uncovers, by several pieces
+  together (联合捉), or by a check that wins material against every defence
+  (抽将, :func:`_check_wins`); the gain is a static exchange played with legal
+  moves only (:func:`_see`), so a pinned protector, a protector whose recapture
+  faces the other king, a cannon whose screen goes and the king as a protector
+  are judged as in a game (真根/假根, 24.15); the full exchange then answers it
+  with the opponent's best other capture (26.5 得不偿失, :func:`_exchange_gain`).
+  29.4: a capture after which the capturer is mated at once gains nothing.
+  29.2: the chase is created by the move (:func:`_is_new`): it did not exist
+  before (a capture that a check or mate threat against the mover kept from
+  being played did not exist yet), and the move takes part in it
+  (:func:`_caused_by`); a chase state the victim caused itself is 闲.
+- **兑/献** 24.4/24.5: a same-type attacker that the target may take back
+  offers an exchange; see :func:`_chases`.
+- **拦** 24.6 / 通则 9 (不能离线): a piece that must stay on its line to stop
+  a mate does not really protect or take (:func:`_tied`, :func:`_ties`).
+- **闲** 24.8: everything else, including 兑/献/拦/跟, and a king move that
+  answers a check (通则 2, "走动帅应将后产生的捉、杀为闲").
 
-The king chasing by itself is 闲 (RULES.md §5.2.1); it counts when it only
-protects, recaptures, or lets another piece chase (图15). A pawn's chase counts
-only when that pawn itself moved and wins outright (参考图16; a pawn let loose
-by another piece's move is 闲, 参考图5, 参考图11), kept apart in
-``pawn_chases`` for the rule set to decide.
+Values (25.3 子力价值): rook 4, horse 2, cannon 2, advisor 1, elephant 1, pawn 1;
+the chaser's own pawns count 3 in its exchanges because a crossed pawn's value
+floats (通则 6: one pawn for several pieces is no gain). Where the model stops:
+positional judgements (占据要点, 通则 4 — occupying a key drawing point) are not
+modelled, and an exchange is judged on one square plus one answering capture,
+not by a search.
+
+The king chasing by itself is 闲 (通则 1); it counts when it only protects,
+recaptures, or lets another piece chase (通则 2, 借帅之力). A pawn's chase
+(通则 3) is kept apart in ``pawn_chases`` for the rule set to decide.
 
 Under the AXF rule set chases are found by :func:`axf_chased`, the model of
 Fairy-Stockfish's xiangqi rules. Each chase records its target's identity
@@ -89,12 +93,18 @@ CLASS_EN = {CHECK: "check", KILL: "kill", CHASE: "chase", IDLE: "idle"}
 
 #: Material values for gains (RULES.md §5.1); the king's is only a sentinel.
 VALUE = {KING: 100, ROOK: 4, HORSE: 2, CANNON: 2, ADVISOR: 1, ELEPHANT: 1, PAWN: 1}
-#: Checks searched when testing whether a piece must stay on its line (不能离线); two keep the
-#: test cheap and cover 参考图49/50.
+#: Checks searched when testing whether a piece must stay on its line (不能离线, 通则 9): a
+#: shorter search than the kill test keeps it cheap; a longer mate that ties the piece is missed.
 TIE_DEPTH = 2
-#: Moves of the attacking side searched for a mate by consecutive checks (杀). Three, because the
-#: kills of 图19 and 参考图35 need three checks.
-KILL_DEPTH = 3
+#: Moves of the attacking side searched for a mate by consecutive checks (杀, 第24.2条 "连续照将"):
+#: a mate within KILL_DEPTH checking moves against every defence.
+KILL_DEPTH = 5
+#: Node budget (checking moves tried) of one kill search; a search that runs out proves no kill.
+KILL_NODES = 4000
+#: Depth of the mate searches inside the chase tests (a capturer mated at once gains nothing,
+#: 29.4; a capture a mating attack answers was no chase yet): the shorter search of the threats
+#: that answer a capture.
+REPLY_MATE_DEPTH = 3
 
 #: Kinds of chase (RULES_CXA §4.4): the target has no real protector; the
 #: target is protected but worth more than the chaser (e.g. a horse on a rook);
@@ -104,6 +114,29 @@ BY_VALUE = "value"
 JOINT = "joint"
 #: A chase that wins material through a check (抽将得子, RULES_CXA §1.1 24.3).
 CHECK_WIN = "check"
+
+#: One decision procedure per article (2020 edition 第24条 术语, 第25/26条, 2011 line 29.x and the
+#: 棋例通则; RULES.md §5, RULES_CXA.md §1-§3): article -> (term, the function that implements it).
+#: tests/referee/test_articles.py checks that each function exists and cites its article.
+ARTICLES: dict[str, tuple[str, str]] = {
+    "24.1": ("将 check", "classify_move"),
+    "24.2": ("杀 kill: mate by one or consecutive checks", "mates_by_checks"),
+    "24.3": ("捉 chase: material won on the next move", "_chases"),
+    "24.3 抽将": ("捉 by a check that wins material against every defence", "_check_wins"),
+    "24.3 完整互吃交换": ("the exchange played out", "_exchange_gain"),
+    "24.4": ("兑 offer to exchange (not a chase)", "_chases"),
+    "24.4/24.5": ("兑/献: the attacked piece may take the attacker", "_chases"),
+    "24.15": ("有根/无根, 真根/假根: a real, legal recapture", "_see"),
+    "25.3": ("子力 and 子力价值", "_val"),
+    "26.5": ("得不偿失: a losing full exchange is no chase", "_exchange_gain"),
+    "29.2": ("从无捉到有捉: the chase is created by the move", "_is_new"),
+    "29.4": ("the capturer is not mated at once", "_exchange_gain"),
+    "通则 1/2": ("the king chasing alone is 闲; 借帅之力 counts; 走动帅应将 is 闲", "classify_move"),
+    "通则 3": ("a pawn's chase is kept apart for the rule set", "_chases"),
+    "通则 6": ("a crossed pawn's value floats", "_val"),
+    "通则 7": ("从捉到捉 and a self-caused chase state are 闲", "_caused_by"),
+    "通则 9": ("不能离线: a piece tied to its line", "_tied"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,7 +236,7 @@ def _val(code: int, chaser: Color | None) -> int:
 
     The chaser's own pawns count 3: a crossed pawn's value floats, so giving a
     pawn for a horse, or for an advisor and a cannon, is no gain, while a pawn
-    for a rook is (RULES_CXA §3.6; 图24, 参考图31, 参考图33)."""
+    for a rook is (25.3 子力价值 / 通则 6, RULES_CXA §3.6)."""
     t = abs(code)
     if t == PAWN and (code > 0) == chaser:
         return 3
@@ -212,7 +245,14 @@ def _val(code: int, chaser: Color | None) -> int:
 
 def _see(b: Board, sq: int, chaser: Color | None) -> int:
     """Static exchange value (>= 0) for the side to move capturing on ``sq``, with the
-    least valuable legal capturer first at every step; standing pat is allowed."""
+    least valuable legal capturer first at every step; standing pat is allowed.
+
+    24.15 有根子/无根子 and 真根/假根: a protector counts only through a legal
+    recapture, so a protector pinned to its king, one whose recapture would face
+    the other king (将帅不能照面), a cannon whose screen is gone and the king as a
+    protector are judged as the game's rules judge them. Where the model stops: a
+    recapture that is legal but walks into a mate is still counted here (the
+    callers test mates separately, 29.4 / 通则 9)."""
     caps = _legal_captures_to(b, sq)
     if not caps:
         return 0
@@ -245,18 +285,18 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
     2020 26.5):
 
     - a capture it gets only because the capturer left ``frm`` (the capturer was
-      pinned, 被牵子捉子, 图23): a result that loses (得不偿失) is no chase, an
-      equal one still is (参考图27);
+      pinned, 被牵子捉子, 26.5): a result that loses (得不偿失) is no chase, an
+      equal one still is (24.3 "互吃交换" ends equal or better);
     - a capture it could already make, worth no more than before (an independent
-      threat): the result must gain (参考图6);
+      threat, 各吃各子 26.5): the result must gain;
     - a capture that became better because the capturer was its target's root
-      (做根子) does not count after the move (图22) but does in ``strict`` mode.
+      (做根子捉子, 26.5) does not count after the move but does in ``strict`` mode.
 
     ``strict`` judges whether a chase already existed before a move: every
     capture the opponent has answers it and the result must gain. A chase that
     threats or a root's duty kept from being played was no chase yet; the move
-    that frees it chases (图12, 图25). Returns the gain (0 when the exchange does
-    not gain), or None if the capturer is mated at once (RULES.md §5.2.9).
+    that frees it chases (29.2 从无捉到有捉). Returns the gain (0 when the exchange does
+    not gain), or None if the capturer is mated at once (29.4, RULES.md §5.2.9).
     """
     me = b.turn
     victim = _val(b.squares[sq], me)
@@ -290,21 +330,30 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
                 reply_other = max(reply_other, g)
         if victim - reply_pin < 0 or victim - reply_other <= 0:
             gain = 0
-    # Before a move, a capture met by a mating attack was no chase yet: the move that parries the
-    # mate creates the chase (图10, 参考图35 "解杀后形成…捉").
-    mated = gain > 0 and (mates_by_checks(b) if strict else _mate_in_one(b))
+    # 29.4 / 29.2: before a move, a capture met by a mating attack was no chase yet: the move that
+    # parries the mate creates the chase.
+    mated = gain > 0 and (mates_by_checks(b, REPLY_MATE_DEPTH) if strict else _mate_in_one(b))
     b.pop()
     return None if mated else gain
 
 
-def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
-    """Enemy pieces the side to move of ``b`` could capture with a gain now.
+def _chases(b: Board, moved_to: int = -1, strict: bool = False,
+            offers: set[int] | None = None) -> tuple[dict[int, Chase], dict[int, Chase]]:
+    """Enemy pieces the side to move of ``b`` could capture with a gain now (24.3 捉).
+
+    Targets are 子力 only (25.3). The first capturer is never the king (通则 1: the king
+    chasing alone is 闲; it still protects and recaptures inside the exchange, 通则 2).
+    Same-type mutual attacks are offers (24.4 兑), see the comment in the body.
+    The kind of each chase feeds the 2020 responsibility comparison (RULES_CXA §4.4):
+    :data:`JOINT` when two or more pieces (not king or pawn) attack a protected target
+    (联合捉 / 少根子, 24.15), :data:`UNROOTED`, or :data:`BY_VALUE`.
 
     Returns two dicts keyed by target square: chases by pieces other than the
     king and pawns, and chases whose only gaining first capturer is a pawn.
     ``moved_to`` is the square of the piece that just moved (-1: none); it is
     the only pawn whose chases are reported (see :func:`classify_move`).
-    ``strict`` is passed on to :func:`_exchange_gain`.
+    ``strict`` is passed on to :func:`_exchange_gain`. ``offers``, if given, collects
+    the squares of the pieces the side to move offers to exchange (24.4).
     """
     out: dict[int, Chase] = {}
     by_pawn: dict[int, Chase] = {}
@@ -321,10 +370,13 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
         b.push(Move(caps[0], sq), validate=False)
         rooted = bool(_legal_captures_to(b, sq))
         b.pop()
-        # A mutual attack between pieces of the same type is an offer to exchange (兑) when the
-        # target is protected (参考图4), when the attacker is not (the opponent takes it first), or
-        # when the attacker is the piece just moved, offering itself (图2, 参考图5); a mutual attack
-        # uncovered by another piece's move, on an unprotected piece, chases (图25).
+        # 第24.4条 兑: a same-type attacker that the target may take back (legally, and not
+        # then mated: a piece tied to its line cannot, 通则 9) offers an exchange, not a chase,
+        # when the exchange is even for the mover: the target is protected (an equal trade),
+        # the attacker is unprotected (the target takes first: the mover gains nothing), or
+        # the attacker is the moved piece offering itself (24.4 "邀兑"). A mutual attack that
+        # the move only uncovers, on an unprotected target, is no offer by the moved piece:
+        # the target is won (24.3) unless it flees.
         mutual_from = [frm for frm in caps if abs(squares[frm]) == tt and frm in b._pseudo_targets(sq)]
         if mutual_from:
             b.turn = not b.turn
@@ -334,13 +386,15 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
                 if not b.is_legal(Move(sq, frm)):
                     continue
                 b.push(Move(sq, frm), validate=False)
-                if not mates_by_checks(b):  # a target tied to its line cannot take (参考图49)
+                if not mates_by_checks(b, REPLY_MATE_DEPTH):  # 通则 9: tied to its line, it cannot take
                     takes_back.append(frm)
                     attacker_free = attacker_free or not _legal_captures_to(b, frm)
                 b.pop()
             b.turn = not b.turn
             offered = moved_to in takes_back
             if takes_back and (rooted or attacker_free or offered):
+                if offers is not None:
+                    offers.add(sq)
                 continue
         tval = VALUE[tt]
         best: Chase | None = None
@@ -377,9 +431,15 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False) -> tuple[dict[in
 
 
 def _check_wins(b: Board) -> dict[int, Chase]:
-    """Material the side to move wins by a check (抽将): after some check, every
-    reply lets it make a capture that gains on balance. Keyed by the square of the
-    piece won in the worst line for the checker."""
+    """Material the side to move wins by a check (24.3 "可以下一着开始运用照将或连续照将
+    得子", 抽将): after some check, **every** legal reply (king move, block, capture of
+    the checker) still lets it make a capture that gains on balance — the capture's
+    static exchange less the opponent's best other capture of 子力 in answer
+    (:func:`_best_other_capture`, the exchange played out). A check that the
+    opponent answers by taking the checker or by a block that saves everything wins
+    nothing. A mating check is 杀 (24.2), not a chase. Keyed by the square of the
+    piece won in the worst line for the checker. Where the model stops: one check
+    deep (a win needing a series of checks is not found)."""
     me = b.turn
     out: dict[int, Chase] = {}
     squares = b.squares
@@ -401,6 +461,8 @@ def _check_wins(b: Board) -> dict[int, Chase]:
                     continue
                 b.push(c, validate=False)
                 g = _val(v, me) - _see(b, c.to_square, me)
+                if g > best:
+                    g -= _best_other_capture(b, c.to_square, g)
                 b.pop()
                 if g > best:
                     best, best_sq = g, c.to_square
@@ -421,6 +483,27 @@ def _check_wins(b: Board) -> dict[int, Chase]:
     return out
 
 
+def _best_other_capture(b: Board, sq: int, limit: int) -> int:
+    """The most the side to move of ``b`` wins (static exchange, >= 0) by one capture
+    of 子力 elsewhere than on ``sq``: the answer to a capture that 24.3 "完整互吃交换" plays
+    out (a capture that leaves another piece hanging wins only the balance). Stops
+    once ``limit`` is reached."""
+    best = 0
+    squares = b.squares
+    for m in list(b.generate_legal_moves()):
+        v = squares[m.to_square]
+        if not v or m.to_square == sq or VALUE[abs(v)] <= best or not _is_material(v, m.to_square):
+            continue  # an uncrossed pawn is no 子力 (25.3): taking it wins no material
+        b.push(m, validate=False)
+        g = VALUE[abs(v)] - _see(b, m.to_square, None)
+        b.pop()
+        if g > best:
+            best = g
+            if best >= limit:
+                break
+    return best
+
+
 def _checking_moves(b: Board) -> list[Move]:
     """Legal moves of the side to move that give check (cheaper than testing every legal move:
     legality is checked only for the moves that check)."""
@@ -434,10 +517,53 @@ def _checking_moves(b: Board) -> list[Move]:
     return out
 
 
-def mates_by_checks(b: Board, depth: int = KILL_DEPTH) -> bool:
-    """True if the side to move of ``b`` mates within ``depth`` of its own moves,
-    every one of them a check, against every defence (the test for 杀, RULES_CXA §1.1)."""
+class _Budget:
+    """Nodes left for one mate search (see :data:`KILL_NODES`)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, nodes: int) -> None:
+        self.left = nodes
+
+
+#: Results of finished mate searches, keyed by (position, side to move, depth); bounded.
+_MATE_CACHE: dict[tuple, bool] = {}
+_MATE_CACHE_MAX = 20000
+
+
+def mates_by_checks(b: Board, depth: int = KILL_DEPTH, nodes: int = KILL_NODES) -> bool:
+    """True if the side to move of ``b`` mates within ``depth`` of its own moves, every
+    one of them a check, against every defence (the test for 杀, 第24.2条: "一着或连续
+    照将将死对方"). ``nodes`` bounds the positions visited; when the budget runs out
+    the answer is False ("no mate proven"), so a kill that needs a longer or wider
+    search than the budget is classified as not a kill (see :func:`mate_status`).
+    ``b`` is left unchanged."""
+    return mate_status(b, depth, nodes) is True
+
+
+def mate_status(b: Board, depth: int = KILL_DEPTH, nodes: int = KILL_NODES) -> bool | None:
+    """:func:`mates_by_checks` with the budget's verdict: True (mate proven), False (no
+    mate within ``depth`` checking moves: the search finished), None (the node budget
+    ran out first: nothing proven either way)."""
+    key = (tuple(b.squares), b.turn, depth)
+    hit = _MATE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    budget = _Budget(nodes)
+    res = _mates(b, depth, budget)
+    if not res and budget.left <= 0:
+        return None  # exhausted: not cached, proves nothing
+    if len(_MATE_CACHE) >= _MATE_CACHE_MAX:
+        _MATE_CACHE.clear()
+    _MATE_CACHE[key] = res
+    return res
+
+
+def _mates(b: Board, depth: int, budget: _Budget) -> bool:
     for m in _checking_moves(b):
+        budget.left -= 1
+        if budget.left <= 0:
+            return False
         b.push(m, validate=False)
         replies = list(b.generate_legal_moves())
         if not replies:
@@ -447,7 +573,7 @@ def mates_by_checks(b: Board, depth: int = KILL_DEPTH) -> bool:
         if ok:
             for r in replies:
                 b.push(r, validate=False)
-                ok = mates_by_checks(b, depth - 1)
+                ok = _mates(b, depth - 1, budget)
                 b.pop()
                 if not ok:
                     break
@@ -465,10 +591,14 @@ def _null(b: Board) -> Board:
 
 
 def _all_chases(b: Board, moved_to: int, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
-    """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move."""
-    plain, by_pawn = _chases(b, moved_to, strict)
+    """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move.
+
+    24.4 兑: a piece the side to move offers to exchange (it may take the offered piece back,
+    evenly) is not won by a check either: the opponent, to move, exchanges it first."""
+    offers: set[int] = set()
+    plain, by_pawn = _chases(b, moved_to, strict, offers)
     for sq, ch in _check_wins(b).items():
-        if sq not in plain:
+        if sq not in plain and sq not in offers:
             plain[sq] = ch
     return plain, by_pawn
 
@@ -478,8 +608,11 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
 
     ``board`` is the position before the move; it is not changed. ``rules`` is a
     :class:`~xiangqi.core.referee.RuleSet` or its name (default CXA); it decides
-    whether a king move that answers a check can be an attack. See the module
-    docstring for the definitions and their sources.
+    whether a king move that answers a check can be an attack. The order is the
+    weight of 从重 (通则 5, RULES.md §5.2.4): 将 (24.1) first, then 杀 (24.2, a new
+    mate threat), then 捉 (24.3, a new chase, 29.2), else 闲 (24.8). A king move
+    that answers a check is 闲 (通则 2 "走动帅应将后产生的捉、杀为闲"). See the
+    module docstring and :data:`ARTICLES`.
 
     Raises :class:`~xiangqi.core.errors.IllegalMoveError` if ``move`` is not legal.
     """
@@ -506,22 +639,30 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
     if b.is_check():
         return MoveClass(move, side, CHECK, answers_check=in_check)
     if in_check and king_move and rs.answer_check_idle:
-        # The king stepping out of check is 闲 even if it creates an attack (图17, 参考图18).
+        # 通则 2: "走动帅应将后产生的捉、杀为闲" — the king stepping out of check is 闲 even if it
+        # creates an attack. Other answers to a check (a block, a capture of the checker) are
+        # classified like any move: the article names the king's move only.
         return MoveClass(move, side, IDLE, answers_check=True)
     after = _null(b)
-    kill = mates_by_checks(after) and not mates_by_checks(before)
+    # 24.2: a new mate threat — proven after the move, and proven absent before it (a search
+    # that ran out of nodes before the move proves no absence: then the move is no new kill).
+    kill = mates_by_checks(after) and mate_status(before) is False
     after_chase, after_pawn = _all_chases(after, move.to_square)
-    threatened = in_check
+    threatened = False
     old: set[int] = set()
     old_check: set[int] = set()
     if after_chase or after_pawn:
-        # A side in check, or under a mate threat (杀), must parry first: its attacks in that
-        # position were no chases yet, and the parry creates them (应将; 参考图35 "解杀后形成…捉").
-        threatened = in_check or mates_by_checks(_null(before))
-        if not threatened:
+        # 29.2: a side under a mate threat (杀) must parry first: its attacks in that position were
+        # no chases yet, and the parry creates them. A side in check has no captures but the
+        # answers to the check before its move; the chases of its answer must be created by it
+        # (the moved piece attacks, uncovers or changes the protection, :func:`_caused_by`).
+        threatened = not in_check and mates_by_checks(_null(before), REPLY_MATE_DEPTH)
+        if not threatened and not in_check:
             before_chase, before_pawn = _all_chases(before, move.from_square, strict=True)
             old = {s for s, c in before_chase.items() if c.kind != CHECK_WIN} | set(before_pawn)
             old_check = set(before_chase)
+            if any(c.kind == CHECK_WIN for c in before_chase.values()):
+                old_check.add(-1)  # a check already won material before the move (29.2)
     new = tuple(c for s, c in sorted(after_chase.items()) if _is_new(c, s, old, old_check, threatened,
                                                                     b, before, after, move))
     new_pawn = tuple(c for s, c in sorted(after_pawn.items()) if s not in old)
@@ -542,7 +683,10 @@ def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: b
     the capture would have been met by a mate."""
     if sq in (old_check if c.kind == CHECK_WIN else old):
         return _ties(played, move, c)
-    return (threatened or c.kind == CHECK_WIN or _caused_by(before.squares, after.squares, move, c)
+    # A check that wins material is new when no check won material before the move; when one
+    # did, a different piece won in the worst line is 从捉到捉 unless the move takes part (29.2).
+    return (threatened or (c.kind == CHECK_WIN and -1 not in old_check)
+            or _caused_by(before.squares, after.squares, move, c)
             or _root_changed(before, after, c) or _was_mated_for(before, c) or _ties(played, move, c))
 
 
@@ -550,8 +694,9 @@ def _caused_by(before: list[int], after: list[int], move: Move, chase: Chase) ->
     """True if ``move`` takes part in ``chase``: the moved piece attacks the target or screens a
     cannon that does; a piece of the mover attacks the target now but did not (uncovered); the
     target's protectors changed; or the moved piece was protected by the first capturer before
-    (its root is free now, 图12). A chase that exists only because the opponent's threats went away,
-    with the cycle's pieces not taking part, is no chase of this move (参考图21, 参考图6)."""
+    (its root is free now). A chase that exists only because the opponent's threats went away,
+    with the cycle's pieces not taking part, is no chase of this move (29.2; 通则 7: a chase state
+    the victim caused itself, 自己造成的被捉状态, is 闲)."""
     t, frm, to = chase.target, move.from_square, move.to_square
     me = after[to] > 0
     att_after = set(_attackers_to(after, t, me))
@@ -593,7 +738,7 @@ def _tied(b: Board, sq: int) -> bool:
 def _ties(b: Board, move: Move, chase: Chase) -> bool:
     """True if ``move`` (just played on ``b``, the opponent to move) ties the chased piece to its
     line (see :func:`_tied`) and would not without the moved piece: an unchanged attack on a piece
-    that the move ties down is a chase again (参考图49, 50)."""
+    that the move ties down is a chase again (通则 9 不能离线: the tied piece is a 假根, 24.15)."""
     if chase.kind == CHECK_WIN or not _tied(b, chase.target):
         return False
     to = move.to_square
@@ -621,7 +766,7 @@ def _rooted(b: Board, frm: int, sq: int) -> bool | None:
 
 def _root_changed(before: Board, after: Board, chase: Chase) -> bool:
     """True if the target had a real protector before the move and has none now, e.g. the king
-    that may no longer recapture because the kings would face (借帅之力, 参考图12)."""
+    that may no longer recapture because the kings would face (假根, 24.15; 通则 2 借帅之力)."""
     was = _rooted(before, chase.chaser, chase.target)
     now = _rooted(after, chase.chaser, chase.target)
     return was is True and now is False
@@ -629,12 +774,12 @@ def _root_changed(before: Board, after: Board, chase: Chase) -> bool:
 
 def _was_mated_for(before: Board, chase: Chase) -> bool:
     """True if, before the move, the same capture would have been answered by a mate: the move
-    that parries the mate creates the chase (图10)."""
+    that parries the mate creates the chase (29.2, 29.4)."""
     m = Move(chase.chaser, chase.target)
     if not before.is_legal(m):
         return False
     before.push(m, validate=False)
-    mated = mates_by_checks(before)
+    mated = mates_by_checks(before, REPLY_MATE_DEPTH)
     before.pop()
     return mated
 
@@ -678,8 +823,9 @@ def classify_cycle(board: Board, start_ply: int, rules: object | None = None) ->
     return out
 
 
-__all__ = ["BY_VALUE", "CHASE", "CHECK", "IDLE", "JOINT", "KILL", "UNROOTED", "VALUE", "Chase", "MoveClass",
-           "classify_cycle", "classify_move", "mates_by_checks"]
+__all__ = ["ARTICLES", "BY_VALUE", "CHASE", "CHECK", "CHECK_WIN", "IDLE", "JOINT", "KILL", "KILL_DEPTH",
+           "KILL_NODES", "UNROOTED", "VALUE", "Chase", "MoveClass", "classify_cycle", "classify_move",
+           "mate_status", "mates_by_checks"]
 
 
 # ---------------------------------------------------------------------------
@@ -802,11 +948,12 @@ def axf_chased(board: Board, move: Move) -> set[int]:
             chased.update(s for s in attacks if abs(sq[s]) == ROOK)
         if atype in (ELEPHANT, ADVISOR):
             chased.update(s for s in attacks if abs(sq[s]) in (ROOK, CANNON, HORSE))
-        impaired = atype == HORSE and any(sq[x] for x in _orthogonal_neighbours(attacker))
-        if impaired:
-            attacks = {s for s in attacks if not (abs(sq[s]) == HORSE and attacker in _attacks_from(sq, s))}
-        else:
-            attacks = {s for s in attacks if abs(sq[s]) != atype or s in pins}
+        # Attacks between two pieces of one type are exchanges when the target can take back
+        # (and is not pinned). Whether a horse can take back depends on the target horse's own
+        # leg, the point next to the target towards the attacker (a lame horse, 蹩马腿, RULES.md
+        # §2), not on the attacker's legs: judge it by the target's moves.
+        attacks = {s for s in attacks
+                   if abs(sq[s]) != atype or s in pins or attacker not in _attacks_from(sq, s)}
         for s in attacks:
             code = sq[attacker]
             sq[attacker] = 0

@@ -61,10 +61,13 @@ class RuleSet:
     - ``chase_same_piece``: a perpetual chase must chase the same piece on every
       move (AXF rule 32) or may chase one or several pieces (CXA 24.11).
     - ``pawn_chases``: a pawn's winning attack, made by the pawn that moved,
-      counts as a chase (CXA 2020 figures, e.g. 参考图16) or is allowed (AXF).
+      counts as a chase (CXA: 24.3 counts every piece that wins material, and the
+      2020 edition keeps 通则 3's exemption for a pawn *let loose* by another piece)
+      or is allowed (AXF).
     - ``answer_check_idle``: a king move that answers a check is 闲 even if it
-      creates an attack (RULES.md §5.2.10; 图17 and 参考图18 — other answers to a
-      check may chase or kill, 图19, 参考图47, 参考图48).
+      creates an attack (通则 2 "走动帅应将后产生的捉、杀为闲", RULES.md §5.2.10);
+      the article names the king's move, so other answers to a check (a block, a
+      capture of the checker) are classified like any move.
     - ``responsibility``: the CXA 2020 responsibility comparison when both
       sides are forbidden (RULES_CXA §4.4).
     - ``chase_model``: how chases are found: ``cxa`` (material gain by a static
@@ -174,7 +177,7 @@ _COUNT_ZH = {1: "一", 2: "两", 3: "三", 4: "四"}
 
 def effective_class(mc: MoveClass, rules: object | None = None) -> str:
     """The class of a move as the rule set counts it: under AXF a 杀 is 闲; under CXA
-    a pawn's winning attack made by the pawn itself is 捉 (参考图16)."""
+    a pawn's winning attack made by the pawn itself is 捉 (24.3; see RuleSet.pawn_chases)."""
     return _effective(mc, get_rules(rules))
 
 
@@ -323,5 +326,67 @@ def forbidden_moves(board: Board, rules: object | None = None) -> dict[Move, Out
 
 
 __all__ = ["AXF", "CXA", "RULE_SETS", "Outcome", "RuleSet", "SideVerdict", "classify_cycle",
-           "effective_class", "forbidden_moves", "get_rules",
+           "effective_class", "explain_cycle", "forbidden_moves", "get_rules",
            "judge", "judge_cycle", "repetition_cycle", "rule_cycle", "side_verdict"]
+
+
+# ---------------------------------------------------------------------------
+# Explaining a ruling
+# ---------------------------------------------------------------------------
+
+_KIND_ZH = {"unrooted": "无根子", "value": "子力价值", "joint": "联合捉", "check": "抽将"}
+
+
+def _article(mc: MoveClass, cls: str, mover_was_king: bool) -> str:
+    """The article that decided the class ``cls`` of ``mc`` (see classify.ARTICLES)."""
+    if cls == CHECK:
+        return "第24.1条"
+    if cls == KILL:
+        return "第24.2条, 连续照将"
+    if cls == CHASE:
+        if mc.chases:
+            return "第24.3条, " + _KIND_ZH.get(mc.chases[0].kind, mc.chases[0].kind)
+        return "第24.3条, 兵卒捉子"
+    if mc.answers_check and mover_was_king:
+        return "通则2, 走动帅应将"
+    if mc.cls == KILL:
+        return "AXF: 长杀允许"
+    return "第24.8条"
+
+
+def explain_cycle(board: Board, rules: object | None = None) -> list[str] | None:
+    """Lines that explain the repetition ruling of the current position, or None when
+    no ruling is due (see :func:`judge_cycle`).
+
+    One line per move of the cycle, in order: side, the move in Chinese notation, the
+    class as the rule set counts it, the pieces chased and the article that decided
+    it, e.g. ``红 车二进三: 捉 马 (第24.3条, 无根子)``; then one line per side with its
+    verdict (长捉 …, forbidden or allowed) and the ruling."""
+    from xiangqi.core.board import KING, PIECE_NAMES_ZH
+    from xiangqi.core.notation import move_to_chinese
+
+    cycle = repetition_cycle(board)
+    if not cycle:
+        return None
+    rs = get_rules(rules)
+    classes = classify_cycle(board, cycle[0], rs)
+    b = board.copy()
+    for _ in cycle:
+        b.pop()
+    lines = []
+    for mc in classes:
+        code = b.squares[mc.move.from_square]
+        text = move_to_chinese(b, mc.move)
+        b.push(mc.move, validate=False)
+        cls = _effective(mc, rs)
+        chased = mc.chases or (mc.pawn_chases if cls == CHASE else ())
+        names = " ".join(PIECE_NAMES_ZH[c.target_type][0 if mc.side == BLACK else 1] for c in chased)
+        what = f"{cls} {names}" if cls == CHASE and names else cls
+        lines.append(f"{SIDE_ZH[mc.side][0]} {text}: {what} ({_article(mc, cls, abs(code) == KING)})")
+    for side in (RED, BLACK):
+        v = side_verdict([m for m in classes if m.side == side], rs)
+        lines.append(f"{SIDE_ZH[side]}: {v.label} — {'禁止着法' if v.forbidden else '允许着法'} "
+                     f"(第24.13/24.14条)")
+    out = rule_cycle(classes, rs)
+    lines.append(f"{out.reason_zh} / {out.reason_en}")
+    return lines
