@@ -7,7 +7,8 @@ Run: ``.venv/bin/python bench/bench_load.py load --clients 50 --seconds 60``
 ``load``: one server process (its own data dir), a game of a human (Red) against the computer at
 ``--level``. One client plays Red's moves (a random legal move each turn, over the WebSocket) while
 ``--clients`` others each hold a WebSocket open on the game (so every move is broadcast to all of
-them) and every 0.5–1.5 s ask ``GET /api/game`` and ``{"type": "state"}``, as busy open tabs do. A finished game is followed by a new one.
+them) and every 0.5–1.5 s ask ``GET /api/game`` and ``{"type": "state"}``, as busy open tabs do.
+A finished game is followed by a new one.
 Prints latency p50/p99 of the polls and of the move round trip (human move sent → the computer's
 reply received), the count of 5xx answers, error messages and dropped sockets, and replays every game
 through the core to check that no computer move was illegal.
