@@ -351,3 +351,20 @@ def test_cli_import_and_search(tmp_path, capsys):
 def test_filters_object_and_keywords_are_the_same(db):
     engine, _ = db
     assert search_games(engine, Filters(player="胡榮華")) == search_games(engine, player="胡榮華")
+
+
+def test_incremental_index_matches_the_direct_computation():
+    from xiangqi.db.keys import iter_game_index, material_signature, pack_pieces
+
+    board = Board()
+    moves = [Move.from_iccs(m) for m in ("h2e2", "h9g7", "e2e6", "g7e6", "b2e2", "b9c7", "e2e6", "c7e6")]
+    pairs = [(m.from_square, m.to_square) for m in moves]
+    got = [(k, sig, pack()) for k, sig, pack in iter_game_index(board.squares, True, pairs)]
+    want = []
+    for i in range(len(moves) + 1):
+        want.append((key_of(board) % (1 << 64), material_signature(board.squares, board.turn),
+                     pack_pieces(board.squares)))
+        if i < len(moves):
+            board.push(moves[i])
+    assert got == want
+    assert len({sig for _, sig, _ in got}) > 2  # captures and the side to move change the signature

@@ -46,7 +46,7 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, Game, iter_game_texts, read_game
 from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_records
 from xiangqi.db.dates import normalise_date
-from xiangqi.db.keys import iter_game_keys, material_signature, pack_pieces, to_signed
+from xiangqi.db.keys import iter_game_index
 from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
@@ -271,19 +271,15 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
     }
 
 
-def _position_rows(game_id: int, row: dict, out_pos: list[dict], out_boards: dict[int, dict]) -> None:
+def _position_rows(game_id: int, row: dict, out_pos: list[tuple], out_boards: dict[int, tuple]) -> None:
     board = row["_board"]
-    moves = row["_moves"]
     names = row["moves"].split()
-    turn = board.turn
-    n = len(moves)
-    for ply, (key, squares) in enumerate(iter_game_keys(board.squares, turn, moves)):
-        k = to_signed(key)
-        out_pos.append({"key": k, "game_id": game_id, "ply": ply, "move": names[ply] if ply < n else None})
+    names.append(None)
+    for ply, (key, material, pack) in enumerate(iter_game_index(board.squares, board.turn, row["_moves"])):
+        k = key - (1 << 64) if key >= 1 << 63 else key  # to_signed
+        out_pos.append((k, game_id, ply, names[ply]))
         if k not in out_boards:
-            red = turn if ply % 2 == 0 else not turn
-            out_boards[k] = {"key": k, "material": material_signature(squares, red),
-                             "pieces": pack_pieces(squares)}
+            out_boards[k] = (material, k, pack())
 
 
 def _fatal(errors: list[str]) -> str | None:
@@ -311,6 +307,14 @@ class _Writer:
         self.board_insert = (dialect_insert(boards).on_conflict_do_nothing() if dialect_insert is not None
                              else insert(boards))
         self.sqlite = dialect == "sqlite"
+        # the two big tables go through the driver's executemany with tuples (no per-row SQLAlchemy work)
+        mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(engine.dialect.paramstyle)
+        self.raw_positions = self.raw_boards = None
+        if mark is not None and dialect in ("sqlite", "postgresql"):
+            four, three = ", ".join([mark] * 4), ", ".join([mark] * 3)
+            self.raw_positions = f'INSERT INTO positions ("key", game_id, ply, move) VALUES ({four})'
+            self.raw_boards = (f'INSERT INTO boards (material, "key", pieces) VALUES ({three}) '
+                               "ON CONFLICT DO NOTHING")
 
     def add(self, row: dict) -> None:
         if row["hash"] in self.hashes:
@@ -340,12 +344,18 @@ class _Writer:
             cols = [{k: v for k, v in r.items() if not k.startswith("_")} for r in new]
             ids = conn.execute(insert(games).returning(games.c.id, sort_by_parameter_order=True),
                                cols).scalars().all()
-            pos: list[dict] = []
-            brd: dict[int, dict] = {}
+            pos: list[tuple] = []
+            brd: dict[int, tuple] = {}
             for gid, r in zip(ids, new, strict=True):
                 _position_rows(gid, r, pos, brd)
-            conn.execute(insert(positions), pos)
-            conn.execute(self.board_insert, list(brd.values()))
+            if self.raw_positions is not None:
+                conn.exec_driver_sql(self.raw_positions, pos)
+                conn.exec_driver_sql(self.raw_boards, list(brd.values()))
+            else:
+                conn.execute(insert(positions), [dict(zip(("key", "game_id", "ply", "move"), p, strict=True))
+                                                 for p in pos])
+                conn.execute(self.board_insert, [dict(zip(("material", "key", "pieces"), b, strict=True))
+                                                 for b in brd.values()])
             self.report.added += len(new)
             self.report.positions += len(pos)
 

@@ -23,7 +23,7 @@ from xiangqi.core.board import Board
 
 __all__ = ["SEED", "BLACK_TO_MOVE", "PIECE_ORDER", "zobrist", "key_of", "mirror_squares", "mirror_key_of",
            "to_signed", "piece_set", "material_signature", "signature_counts", "pack_pieces", "unpack_pieces",
-           "iter_game_keys"]
+           "iter_game_keys", "iter_game_index"]
 
 #: Seed of the SplitMix64 stream that gives the Zobrist numbers (never change it: stored keys depend on it).
 SEED = 0x58_49_41_4E_47_51_49_31  # "XIANGQI1"
@@ -166,3 +166,60 @@ def iter_game_keys(squares: Sequence[int], red_to_move: bool, moves: Sequence[tu
         b[to] = code
         b[frm] = 0
         yield k, b
+
+
+# weights of the mixed-radix signature: signature = 2 * sum(count * weight) + side
+_WEIGHTS: dict[int, int] = {}
+_w = 1
+for _code in reversed(PIECE_ORDER):
+    _WEIGHTS[_code] = _w
+    _w *= _MAX[abs(_code) - 1] + 1
+del _w, _code
+_ORDER_BYTES = bytes(code + 7 for code in PIECE_ORDER)
+
+
+def iter_game_index(squares: Sequence[int], red_to_move: bool, moves: Sequence[tuple[int, int]]):
+    """Yield ``(unsigned key, material signature, packed pieces thunk)`` for ply 0 … len(moves).
+
+    The same as :func:`iter_game_keys` with :func:`material_signature` and :func:`pack_pieces` of each
+    ply, computed incrementally for the importer: the signature changes only on captures, and the
+    third item is a function that packs the pieces of that ply when called (before the next item is
+    taken), so callers pay for it only for positions they store.
+    """
+    b = list(squares)
+    cells = bytearray(c + 7 for c in b)  # piece code + 7 per square (7 = empty)
+    red = red_to_move
+    k = _key(b, red)
+    counts = _counts(b)
+    clamped = any(counts[c + 7] > _MAX[abs(c) - 1] for c in PIECE_ORDER)
+    base = material_signature(b, True) >> 1
+
+    def pack() -> bytes:
+        out = bytearray()
+        find = cells.find
+        for v in _ORDER_BYTES:
+            i = find(v)
+            while i >= 0:
+                out.append(i)
+                i = find(v, i + 1)
+        return bytes(out)
+
+    yield k, base * 2 + (1 if red else 0), pack
+    for frm, to in moves:
+        code = b[frm]
+        cap = b[to]
+        k ^= _Z[code + 7][frm] ^ _Z[code + 7][to] ^ BLACK_TO_MOVE
+        if cap:
+            k ^= _Z[cap + 7][to]
+            if clamped:
+                b[to] = code
+                b[frm] = 0
+                base = material_signature(b, True) >> 1
+            else:
+                base -= _WEIGHTS[cap]
+        b[to] = code
+        b[frm] = 0
+        cells[to] = code + 7
+        cells[frm] = 7
+        red = not red
+        yield k, base * 2 + (1 if red else 0), pack

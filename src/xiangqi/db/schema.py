@@ -14,8 +14,9 @@
   ``key`` (signed 64-bit Zobrist key, :mod:`xiangqi.db.keys`) → ``game_id``, ``ply``, ``move``
   (the next move in ICCS, NULL after the last). The primary key (key, game_id, ply) clusters the rows
   of one position together (a ``WITHOUT ROWID`` table on SQLite), so a position lookup is one range scan.
-- ``boards``: one row per distinct position key with its material signature (``material``,
-  indexed) and its pieces packed (``pieces``): what similar-position search ranks.
+- ``boards``: one row per distinct position key with its material signature (``material``) and its
+  pieces packed (``pieces``): what similar-position search ranks. The primary key (material, key)
+  clusters the positions of one material together (the key alone is unique too: it fixes the material).
 
 Mirrored search needs no stored column: the games where the left-right mirror of position P occurs
 are exactly the rows whose ``key`` is the key of mirror(P), so a mirrored search looks up two keys.
@@ -83,9 +84,8 @@ positions = Table(
 
 boards = Table(
     "boards", metadata,
+    Column("material", Integer, primary_key=True, autoincrement=False),
     Column("key", BigInteger, primary_key=True, autoincrement=False),
-    Column("material", Integer, nullable=False),
     Column("pieces", LargeBinary, nullable=False),
     sqlite_with_rowid=False,
 )
-Index("ix_boards_material", boards.c.material)

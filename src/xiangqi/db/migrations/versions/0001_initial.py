@@ -55,16 +55,14 @@ def upgrade() -> None:
     )
     op.create_table(
         "boards",
+        sa.Column("material", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("key", sa.BigInteger, primary_key=True, autoincrement=False),
-        sa.Column("material", sa.Integer, nullable=False),
         sa.Column("pieces", sa.LargeBinary, nullable=False),
         sqlite_with_rowid=False,
     )
-    op.create_index("ix_boards_material", "boards", ["material"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_boards_material", "boards")
     op.drop_table("boards")
     op.drop_table("positions")
     for name in ("collection", "ecco", "date", "black", "red"):
