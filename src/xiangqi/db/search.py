@@ -16,6 +16,8 @@ the better of B against A and against mirror(A) counts. Candidates are the disti
 database (table ``boards``) with the same side to move whose material differs from A's by at most
 ``spread`` pieces (default 1: the same material, or one piece more or fewer); they are ranked in numpy,
 and the games of the best positions are returned, each with its best position's similarity and ply.
+When the given position itself (similarity 1.0) occurs in enough games to fill the page, those games
+are the answer and no candidate is scanned.
 """
 
 from __future__ import annotations
@@ -331,6 +333,15 @@ def similar_games(engine: Engine, fen: str, filters: Filters | None = None, *, m
     queries = [np.array(sorted(piece_set(board.squares)), dtype=np.int32)]
     if mirror:
         queries.append(np.array(sorted(piece_set(mirror_squares(board.squares))), dtype=np.int32))
+    want = None if limit is None else max(0, offset) + max(0, limit)
+    if want is not None:
+        # the same position (or its mirror) has similarity 1.0: when it alone fills the page, the page is
+        # those games in id order, exactly what the full ranking gives, without scanning the candidates
+        exact = search_games(engine, flt, fen=fen, mirror=mirror, limit=want)
+        if len(exact) >= want:
+            for h in exact:
+                h.similarity = 1.0
+            return exact[max(0, offset):want]
     sigs = _neighbour_signatures(sig, spread)
     with engine.connect() as conn:
         rows = conn.execute(select(boards.c.key, boards.c.material, boards.c.pieces)
@@ -340,7 +351,6 @@ def similar_games(engine: Engine, fen: str, filters: Filters | None = None, *, m
         keys, sims = keys[keep], sims[keep]
         order = np.lexsort((keys, -sims))
         keys, sims = keys[order], sims[order]
-        want = None if limit is None else max(0, offset) + max(0, limit)
         seen: dict[int, GameHit] = {}
         hits: list[GameHit] = []
         p = positions.c
