@@ -153,7 +153,8 @@ def main() -> None:
         ms, counts = timed(lambda f, m=mirror, n=limit: search_games(engine, fen=f, mirror=m, limit=n), fens)
         what = f"{'mirror' if mirror else 'plain '} {'all' if limit is None else f'first {limit}':>8}"
         print(f"position {what} p50 {pct(ms, .5):6.2f} ms  p99 {pct(ms, .99):6.2f} ms  "
-              f"max {max(ms):6.1f} ms  (games per query: median {statistics.median(counts):.0f}, max {max(counts)})")
+              f"max {max(ms):6.1f} ms  (games per query: median {statistics.median(counts):.0f}, "
+              f"max {max(counts)})")
     mids = sample_positions(engine, args.similar, rng, lo=20, hi=60)
     ms, counts = timed(lambda f: similar_games(engine, f, limit=20), mids)
     print(f"similar  p50 {pct(ms, .5):6.1f} ms  p99 {pct(ms, .99):6.1f} ms  max {max(ms):6.1f} ms  "
