@@ -104,6 +104,28 @@ def test_stored_game_fields(db):
     assert hit.plies == 76 and hit.source_index == 0 and hit.collection == "master"
 
 
+def test_worker_processes_store_the_same_games(db, tmp_path):
+    from sqlalchemy import select
+
+    from xiangqi.db.schema import boards, games, positions
+
+    engine, report = db
+    parallel = connect(f"sqlite:///{tmp_path / 'jobs.db'}")
+    again = import_paths(parallel, SOURCES, jobs=2)
+    assert (again.added, again.duplicates, again.skipped) == (report.added, report.duplicates, report.skipped)
+    assert sorted(map(str, again.problems)) == sorted(map(str, report.problems))
+
+    def content(e):
+        with e.connect() as conn:
+            return (conn.execute(select(games.c.hash, games.c.source, games.c.moves)
+                                 .order_by(games.c.id)).all(),
+                    conn.execute(select(positions.c.key, positions.c.ply, positions.c.move)
+                                 .order_by(positions.c.key, positions.c.ply)).all(),
+                    conn.execute(select(boards).order_by(boards.c.key)).all())
+
+    assert content(parallel) == content(engine)
+
+
 def test_archive_members_are_read_without_unpacking(tmp_path):
     tar_path = tmp_path / "set.tar.gz"
     with tarfile.open(tar_path, "w:gz") as tar:

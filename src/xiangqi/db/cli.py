@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only files or archive members whose path matches this pattern, e.g. '*大師對局*'")
     p.add_argument("--problems", default=None, metavar="FILE",
                    help="write every problem (file, game, reason) to FILE instead of stderr")
+    p.add_argument("-j", "--jobs", type=int, default=1,
+                   help="read games in N worker processes (default 1; one process writes the database)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_db_import)
 
@@ -88,7 +90,7 @@ def cmd_db_import(args: argparse.Namespace) -> int:
             else:
                 sys.stderr.write(f"\r{problem}\n")
 
-        report = import_paths(engine, args.paths, collection=args.collection, glob=args.glob,
+        report = import_paths(engine, args.paths, collection=args.collection, glob=args.glob, jobs=args.jobs,
                               progress=not args.quiet and sys.stderr.isatty(), on_problem=tell)
     finally:
         if out is not None:

@@ -26,6 +26,7 @@ SQLite gets ``synchronous=OFF`` for the import.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import fnmatch
 import hashlib
@@ -53,6 +54,7 @@ __all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "
 
 #: Games per transaction.
 CHUNK = 1000
+_BATCH = 100  # game texts per unit of work (per worker task)
 _RECORD_EXTS = {ext for exts in FORMATS.values() for ext in exts}
 _ARCHIVE_EXTS = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 _ECCO_RE = re.compile(r"^[A-Ea-e]\d\d$")
@@ -169,45 +171,77 @@ def _fingerprint(chunk: str) -> bytes:
     return hashlib.sha1(f"{keep}\n{chunk[m.end():].strip()}".encode("utf-8", "surrogatepass")).digest()
 
 
-def _read_file(name: str, data: bytes, seen: set[bytes],
-               problems: list[Problem]) -> Iterator[tuple[int, Game | None]]:
-    """Yield ``(index, game)`` for every game of one file; ``game`` is None for a duplicate text."""
+def _split_file(name: str, data: bytes, seen: set[bytes],
+                problems: list[Problem]) -> Iterator[tuple[int | None, str | bytes | None, bool]]:
+    """The units of work of one file: ``(index, game text, whole)`` for each new PGN game text (``whole``:
+    the file holds that text only), ``(index, None, whole)`` for a PGN game text already seen in this
+    run, ``(None, data, True)`` for a file of another format."""
     fmt = format_from_path(name.rsplit("::", 1)[-1])
     kind = detect_format(data)
-    if kind == "pgn" and fmt != "epd":
-        try:
-            text, _enc = decode_bytes(data)
-        except XiangqiError as exc:
-            problems.append(Problem(name, None, str(exc)))
-            return
-        found = False
-        for index, chunk in enumerate(iter_game_texts(text)):
-            fp = _fingerprint(chunk)
-            if fp in seen:
-                found = True
-                yield index, None
-                continue
-            game = read_game(chunk)
-            if game is None:
-                continue
-            if not (game.variations or any(v for k, v in game.headers.items()
-                                           if k not in ("Game", "Result"))):
-                continue
-            found = True
-            seen.add(fp)
-            yield index, game
-        if not found:
-            problems.append(Problem(name, None, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))
-        return
     if kind == "epd" or fmt == "epd":
         problems.append(Problem(name, None, "a list of positions (EPD/FEN), not games: skipped"))
         return
+    if kind != "pgn":
+        yield None, data, True
+        return
     try:
-        records = read_records(data)
-    except (XiangqiError, ValueError) as exc:
+        text, _enc = decode_bytes(data)
+    except XiangqiError as exc:
         problems.append(Problem(name, None, str(exc)))
         return
-    yield from enumerate(records)
+    chunks = [c for c in iter_game_texts(text) if c.strip()]
+    whole = len(chunks) == 1
+    for index, chunk in enumerate(chunks):
+        fp = _fingerprint(chunk)
+        if fp in seen:
+            yield index, None, whole
+            continue
+        seen.add(fp)
+        yield index, chunk, whole
+    if not chunks:
+        problems.append(Problem(name, None, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))
+
+
+def _has_content(game: Game) -> bool:
+    return bool(game.variations or any(v for k, v in game.headers.items() if k not in ("Game", "Result")))
+
+
+def _parse_unit(name: str, index: int | None, unit: str | bytes, whole: bool, collection: str) -> list[tuple]:
+    """Read one unit (:func:`_split_file`) into ``("row", row)``, ``("skip", Problem)`` and
+    ``("warn", Problem)`` items, the rows with their index data (runs in worker processes too)."""
+    out: list[tuple] = []
+    if isinstance(unit, bytes):
+        try:
+            games = list(enumerate(read_records(unit)))
+        except (XiangqiError, ValueError) as exc:
+            return [("file", Problem(name, None, str(exc)))]
+    else:
+        game = read_game(unit)
+        if game is None or not _has_content(game):
+            where = None if whole else index
+            return [("file", Problem(name, where, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))]
+        games = [(index, game)]
+    for i, game in games:
+        fatal = _fatal(game.errors)
+        if fatal is None and not game.variations:
+            fatal = "no moves"
+        if fatal is not None:
+            out.append(("skip", Problem(name, i, fatal)))
+            continue
+        try:
+            row = game_row(game, name, i, collection)
+        except (XiangqiError, ValueError) as exc:
+            out.append(("skip", Problem(name, i, str(exc))))
+            continue
+        _index_data(row)
+        out.extend(("warn", Problem(name, i, e, skipped=False)) for e in game.errors)
+        out.append(("row", row))
+    return out
+
+
+def _parse_batch(batch: list[tuple[str, int | None, str | bytes, bool]],
+                 collection: str) -> list[list[tuple]]:
+    return [_parse_unit(name, index, unit, whole, collection) for name, index, unit, whole in batch]
 
 
 def content_hash(start_board_fen: str, red_to_move: bool, iccs_moves: str) -> str:
@@ -271,15 +305,23 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
     }
 
 
-def _position_rows(game_id: int, row: dict, out_pos: list[tuple], out_boards: dict[int, tuple]) -> None:
-    board = row["_board"]
-    names = row["moves"].split()
+def _index_data(row: dict) -> None:
+    """Add ``_pos`` (key, ply, next move) and ``_boards`` (material, key, packed pieces) to a row."""
+    board = row.pop("_board")
+    names: list[str | None] = list(row["moves"].split())
     names.append(None)
-    for ply, (key, material, pack) in enumerate(iter_game_index(board.squares, board.turn, row["_moves"])):
+    pos: list[tuple] = []
+    brd: list[tuple] = []
+    known: set[int] = set()
+    steps = iter_game_index(board.squares, board.turn, row.pop("_moves"))
+    for ply, (key, material, pack) in enumerate(steps):
         k = key - (1 << 64) if key >= 1 << 63 else key  # to_signed
-        out_pos.append((k, game_id, ply, names[ply]))
-        if k not in out_boards:
-            out_boards[k] = (material, k, pack())
+        pos.append((k, ply, names[ply]))
+        if k not in known:
+            known.add(k)
+            brd.append((material, k, pack()))
+    row["_pos"] = pos
+    row["_boards"] = brd
 
 
 def _fatal(errors: list[str]) -> str | None:
@@ -347,7 +389,9 @@ class _Writer:
             pos: list[tuple] = []
             brd: dict[int, tuple] = {}
             for gid, r in zip(ids, new, strict=True):
-                _position_rows(gid, r, pos, brd)
+                pos.extend((k, gid, ply, mv) for k, ply, mv in r["_pos"])
+                for b in r["_boards"]:
+                    brd.setdefault(b[1], b)
             if self.raw_positions is not None:
                 conn.exec_driver_sql(self.raw_positions, pos)
                 conn.exec_driver_sql(self.raw_boards, list(brd.values()))
@@ -389,15 +433,16 @@ class _Progress:
 
 
 def import_paths(engine: Engine, paths: Iterable[str | os.PathLike[str]], *, collection: str = "master",
-                 glob: str | None = None, progress: bool = False,
+                 glob: str | None = None, progress: bool = False, jobs: int = 1,
                  on_problem: Callable[[Problem], None] | None = None) -> ImportReport:
     """Import every game under ``paths`` (files, folders, archives: :func:`iter_sources`) into ``engine``.
 
     The engine must be at the head schema (:func:`xiangqi.db.database.connect` does that). Games get
     ``collection`` as their collection name. ``progress`` draws a progress line on stderr;
     ``on_problem`` is called with each :class:`Problem` as it is found (they are also in the report).
-    Never raises for bad input; database errors (disk full, locked) propagate after the chunks already
-    written are committed, so a re-run continues where it stopped.
+    ``jobs`` > 1 reads the games in that many worker processes (the database is written by this one);
+    the result is the same as with one. Never raises for bad input; database errors (disk full,
+    locked) propagate after the chunks already written are committed, so a re-run continues.
     """
     report = ImportReport()
     t0 = time.perf_counter()
@@ -416,31 +461,58 @@ def import_paths(engine: Engine, paths: Iterable[str | os.PathLike[str]], *, col
             if on_problem is not None:
                 on_problem(p)
 
-    for name, data in iter_sources(paths, glob=glob, problems=problems):
-        report.files += 1
-        for index, game in _read_file(name, data, seen, problems):
-            report.games += 1
-            if game is None:
-                report.duplicates += 1
-                continue
-            fatal = _fatal(game.errors)
-            if fatal is None and not game.variations:
-                fatal = "no moves"
-            if fatal is not None:
-                report.skipped += 1
-                problems.append(Problem(name, index, fatal))
-                continue
-            try:
-                row = game_row(game, name, index, collection)
-            except (XiangqiError, ValueError) as exc:
-                report.skipped += 1
-                problems.append(Problem(name, index, str(exc)))
-                continue
-            for e in game.errors:
-                problems.append(Problem(name, index, e, skipped=False))
-            writer.add(row)
+    def take(results: list[list[tuple]]) -> None:
+        for items in results:
+            for kind, item in items:
+                if kind == "row":
+                    report.games += 1
+                    writer.add(item)
+                elif kind == "skip":
+                    report.games += 1
+                    report.skipped += 1
+                    problems.append(item)
+                elif kind in ("warn", "file"):
+                    problems.append(item)
         tell()
         bar.update()
+
+    pool = None
+    pending: collections.deque = collections.deque()
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=jobs)
+    batch: list[tuple[str, int | None, str | bytes, bool]] = []
+    try:
+        def submit() -> None:
+            nonlocal batch
+            if not batch:
+                return
+            if pool is None:
+                take(_parse_batch(batch, collection))
+            else:
+                pending.append(pool.submit(_parse_batch, batch, collection))
+                while len(pending) > 2 * jobs:
+                    take(pending.popleft().result())
+            batch = []
+
+        for name, data in iter_sources(paths, glob=glob, problems=problems):
+            report.files += 1
+            for index, unit, whole in _split_file(name, data, seen, problems):
+                if unit is None:
+                    report.games += 1
+                    report.duplicates += 1
+                    continue
+                batch.append((name, index, unit, whole))
+                if len(batch) >= _BATCH:
+                    submit()
+            tell()
+        submit()
+        while pending:
+            take(pending.popleft().result())
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     tell()
     writer.flush()
     with engine.begin() as conn:
