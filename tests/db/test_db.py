@@ -5,12 +5,16 @@ the 15 CCPD files are 15 different games; the three wxf-masters files hold the s
 WXF and Chinese, except that in LIU DianZhong - LIU DaHua the ICCS file plays the front pawn at move 36
 (``e5e6``) where the WXF and Chinese files play the rear one (``－Ｐ＋１``, ``后兵进一``), so they are
 16 different games; xqbase's SAMPLE is one game in PGN and XQF; the UBB file is one game.
+
+The shared database of most tests is a new SQLite file, or ``$XIANGQI_TEST_DB_URL`` when set (checked
+with a local PostgreSQL 15: ``postgresql+psycopg://postgres@/games?host=/tmp/pg&port=54329``).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 from pathlib import Path
 
@@ -49,9 +53,22 @@ AFTER_B2E2 = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/4C2C1/9/RNBAKABNR b - - 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    """(engine, report) of a database holding SOURCES."""
-    path = tmp_path_factory.mktemp("db") / "games.db"
-    engine = connect(f"sqlite:///{path}")
+    """(engine, report) of a database holding SOURCES: a new SQLite file, or the database at
+    ``$XIANGQI_TEST_DB_URL`` (e.g. a PostgreSQL one), emptied first."""
+    url = os.environ.get("XIANGQI_TEST_DB_URL")
+    if url:
+        from sqlalchemy import create_engine, text
+
+        from xiangqi.db.schema import metadata
+
+        scratch = create_engine(url)
+        metadata.drop_all(scratch)
+        with scratch.begin() as conn:
+            conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
+        scratch.dispose()
+    else:
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'games.db'}"
+    engine = connect(url)
     report = import_paths(engine, SOURCES)
     return engine, report
 
@@ -119,8 +136,8 @@ def test_worker_processes_store_the_same_games(db, tmp_path):
         with e.connect() as conn:
             return (conn.execute(select(games.c.hash, games.c.source, games.c.moves)
                                  .order_by(games.c.id)).all(),
-                    conn.execute(select(positions.c.key, positions.c.ply, positions.c.move)
-                                 .order_by(positions.c.key, positions.c.ply)).all(),
+                    conn.execute(select(positions).order_by(positions.c.key, positions.c.game_id,
+                                                            positions.c.ply)).all(),
                     conn.execute(select(boards).order_by(boards.c.key)).all())
 
     assert content(parallel) == content(engine)
