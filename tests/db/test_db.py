@@ -407,3 +407,12 @@ def test_incremental_index_matches_the_direct_computation():
             board.push(moves[i])
     assert got == want
     assert len({sig for _, sig, _ in got}) > 2  # captures and the side to move change the signature
+
+
+@pytest.mark.parametrize("mirror", [False, True])
+def test_position_pages_are_slices_of_the_whole_answer(db, mirror):
+    engine, _ = db
+    whole = search_games(engine, fen=AFTER_H2E2, mirror=mirror)
+    for offset in (0, 3, 10, 17):
+        page = search_games(engine, fen=AFTER_H2E2, mirror=mirror, limit=4, offset=offset)
+        assert page == whole[offset:offset + 4]

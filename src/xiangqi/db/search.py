@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 
 import numpy as np
-from sqlalchemy import Engine, and_, case, func, or_, select
+from sqlalchemy import Engine, and_, case, func, literal, or_, select, union_all
 
 from xiangqi.core.board import Board
 from xiangqi.core.errors import XiangqiError
@@ -181,7 +181,13 @@ def _filters(filters: Filters | None, kwargs: dict) -> Filters:
         raise TypeError(f"unknown filter: {exc}") from None
 
 
-def _position_query(fen: str | None, mirror: bool):
+def _position_query(fen: str | None, mirror: bool, first: int | None = None):
+    """The SELECT of hit columns (with ``ply``/``mply`` for a position), and the keys looked up.
+
+    ``first``: only the games among the ``first`` lowest ids of each key are needed (a page without
+    header filters); each key's rows are then read in primary-key order and the read stops there,
+    instead of grouping every game of a common position.
+    """
     cols = list(_HIT_COLUMNS)
     if fen is None:
         return select(*cols), None
@@ -190,9 +196,20 @@ def _position_query(fen: str | None, mirror: bool):
     mkey = mirror_key_of(board) if mirror else key
     keys = [key] if mkey == key else [key, mkey]
     p = positions.c
-    sub = (select(p.game_id, func.min(case((p.key == key, p.ply))).label("ply"),
-                  func.min(case((p.key == mkey, p.ply))).label("mply"))
-           .where(p.key.in_(keys)).group_by(p.game_id).subquery())
+    if first is None:
+        sub = (select(p.game_id, func.min(case((p.key == key, p.ply))).label("ply"),
+                      func.min(case((p.key == mkey, p.ply))).label("mply"))
+               .where(p.key.in_(keys)).group_by(p.game_id).subquery())
+    else:
+        parts = []
+        for flag, k in enumerate(keys):
+            part = (select(p.game_id, func.min(p.ply).label("ply"), literal(flag).label("m"))
+                    .where(p.key == k).group_by(p.game_id).order_by(p.game_id).limit(first).subquery())
+            parts.append(select(part.c.game_id, part.c.ply, part.c.m))
+        u = union_all(*parts).subquery() if len(parts) > 1 else parts[0].subquery()
+        sub = (select(u.c.game_id, func.min(case((u.c.m == 0, u.c.ply))).label("ply"),
+                      func.min(case((u.c.m == 1, u.c.ply))).label("mply"))
+               .group_by(u.c.game_id).subquery())
     stmt = select(*cols, sub.c.ply, sub.c.mply).join(sub, sub.c.game_id == games.c.id)
     return stmt, (key, mkey)
 
@@ -218,8 +235,9 @@ def search_games(engine: Engine, filters: Filters | None = None, *, fen: str | N
     bad FEN or filter value.
     """
     flt = _filters(filters, kwargs)
-    stmt, _keys = _position_query(fen, mirror)
     clauses = flt.clauses()
+    first = None if clauses or limit is None else max(0, offset) + max(0, limit)
+    stmt, _keys = _position_query(fen, mirror, first)
     if clauses:
         stmt = stmt.where(and_(*clauses))
     stmt = stmt.order_by(games.c.id).offset(max(0, offset))
