@@ -8,7 +8,8 @@ duplicates and skipped, wall time, games read per second and games stored per se
 size on disk (after a WAL checkpoint) and per table; then the latency (p50/p99, ms) of position
 searches (random positions of stored games, all matching games fetched; plain and with mirror) and of
 similar-position searches (middlegame positions of stored games, top 20). As the peer in the same run,
-``read_records`` alone on the first ``--peer`` master files gives games/s and the ratio import / read.
+``read_records`` alone on the first ``--peer`` master files gives games/s and the ratio import / read
+(per CPU second, all processes counted, so that it holds on a busy machine).
 ``--games N`` imports only the first N master files (they are copied to a temporary folder first,
 not timed). No timing is asserted anywhere.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import sqlite3
 import statistics
 import tarfile
@@ -47,6 +49,12 @@ def master_files(tar_path: Path, limit: int | None) -> list[tuple[str, bytes]]:
                 if limit is not None and len(out) >= limit:
                     break
     return out
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the import's workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def pct(values: list[float], q: float) -> float:
@@ -92,12 +100,13 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=None,
                         help="only the first N master files (default: all)")
     parser.add_argument("--tar", type=Path, default=DEFAULT_TAR, help="the CCPD tarball")
-    parser.add_argument("--wxf", type=Path, default=DEFAULT_WXF,
+    parser.add_argument("--wxf", default=str(DEFAULT_WXF),
                         help="the wxf-masters folder ('' to leave out)")
     parser.add_argument("--db", type=Path, default=None, help="database file (default: a temporary one)")
     parser.add_argument("--queries", type=int, default=200, help="position searches to time")
     parser.add_argument("--similar", type=int, default=30, help="similar-position searches to time")
     parser.add_argument("--peer", type=int, default=1000, help="master files read by read_records alone")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes reading games (default 1)")
     args = parser.parse_args()
 
     tmp = tempfile.TemporaryDirectory(prefix="bench_db_")
@@ -117,17 +126,21 @@ def main() -> None:
         glob = MASTER_GLOB
     engine = connect(f"sqlite:///{db_path}")
     t = time.perf_counter()
-    report = import_paths(engine, sources, glob=glob)
-    if args.wxf and str(args.wxf) and args.wxf.exists():
-        more = import_paths(engine, [args.wxf])
+    cpu = _cpu()
+    report = import_paths(engine, sources, glob=glob, jobs=args.jobs)
+    if args.wxf:
+        more = import_paths(engine, [Path(args.wxf)], jobs=args.jobs)
         for f in ("files", "games", "added", "duplicates", "skipped", "positions"):
             setattr(report, f, getattr(report, f) + getattr(more, f))
         report.problems.extend(more.problems)
     seconds = time.perf_counter() - t
+    cpu = _cpu() - cpu
     print(f"import   {report.files} files, {report.games} games read, {report.added} stored, "
           f"{report.duplicates} duplicates, {report.skipped} skipped, {report.positions} positions")
     print(f"         {seconds:.1f} s: {report.games / seconds:.0f} games read/s, "
-          f"{report.added / seconds:.0f} games stored/s")
+          f"{report.added / seconds:.0f} games stored/s (jobs {args.jobs})")
+    print(f"         {cpu:.1f} CPU s (all processes): {report.games / cpu:.0f} games read per CPU second "
+          "(the wall-clock rate depends on what else the machine runs)")
     reasons: dict[str, int] = {}
     for p in report.problems:
         key = ("skipped: " if p.skipped else "warning: ") + p.reason.split(":")[0][:50]
@@ -166,6 +179,7 @@ def main() -> None:
 
     peer = master_files(args.tar, args.peer)
     t = time.perf_counter()
+    read_cpu = _cpu()
     n = 0
     for _name, data in peer:
         try:
@@ -173,8 +187,10 @@ def main() -> None:
         except ValueError:
             pass
     read_s = time.perf_counter() - t
-    print(f"peer     read_records alone: {n / read_s:.0f} games/s on {len(peer)} master files; "
-          f"import (games read/s) / read = {report.games / seconds / (n / read_s):.2f}")
+    read_cpu = _cpu() - read_cpu
+    print(f"peer     read_records alone: {n / read_s:.0f} games/s on {len(peer)} master files "
+          f"({n / read_cpu:.0f} per CPU second); import / read, per CPU second: "
+          f"{report.games / cpu / (n / read_cpu):.2f}")
     engine.dispose()
     tmp.cleanup()
 
