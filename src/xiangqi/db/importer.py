@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -41,7 +42,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine, insert, select, text
 
-from xiangqi.core.board import STARTING_BOARD_FEN
+from xiangqi.core.board import STARTING_BOARD_FEN, Board
 from xiangqi.core.encoding import decode_bytes
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, Game, iter_game_texts, read_game
@@ -261,17 +262,24 @@ def _comments(game: Game) -> str:
     return "\n".join(parts)
 
 
+@functools.lru_cache(maxsize=4096)
+def _start(fen: str) -> tuple[Board, str, str]:
+    """The start board of a FEN tag (read-only: shared between games), its board FEN and full FEN."""
+    board = Board(fen) if fen else Board()
+    return board, board.board_fen(), board.fen()
+
+
 def game_row(game: Game, source: str = "", index: int = 0, collection: str = "master") -> dict:
     """The ``games`` row of a read game (without ``id``), with ``_moves``: its (from, to) squares
-    and ``_board``: its start board (both for the position index; not columns).
+    and ``_board``: its start board, shared between games and not to be changed (both for the position
+    index; not columns).
 
     Raises :class:`~xiangqi.core.errors.XiangqiError` for a bad start position (FEN tag).
     """
     h = game.headers
-    board = game.board()
+    board, start, full_fen = _start(h.get("FEN", "").strip())
     moves = game.mainline_moves()
     iccs = " ".join(m.iccs() for m in moves)
-    start = board.board_fen()
     custom = start != STARTING_BOARD_FEN or not board.turn
     result = h.get("Result", "*").strip()
     ecco = h.get("ECCO", "").strip()
@@ -294,7 +302,7 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
         "ecco_computed": None,
         "opening": opening,
         "headers": json.dumps(h, ensure_ascii=False),
-        "fen": board.fen() if custom else None,
+        "fen": full_fen if custom else None,
         "moves": iccs,
         "plies": len(moves),
         "comments": _comments(game),
