@@ -416,3 +416,19 @@ def test_position_pages_are_slices_of_the_whole_answer(db, mirror):
     for offset in (0, 3, 10, 17):
         page = search_games(engine, fen=AFTER_H2E2, mirror=mirror, limit=4, offset=offset)
         assert page == whole[offset:offset + 4]
+
+
+def test_similar_search_sees_games_imported_after_it_ran(tmp_path):
+    engine = connect(f"sqlite:///{tmp_path / 'c.db'}")
+    import_paths(engine, CCPD[:3])
+    later = DATA / "records" / "dhtmlxq" / "cchess_test_ubb_mainline.txt"
+    board = Board()
+    from xiangqi.core.records import read_records
+
+    for m in read_records(later)[0].mainline_moves()[:24]:
+        board.push(m)
+    before = similar_games(engine, board.fen(), limit=None, min_similarity=0.95)
+    assert before == []  # none of the first three CCPD games comes close (and the cache now holds them)
+    import_paths(engine, [later])
+    after = similar_games(engine, board.fen(), limit=None, min_similarity=0.95)
+    assert [(h.red, h.ply, h.similarity) for h in after] == [("成都 孟辰", 24, 1.0)]

@@ -17,11 +17,14 @@ database (table ``boards``) with the same side to move whose material differs fr
 ``spread`` pieces (default 1: the same material, or one piece more or fewer); they are ranked in numpy,
 and the games of the best positions are returned, each with its best position's similarity and ply.
 When the given position itself (similarity 1.0) occurs in enough games to fill the page, those games
-are the answer and no candidate is scanned.
+are the answer and no candidate is scanned. The candidate arrays of each material are kept in memory
+(at most :data:`CACHE_BOARDS` boards) while the ``games`` table does not change, so stepping through
+a game, whose positions mostly share their material, reads them once.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from collections.abc import Iterable
@@ -302,28 +305,66 @@ def _template(signature: int) -> np.ndarray:
     return np.array([(code + 7) * 90 for code in PIECE_ORDER for _ in range(counts[code])], dtype=np.int32)
 
 
-def _rank(rows: Iterable, queries: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(keys, similarities) of candidate boards ``(key, material, pieces)`` against the query sets."""
+def _group(rows: Iterable) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Candidate boards ``(key, material, pieces)`` as ``{material: (keys, (piece, square) codes)}``."""
     groups: dict[int, tuple[list[int], list[bytes]]] = {}
     for key, material, pieces in rows:
         ks, ps = groups.setdefault(material, ([], []))
         ks.append(key)
         ps.append(pieces)
-    all_keys, all_sims = [], []
+    out = {}
     for material, (ks, ps) in groups.items():
         tmpl = _template(material)
         width = len(tmpl)
         good = [i for i, p in enumerate(ps) if len(p) == width]  # custom boards beyond the usual counts:
         if len(good) != len(ps):                                 # their packing does not fit, skip them
             ks, ps = [ks[i] for i in good], [ps[i] for i in good]
-        if not ks:
-            continue
-        arr = np.frombuffer(b"".join(ps), dtype=np.uint8).reshape(len(ps), width).astype(np.int32) + tmpl
-        best = np.zeros(len(ks), dtype=np.float64)
+        arr = np.frombuffer(b"".join(ps), dtype=np.uint8).reshape(len(ps), width).astype(np.int16) + tmpl
+        out[material] = (np.array(ks, dtype=np.int64), arr)
+    return out
+
+
+#: Candidate arrays by (database URL, material), with the (max game id, game count) they were read at.
+_CACHE: collections.OrderedDict = collections.OrderedDict()
+#: At most this many candidate boards are kept in memory (about 70 MB).
+CACHE_BOARDS = 1_000_000
+
+
+def _candidates(conn, url: str, sigs: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The candidate groups of ``sigs``, from the cache while the games table is unchanged."""
+    version = tuple(conn.execute(select(func.max(games.c.id), func.count()).select_from(games)).one())
+    missing = [sg for sg in sigs if _CACHE.get((url, sg), (None,))[0] != version]
+    if missing:
+        rows = conn.execute(select(boards.c.key, boards.c.material, boards.c.pieces)
+                            .where(boards.c.material.in_(missing))).all()
+        found = _group(rows)
+        for sg in missing:
+            keys, arr = found.get(sg, (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int16)))
+            _CACHE[(url, sg)] = (version, keys, arr)
+    out = []
+    for sg in sigs:
+        _CACHE.move_to_end((url, sg))
+        _version, keys, arr = _CACHE[(url, sg)]
+        if len(keys):
+            out.append((keys, arr))
+    total = sum(len(v[1]) for v in _CACHE.values())
+    while total > CACHE_BOARDS and len(_CACHE) > len(sigs):
+        _key, (_v, keys, _arr) = _CACHE.popitem(last=False)
+        total -= len(keys)
+    return out
+
+
+def _rank(groups: list[tuple[np.ndarray, np.ndarray]],
+          queries: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, similarities) of the candidate groups against the query sets (best over the queries)."""
+    all_keys, all_sims = [], []
+    for keys, arr in groups:
+        width = arr.shape[1]
+        best = np.zeros(len(keys), dtype=np.float64)
         for q in queries:
             inter = np.isin(arr, q).sum(axis=1)
             best = np.maximum(best, inter / (len(q) + width - inter))
-        all_keys.append(np.array(ks, dtype=np.int64))
+        all_keys.append(keys)
         all_sims.append(best)
     if not all_keys:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -362,9 +403,8 @@ def similar_games(engine: Engine, fen: str, filters: Filters | None = None, *, m
             return exact[max(0, offset):want]
     sigs = _neighbour_signatures(sig, spread)
     with engine.connect() as conn:
-        rows = conn.execute(select(boards.c.key, boards.c.material, boards.c.pieces)
-                            .where(boards.c.material.in_(sigs))).all()
-        keys, sims = _rank(rows, queries)
+        url = engine.url.render_as_string(hide_password=False)
+        keys, sims = _rank(_candidates(conn, url, sigs), queries)
         keep = sims >= min_similarity - 1e-12
         keys, sims = keys[keep], sims[keep]
         order = np.lexsort((keys, -sims))
