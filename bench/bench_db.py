@@ -84,6 +84,22 @@ def sample_positions(engine, n: int, rng: random.Random, lo: int = 0, hi: int | 
     return fens
 
 
+def game_steps(engine, rng: random.Random, lo: int, hi: int) -> list[str]:
+    """FENs of plies lo..hi of one random stored game of at least ``hi`` plies."""
+    from sqlalchemy import select
+
+    with engine.connect() as conn:
+        rows = conn.execute(select(games.c.fen, games.c.moves).where(games.c.plies >= hi)).all()
+    fen, moves = rng.choice(rows)
+    board = Board(fen) if fen else Board()
+    out = []
+    for ply, m in enumerate(moves.split()[:hi]):
+        board.push(Move.from_iccs(m), validate=False)
+        if ply + 1 >= lo:
+            out.append(board.fen())
+    return out
+
+
 def timed(fn, args_list) -> tuple[list[float], list[int]]:
     """Milliseconds per call of ``fn(arg)`` and the number of hits of each."""
     times, counts = [], []
@@ -172,6 +188,10 @@ def main() -> None:
     ms, counts = timed(lambda f: similar_games(engine, f, limit=20), mids)
     print(f"similar  p50 {pct(ms, .5):6.1f} ms  p99 {pct(ms, .99):6.1f} ms  max {max(ms):6.1f} ms  "
           f"(top 20, min similarity 0.6, spread 1; plies 20-60)")
+    steps = game_steps(engine, rng, 20, 60)
+    ms, _ = timed(lambda f: similar_games(engine, f, limit=20), steps)
+    print(f"similar  stepping through one game, plies 20-60: p50 {pct(ms, .5):6.1f} ms  "
+          f"p99 {pct(ms, .99):6.1f} ms  (candidates of a material are cached)")
     opening = sample_positions(engine, max(5, args.similar // 3), rng, lo=0, hi=8)
     ms, _ = timed(lambda f: similar_games(engine, f, limit=20), opening)
     print(f"similar  opening positions (plies 0-8, full material): p50 {pct(ms, .5):6.1f} ms  "

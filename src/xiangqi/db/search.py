@@ -362,7 +362,9 @@ def _rank(groups: list[tuple[np.ndarray, np.ndarray]],
         width = arr.shape[1]
         best = np.zeros(len(keys), dtype=np.float64)
         for q in queries:
-            inter = np.isin(arr, q).sum(axis=1)
+            member = np.zeros(15 * 90, dtype=np.bool_)  # a lookup table: is (piece, square) in the query?
+            member[q] = True
+            inter = member[arr].sum(axis=1)
             best = np.maximum(best, inter / (len(q) + width - inter))
         all_keys.append(keys)
         all_sims.append(best)
@@ -409,31 +411,34 @@ def similar_games(engine: Engine, fen: str, filters: Filters | None = None, *, m
         keys, sims = keys[keep], sims[keep]
         order = np.lexsort((keys, -sims))
         keys, sims = keys[order], sims[order]
-        seen: dict[int, GameHit] = {}
-        hits: list[GameHit] = []
+        seen: set[int] = set()
+        ranked: list[tuple] = []  # (-similarity, game id, ply, row), best first
         p = positions.c
-        batch = 256
-        for start in range(0, len(keys), batch):
+        nk = len(_HIT_COLUMNS)
+        start, batch = 0, 256
+        while start < len(keys):
             chunk_keys = [int(k) for k in keys[start:start + batch]]
             sim_of = {k: float(s) for k, s in zip(chunk_keys, sims[start:start + batch], strict=True)}
+            start, batch = start + batch, min(batch * 2, 8192)
             stmt = (select(*_HIT_COLUMNS, p.key, func.min(p.ply).label("ply"))
                     .join(games, games.c.id == p.game_id)
                     .where(p.key.in_(chunk_keys)).group_by(games.c.id, p.key))
             if clauses:
                 stmt = stmt.where(and_(*clauses))
-            found = []
-            for row in conn.execute(stmt):
-                m = row._mapping
-                found.append((-sim_of[m["key"]], m["ply"], m["id"], row))
-            for neg_sim, ply, gid, row in sorted(found, key=lambda t: (t[0], t[2], t[1])):
-                if gid in seen:
-                    continue
-                hit = GameHit(**{c.name: row._mapping[c.name] for c in _HIT_COLUMNS})
-                hit.ply, hit.similarity, hit.mirrored = ply, round(-neg_sim, 6), None
-                seen[gid] = hit
-                hits.append(hit)
-            if want is not None and len(hits) >= want:
+            found = [(-sim_of[row[nk]], row[0], row[nk + 1], row) for row in conn.execute(stmt)]
+            found.sort(key=lambda t: t[:3])
+            for item in found:
+                if item[1] not in seen:  # a game counts at its best position (the first seen)
+                    seen.add(item[1])
+                    ranked.append(item)
+            if want is not None and len(ranked) >= want:
                 break
-    # games found in an earlier batch rank above later ones (their similarity is >=); sort within ties by id
-    hits.sort(key=lambda h: (-(h.similarity or 0.0), h.id))
-    return hits[max(0, offset):] if want is None else hits[max(0, offset):want]
+    # games found in an earlier batch rank above later ones (their similarity is >=); ties go by id
+    ranked.sort(key=lambda t: t[:3])
+    page = ranked[max(0, offset):] if want is None else ranked[max(0, offset):want]
+    hits = []
+    for neg_sim, _gid, ply, row in page:
+        hit = GameHit(*row[:nk])
+        hit.ply, hit.similarity, hit.mirrored = ply, round(-neg_sim, 6), None
+        hits.append(hit)
+    return hits
