@@ -291,6 +291,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     # -- further subcommands are registered below this line --
 
+    from xiangqi.db.cli import register as register_db
+
+    register_db(sub)
+
     p = sub.add_parser("convert", help="convert game records: PGN, XQF, DhtmlXQ/UBB, EPD",
                        description="Read IN (format sniffed from its content) and write OUT in the format "
                                    "of its extension (.pgn .xqf .ubb .epd) or --to. '-' is stdin/stdout.")

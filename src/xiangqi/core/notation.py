@@ -29,6 +29,7 @@ Conventions (FORMATS.md §3–§5, RULES.md):
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -346,15 +347,20 @@ def _candidates(board: Board, q: _Query) -> list[Move]:
     squares = board.squares
     targets = board._pseudo_targets  # core-internal: the per-square generator behind legal_moves
     out = []
-    for sq in range(90):
-        code = squares[sq]
-        if not code or (code > 0) != turn:
-            continue
-        ptype = abs(code)
-        if q.piece_type is not None and ptype != q.piece_type:
-            continue
-        if q.file is not None and file_number(sq % 9, turn) != q.file:
-            continue
+    if q.piece_type is not None:
+        want = q.piece_type if turn else -q.piece_type
+        if q.file is not None:
+            column = _column(q.file, turn)
+            if not 0 <= column <= 8:
+                return out
+            froms = [sq for sq in range(column, 90, 9) if squares[sq] == want]
+        else:
+            froms = [sq for sq, code in enumerate(squares) if code == want]
+    else:
+        froms = [sq for sq, code in enumerate(squares) if code and (code > 0) == turn
+                 and (q.file is None or file_number(sq % 9, turn) == q.file)]
+    for sq in froms:
+        ptype = abs(squares[sq])
         fr = sq // 9
         diagonal = ptype in _DIAGONAL
         for to in targets(sq):
@@ -375,7 +381,8 @@ def _candidates(board: Board, q: _Query) -> list[Move]:
 def _select(board: Board, text: str, queries: list[_Query]) -> Move:
     """The one legal move the first matching query describes; clear errors otherwise."""
     for q in queries:
-        found = [m for m in _candidates(board, q) if _matches(board, m, q) and board.is_legal(m)]
+        found = [m for m in _candidates(board, q)
+                 if _matches(board, m, q) and board._leaves_king_safe(m.from_square, m.to_square)]
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
@@ -419,6 +426,12 @@ def parse_chinese(board: Board, text: str) -> Move:
     notation, :class:`IllegalMoveError` naming the problem ("马8进7: no black horse on file 8
     can move forward to file 7") and :class:`AmbiguousMoveError` when it fits several moves.
     """
+    return _select(board, text.strip(), _chinese_queries(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _chinese_queries(text: str) -> tuple[_Query, ...]:
+    """The queries a Chinese move text stands for (independent of the board, hence cached)."""
     raw = text
     s = re.sub(r"\s+", "", _normalise(text))
     if len(s) not in (4, 5):
@@ -470,7 +483,7 @@ def parse_chinese(board: Board, text: str) -> Move:
                               target))
     else:
         raise InvalidMoveError(f"not a Chinese move: {raw!r} (cannot read {head!r} as piece and file)")
-    return _select(board, raw.strip(), queries)
+    return tuple(queries)
 
 
 def parse_wxf(board: Board, text: str) -> Move:
@@ -524,6 +537,7 @@ def _letter(letter: str, raw: str) -> int:
                                "expected K A E H R C P)") from None
 
 
+@functools.lru_cache(maxsize=8192)
 def detect_notation(text: str) -> str:
     """Which notation ``text`` is written in: ``"iccs"``, ``"chinese"`` or ``"wxf"``.
 

@@ -1,0 +1,181 @@
+"""The ``xiangqi db`` subcommands: ``import``, ``search`` and ``info`` (registered by :mod:`xiangqi.cli`).
+
+This module only builds the argument parsers at import time; the database modules (SQLAlchemy,
+Alembic) are imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import unicodedata
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``db`` with its ``import``, ``search`` and ``info`` subcommands to the CLI's subparsers."""
+    db = sub.add_parser("db", help="the games database: import record files, search games and positions",
+                        description="A database of games (SQLite in the user data dir by default, or any "
+                                    "SQLAlchemy URL with --db) with a position index.")
+    dsub = db.add_subparsers(dest="db_command", metavar="{import,search,info}", required=True)
+    db_help = ("database: an SQLAlchemy URL (sqlite:///games.db, postgresql+psycopg://user@host/name) or an "
+               "SQLite file path (default: games.db in $XIANGQI_DATA_DIR or the user data dir)")
+
+    p = dsub.add_parser("import", help="import record files, folders or .tar.gz archives",
+                        description="Import every game of the given files (PGN, XQF, DhtmlXQ/UBB; folders "
+                                    "recursively; .tar/.tar.gz archives read member by member). Identical "
+                                    "games are stored once; bad files and games are reported and skipped; "
+                                    "safe to re-run.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="record file, folder or archive")
+    p.add_argument("--db", default=None, help=db_help)
+    p.add_argument("--collection", default="master",
+                   help="collection name stored with the games (default: master)")
+    p.add_argument("--glob", default=None,
+                   help="only files or archive members whose path matches this pattern, e.g. '*大師對局*'")
+    p.add_argument("--problems", default=None, metavar="FILE",
+                   help="write every problem (file, game, reason) to FILE instead of stderr")
+    p.add_argument("-j", "--jobs", type=int, default=1,
+                   help="read games in N worker processes (default 1; one process writes the database)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=cmd_db_import)
+
+    p = dsub.add_parser("search", help="search games by headers, by position or by similar position",
+                        description="Prints a table of the matching games (all of them unless --limit); "
+                                    "--json prints one JSON object per game per line.")
+    p.add_argument("--db", default=None, help=db_help)
+    p.add_argument("--player", help="player of either colour (substring)")
+    p.add_argument("--red", help="red player (substring)")
+    p.add_argument("--black", help="black player (substring)")
+    p.add_argument("--event", help="event (substring)")
+    p.add_argument("--site", help="site (substring)")
+    p.add_argument("--from", dest="date_from", metavar="DATE", help="played on or after YYYY[-MM[-DD]]")
+    p.add_argument("--to", dest="date_to", metavar="DATE", help="played on or before YYYY[-MM[-DD]]")
+    p.add_argument("--result", help="red, black, draw, unknown (or 1-0, 0-1, 1/2-1/2, *)")
+    p.add_argument("--ecco", help="ECCO code (A15), prefix (A, A1) or range (A10-A19)")
+    p.add_argument("--opening", help="opening name (substring)")
+    p.add_argument("--comment", help="text in the comments (substring)")
+    p.add_argument("--collection", help="collection name (exact)")
+    p.add_argument("--fen", help="games in which this position occurs (board and side to move)")
+    p.add_argument("--mirror", action="store_true",
+                   help="with --fen or --similar: also the left-right mirrored position")
+    p.add_argument("--similar", metavar="FEN",
+                   help="games with positions similar to this one, best first (Jaccard over piece-squares)")
+    p.add_argument("--min-similarity", type=float, default=0.6,
+                   help="with --similar: lowest similarity kept, 0..1 (default 0.6)")
+    p.add_argument("--spread", type=int, default=1, choices=[0, 1, 2],
+                   help="with --similar: how many pieces the material may differ (default 1)")
+    p.add_argument("--limit", type=int, default=None, help="at most this many games (default: all)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many games first")
+    p.add_argument("--json", action="store_true", help="one JSON object per game per line")
+    p.set_defaults(func=cmd_db_search)
+
+    p = dsub.add_parser("info", help="print the database URL, schema revision and counts")
+    p.add_argument("--db", default=None, help=db_help)
+    p.set_defaults(func=cmd_db_info)
+
+
+def cmd_db_import(args: argparse.Namespace) -> int:
+    """``xiangqi db import``: import, print problems and a summary; 0 unless the database fails."""
+    from xiangqi.db.database import connect
+    from xiangqi.db.importer import import_paths
+
+    engine = connect(args.db)
+    out = open(args.problems, "w", encoding="utf-8") if args.problems else None  # noqa: SIM115
+    try:
+        def tell(problem) -> None:
+            if out is not None:
+                out.write(f"{problem}\n")
+            else:
+                sys.stderr.write(f"\r{problem}\n")
+
+        report = import_paths(engine, args.paths, collection=args.collection, glob=args.glob, jobs=args.jobs,
+                              progress=not args.quiet and sys.stderr.isatty(), on_problem=tell)
+    finally:
+        if out is not None:
+            out.close()
+    warnings = sum(1 for p in report.problems if not p.skipped)
+    print(report.summary())
+    if report.problems:
+        print(f"{len(report.problems) - warnings} problems skipped, {warnings} warnings"
+              + (f" (listed in {args.problems})" if args.problems else ""))
+    return 0
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _cut(text: str, width: int) -> str:
+    out, w = "", 0
+    for ch in text:
+        cw = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if w + cw > width:
+            return out[:-1] + "…" if out else ""
+        out += ch
+        w += cw
+    return out + " " * (width - w)
+
+
+def _table(hits, similar: bool, position: bool) -> str:
+    cols = [("id", 6), ("date", 10), ("red", 16), ("black", 16), ("result", 7), ("ecco", 4), ("event", 30)]
+    if position:
+        cols.append(("ply", 4))
+    if similar:
+        cols.append(("sim", 5))
+    lines = ["  ".join(_cut(name, w) for name, w in cols).rstrip()]
+    for h in hits:
+        d = h.to_dict()
+        d["ecco"] = d["ecco"] or d["ecco_computed"] or ""
+        d["date"] = d["date"] or d["date_raw"]
+        d["sim"] = f"{h.similarity:.2f}" if h.similarity is not None else ""
+        d["ply"] = "" if h.ply is None else str(h.ply) + ("m" if h.mirrored else "")
+        lines.append("  ".join(_cut(str(d.get(name) or ""), w) for name, w in cols).rstrip())
+    return "\n".join(lines)
+
+
+def cmd_db_search(args: argparse.Namespace) -> int:
+    """``xiangqi db search``: print the matching games as a table or JSON lines."""
+    from xiangqi.db.database import connect
+    from xiangqi.db.search import Filters, SearchError, search_games, similar_games
+
+    filters = Filters(player=args.player, red=args.red, black=args.black, event=args.event, site=args.site,
+                      date_from=args.date_from, date_to=args.date_to, result=args.result, ecco=args.ecco,
+                      opening=args.opening, comment=args.comment, collection=args.collection)
+    engine = connect(args.db)
+    if args.similar:
+        if args.fen:
+            raise SearchError("give --fen or --similar, not both")
+        hits = similar_games(engine, args.similar, filters, mirror=args.mirror,
+                             min_similarity=args.min_similarity, spread=args.spread, limit=args.limit,
+                             offset=args.offset)
+    else:
+        hits = search_games(engine, filters, fen=args.fen, mirror=args.mirror, limit=args.limit,
+                            offset=args.offset)
+    if args.json:
+        for h in hits:
+            print(json.dumps(h.to_dict(), ensure_ascii=False))
+    else:
+        print(_table(hits, similar=bool(args.similar), position=bool(args.fen or args.similar)))
+        print(f"{len(hits)} games")
+    return 0
+
+
+def cmd_db_info(args: argparse.Namespace) -> int:
+    """``xiangqi db info``: the URL, schema revision, and the number of games, positions and boards."""
+    from sqlalchemy import func, select
+
+    from xiangqi.db.database import connect, current_revision
+    from xiangqi.db.schema import boards, games, positions
+
+    engine = connect(args.db)
+    with engine.connect() as conn:
+        n_games = conn.execute(select(func.count()).select_from(games)).scalar_one()
+        n_pos = conn.execute(select(func.count()).select_from(positions)).scalar_one()
+        n_boards = conn.execute(select(func.count()).select_from(boards)).scalar_one()
+    print(f"database  {engine.url.render_as_string(hide_password=True)}")
+    print(f"schema    {current_revision(engine)}")
+    print(f"games     {n_games}")
+    print(f"positions {n_pos} (distinct {n_boards})")
+    return 0

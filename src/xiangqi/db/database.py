@@ -1,0 +1,130 @@
+"""Opening the games database: the default location, SQLAlchemy engines, SQLite pragmas, Alembic upgrades.
+
+The default database is ``games.db`` in the user data dir: ``$XIANGQI_DATA_DIR`` when set, else
+:func:`platformdirs.user_data_dir` for ``pyxiangqi`` (the same directory as the app's store; this
+module does not import the app). Any SQLAlchemy URL works, e.g. ``sqlite:///path/games.db`` or
+``postgresql+psycopg://user@host/dbname`` (the PostgreSQL driver is the user's to install).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy.engine import make_url
+
+from xiangqi.core.errors import XiangqiError
+
+__all__ = ["DatabaseError", "DATA_DIR_ENV", "DB_FILE", "default_data_dir", "default_url", "connect",
+           "upgrade", "head_revision", "current_revision"]
+
+#: Environment variable that moves the user data dir (the app's store honours the same one).
+DATA_DIR_ENV = "XIANGQI_DATA_DIR"
+#: File name of the default SQLite database inside the data dir.
+DB_FILE = "games.db"
+_MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+class DatabaseError(XiangqiError):
+    """A database that cannot be opened, upgraded or written (bad URL, missing driver, locked file…)."""
+
+
+def default_data_dir() -> Path:
+    """``$XIANGQI_DATA_DIR`` if set, else the platform's user data dir for ``pyxiangqi``."""
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("pyxiangqi", appauthor=False))
+
+
+def default_url() -> str:
+    """The SQLAlchemy URL of the default database, ``sqlite:///<data dir>/games.db``."""
+    return f"sqlite:///{default_data_dir() / DB_FILE}"
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA temp_store=MEMORY")
+    cur.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.close()
+
+
+def connect(url: str | None = None, *, migrate: bool = True) -> Engine:
+    """An engine for the database at ``url`` (default :func:`default_url`), upgraded to the head schema.
+
+    A plain path (no ``://``) is taken as an SQLite file. SQLite databases get WAL journaling and a
+    64 MiB cache; their directory is created. ``migrate=False`` skips the Alembic upgrade (for
+    read-only use of a database known to be current). Raises :class:`DatabaseError` for a malformed
+    URL, a missing driver or a database that cannot be opened.
+    """
+    url = url or default_url()
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).expanduser()}"
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # sqlalchemy.exc.ArgumentError
+        raise DatabaseError(f"not a database URL: {url!r} ({exc})") from None
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    try:
+        engine = create_engine(parsed)
+    except Exception as exc:  # missing DBAPI module and the like
+        raise DatabaseError(f"cannot use database {parsed.render_as_string(hide_password=True)}: {exc}") \
+            from None
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    if migrate:
+        upgrade(engine)
+    return engine
+
+
+def _alembic_config(connection=None):
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(_MIGRATIONS))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema of ``engine``'s database to ``revision`` (default the newest) with Alembic.
+
+    Idempotent: an up-to-date database is left as it is. Raises :class:`DatabaseError` when the
+    database cannot be reached or the migration fails.
+    """
+    from alembic import command
+
+    try:
+        with engine.begin() as conn:
+            command.upgrade(_alembic_config(conn), revision)
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        where = engine.url.render_as_string(hide_password=True)
+        raise DatabaseError(f"cannot open or upgrade the database {where}: {exc}") from exc
+
+
+def head_revision() -> str:
+    """The newest schema revision shipped with the package (e.g. ``"0001"``)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_alembic_config()).get_current_head() or ""
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The schema revision the database is at, or None for a database without the schema."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        return MigrationContext.configure(conn).get_current_revision()

@@ -1,0 +1,531 @@
+"""Importing record files into the games database: files, folders, tarballs; dedupe; the position index.
+
+:func:`import_paths` reads every record file it is given (PGN with one or many games, XQF,
+DhtmlXQ/UBB, EPD; folders recursively; ``.tar``/``.tar.gz``/``.tgz`` archives member by member,
+without unpacking them), and stores each game once with its position index. It never aborts on bad
+input: a file that cannot be read or a game that cannot be played is reported as a :class:`Problem`
+(file, game index, reason) and skipped, and the import goes on. It can be re-run on the same files:
+games already stored are recognised by their content hash and skipped.
+
+Identical games: the content hash is SHA-1 of the start position (board and side to move) and the main
+line in ICCS, so the same game in two files, or imported twice, is stored once (the first source
+wins; headers and comments of later copies are not merged). Before parsing, a PGN game's text is
+fingerprinted (its decoded move text plus its ``FEN`` and ``Format`` tags, which fix how the moves
+read); a text already seen in this run is a duplicate without being parsed again, which halves the
+work on the CCPD set (53.7k files, about 31k distinct move texts).
+
+Which games are skipped: EPD/FEN position lists (one problem for the file); a game with no move,
+with an unreadable start position, or whose main line stops at an unreadable or illegal move (or
+is cut short, in XQF/DhtmlXQ) is skipped with the reader's message. Other reader messages (a broken
+variation, an unreadable tag, an unterminated comment) are reported as warnings and the game is
+stored. Only the main line is stored; variations are not.
+
+Speed: rows go in with ``executemany`` in chunks of :data:`CHUNK` games, one transaction per chunk;
+SQLite gets ``synchronous=OFF`` for the import.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import fnmatch
+import functools
+import hashlib
+import json
+import os
+import re
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from sqlalchemy import Engine, insert, select, text
+
+from xiangqi.core.board import STARTING_BOARD_FEN, Board
+from xiangqi.core.encoding import decode_bytes
+from xiangqi.core.errors import XiangqiError
+from xiangqi.core.pgn import RESULTS, Game, iter_game_texts, read_game
+from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_records
+from xiangqi.db.dates import normalise_date
+from xiangqi.db.keys import iter_game_index
+from xiangqi.db.schema import boards, games, positions
+
+__all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
+
+#: Games per transaction.
+CHUNK = 1000
+_BATCH = 100  # game texts per unit of work (per worker task)
+_RECORD_EXTS = {ext for exts in FORMATS.values() for ext in exts}
+_ARCHIVE_EXTS = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+_ECCO_RE = re.compile(r"^[A-Ea-e]\d\d$")
+# reader messages that mean the main line (or the start) is not what the file says
+_FATAL = ("main line", "FEN tag", "start position", "truncated", "end early", "cut short", "binit",
+          "not a list of 4-digit moves", "is off the board", "branch 0,")
+_HEADER_RE = re.compile(r"\A(?:[ \t\ufeff]*\[[^\n]*\][ \t\r]*\n|[ \t\r]*\n)*")
+_KEEP_TAG_RE = re.compile(r"^\s*\[\s*(?:FEN|Format)\b[^\n]*", re.MULTILINE)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong in the input: ``source`` (file, or ``archive::member``), ``index`` (0-based
+    game in that file, None for the whole file), ``reason``; ``skipped`` is False for a warning on a
+    stored game."""
+
+    source: str
+    index: int | None
+    reason: str
+    skipped: bool = True
+
+    def __str__(self) -> str:
+        where = self.source if self.index is None else f"{self.source} game {self.index + 1}"
+        return f"{where}: {'skipped' if self.skipped else 'warning'}: {self.reason}"
+
+
+@dataclasses.dataclass(slots=True)
+class ImportReport:
+    """Counts of one import: ``files`` read, ``games`` found in them, ``added`` (new rows),
+    ``duplicates`` (already stored or seen earlier in the run), ``skipped`` (bad games), ``problems``,
+    ``positions`` (index rows written) and ``seconds`` of wall time."""
+
+    files: int = 0
+    games: int = 0
+    added: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    positions: int = 0
+    seconds: float = 0.0
+    problems: list[Problem] = dataclasses.field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: the counts and the speed in games read per second."""
+        rate = self.games / self.seconds if self.seconds else 0.0
+        return (f"{self.files} files, {self.games} games: {self.added} added, {self.duplicates} duplicates, "
+                f"{self.skipped} skipped, {self.positions} positions indexed, {self.seconds:.1f} s "
+                f"({rate:.0f} games/s)")
+
+
+def _is_archive(name: str) -> bool:
+    return name.lower().endswith(_ARCHIVE_EXTS)
+
+
+def iter_sources(paths: Iterable[str | os.PathLike[str]], *, glob: str | None = None,
+                 problems: list[Problem] | None = None) -> Iterator[tuple[str, bytes]]:
+    """Yield ``(name, bytes)`` of every record file under ``paths``.
+
+    Folders are walked recursively in name order, keeping files with a record extension
+    (``.pgn .txt .xqf .ubb .dhtml .dhtmlxq .epd .fen``) and archives; archives (``.tar``, ``.tar.gz``,
+    ``.tgz``, ``.tar.bz2``, ``.tar.xz``) are read member by member, keeping members with a record
+    extension, named ``archive::member``. A file named on the command line is read whatever its
+    extension. ``glob`` keeps only names (archive members, or paths) matching it (fnmatch, e.g.
+    ``*大師對局*``). Unreadable paths are appended to ``problems`` and skipped.
+    """
+    problems = problems if problems is not None else []
+
+    def wanted(name: str) -> bool:
+        return glob is None or fnmatch.fnmatch(name, glob)
+
+    def from_file(path: Path, explicit: bool) -> Iterator[tuple[str, bytes]]:
+        name = os.fspath(path)
+        if _is_archive(name):
+            yield from from_archive(path)
+            return
+        if not explicit and (path.suffix.lower() not in _RECORD_EXTS or not wanted(name)):
+            return
+        try:
+            yield name, path.read_bytes()
+        except OSError as exc:
+            problems.append(Problem(name, None, f"cannot read: {exc.strerror or exc}"))
+
+    def from_archive(path: Path) -> Iterator[tuple[str, bytes]]:
+        name = os.fspath(path)
+        try:
+            with tarfile.open(path) as tar:
+                for member in tar:
+                    if not member.isfile() or Path(member.name).suffix.lower() not in _RECORD_EXTS:
+                        continue
+                    if not wanted(member.name):
+                        continue
+                    fh = tar.extractfile(member)
+                    if fh is not None:
+                        yield f"{name}::{member.name}", fh.read()
+        except (OSError, tarfile.TarError, EOFError) as exc:
+            problems.append(Problem(name, None, f"cannot read the archive: {exc}"))
+
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                for f in sorted(files):
+                    yield from from_file(Path(root) / f, False)
+        elif path.exists():
+            yield from from_file(path, True)
+        else:
+            problems.append(Problem(os.fspath(path), None, "no such file or folder"))
+
+
+def _fingerprint(chunk: str) -> bytes:
+    m = _HEADER_RE.match(chunk)
+    head = chunk[:m.end()]
+    keep = "\n".join(t.strip() for t in _KEEP_TAG_RE.findall(head))
+    return hashlib.sha1(f"{keep}\n{chunk[m.end():].strip()}".encode("utf-8", "surrogatepass")).digest()
+
+
+def _split_file(name: str, data: bytes, seen: set[bytes],
+                problems: list[Problem]) -> Iterator[tuple[int | None, str | bytes | None, bool]]:
+    """The units of work of one file: ``(index, game text, whole)`` for each new PGN game text (``whole``:
+    the file holds that text only), ``(index, None, whole)`` for a PGN game text already seen in this
+    run, ``(None, data, True)`` for a file of another format."""
+    fmt = format_from_path(name.rsplit("::", 1)[-1])
+    kind = detect_format(data)
+    if kind == "epd" or fmt == "epd":
+        problems.append(Problem(name, None, "a list of positions (EPD/FEN), not games: skipped"))
+        return
+    if kind != "pgn":
+        yield None, data, True
+        return
+    try:
+        text, _enc = decode_bytes(data)
+    except XiangqiError as exc:
+        problems.append(Problem(name, None, str(exc)))
+        return
+    chunks = [c for c in iter_game_texts(text) if c.strip()]
+    whole = len(chunks) == 1
+    for index, chunk in enumerate(chunks):
+        fp = _fingerprint(chunk)
+        if fp in seen:
+            yield index, None, whole
+            continue
+        seen.add(fp)
+        yield index, chunk, whole
+    if not chunks:
+        problems.append(Problem(name, None, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))
+
+
+def _has_content(game: Game) -> bool:
+    return bool(game.variations or any(v for k, v in game.headers.items() if k not in ("Game", "Result")))
+
+
+def _parse_unit(name: str, index: int | None, unit: str | bytes, whole: bool, collection: str) -> list[tuple]:
+    """Read one unit (:func:`_split_file`) into ``("row", row)``, ``("skip", Problem)`` and
+    ``("warn", Problem)`` items, the rows with their index data (runs in worker processes too)."""
+    out: list[tuple] = []
+    if isinstance(unit, bytes):
+        try:
+            games = list(enumerate(read_records(unit)))
+        except (XiangqiError, ValueError) as exc:
+            return [("file", Problem(name, None, str(exc)))]
+    else:
+        game = read_game(unit)
+        if game is None or not _has_content(game):
+            where = None if whole else index
+            return [("file", Problem(name, where, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))]
+        games = [(index, game)]
+    for i, game in games:
+        fatal = _fatal(game.errors)
+        if fatal is None and not game.variations:
+            fatal = "no moves"
+        if fatal is not None:
+            out.append(("skip", Problem(name, i, fatal)))
+            continue
+        try:
+            row = game_row(game, name, i, collection)
+        except (XiangqiError, ValueError) as exc:
+            out.append(("skip", Problem(name, i, str(exc))))
+            continue
+        _index_data(row)
+        out.extend(("warn", Problem(name, i, e, skipped=False)) for e in game.errors)
+        out.append(("row", row))
+    return out
+
+
+def _parse_batch(batch: list[tuple[str, int | None, str | bytes, bool]],
+                 collection: str) -> list[list[tuple]]:
+    return [_parse_unit(name, index, unit, whole, collection) for name, index, unit, whole in batch]
+
+
+def content_hash(start_board_fen: str, red_to_move: bool, iccs_moves: str) -> str:
+    """SHA-1 (hex) of a game's content: its start board, side to move and main line in ICCS."""
+    return hashlib.sha1(f"{start_board_fen} {'w' if red_to_move else 'b'}|{iccs_moves}".encode()).hexdigest()
+
+
+def _comments(game: Game) -> str:
+    parts = [game.comment] if game.comment else []
+    for node in game.mainline():
+        if node.starting_comment:
+            parts.append(node.starting_comment)
+        if node.comment:
+            parts.append(node.comment)
+    if game.final_comment:
+        parts.append(game.final_comment)
+    return "\n".join(parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _start(fen: str) -> tuple[Board, str, str]:
+    """The start board of a FEN tag (read-only: shared between games), its board FEN and full FEN."""
+    board = Board(fen) if fen else Board()
+    return board, board.board_fen(), board.fen()
+
+
+def game_row(game: Game, source: str = "", index: int = 0, collection: str = "master") -> dict:
+    """The ``games`` row of a read game (without ``id``), with ``_moves``: its (from, to) squares
+    and ``_board``: its start board, shared between games and not to be changed (both for the position
+    index; not columns).
+
+    Raises :class:`~xiangqi.core.errors.XiangqiError` for a bad start position (FEN tag).
+    """
+    h = game.headers
+    board, start, full_fen = _start(h.get("FEN", "").strip())
+    moves = game.mainline_moves()
+    iccs = " ".join(m.iccs() for m in moves)
+    custom = start != STARTING_BOARD_FEN or not board.turn
+    result = h.get("Result", "*").strip()
+    ecco = h.get("ECCO", "").strip()
+    date_raw = h.get("Date", "").strip()
+    opening = h.get("Opening", "").strip()
+    if h.get("Variation", "").strip():
+        opening = f"{opening} {h['Variation'].strip()}".strip()
+    return {
+        "hash": content_hash(start, board.turn, iccs),
+        "collection": collection,
+        "event": h.get("Event", "").strip(),
+        "site": h.get("Site", "").strip(),
+        "round": h.get("Round", "").strip(),
+        "date": normalise_date(date_raw),
+        "date_raw": date_raw,
+        "red": h.get("Red", "").strip() or h.get("White", "").strip(),
+        "black": h.get("Black", "").strip(),
+        "result": result if result in RESULTS else ("1/2-1/2" if result == "½-½" else "*"),
+        "ecco": ecco.upper() if _ECCO_RE.match(ecco) else None,
+        "ecco_computed": None,
+        "opening": opening,
+        "headers": json.dumps(h, ensure_ascii=False),
+        "fen": full_fen if custom else None,
+        "moves": iccs,
+        "plies": len(moves),
+        "comments": _comments(game),
+        "source": source,
+        "source_index": index,
+        "_moves": [(m.from_square, m.to_square) for m in moves],
+        "_board": board,
+    }
+
+
+def _index_data(row: dict) -> None:
+    """Add ``_pos`` (key, ply, next move) and ``_boards`` (material, key, packed pieces) to a row."""
+    board = row.pop("_board")
+    names: list[str | None] = list(row["moves"].split())
+    names.append(None)
+    pos: list[tuple] = []
+    brd: list[tuple] = []
+    known: set[int] = set()
+    steps = iter_game_index(board.squares, board.turn, row.pop("_moves"))
+    for ply, (key, material, pack) in enumerate(steps):
+        k = key - (1 << 64) if key >= 1 << 63 else key  # to_signed
+        pos.append((k, ply, names[ply]))
+        if k not in known:
+            known.add(k)
+            brd.append((material, k, pack()))
+    row["_pos"] = pos
+    row["_boards"] = brd
+
+
+def _fatal(errors: list[str]) -> str | None:
+    for e in errors:
+        if any(f in e for f in _FATAL):
+            return e
+    return None
+
+
+class _Writer:
+    """Buffers rows and writes them one chunk per transaction."""
+
+    def __init__(self, engine: Engine, report: ImportReport) -> None:
+        self.engine = engine
+        self.report = report
+        self.rows: list[dict] = []
+        self.hashes: set[str] = set()
+        dialect = engine.dialect.name
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        elif dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        else:
+            dialect_insert = None
+        self.board_insert = (dialect_insert(boards).on_conflict_do_nothing() if dialect_insert is not None
+                             else insert(boards))
+        self.sqlite = dialect == "sqlite"
+        # the two big tables go through the driver's executemany with tuples (no per-row SQLAlchemy work)
+        mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(engine.dialect.paramstyle)
+        self.raw_positions = self.raw_boards = None
+        if mark is not None and dialect in ("sqlite", "postgresql"):
+            four, three = ", ".join([mark] * 4), ", ".join([mark] * 3)
+            self.raw_positions = f'INSERT INTO positions ("key", game_id, ply, move) VALUES ({four})'
+            self.raw_boards = (f'INSERT INTO boards (material, "key", pieces) VALUES ({three}) '
+                               "ON CONFLICT DO NOTHING")
+
+    def add(self, row: dict) -> None:
+        if row["hash"] in self.hashes:
+            self.report.duplicates += 1
+            return
+        self.hashes.add(row["hash"])
+        self.rows.append(row)
+        if len(self.rows) >= CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        rows, self.rows = self.rows, []
+        if not rows:
+            return
+        with self.engine.begin() as conn:
+            if self.sqlite:
+                conn.exec_driver_sql("PRAGMA synchronous=OFF")
+            existing = set()
+            hashes = [r["hash"] for r in rows]
+            for i in range(0, len(hashes), 500):
+                existing.update(conn.execute(select(games.c.hash).where(games.c.hash.in_(hashes[i:i + 500])))
+                                .scalars())
+            new = [r for r in rows if r["hash"] not in existing]
+            self.report.duplicates += len(rows) - len(new)
+            if not new:
+                return
+            cols = [{k: v for k, v in r.items() if not k.startswith("_")} for r in new]
+            ids = conn.execute(insert(games).returning(games.c.id, sort_by_parameter_order=True),
+                               cols).scalars().all()
+            pos: list[tuple] = []
+            brd: dict[int, tuple] = {}
+            for gid, r in zip(ids, new, strict=True):
+                pos.extend((k, gid, ply, mv) for k, ply, mv in r["_pos"])
+                for b in r["_boards"]:
+                    brd.setdefault(b[1], b)
+            if self.raw_positions is not None:
+                conn.exec_driver_sql(self.raw_positions, pos)
+                conn.exec_driver_sql(self.raw_boards, list(brd.values()))
+            else:
+                conn.execute(insert(positions), [dict(zip(("key", "game_id", "ply", "move"), p, strict=True))
+                                                 for p in pos])
+                conn.execute(self.board_insert, [dict(zip(("material", "key", "pieces"), b, strict=True))
+                                                 for b in brd.values()])
+            self.report.added += len(new)
+            self.report.positions += len(pos)
+
+
+class _Progress:
+    """A one-line progress report on stderr, redrawn at most twice a second."""
+
+    def __init__(self, report: ImportReport, enabled: bool) -> None:
+        self.report = report
+        self.enabled = enabled
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def update(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not force and now - self.last < 0.5:
+            return
+        self.last = now
+        r = self.report
+        rate = r.games / (now - self.t0) if now > self.t0 else 0.0
+        sys.stderr.write(f"\r{r.files} files  {r.games} games  {r.added} added  {r.duplicates} dup  "
+                         f"{r.skipped} skipped  {rate:.0f} games/s ")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self.update(force=True)
+            sys.stderr.write("\n")
+
+
+def import_paths(engine: Engine, paths: Iterable[str | os.PathLike[str]], *, collection: str = "master",
+                 glob: str | None = None, progress: bool = False, jobs: int = 1,
+                 on_problem: Callable[[Problem], None] | None = None) -> ImportReport:
+    """Import every game under ``paths`` (files, folders, archives: :func:`iter_sources`) into ``engine``.
+
+    The engine must be at the head schema (:func:`xiangqi.db.database.connect` does that). Games get
+    ``collection`` as their collection name. ``progress`` draws a progress line on stderr;
+    ``on_problem`` is called with each :class:`Problem` as it is found (they are also in the report).
+    ``jobs`` > 1 reads the games in that many worker processes (the database is written by this one);
+    the result is the same as with one. Never raises for bad input; database errors (disk full,
+    locked) propagate after the chunks already written are committed, so a re-run continues.
+    """
+    report = ImportReport()
+    t0 = time.perf_counter()
+    writer = _Writer(engine, report)
+    bar = _Progress(report, progress)
+    seen: set[bytes] = set()
+    problems: list[Problem] = []
+    told = 0
+
+    def tell() -> None:
+        nonlocal told
+        while told < len(problems):
+            p = problems[told]
+            told += 1
+            report.problems.append(p)
+            if on_problem is not None:
+                on_problem(p)
+
+    def take(results: list[list[tuple]]) -> None:
+        for items in results:
+            for kind, item in items:
+                if kind == "row":
+                    report.games += 1
+                    writer.add(item)
+                elif kind == "skip":
+                    report.games += 1
+                    report.skipped += 1
+                    problems.append(item)
+                elif kind in ("warn", "file"):
+                    problems.append(item)
+        tell()
+        bar.update()
+
+    pool = None
+    pending: collections.deque = collections.deque()
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=jobs)
+    batch: list[tuple[str, int | None, str | bytes, bool]] = []
+    try:
+        def submit() -> None:
+            nonlocal batch
+            if not batch:
+                return
+            if pool is None:
+                take(_parse_batch(batch, collection))
+            else:
+                pending.append(pool.submit(_parse_batch, batch, collection))
+                while len(pending) > 2 * jobs:
+                    take(pending.popleft().result())
+            batch = []
+
+        for name, data in iter_sources(paths, glob=glob, problems=problems):
+            report.files += 1
+            for index, unit, whole in _split_file(name, data, seen, problems):
+                if unit is None:
+                    report.games += 1
+                    report.duplicates += 1
+                    continue
+                batch.append((name, index, unit, whole))
+                if len(batch) >= _BATCH:
+                    submit()
+            tell()
+        submit()
+        while pending:
+            take(pending.popleft().result())
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    tell()
+    writer.flush()
+    with engine.begin() as conn:
+        if engine.dialect.name == "sqlite":
+            conn.execute(text("PRAGMA optimize"))
+    report.seconds = time.perf_counter() - t0
+    bar.done()
+    return report

@@ -1,0 +1,29 @@
+"""Alembic environment of the games database (run by :func:`xiangqi.db.database.upgrade`).
+
+The caller passes an open SQLAlchemy connection in ``config.attributes["connection"]``; without one
+the ``sqlalchemy.url`` option of the config is used (``alembic -x`` style use from a shell).
+"""
+
+from alembic import context
+from sqlalchemy import create_engine
+
+from xiangqi.db.schema import metadata
+
+config = context.config
+
+
+def run_migrations() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    with engine.connect() as conn:
+        context.configure(connection=conn, target_metadata=metadata, render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+run_migrations()

@@ -1,0 +1,91 @@
+"""The games database schema (SQLAlchemy Core): ``games``, ``positions`` and ``boards``.
+
+- ``games``: one row per distinct game. Headers (event, site, round, red, black, result), the date
+  normalised (``date``: ``YYYY-MM-DD``/``YYYY-MM``/``YYYY`` or NULL, :mod:`xiangqi.db.dates`) beside
+  the raw tag (``date_raw``), the ECCO code of the file's tag (``ecco``) and a column for the code
+  computed from the moves (``ecco_computed``, filled by the classifier of :mod:`xiangqi.study`),
+  the opening name of the tag (``opening``), every tag as JSON (``headers``), the start FEN when it
+  is not the standard start (``fen``), the main line as space-separated ICCS (``moves``) and its
+  length (``plies``), the comments joined by newlines (``comments``), where it came from
+  (``source``, ``source_index``: the 0-based game index inside that file), a ``collection`` name
+  (``master`` for imported corpora; the user's own games get their own) and ``hash``, the SHA-1 of
+  start FEN + moves that makes an identical game stored once.
+- ``positions``: the position index, one row per ply of every game's main line (ply 0 = the start):
+  ``key`` (signed 64-bit Zobrist key, :mod:`xiangqi.db.keys`) → ``game_id``, ``ply``, ``move``
+  (the next move in ICCS, NULL after the last). The primary key (key, game_id, ply) clusters the rows
+  of one position together (a ``WITHOUT ROWID`` table on SQLite), so a position lookup is one range scan.
+- ``boards``: one row per distinct position key with its material signature (``material``) and its
+  pieces packed (``pieces``): what similar-position search ranks. The primary key (material, key)
+  clusters the positions of one material together (the key alone is unique too: it fixes the material).
+
+Mirrored search needs no stored column: the games where the left-right mirror of position P occurs
+are exactly the rows whose ``key`` is the key of mirror(P), so a mirrored search looks up two keys.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+                        BigInteger,
+                        Column,
+                        ForeignKey,
+                        Index,
+                        Integer,
+                        LargeBinary,
+                        MetaData,
+                        SmallInteger,
+                        String,
+                        Table,
+                        Text,
+)
+
+__all__ = ["metadata", "games", "positions", "boards"]
+
+metadata = MetaData()
+
+games = Table(
+    "games", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("hash", String(40), nullable=False, unique=True),
+    Column("collection", String(40), nullable=False, server_default="master"),
+    Column("event", Text, nullable=False, server_default=""),
+    Column("site", Text, nullable=False, server_default=""),
+    Column("round", Text, nullable=False, server_default=""),
+    Column("date", String(10), nullable=True),
+    Column("date_raw", Text, nullable=False, server_default=""),
+    Column("red", Text, nullable=False, server_default=""),
+    Column("black", Text, nullable=False, server_default=""),
+    Column("result", String(7), nullable=False, server_default="*"),
+    Column("ecco", String(3), nullable=True),
+    Column("ecco_computed", String(3), nullable=True),
+    Column("opening", Text, nullable=False, server_default=""),
+    Column("headers", Text, nullable=False, server_default="{}"),
+    Column("fen", Text, nullable=True),
+    Column("moves", Text, nullable=False, server_default=""),
+    Column("plies", Integer, nullable=False, server_default="0"),
+    Column("comments", Text, nullable=False, server_default=""),
+    Column("source", Text, nullable=False, server_default=""),
+    Column("source_index", Integer, nullable=False, server_default="0"),
+)
+Index("ix_games_red", games.c.red)
+Index("ix_games_black", games.c.black)
+Index("ix_games_date", games.c.date)
+Index("ix_games_ecco", games.c.ecco)
+Index("ix_games_collection", games.c.collection)
+
+positions = Table(
+    "positions", metadata,
+    Column("key", BigInteger, primary_key=True, autoincrement=False),
+    Column("game_id", Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True,
+           autoincrement=False),
+    Column("ply", SmallInteger, primary_key=True, autoincrement=False),
+    Column("move", String(4), nullable=True),
+    sqlite_with_rowid=False,
+)
+
+boards = Table(
+    "boards", metadata,
+    Column("material", Integer, primary_key=True, autoincrement=False),
+    Column("key", BigInteger, primary_key=True, autoincrement=False),
+    Column("pieces", LargeBinary, nullable=False),
+    sqlite_with_rowid=False,
+)
