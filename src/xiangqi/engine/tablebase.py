@@ -94,7 +94,8 @@ class Ending:
         text = "".join(_ALIAS.get(c, c) for c in name.strip().upper())
         parts = text.split("K")
         if len(parts) != 3 or parts[0] != "" or any(c not in ORDER for c in parts[1] + parts[2]):
-            raise TablebaseError(f"bad ending {name!r}: expected e.g. KRKAABB (K A B N R C P, stronger side first)")
+            raise TablebaseError(f"bad ending {name!r}: expected e.g. KRKAABB "
+                                 "(K A B N R C P, stronger side first)")
         red, black = parts[1], parts[2]
         for side in (red, black):
             for p, most in (("A", 2), ("B", 2), ("N", 2), ("R", 2), ("C", 2), ("P", 5)):
@@ -123,7 +124,8 @@ class Ending:
             for p in ORDER:
                 c = pieces.count(p)
                 if c:
-                    out.append(((1 if colour == 0 else -1) * _TYPE[p], c, lists.get((p, colour), tbgen.L_ANY)))
+                    sign = 1 if colour == 0 else -1
+                    out.append((sign * _TYPE[p], c, lists.get((p, colour), tbgen.L_ANY)))
         return out
 
     def slots(self) -> list[int]:
@@ -220,7 +222,10 @@ def table_path(directory: Path, name: str) -> Path:
 
 
 def load_values(directory: Path, name: str) -> tuple[np.ndarray, dict]:
-    """``(values int16 [2, N], header dict)`` of a table file; :class:`TablebaseError` if missing or damaged."""
+    """``(values int16 [2, N], header dict)`` of a table file.
+
+    Raises :class:`TablebaseError` when it is missing, damaged or of another index scheme.
+    """
     path = table_path(directory, name)
     try:
         with np.load(path) as z:

@@ -219,7 +219,10 @@ def init_table(cur, piece, nslots, ng, gstart, gcnt, glist, radix):
 @njit
 def run_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
              cap_sub, cap_flip, cap_src):
-    """Pass ``n >= 1``: resolve the wins (odd ``n``) or losses (even ``n``) in ``n`` plies; returns how many."""
+    """Pass ``n >= 1``: resolve the wins (odd ``n``) or losses (even ``n``) in ``n`` plies.
+
+    Returns the number of positions resolved.
+    """
     N = cur.shape[1]
     sqs = np.zeros(nslots, np.int64)
     csq = np.zeros(nslots, np.int64)
