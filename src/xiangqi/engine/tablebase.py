@@ -21,6 +21,7 @@ side to move 0 = Red, 1 = Black) and ``header`` (JSON: ending, scheme, counts).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -177,6 +178,19 @@ class Ending:
         return sorted({n for n, _, _ in self.captures() if n})
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(name: str) -> tuple[Ending, list[int]]:
+    end = Ending.parse(name)
+    return end, end.slots()
+
+
+@functools.lru_cache(maxsize=256)
+def _groups(ending: Ending) -> list[tuple[int, int, int]]:
+    from xiangqi.engine import tbgen
+
+    return [(c, lst, comb(int(tbgen.SQN[lst]), c)) for _, c, lst in ending.groups()]
+
+
 def encode_py(ending: Ending, sqs: list[int]) -> int:
     """Pure-Python index of slot squares ``sqs`` (same as the kernel's ``encode``; checks it in the tests)."""
     from xiangqi.engine import tbgen
@@ -185,11 +199,11 @@ def encode_py(ending: Ending, sqs: list[int]) -> int:
         sqs = [s - s % 9 + 8 - s % 9 for s in sqs]
     idx = 0
     k = 0
-    for _, c, lst in ending.groups():
+    for c, lst, n in _groups(ending):
         pos = sorted(int(tbgen.SQPOS[lst, s]) for s in sqs[k:k + c])
         if pos[0] < 0:
             raise TablebaseError(f"a piece of {ending.name} stands on a square its kind cannot reach")
-        idx = idx * comb(int(tbgen.SQN[lst]), c) + sum(comb(p, i + 1) for i, p in enumerate(pos))
+        idx = idx * n + sum(comb(p, i + 1) for i, p in enumerate(pos))
         k += c
     return idx
 
@@ -419,8 +433,7 @@ class Tablebase:
         values = self._values(name)
         if values is None:
             return None
-        end = Ending.parse(name)
-        slots = end.slots()
+        end, slots = _parsed(name)
         side = 0 if board.turn else 1
         by_code: dict[int, list[int]] = {}
         for sq in range(90):
