@@ -26,7 +26,8 @@ from xiangqi.core.board import Board, grid_board_fen
 from xiangqi.engine import tablebase as tb
 from xiangqi.engine import tbgen
 
-SMALL = ("KRK", "KNK", "KCK", "KPK", "KRKA")
+# KPKP: a capture of a pawn leaves KPK with the colours swapped (the kernel's flip path)
+SMALL = ("KRK", "KNK", "KCK", "KPK", "KRKA", "KPKP")
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +144,8 @@ def test_every_child_is_consistent(tbdir, name):
             assert 0 in kids and all(k >= 0 for k in kids)
 
 
-@pytest.mark.parametrize(("name", "depth"), [("KRK", 7), ("KNK", 9), ("KPK", 9), ("KRKA", 7), ("KCK", 5)])
+@pytest.mark.parametrize(("name", "depth"),
+                         [("KRK", 7), ("KNK", 9), ("KPK", 9), ("KRKA", 7), ("KCK", 5), ("KPKP", 7)])
 def test_dtm_agrees_with_exhaustive_search(tbdir, name, depth):
     """Random positions plus positions with short mates: the search and the table give the same code
     whenever the mate is within ``depth`` plies; beyond it the search finds nothing."""
@@ -167,6 +169,12 @@ def test_dtm_agrees_with_exhaustive_search(tbdir, name, depth):
             assert found == 0, (board.fen(), code, found)
     if name != "KCK":
         assert checked_mates > 300
+
+
+def test_kernel_file_in_cache_hash():
+    from xiangqi.engine import _numba
+
+    assert "tbgen.py" in _numba._KERNEL_FILES
 
 
 def test_probe_and_best_moves(tbdir):

@@ -112,6 +112,7 @@ class Ending:
 
     @property
     def name(self) -> str:
+        """The canonical name, e.g. ``KRKAABB``."""
         return f"K{self.red}K{self.black}"
 
     def groups(self) -> list[tuple[int, int, int]]:
@@ -367,6 +368,7 @@ class ProbeResult:
     ending: str
 
     def as_json(self) -> dict:
+        """``{"wdl", "dtm", "best", "ending"}`` for JSON output."""
         return {"wdl": self.wdl, "dtm": self.dtm, "best": self.best, "ending": self.ending}
 
 
