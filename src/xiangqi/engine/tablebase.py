@@ -477,6 +477,71 @@ class Tablebase:
         return ProbeResult(wdl, dtm, best, name)
 
 
+def _position_key(board) -> str:
+    return " ".join(board.fen().split()[:2])
+
+
+def perpetual_check_draws(directory: Path | str, name: str) -> list[str]:
+    """Positions the pure-mate table ``name`` calls drawn although the draw rests on one-sided
+    perpetual check, which the rules (RULES.md, 长将) punish as a loss for the checker.
+
+    Returned as FEN board + side to move fields, sorted. A position is listed when
+    every drawing move of the side to move gives check, and after each of them the
+    opponent has a reply that gives no check and leads back to a listed position
+    (a greatest fixpoint): the defender must check for ever or lose. Pure Python
+    over the drawn positions with the core board; fine for tables with few draws
+    (KRKN: 2,435 draws, about 10 s). Values that would change further back (a
+    position that can force its way into a listed one) are not followed.
+    """
+    from xiangqi.core.board import Board, grid_board_fen
+    from xiangqi.engine import tbgen
+
+    base = Tablebase(directory)
+    end = Ending.parse(name)
+    values = load_values(Path(directory), end.name)[0]
+    ng, gs, gc, gl, rd, _ = _layouts([end])
+    sq = np.zeros(len(end.slots()), np.int64)
+    letters = " kabnrcp"
+    cand: dict[str, list[str]] = {}
+    for side in (0, 1):
+        for idx in np.flatnonzero(values[side] == 0):
+            tbgen.decode(0, int(idx), sq, ng, gs, gc, gl, rd)
+            grid: list[str | None] = [None] * 90
+            for code, s in zip(end.slots(), sq, strict=True):
+                grid[int(s)] = letters[abs(code)].upper() if code > 0 else letters[abs(code)]
+            b = Board(f"{grid_board_fen(grid)} {'w' if side == 0 else 'b'} - - 0 1")
+            drawing = []
+            for m in list(b.legal_moves):
+                check = b.gives_check(m)
+                b.push(m, validate=False)
+                if base.value(b)[0] == 0:
+                    drawing.append((check, _position_key(b)))
+                b.pop()
+            if drawing and all(c for c, _ in drawing):
+                cand[_position_key(b)] = [k for _, k in drawing]
+    keep = set(cand)
+    while True:
+        drop = set()
+        for key in keep:
+            for q_key in cand[key]:
+                q = Board(q_key + " - - 0 1")
+                back = False
+                for m in list(q.legal_moves):
+                    if q.gives_check(m):
+                        continue
+                    q.push(m, validate=False)
+                    back = _position_key(q) in keep
+                    q.pop()
+                    if back:
+                        break
+                if not back:
+                    drop.add(key)
+                    break
+        if not drop:
+            return sorted(keep)
+        keep -= drop
+
+
 def progress_to_stderr(msg: str) -> None:
     """Progress printer for the command line."""
     print(msg, file=sys.stderr, flush=True)
