@@ -276,6 +276,44 @@ def cmd_analyse(args: argparse.Namespace) -> int:
                as_json=args.json, hash_mb=args.hash, input_format=args.input_format, quiet=args.quiet)
 
 
+def cmd_tb_generate(args: argparse.Namespace) -> int:
+    """Generate tablebases (and their sub-endings) with progress on stderr; one summary line per ending."""
+    from xiangqi.engine.tablebase import Ending, generate, progress_to_stderr
+
+    names = [Ending.parse(n).name for n in args.endings]  # every name checked before any work
+    for name in names:
+        h = _interruptible(lambda n=name: generate(n, args.dir, progress=progress_to_stderr,
+                                                   force=args.force))
+        st = h["stats"]
+        print(f"{h['ending']}: {h['size'] * 2:,} indices, red to move {st['red']['wins']}/"
+              f"{st['red']['draws']}/{st['red']['losses']} (win/draw/loss), black to move "
+              f"{st['black']['wins']}/{st['black']['draws']}/{st['black']['losses']}, longest mate "
+              f"{max(st['red']['longest_dtm'], st['black']['longest_dtm'])} plies")
+    return 0
+
+
+def cmd_tb_probe(args: argparse.Namespace) -> int:
+    """Print the tablebase value of FEN (exit 1 when no table holds it)."""
+    import json
+
+    from xiangqi.engine.tablebase import Tablebase
+
+    board = Board(args.fen)
+    res = Tablebase(args.dir).probe(board)
+    if res is None:
+        print(f"xiangqi tb probe: the position is not in the tables of {Tablebase(args.dir).directory}",
+              file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"wdl": res.wdl, "dtm": res.dtm, "best": res.best}))
+    else:
+        print(f"ending: {res.ending}")
+        print(f"wdl: {res.wdl} (for {'red' if board.turn else 'black'}, the side to move)")
+        print(f"dtm: {res.dtm if res.dtm is not None else '-'}" + (" plies" if res.dtm is not None else ""))
+        print(f"best: {' '.join(res.best) or '-'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="xiangqi", description="Xiangqi (Chinese chess) tools and game")
@@ -417,6 +455,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also time this UCI engine's 'go perft' (e.g. /usr/games/fairy-stockfish) "
                         "and print the ratio")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("tb", help="endgame tablebases (残局库): generate and probe",
+                       description="Tables live in $XIANGQI_DATA_DIR/tablebases or the user data dir "
+                                   "(--dir DIR instead).")
+    tbsub = p.add_subparsers(dest="tb_command", required=True)
+    q = tbsub.add_parser("generate", help="generate endings, e.g. KRK KRKAABB (stronger side first)")
+    q.add_argument("endings", nargs="+", metavar="ENDING",
+                   help="FEN letters, stronger side first: K A B N R C P (H, E for horse, elephant)")
+    q.add_argument("--dir", default=None, help="table directory (default: the data dir's tablebases)")
+    q.add_argument("--force", action="store_true", help="generate again even if the file exists")
+    q.set_defaults(func=cmd_tb_generate)
+    q = tbsub.add_parser("probe", help="print win/draw/loss, distance to mate and the best moves of FEN")
+    q.add_argument("fen", metavar="FEN", help="the position (quote it)")
+    q.add_argument("--dir", default=None, help="table directory (default: the data dir's tablebases)")
+    q.add_argument("--json", action="store_true",
+                   help='print {"wdl": "win|draw|loss", "dtm": plies or null, "best": [ICCS moves]}')
+    q.set_defaults(func=cmd_tb_probe)
 
     return parser
 

@@ -15,7 +15,7 @@ import hashlib
 import os
 import sys
 
-_KERNEL_FILES = ("_numba.py", "consts.py", "movegen.py", "evaluate.py", "tt.py", "search.py")
+_KERNEL_FILES = ("_numba.py", "consts.py", "movegen.py", "evaluate.py", "tt.py", "search.py", "tbgen.py")
 
 
 def _writable(path: str) -> bool:

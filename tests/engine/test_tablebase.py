@@ -1,0 +1,240 @@
+"""Endgame tablebases: index, generator consistency, DTM against an exhaustive search, known results,
+probing and the ``xiangqi tb`` commands.
+
+Known results checked (sources):
+* 车 vs bare king wins; single 炮 vs bare king cannot win; 马 vs bare king is a sure win
+  ("one horse versus a solitary king is a sure win situation", xqinenglish.com,
+  The Anatomy of the Xiangqi part 4, http://www.xqinenglish.com/theanatomyofxiangqipart4.html).
+* 兵 vs bare king: "a lone pawn wins as long as it is high enough to move in and trap" the king
+  (B. Brydon, MSO Mind Sports Zine 2000,
+  http://www.msoworld.com/mindzine/news/orient/xiangqi/xq1.html); a bottom-rank pawn (底兵) cannot.
+* 车 vs 士象全: "单车例和士象全" — a book draw when the advisors and elephants stand linked on
+  the centre file, a win when they do not (g230.com/569493922.html); slow test.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from tests.engine.tb_mate_search import mate_value
+
+from xiangqi.cli import main
+from xiangqi.core.board import Board, Move, grid_board_fen
+from xiangqi.engine import tablebase as tb
+from xiangqi.engine import tbgen
+
+# KPKP: a capture of a pawn leaves KPK with the colours swapped (the kernel's flip path)
+SMALL = ("KRK", "KNK", "KCK", "KPK", "KRKA", "KPKP")
+
+
+@pytest.fixture(scope="module")
+def tbdir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tb")
+    for name in SMALL:
+        tb.generate(name, d)
+    return d
+
+
+def _layout(end):
+    return tb._layouts([end])
+
+
+def _squares(end, idx):
+    ng, gs, gc, gl, rd, _ = _layout(end)
+    sq = np.zeros(len(end.slots()), np.int64)
+    tbgen.decode(0, idx, sq, ng, gs, gc, gl, rd)
+    return [int(s) for s in sq]
+
+
+def _board(end, sqs, red_to_move):
+    grid = [None] * 90
+    for code, s in zip(end.slots(), sqs, strict=True):
+        grid[s] = " kabnrcp"[abs(code)].upper() if code > 0 else " kabnrcp"[abs(code)]
+    return Board(f"{grid_board_fen(grid)} {'w' if red_to_move else 'b'} - - 0 1")
+
+
+def _legal_samples(end, values, n, seed):
+    rng = random.Random(seed)
+    legal = np.argwhere(values != tb.INVALID)
+    picks = [legal[i] for i in rng.sample(range(len(legal)), min(n, len(legal)))]
+    return [(int(s), int(i)) for s, i in picks]
+
+
+def test_ending_names():
+    assert tb.Ending.parse("khke").name == "KNKB"
+    assert tb.Ending.parse("KAKR").name == "KRKA"  # the stronger side goes first
+    assert tb.Ending.parse("KPNKAA").name == "KNPKAA"
+    assert tb.Ending.parse("KRKAABB").size() == 6 * 9 * 90 * 10 * 21
+    for bad in ("KRX", "RK", "KRKAAA", "KAKB", "KRRRKA"):
+        with pytest.raises(tb.TablebaseError):
+            tb.Ending.parse(bad)
+    # capturing the rook leaves K+A against K: a draw, no table; capturing the advisor leaves KRK
+    caps = tb.Ending.parse("KRKA").captures()
+    assert caps[2][0] is None and caps[3][0] == "KRK"
+    # 马 captured in KNKP: the pawn side is the stronger one, colours swap
+    name, flipped, _ = tb.Ending.parse("KNKP").captures()[2]
+    assert (name, flipped) == ("KPK", True)
+
+
+def test_index_round_trip():
+    rng = random.Random(1)
+    for name in ("KRK", "KNPKAA", "KRKAABB", "KPPKB"):
+        end = tb.Ending.parse(name)
+        ng, gs, gc, gl, rd, _ = _layout(end)
+        scratch = np.zeros(8, np.int64)
+        for _ in range(300):
+            idx = rng.randrange(end.size())
+            sqs = _squares(end, idx)
+            assert tb.encode_py(end, sqs) == idx
+            assert tbgen.encode(0, np.array(sqs, np.int64), ng, gs, gc, gl, rd, scratch) == idx
+            mirrored = [s - s % 9 + 8 - s % 9 for s in sqs]
+            if sqs[0] % 9 != 4:  # left-right mirror shares the index (Red king off the centre file)
+                assert tb.encode_py(end, mirrored) == idx
+
+
+def test_statistics_and_known_results(tbdir):
+    st = {n: tb.load_values(tbdir, n)[1]["stats"] for n in SMALL}
+    for n in ("KRK", "KNK", "KRKA"):  # the stronger side to move always wins
+        assert st[n]["red"]["wins"] == st[n]["red"]["positions"] > 0
+        assert st[n]["red"]["draws"] == st[n]["red"]["losses"] == 0
+    # single cannon: not one win, not even a stalemate of the bare king
+    assert st["KCK"]["red"]["draws"] == st["KCK"]["red"]["positions"]
+    assert st["KCK"]["black"]["draws"] == st["KCK"]["black"]["positions"]
+    # the bare king to move draws only by taking the rook
+    end = tb.Ending.parse("KRK")
+    values = tb.load_values(tbdir, "KRK")[0]
+    for idx in np.flatnonzero(values[1] == 0):
+        board = _board(end, _squares(end, int(idx)), False)
+        assert any(board.is_capture(m) for m in board.legal_moves)
+    # the pawn: wins from every square but the last rank, never from it
+    end = tb.Ending.parse("KPK")
+    values = tb.load_values(tbdir, "KPK")[0]
+    for idx in np.flatnonzero(values[0] != tb.INVALID):
+        pawn_rank = _squares(end, int(idx))[2] // 9
+        assert (values[0, idx] > 0) == (pawn_rank < 9), (idx, pawn_rank)
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_every_child_is_consistent(tbdir, name):
+    """A win has a child lost at DTM-1 and none shorter; a loss has every child won, one at DTM-1;
+    a draw has a drawn child and no lost one. The children are probed through the core board."""
+    end = tb.Ending.parse(name)
+    values = tb.load_values(tbdir, name)[0]
+    base = tb.Tablebase(tbdir)
+    for side, idx in _legal_samples(end, values, 1500, seed=hash(name) % 1000):
+        code = int(values[side, idx])
+        board = _board(end, _squares(end, idx), side == 0)
+        assert base.value(board) == (code, name)
+        kids = []
+        for m in list(board.legal_moves):
+            board.push(m, validate=False)
+            kids.append(base.value(board)[0])
+            board.pop()
+        assert tb.INVALID not in kids
+        if code > 0:
+            assert -code in kids and all(not (-code < k < 0) for k in kids)
+        elif code < 0:
+            dtm = -code - 1
+            assert all(0 < k <= dtm - 1 for k in kids) and (dtm == 0 or dtm - 1 in kids)
+            assert (dtm == 0) == (kids == [])
+        else:
+            assert 0 in kids and all(k >= 0 for k in kids)
+
+
+@pytest.mark.parametrize(("name", "depth"),
+                         [("KRK", 7), ("KNK", 9), ("KPK", 9), ("KRKA", 7), ("KCK", 5), ("KPKP", 7)])
+def test_dtm_agrees_with_exhaustive_search(tbdir, name, depth):
+    """Random positions plus positions with short mates: the search and the table give the same code
+    whenever the mate is within ``depth`` plies; beyond it the search finds nothing."""
+    end = tb.Ending.parse(name)
+    values = tb.load_values(tbdir, name)[0]
+    picks = _legal_samples(end, values, 1200, seed=7)
+    mag = np.abs(values.astype(np.int32))
+    short = np.argwhere((values != tb.INVALID) & (mag <= depth + 1) & (values != 0))
+    rng = random.Random(3)
+    picks += [(int(s), int(i)) for s, i in rng.sample(list(short), min(800, len(short)))]
+    checked_mates = 0
+    for side, idx in picks:
+        code = int(values[side, idx])
+        board = _board(end, _squares(end, idx), side == 0)
+        found = mate_value(board, depth)
+        dtm = code if code > 0 else (-code - 1 if code < 0 else None)
+        if dtm is not None and dtm <= depth:
+            assert found == code, (board.fen(), code, found)
+            checked_mates += 1
+        else:
+            assert found == 0, (board.fen(), code, found)
+    if name != "KCK":
+        assert checked_mates > 300
+
+
+def test_kernel_file_in_cache_hash():
+    from xiangqi.engine import _numba
+
+    assert "tbgen.py" in _numba._KERNEL_FILES
+
+
+def test_probe_and_best_moves(tbdir):
+    base = tb.Tablebase(tbdir)
+    res = base.probe(Board("3k5/9/9/9/9/9/9/9/4R4/4K4 w - - 0 1"))
+    assert (res.wdl, res.dtm, res.ending) == ("win", 1, "KRK")
+    assert sorted(res.best) == ["e1d1", "e1e8"]
+    # the stronger side Black: the board is turned round
+    res = base.probe(Board("4k4/4r4/9/9/9/9/9/9/9/3K5 b - - 0 1"))
+    assert res.wdl == "win" and res.ending == "KRK" and "e8d8" in res.best
+    lost = base.probe(Board("4k4/4r4/9/9/9/9/9/9/9/3K5 w - - 0 1"))
+    assert lost.wdl == "loss" and lost.dtm % 2 == 0 and lost.best
+    assert base.probe(Board("4k4/9/9/9/9/9/9/9/9/3K1C3 w - - 0 1")).wdl == "draw"
+    assert base.probe(Board("4k4/9/9/9/9/9/9/9/9/3KRR3 w - - 0 1")) is None  # no KRRK table
+    assert base.probe(Board()) is None
+
+
+def test_cli_generate_and_probe(tbdir, tmp_path, capsys, monkeypatch):
+    assert main(["tb", "probe", "3k5/9/9/9/9/9/9/9/4R4/4K4 w - - 0 1", "--dir", str(tbdir), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["wdl"] == "win" and out["dtm"] == 1 and sorted(out["best"]) == ["e1d1", "e1e8"]
+    assert main(["tb", "probe", "4k4/9/9/9/9/9/9/9/9/3KRR3 w - - 0 1", "--dir", str(tbdir)]) == 1
+    assert "not in the tables" in capsys.readouterr().err
+    monkeypatch.setenv("XIANGQI_DATA_DIR", str(tmp_path))
+    assert main(["tb", "generate", "kck"]) == 0
+    out = capsys.readouterr()
+    assert (tmp_path / "tablebases" / "KCK.npz").exists()
+    assert out.out.startswith("KCK:") and "pass 1" in out.err
+    assert main(["tb", "generate", "KXK"]) == 2
+    assert "bad ending" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_rook_against_full_defence(tmp_path):
+    """KRKAABB: the rook wins wherever the defence is not linked, draws otherwise (单车例和士象全)."""
+    h = tb.generate("KRKAABB", tmp_path)
+    red = h["stats"]["red"]
+    assert red["wins"] > 0 and red["draws"] > 0 and red["losses"] == 0
+    base = tb.Tablebase(tmp_path)
+    # the linked defence (士象 on the centre file, king at home): a draw
+    assert base.probe(Board("2bakab2/9/9/9/9/9/9/9/9/R2K5 w - - 0 1")).wdl == "draw"
+
+
+def test_pure_mate_differs_where_only_perpetual_check_draws(tbdir):
+    """KRKN, Black to move: the pure-mate table says draw, but every drawing move of the horse is a
+    check and White can always answer quietly back into such a position: under the rules
+    (one-sided perpetual check loses) Black loses. The table keeps its pure-mate value."""
+    tb.generate("KRKN", tbdir)
+    listed = tb.perpetual_check_draws(tbdir, "KRKN")
+    fen = "3R5/4k4/9/9/1n7/9/9/9/3K5/9 b"
+    assert fen in listed and len(listed) > 100
+    board = Board(fen + " - - 0 1")
+    base = tb.Tablebase(tbdir)
+    assert base.probe(board).wdl == "draw"
+    for m in base.probe(board).best:  # the drawing moves, all of them checks
+        assert board.gives_check(Move.from_iccs(m))
+    # with a quiet move instead of a check Black is lost
+    quiet = [m for m in list(board.legal_moves) if not board.gives_check(m)]
+    assert quiet
+    for m in quiet:
+        board.push(m, validate=False)
+        assert base.value(board)[0] > 0  # Red to move wins
+        board.pop()
