@@ -106,7 +106,11 @@ function onMessage(msg) {
     if (!acceptState(msg.state)) return;
     render(msg.state);
     if (msg.draw_offer) toast(msg.draw_offer.accepted ? t("draw_accepted") : t("draw_declined"));
-    if (msg.error) toast(message(msg.error));
+    // the computer's failure is said by the status line with its retry button, not a toast over it
+    const failed = msg.state.engine_error;
+    if (msg.error && !(failed && [failed.detail_zh, failed.detail_en, failed.detail].includes(msg.error))) {
+      toast(message(msg.error));
+    }
   } else if (msg.type === "replaced") {
     api("/api/game").then((st) => { render(st); connect(st.id); });
   } else if (msg.type === "hint") {
@@ -275,11 +279,17 @@ function renderStorage(st) {
   title.textContent = t(`storage_${kind}_title`);
   const text = document.createElement("p");
   text.textContent = t(`storage_${kind}_text`);
-  const detail = document.createElement("p");
-  detail.className = "detail";
-  detail.textContent = message(err.detail);
+  if (kind !== "read_only" && Object.values(st.players).includes("engine")) text.textContent += t("storage_engine_retry");
+  // the server's own words (which file, what SQLite said) on request: the text above says what to do
+  const detail = document.createElement("details");
+  const summary = document.createElement("summary");
+  summary.textContent = t("details");
+  const why = document.createElement("p");
+  why.textContent = message(err.detail);
+  detail.append(summary, why);
   el.replaceChildren(title, text, detail);
   el.dataset.kind = kind;
+  if (el.hidden && $("#toast").textContent === why.textContent) $("#toast").hidden = true; // said here
   el.hidden = false;
 }
 
