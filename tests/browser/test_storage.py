@@ -153,9 +153,9 @@ def test_a_damaged_database_is_told_once(tmp_path, driver, page):
         page.wait_for_timeout(300)
         expect(notices).to_have_count(0)  # shown once
         # the same page next to another notice: only the new one is shown
-        srv.app.state.store.notices.append({"kind": "damaged_game", "path": None,
-                                            "message": "the saved current game could not be replayed "
-                                                       "(IllegalMoveError: illegal move a0a5: no piece on a0)"})
+        lost = ("the saved current game could not be replayed "
+                "(IllegalMoveError: illegal move a0a5: no piece on a0)")
+        srv.app.state.store.notices.append({"kind": "damaged_game", "path": None, "message": lost})
         page.reload()
         page.wait_for_selector("body[data-ready='1'][data-connected='1']")
         expect(notices).to_have_count(1)
