@@ -56,6 +56,7 @@ const RULES = [
     "数据库 $1 是只读的：可以查看对局，但不能走棋或保存；请让它可写（或换一个 --data-dir）后重启"],
   [/^cannot create the database in (.+): it is read-only; make it writable or choose another with --data-dir$/s,
     "无法在 $1 中建立数据库：该目录是只读的；请让它可写，或用 --data-dir 另选目录"],
+  [/^disk I\/O error on (.+) \(disk I\/O error\); nothing was written$/s, "$1 磁盘读写出错；没有写入任何内容"],
   [/^disk I\/O error on (.+) \((.+)\); nothing was written$/s, "$1 磁盘读写出错（{$2}）；没有写入任何内容"],
   [/^the database (.+) is damaged \((.+)\); restart the server to keep it aside and start a fresh one$/s,
     "数据库 $1 已损坏（{$2}）；请重启服务器，它会把损坏的文件另存并新建数据库"],
@@ -88,19 +89,21 @@ const RULES = [
   [/^request body too large: (?:more than )?(\d+) bytes \(limit (\d+) bytes for this route\)$/, "请求内容过大：$1 字节（此接口上限 $2 字节）"],
   [/^bad Content-Length header (.+)$/, "Content-Length 请求头有误：$1"],
   [/^message too large: (\d+) bytes \(limit (\d+)\)$/, "消息过大：$1 字节（上限 $2）"],
-  [/^(request body|message) (is not UTF-8|is not valid|is not acceptable|holds|nested|NaN|Infinity|-Infinity|number|duplicate|string at|key at)(.*)$/s,
-    "{jsonwhere:$1}{$2$3}"],
+  [/^(request body|message) (is not UTF-8|is not valid|is not acceptable|holds|nested)(.*)$/s, "{jsonwhere:$1}{$2$3}"],
+  [/^(request body|message) (NaN|Infinity|-Infinity|number|duplicate|string at|key at)(.*)$/s, "{jsonwhere:$1}中{$2$3}"],
   [/^is not UTF-8 \(it looks like UTF-16 or UTF-32\): JSON must be sent as UTF-8$/, "不是 UTF-8 编码（像是 UTF-16 或 UTF-32）：JSON 须用 UTF-8 发送"],
   [/^is not valid UTF-8: byte (0x[0-9a-f]{2}) at offset (\d+) \((.+)\)$/, "不是有效的 UTF-8：偏移 $2 处的字节 $1 有误"],
   [/^is not valid JSON: (.+) at line (\d+) column (\d+) \(offset (\d+)\)$/s, "不是有效的 JSON：第 $2 行第 $3 列（偏移 $4）有误"],
   [/^is not acceptable JSON: (.+)$/s, "不是可接受的 JSON（例如数字过长）"],
   [/^holds a lone UTF-16 surrogate character$/, "含有落单的 UTF-16 代理字符"],
   [/^nested too deeply at offset (\d+) \(limit (\d+) levels\)$/, "嵌套过深：偏移 $1 处超过 $2 层"],
-  [/^(NaN|Infinity|-Infinity) is not a JSON number \(NaN and Infinity are not allowed\)$/, "$1 不是 JSON 数字（不允许 NaN 和 Infinity）"],
+  [/^(NaN|Infinity|-Infinity) is not a JSON number \(NaN and Infinity are not allowed\)$/, "含有 $1：不是 JSON 数字（不允许 NaN 和 Infinity）"],
   [/^number (\S+) is too large \(it overflows to infinity\)$/, "数字 $1 过大（溢出为无穷大）"],
   [/^duplicate key (.+)$/s, "重复的键 $1"],
-  [/^string at (.+) holds a lone UTF-16 surrogate \(an unpaired \\ud800-\\udfff escape\)$/s, "$1 处的字符串含有落单的 UTF-16 代理字符（\\ud800-\\udfff）"],
-  [/^key at (.+) holds a lone UTF-16 surrogate$/s, "$1 处的键含有落单的 UTF-16 代理字符"],
+  [/^string at top level holds a lone UTF-16 surrogate \(an unpaired \\ud800-\\udfff escape\)$/, "顶层的字符串含有落单的 UTF-16 代理字符（\\ud800-\\udfff）"],
+  [/^string at (.+) holds a lone UTF-16 surrogate \(an unpaired \\ud800-\\udfff escape\)$/s, "字段 $1 的字符串含有落单的 UTF-16 代理字符（\\ud800-\\udfff）"],
+  [/^key at top level holds a lone UTF-16 surrogate$/, "顶层的键含有落单的 UTF-16 代理字符"],
+  [/^key at (.+) holds a lone UTF-16 surrogate$/s, "位于 $1 的键含有落单的 UTF-16 代理字符"],
   // a request's fields (limits.describe_validation_error: "<where>: <what>; …")
   [/^((?:body|unknown field|body field|query parameter|path parameter|header parameter|request|invalid request)\b.*?); (.+)$/s, "{list:$1; $2}"],
   [/^and (\d+) more$/, "另有 $1 处"],
@@ -111,7 +114,7 @@ const RULES = [
   [/^body: (.+)$/s, "请求内容有误：{$1}"],
   [/^invalid request$/, "请求有误"],
   [/^Input should be a valid (string|integer|boolean|number|dictionary|list)(?:, .+)?$/, "应为{pytype:$1}"],
-  [/^Input should be (.+)$/s, "取值应为 $1"],
+  [/^Input should be (.+)$/s, "取值应为 {or:$1}"],
   [/^String should have at (most|least) (\d+) characters?$/, "{most:$1} $2 个字符"],
   [/^List should have at (most|least) (\d+) items? after validation, not (\d+)$/, "{most:$1} $2 项，现有 $3 项"],
   [/^Value error, (.+)$/s, "{$1}"],
@@ -134,6 +137,8 @@ const RULES = [
   [/^a newer hint request from the same page replaced this one$/, "同一页面又请求了新的提示"],
   [/^the page went away$/, "页面已关闭"],
   [/^the request ended$/, "请求已结束"],
+  [/^timed out$/, "超时"],
+  [/^the game's engine task ended$/, "对局的引擎任务已结束"],
   [/^cancelled(?: before it began)?$/, "已取消"],
   [/^the computer has not failed: there is nothing to retry$/, "电脑没有出错，无需重试"],
   [/^'version' must be the integer version of the state shown, got (.+)$/, "version 须为所显示局面的整数版本号，现为 $1"],
@@ -303,6 +308,7 @@ export function translate(text) {
         ok = ok && r.ok;
         return `：${r.text}`;
       }
+      if (kind === "or") return value.replace(/,? or /g, " 或 "); // 'human' or 'engine'
       if (kind === "list") {
         return value.split("; ").map((part) => { const r = translate(part); ok = ok && r.ok; return r.text; }).join("；");
       }
