@@ -205,3 +205,21 @@ def test_engine_failure_and_retry_in_the_pages_language(tmp_path, driver, page):
         expect(retry).to_have_count(0)
     finally:
         srv.stop()
+
+
+def test_a_read_only_database_is_said_once_by_the_banner(quick_server, driver, page):
+    """Opened read-only (the hub's start-up state for a read-only file, set here as the hub sets it
+    from the store's notice): the banner says games can be viewed, not played; its notice is not
+    repeated under it."""
+    store, hub = quick_server.app.state.store, quick_server.app.state.hub
+    store._open_read_only().dispose()  # the store's own read-only notice
+    notice = store.notices[-1]
+    hub.storage_error = {"kind": notice["kind"], "detail": notice["message"]}
+    driver.open(quick_server.url)
+    banner = page.locator("#storage-banner")
+    expect(banner).to_contain_text("数据库是只读的")
+    expect(banner).to_contain_text("可以查看对局，但不能走棋或保存")
+    assert "没有走成" not in banner.inner_text()
+    expect(page.locator("#storage-notices .storage-notice")).to_have_count(0)
+    set_language(page, "en")
+    expect(banner).to_contain_text("Games can be viewed but not played or saved")
