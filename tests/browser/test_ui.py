@@ -268,15 +268,202 @@ def core_messages() -> list[str]:
     return out
 
 
+def hardening_messages(tmp_path, monkeypatch) -> list[str]:
+    """English messages of the hardening work (issue 10) that reach the page, each produced by the
+    code that sends it: storage errors and start-up notices (app/store.py), refused bodies, fields
+    and settings (web/limits.py, app/settings.py, app/sandbox.py), refused WebSocket requests and
+    the computer's failures (web/hub.py, web/clients.py, app/session.py) and the guard's refusals
+    (web/security.py)."""
+    import asyncio
+    import sqlite3
+    import time
+
+    import sqlalchemy as sa
+    from tests.webclient import api_client, run_coroutine
+
+    from xiangqi.app import sandbox
+    from xiangqi.app.store import StorageError, Store
+    from xiangqi.core.board import Move
+    from xiangqi.core.errors import XiangqiError
+    from xiangqi.web import hub as hub_module
+    from xiangqi.web.hub import GameHub, _engine_failure
+    from xiangqi.web.security import LocalGuard
+    from xiangqi.web.server import create_app
+
+    out: list[str] = []
+
+    def catch(fn, *args, **kw) -> None:
+        try:
+            fn(*args, **kw)
+        except XiangqiError as exc:
+            out.append(str(exc))
+        else:
+            raise AssertionError(f"{fn} raised nothing")
+
+    # -- storage: SQLite's own errors on a write, as the store words them
+    store = Store(tmp_path / "store")
+    fault: dict = {}
+
+    @sa.event.listens_for(store.engine, "do_execute")
+    def _write(cursor, statement, parameters, context):  # noqa: ANN001
+        if fault:
+            raise fault["exc"]
+
+    for text, code in [("database or disk is full", None), ("attempt to write a readonly database", None),
+                       ("disk I/O error", 10), ("database disk image is malformed", 11),
+                       ("disk I/O error", None)]:
+        exc = sqlite3.OperationalError(text)
+        if code is not None:
+            exc.sqlite_errorcode = code
+        fault["exc"] = exc
+        catch(store.save_current, GameSession())
+    fault.clear()
+    catch(Store, tmp_path / "store")  # a second store on the data dir (the lock)
+    store._open_read_only().dispose()  # the notice of a read-only database
+    out.append(store.notices[-1]["message"])
+    s = GameSession(red="human", black="human")
+    s.play("h2e2")
+    s.resign(True)
+    store.save_game(s)
+    (row,) = store.list_games()
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("update games set record = 'not json' where id = ?", (row["id"],))
+    catch(store.get_game, row["id"])
+    s = GameSession(red="human", black="human")
+    s.play("h2e2")
+    store.save_current(s)
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("update current_game set record = replace(record, 'h2e2', 'a0a5')")
+    store.load_current()  # a damaged current game kept aside
+    out.append(store.notices[-1]["message"])
+    store.close()
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "xiangqi.db").write_bytes(b"\x13garbage" * 1000)
+    other = Store(damaged)
+    out.append(other.notices[-1]["message"])
+    other.close()
+
+    # -- sessions and the computer's failures
+    catch(GameSession, red="robot")
+    catch(GameSession, level="grandmaster")
+
+    def raises(board, level):
+        raise RuntimeError("engine crashed")
+
+    def slow(board, level):
+        time.sleep(1)
+
+    async def whys():
+        found = []
+        for provider in (raises, lambda board, level: None, slow):
+            hub = GameHub(Store(tmp_path / f"hub{len(found)}"), move_provider=provider)
+            hub.engine_timeout_s = 0.1
+            found.append((await hub._think(GameSession().snapshot()))[1])
+            hub.store.close()
+        return found
+
+    for why in run_coroutine(whys()):
+        out += [why, _engine_failure(why, 2)["detail_en"]]
+    source = open(hub_module.__file__, encoding="utf-8").read()
+    for reason in re.findall(r'\.cancel\(\w+, "([^"]+)"\)', source):  # why a hint was dropped
+        out.append(str(hub_module.HintCancelledError(f"hint cancelled: {reason}")))
+    out.append(str(sandbox.RecordTooComplex(10.0)))
+    sent = []
+    monkeypatch.setattr(sandbox, "_limit_memory", lambda: None)
+
+    class Conn:
+        def send(self, msg):
+            sent.append(msg)
+
+        def close(self):
+            pass
+
+    def deep():
+        raise RecursionError
+
+    def big():
+        raise MemoryError
+
+    def bug():
+        raise KeyError("x")
+
+    for fn in (deep, big, bug):
+        sandbox._child(Conn(), fn, ())
+    out += [value for status, value in sent if status == "refused"]
+
+    # -- requests: bodies, fields, settings, WebSocket messages
+    def refuses() -> Move:
+        return Move.from_iccs("a0a1")
+
+    app = create_app(tmp_path / "app", move_provider=lambda board, level: refuses(), warmup=False,
+                     engine_delay_s=0)
+    with api_client(app) as c:
+        def detail(r) -> None:
+            assert 400 <= r.status_code < 500, (r.status_code, r.text)
+            out.append(r.json()["detail"])
+
+        post = "/api/game/new"
+        for body in [b'\xff\xfe{\x00}\x00', b'{"red": "\xc3"}', b'{"red": NaN}', b'{"red": 1e999}',
+                     b"[" * 40 + b"]" * 40, b'{"red": "human", "red": "human"}', b"{", b'{"red": "\\ud800"}',
+                     b'{"red": 1' + b"0" * 5000 + b"}", b" " * 70_000]:
+            detail(c.post(post, content=body, headers={"Content-Type": "application/json"}))
+        detail(c.post(post, json={"red": "human", "colour": "red"}))
+        detail(c.post(post, json={"red": 5, "level": ["x"]}))
+        detail(c.post("/api/game/move", json={}))
+        detail(c.post("/api/game/move", json={"move": "h2e2", "game_id": "nope"}))
+        for values in ({"theme": "neon"}, {"colour": "red"}, {"theme": "x" * 3000}):
+            detail(c.put("/api/settings", json=values))
+        detail(c.post("/api/game/retry"))
+        c.post(post, json={"red": "human", "black": "engine"})
+        gid = c.post("/api/game/move", json={"move": "h2e2"}).json()["id"]
+        with c.websocket_connect(f"/ws/game/{gid}") as ws:
+            ws.receive_json()
+            for msg in ["{", "x" * 70_000, '{"type": "fly"}', '{"type": "undo", "version": "x"}',
+                        '{"type": "undo", "version": 0}', '{"type": "move"}']:
+                ws.send_text(msg)
+                while (m := ws.receive_json())["type"] != "error":
+                    pass
+                out.append(m["detail"])
+            deadline = time.monotonic() + 10
+            while (st := c.get("/api/game").json())["engine_error"] is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            out += [st["engine_error"]["detail"], st["engine_error"]["detail_en"]]
+
+    # -- the guard's refusals
+    guard = LocalGuard(lambda *a: None, token="secret", port=8765)
+    host = (b"host", b"127.0.0.1:8765")
+    for kind, headers in [("http", [(b"host", b"evil.example:8765")]), ("http", [host, host]),
+                          ("http", [host, (b"origin", b"http://evil.example")]),
+                          ("http", [host, (b"sec-fetch-site", b"cross-site"), (b"sec-fetch-dest", b"image")]),
+                          ("http", [host]), ("websocket", [host])]:
+        scope = {"type": kind, "method": "POST", "headers": headers, "query_string": b""}
+        out.append(guard.refusal(scope)[1])
+    assert all(isinstance(m, str) and m for m in out)
+    del asyncio, StorageError
+    return out
+
+
 TOKEN = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*/\S*|\b[a-i]\d[a-i]?\d?\b|\b(?:FEN|ICCS|PGN|XQF|UBB|EPD|WXF|"
                    r"DhtmlXQ|UTF-8|GB18030|GBK|Big5|KABNRCP|[wrbHE]|x\.pgn|bad\.xqf|a\.pgn)\b")
 
+# Words of the protocol and the code that a Chinese text of the hardening messages quotes as they
+# are: setting, message and field names and values, header names, Python names, a crashed engine's
+# own words, a game id.
+CODE_WORDS = re.compile(r"\b(?:engine crashed|localhost|0x[0-9a-f]{2}|human|engine|beginner|intermediate|"
+                        r"advanced|master|theme|pieces|mode|language|sound|traditional|notation|move|undo|resign|draw|hint|retry|state|version|red|None|"
+                        r"[Hh]ost|Origin|Sec-Fetch-Site|Sec-Fetch-Dest|JSON|NaN|Infinity|UTF-16|UTF-32|"
+                        r"RuntimeError|KeyError|data-dir|damaged_games|ud800|udfff|1e999|"
+                        r"[0-9a-f]{32})\b")
 
-def test_every_core_message_has_a_chinese_text(quick_server, driver, page):
+
+def test_every_core_message_has_a_chinese_text(quick_server, driver, page, tmp_path, monkeypatch):
     """The page's one message table (messages.js) gives every message above a full Chinese text:
-    no rule missing, no English word left (quoted input, FENs, squares and format names aside)."""
-    msgs = core_messages()
-    assert len(msgs) >= 40
+    no rule missing, no English word left (quoted input, FENs, squares, file paths and format names
+    aside; a crashed engine's own words in ENGINE_WORDS)."""
+    hardening = hardening_messages(tmp_path / "msgs", monkeypatch)
+    msgs = core_messages() + hardening
+    assert len(msgs) >= 40 and len(hardening) >= 55
     driver.open(quick_server.url)
     got = page.evaluate("""async (msgs) => {
         const m = await import('/static/js/messages.js');
@@ -285,6 +472,8 @@ def test_every_core_message_has_a_chinese_text(quick_server, driver, page):
     bad = []
     for en, r in zip(msgs, got, strict=True):
         rest = TOKEN.sub("", r["text"])
+        if en in hardening:
+            rest = CODE_WORDS.sub("", rest)
         if not r["ok"] or re.search(r"[A-Za-z]{2,}", rest) or not re.search(r"[\u4e00-\u9fff]", r["text"]):
             bad.append((en, r))
     assert not bad, "\n".join(f"{en!r} -> {r!r}" for en, r in bad)

@@ -6,8 +6,8 @@ import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
-import { LEVEL_NAMES, applyLanguage, language, playerName, setLanguage, t } from "./i18n.js";
-import { learn, message } from "./messages.js";
+import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
+import { learn, message, translate } from "./messages.js";
 import { request, socket } from "./net.js";
 import * as sound from "./sound.js";
 
@@ -106,7 +106,11 @@ function onMessage(msg) {
     if (!acceptState(msg.state)) return;
     render(msg.state);
     if (msg.draw_offer) toast(msg.draw_offer.accepted ? t("draw_accepted") : t("draw_declined"));
-    if (msg.error) toast(message(msg.error));
+    // the computer's failure is said by the status line with its retry button, not a toast over it
+    const failed = msg.state.engine_error;
+    if (msg.error && !(failed && [failed.detail_zh, failed.detail_en, failed.detail].includes(msg.error))) {
+      toast(message(msg.error));
+    }
   } else if (msg.type === "replaced") {
     api("/api/game").then((st) => { render(st); connect(st.id); });
   } else if (msg.type === "hint") {
@@ -164,6 +168,8 @@ function render(st) {
     send({ type: "hint" });
   }
   renderStatus(st);
+  renderStorage(st);
+  renderNotices(st);
   renderHint();
   renderPlayers(st);
   ui.clockAt = performance.now();
@@ -224,7 +230,7 @@ function announceCheck() {
 
 function renderStatus(st) {
   const el = $("#status");
-  el.classList.remove("over", "check", "thinking");
+  el.classList.remove("over", "check", "thinking", "failed");
   if (st.result) {
     el.textContent = language() === "zh" ? st.result.reason_zh : st.result.reason_en;
     el.classList.add("over");
@@ -234,20 +240,107 @@ function renderStatus(st) {
     el.classList.add("thinking");
   } else if (st.engine_error) {
     // the computer could not move: say why; the player may retry it or move for it
-    el.textContent = language() === "zh" ? st.engine_error.detail_zh : st.engine_error.detail_en;
+    const text = document.createElement("span");
+    text.className = "status-text";
+    text.textContent = engineFailureText(st.engine_error);
     const retry = document.createElement("button");
     retry.type = "button";
     retry.id = "btn-retry";
-    retry.textContent = language() === "zh" ? "重试" : "Retry";
+    retry.textContent = t("retry");
     retry.addEventListener("click", () => send({ type: "retry" }));
-    el.append(" ", retry);
-    el.classList.add("check");
+    el.replaceChildren(text, retry);
+    el.classList.add("check", "failed");
   } else {
     let text = t(st.turn === "red" ? "red_to_move" : "black_to_move");
     if (st.players[st.turn] === "human" && Object.values(st.players).includes("engine")) text = t("your_move");
     if (st.check) { text = `${t("check")} ${text}`; el.classList.add("check"); }
     el.textContent = text;
   }
+}
+
+/** Why the computer could not move (the state's engine_error) in the page's language: the reason
+ *  (``detail``, English) through the message table; the server's own Chinese when it has no rule. */
+function engineFailureText(err) {
+  const why = translate(err.detail);
+  if (language() === "zh" && !why.ok) return err.detail_zh || err.detail;
+  return fill(t("engine_failed"), { why: language() === "zh" ? why.text : err.detail, attempts: err.attempts });
+}
+
+/** A storage fault (the state's storage_error: the disk is full, the database read-only, an I/O
+ *  error) as a banner that stays while the server cannot save: the last move was not played. It goes
+ *  when a state comes without storage_error (space is back and a change was saved). */
+function renderStorage(st) {
+  const el = $("#storage-banner");
+  const err = st.storage_error;
+  document.body.dataset.storage = err ? String(err.kind) : "";
+  if (!err) { el.hidden = true; el.replaceChildren(); return; }
+  const kind = err.kind === "full" || err.kind === "read_only" ? err.kind : "io";
+  const title = document.createElement("strong");
+  title.textContent = t(`storage_${kind}_title`);
+  const text = document.createElement("p");
+  text.textContent = t(`storage_${kind}_text`);
+  if (kind !== "read_only" && Object.values(st.players).includes("engine")) text.textContent += t("storage_engine_retry");
+  // the server's own words (which file, what SQLite said) on request: the text above says what to do
+  const detail = document.createElement("details");
+  const summary = document.createElement("summary");
+  summary.textContent = t("details");
+  const why = document.createElement("p");
+  why.textContent = message(err.detail);
+  detail.append(summary, why);
+  el.replaceChildren(title, text, detail);
+  el.dataset.kind = kind;
+  if (el.hidden && $("#toast").textContent === why.textContent) $("#toast").hidden = true; // said here
+  el.hidden = false;
+}
+
+const SEEN_NOTICES = "xiangqi.storage-notices-seen";
+
+function seenNotices() {
+  try {
+    const v = JSON.parse(localStorage.getItem(SEEN_NOTICES) || "[]");
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+/** What the server kept aside at start-up (the state's storage_notices: a damaged database or
+ *  current game, a read-only database), each shown once: a notice is remembered by its text in
+ *  localStorage when shown, and stays in the panel until dismissed. A read-only notice is not
+ *  repeated while the read-only banner says it. */
+function renderNotices(st) {
+  ui.notices = ui.notices || [];
+  const seen = seenNotices();
+  let changed = false;
+  for (const n of st.storage_notices || []) {
+    if (!n || typeof n.message !== "string" || seen.includes(n.message)) continue;
+    seen.push(n.message);
+    changed = true;
+    const banner = st.storage_error && st.storage_error.kind === "read_only" && n.kind === "read_only";
+    if (!banner) ui.notices.push(n);
+  }
+  if (changed) {
+    try { localStorage.setItem(SEEN_NOTICES, JSON.stringify(seen.slice(-50))); } catch { /* private mode */ }
+  }
+  const box = $("#storage-notices");
+  box.replaceChildren();
+  for (const n of ui.notices) {
+    const item = document.createElement("div");
+    item.className = "storage-notice";
+    item.dataset.kind = String(n.kind);
+    const title = document.createElement("strong");
+    const key = `notice_${n.kind}`;
+    title.textContent = t(key) === key ? t("notice_other") : t(key);
+    const text = document.createElement("p");
+    text.textContent = message(n.message);
+    const ok = document.createElement("button");
+    ok.type = "button";
+    ok.textContent = t("notice_ok");
+    ok.addEventListener("click", () => { ui.notices = ui.notices.filter((x) => x !== n); renderNotices(ui.state); });
+    item.append(title, text, ok);
+    box.appendChild(item);
+  }
+  box.hidden = ui.notices.length === 0;
 }
 
 /** The hint as text in the side panel (提示：车一平二 / Hint: R1.2), in the move-list notation. */
@@ -455,10 +548,6 @@ export function levelTitle(lv) {
   return fill(t("level_elo"), { elo: lv.elo, err, games: lv.elo_games });
 }
 
-function fill(text, values) {
-  return text.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
-}
-
 function fillLevels() {
   const sel = $("#sel-level");
   const current = sel.value || (ui.state && ui.state.level) || "beginner";
@@ -611,7 +700,7 @@ $("#btn-draw").addEventListener("click", async () => {
   if (st && !Object.values(st.players).includes("engine")) {
     // Two players on one screen: the other player answers the offer here.
     const offerer = t(st.turn), other = t(st.turn === "red" ? "black" : "red");
-    const text = language() === "zh" ? `${offerer}提和，${other}是否同意？` : `${offerer} offers a draw. Does ${other} accept?`;
+    const text = fill(t("draw_offer_text"), { offerer, other });
     if (!(await confirmDialog(t("draw"), text, t("accept"), t("decline")))) return;
   }
   send({ type: "draw" });

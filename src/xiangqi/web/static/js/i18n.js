@@ -33,6 +33,17 @@ export const TEXT = {
     paste_empty: "请先粘贴 FEN、PGN 或 UBB 文本", open_failed: "无法打开：", record_problems: "棋谱有问题：",
     rc_variations: "含 {n} 处变着", rc_variations_one: "含 {n} 处变着", hint_text: "提示：", rc_choices: "种走法", rc_back: "返回", rc_next_choices: "下一步变着",
     rc_main: "主线", rc_variation: "变着", rc_play: "从此处续下", event_default: "象棋对局",
+    retry: "重试", engine_failed: "电脑未能走棋（{why}；已试 {attempts} 次）。可以重试、替电脑走一步，或悔棋。",
+    draw_offer_text: "{offerer}提和，{other}是否同意？",
+    storage_full_title: "磁盘已满，无法保存",
+    storage_full_text: "刚才那一步没有保存，所以没有走成。腾出磁盘空间后再走一次即可继续对局。",
+    storage_engine_retry: "电脑的着法会自动重试。", details: "详情",
+    storage_read_only_title: "数据库是只读的",
+    storage_read_only_text: "可以查看对局，但不能走棋或保存。请让数据目录可写（或换一个 --data-dir）后重启服务器。",
+    storage_io_title: "无法保存",
+    storage_io_text: "刚才那一步没有保存，所以没有走成。问题解决后再走一次即可继续对局。",
+    notice_damaged_db: "数据库文件已损坏", notice_damaged_game: "上次的对局已损坏", notice_read_only: "数据库是只读的",
+    notice_other: "存储提示", notice_ok: "知道了",
   },
   en: {
     title: "Xiangqi", new_game: "New game", undo: "Undo", hint: "Hint", draw: "Offer draw", resign: "Resign",
@@ -70,6 +81,18 @@ export const TEXT = {
     paste_empty: "Paste FEN, PGN or UBB text first", open_failed: "Cannot open:", record_problems: "Problems in the record:",
     rc_variations: "{n} variations", rc_variations_one: "{n} variation", hint_text: "Hint: ", rc_choices: "choices", rc_back: "Back", rc_next_choices: "Next move: variations",
     rc_main: "Main line", rc_variation: "Variation", rc_play: "Play on from here", event_default: "Xiangqi game",
+    retry: "Retry",
+    engine_failed: "The computer could not make its move ({why}; {attempts} attempts). Retry it, make its move yourself, or undo.",
+    draw_offer_text: "{offerer} offers a draw. Does {other} accept?",
+    storage_full_title: "The disk is full: nothing can be saved",
+    storage_full_text: "The last move could not be saved, so it was not played. Free some disk space and play it again to go on.",
+    storage_engine_retry: " The computer's move is retried by itself.", details: "Details",
+    storage_read_only_title: "The database is read-only",
+    storage_read_only_text: "Games can be viewed but not played or saved. Make the data dir writable (or use another --data-dir) and restart the server.",
+    storage_io_title: "Cannot save",
+    storage_io_text: "The last move could not be saved, so it was not played. Once the problem is fixed, play it again to go on.",
+    notice_damaged_db: "The database file was damaged", notice_damaged_game: "The last game was damaged",
+    notice_read_only: "The database is read-only", notice_other: "Storage notice", notice_ok: "Got it",
   },
 };
 
@@ -93,6 +116,11 @@ export function language() {
 /** Text for key in the current language (the key itself if unknown). */
 export function t(key) {
   return TEXT[current][key] ?? TEXT.zh[key] ?? key;
+}
+
+/** ``text`` with its ``{name}`` fields filled from ``values`` (unknown fields left as they are). */
+export function fill(text, values) {
+  return text.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
 }
 
 export function applyLanguage(root = document) {
