@@ -449,3 +449,26 @@ def test_library_fits_a_phone_screen(quick_server, driver, page, lang):
     for sel in ("#lib-result", ".lib-open", ".lib-table th:last-child"):
         b = page.locator(f"#dlg-library {sel}").first.bounding_box()
         assert b["x"] >= box["x"] and b["x"] + b["width"] <= box["x"] + box["width"], sel
+
+
+def test_save_is_closed_while_a_library_game_or_the_editor_is_shown(quick_server, driver, page):
+    """保存 downloads the current game: while a library replay or the position editor shows another
+    position it is disabled (it used to download the hidden game; the replay has its own 导出)."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    driver.play("h2e2", 1)
+    page.click("#btn-resign")
+    page.click("#confirm-yes")
+    page.click("#dlg-result button[value=close]")
+    driver.new_game("two")
+    driver.play("b2e2", 1)
+    expect(page.locator("#btn-save")).to_be_enabled()
+    page.click("#btn-library")
+    page.locator("#lib-rows .lib-open").first.click()
+    expect(page.locator("#replay")).to_be_visible()
+    expect(page.locator("#btn-save")).to_be_disabled()
+    page.click("#rp-exit")
+    expect(page.locator("#replay")).to_be_hidden()
+    expect(page.locator("#btn-save")).to_be_enabled()
+    page.click("#btn-edit")
+    expect(page.locator("#btn-save")).to_be_disabled()
