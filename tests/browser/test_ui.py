@@ -265,6 +265,18 @@ def core_messages() -> list[str]:
             "nothing to undo: the computer plays both sides",
             "the engine gave no hint within 30 s", "no saved game with id 7",
             "PGN file too large: 3000000 bytes (limit 2097152)"]
+    # what a full disk or a read-only database answers to a move (the page's toast and status line)
+    import sqlite3
+    import tempfile
+
+    from xiangqi.app.store import Store
+
+    st = Store(tempfile.mkdtemp())
+    for code in (13, 8):  # SQLITE_FULL, SQLITE_READONLY
+        exc = sqlite3.OperationalError("x")
+        exc.sqlite_errorcode = code
+        out.append(str(st._storage_error(exc)))
+    st.close()
     return out
 
 
