@@ -246,6 +246,11 @@ function renderStatus(st) {
     retry.addEventListener("click", () => send({ type: "retry" }));
     el.append(" ", retry);
     el.classList.add("check");
+  } else if (st.storage_error) {
+    // the last change could not be saved (disk full, read-only database): it was not made; say why
+    // until a change is saved again
+    el.textContent = message(st.storage_error.detail);
+    el.classList.add("check");
   } else {
     let text = t(st.turn === "red" ? "red_to_move" : "black_to_move");
     if (st.players[st.turn] === "human" && Object.values(st.players).includes("engine")) text = t("your_move");
