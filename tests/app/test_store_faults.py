@@ -363,3 +363,17 @@ def test_the_library_gives_the_time_of_day(tmp_path):
     assert row["time"] in (before, after) and len(row["time"]) == 5
     assert row["played_at"][:10] == time.strftime("%Y-%m-%d")
     st.close()
+
+
+def test_a_record_dated_game_shows_no_time_of_day_from_another_day(tmp_path):
+    """A game played on from an opened record keeps the record's date (1982.12.11): the library must
+    not pair it with the time of day it was saved here ("1982.12.11 10:04" is a moment that never was)."""
+    st = Store(tmp_path)
+    s = GameSession(red="human", black="human", headers={"Date": "1982.12.11", "Red": "柳大华"})
+    s.play("h2e2")
+    s.resign(False)
+    st.save_game(s)
+    (row,) = st.list_games()
+    assert (row["date"], row["time"]) == ("1982.12.11", "")
+    assert row["played_at"][:10] == time.strftime("%Y-%m-%d")  # when it was saved is still kept
+    st.close()

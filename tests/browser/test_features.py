@@ -423,3 +423,52 @@ def test_level_choice_shows_the_measured_elo_and_rank(quick_server, driver, page
     page.select_option("#sel-level", "advanced")
     driver.submit_new_game()
     assert driver.state()["level"] == "advanced"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_library_fits_a_phone_screen(quick_server, driver, page, lang):
+    """At 390x844 the library list fits its dialog: every column, the result filter and each row's
+    复盘 button are on screen without scrolling sideways (they used to overflow the dialog's right edge)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    driver.open(quick_server.url)
+    if lang == "en":
+        page.click("#btn-settings")
+        page.select_option("#set-language", "en")
+        page.click("#dlg-settings button[value=close]")
+    driver.new_game("two")
+    driver.play("h2e2", 1)
+    page.click("#btn-resign")
+    page.click("#confirm-yes")
+    page.click("#dlg-result button[value=close]")
+    page.click("#btn-library")
+    dlg = page.locator("#dlg-library")
+    expect(page.locator("#lib-rows tr")).to_have_count(1)
+    box = dlg.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert dlg.evaluate("d => d.scrollWidth <= d.clientWidth"), "the library dialog scrolls sideways"
+    for sel in ("#lib-result", ".lib-open", ".lib-table th:last-child"):
+        b = page.locator(f"#dlg-library {sel}").first.bounding_box()
+        assert b["x"] >= box["x"] and b["x"] + b["width"] <= box["x"] + box["width"], sel
+
+
+def test_save_is_closed_while_a_library_game_or_the_editor_is_shown(quick_server, driver, page):
+    """保存 downloads the current game: while a library replay or the position editor shows another
+    position it is disabled (it used to download the hidden game; the replay has its own 导出)."""
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    driver.play("h2e2", 1)
+    page.click("#btn-resign")
+    page.click("#confirm-yes")
+    page.click("#dlg-result button[value=close]")
+    driver.new_game("two")
+    driver.play("b2e2", 1)
+    expect(page.locator("#btn-save")).to_be_enabled()
+    page.click("#btn-library")
+    page.locator("#lib-rows .lib-open").first.click()
+    expect(page.locator("#replay")).to_be_visible()
+    expect(page.locator("#btn-save")).to_be_disabled()
+    page.click("#rp-exit")
+    expect(page.locator("#replay")).to_be_hidden()
+    expect(page.locator("#btn-save")).to_be_enabled()
+    page.click("#btn-edit")
+    expect(page.locator("#btn-save")).to_be_disabled()

@@ -265,6 +265,18 @@ def core_messages() -> list[str]:
             "nothing to undo: the computer plays both sides",
             "the engine gave no hint within 30 s", "no saved game with id 7",
             "PGN file too large: 3000000 bytes (limit 2097152)"]
+    # what a full disk or a read-only database answers to a move (the page's toast and status line)
+    import sqlite3
+    import tempfile
+
+    from xiangqi.app.store import Store
+
+    st = Store(tempfile.mkdtemp())
+    for code in (13, 8):  # SQLITE_FULL, SQLITE_READONLY
+        exc = sqlite3.OperationalError("x")
+        exc.sqlite_errorcode = code
+        out.append(str(st._storage_error(exc)))
+    st.close()
     return out
 
 
@@ -683,3 +695,22 @@ def test_check_is_shown_and_spoken(quick_server, driver, page):
     driver.play("e2e6", 3)
     expect(banner).to_have_text("Check!")
     assert page.get_attribute("body", "data-last-spoken") == "Check"
+
+
+def test_a_full_disk_is_said_in_the_status_line_until_space_is_back(quick_server, driver, page):
+    """A move that cannot be saved is not played; the page says why in its status line (in its
+    language) until a change is saved again. Before, storage_error was in the state but never shown:
+    the status kept inviting a move (also on a read-only database, from the first page load)."""
+    from tests.web.test_storage_faults import Disk
+
+    disk = Disk(quick_server.app)
+    driver.open(quick_server.url)
+    driver.new_game("two")
+    driver.play("h2e2", 1)
+    disk.full = True
+    driver.click_move("h9g7")
+    expect(page.locator("#status")).to_contain_text("磁盘已满", timeout=10_000)
+    assert driver.plies() == 1
+    disk.full = False
+    driver.play("h9g7", 2)
+    expect(page.locator("#status")).not_to_contain_text("磁盘")

@@ -564,7 +564,8 @@ class Store:
     def list_games(self, search: str = "", result: str = "") -> list[dict[str, Any]]:
         """Library rows, newest first: ``{id, title, notes, date, time, played_at, red, black, level,
         result, reason_zh, reason_en, plies, damaged}``. ``time`` is the local time of day (``HH:MM``)
-        the game was last saved ("" for rows older than that column), ``damaged`` True for a row
+        the game was last saved ("" for rows older than that column and when ``date`` is another day, e.g.
+        an opened record's date), ``damaged`` True for a row
         whose record cannot be replayed (it cannot be opened; it can be deleted). ``search`` matches
         title, notes, players and reason; ``result`` filters by ``1-0``/``0-1``/``1/2-1/2``/``*``."""
         cols = [games.c.id, games.c.title, games.c.notes, games.c.date, games.c.played_at, games.c.red,
@@ -583,7 +584,10 @@ class Store:
         for d in rows:
             d["damaged"] = self._damage(d["id"], d.pop("record"), replay=False) is not None
             at = d.get("played_at") or ""
-            d["time"] = at[11:16] if len(at) >= 16 else ""
+            # The time of day only beside the day it belongs to: a game played on from a record keeps
+            # the record's date (1982.12.11), and "1982.12.11 10:04" would be a moment that never was.
+            same_day = (d.get("date") or "").replace(".", "-") == at[:10]
+            d["time"] = at[11:16] if len(at) >= 16 and same_day else ""
         return rows
 
     def get_game(self, row_id: int) -> dict[str, Any] | None:

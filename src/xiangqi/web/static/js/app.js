@@ -199,7 +199,8 @@ function browsing() {
 }
 
 /** Open or close 悔棋/提示/提和/认输 for the current game. While another position is shown they are
- *  all disabled (they would act on the hidden game); their keys go through these buttons too. */
+ *  all disabled (they would act on the hidden game), and 保存 too unless a record is shown; their
+ *  keys go through these buttons too. */
 function renderActions(st = ui.state) {
   if (!st) return;
   const away = browsing();
@@ -210,6 +211,9 @@ function renderActions(st = ui.state) {
   $("#btn-hint").disabled = away || !humanToMove(st);
   $("#btn-draw").disabled = away || Boolean(st.result) || !human;
   $("#btn-resign").disabled = away || Boolean(st.result) || !human;
+  // 保存 downloads the current game (or, in the record browser, the record shown); a library replay
+  // (its own 导出) or the editor shows another position: closed, not a download of the hidden game.
+  $("#btn-save").disabled = Boolean(ui.editing || library.active);
   document.body.dataset.browsing = away ? "1" : "0";
 }
 
@@ -250,6 +254,11 @@ function renderStatus(st) {
     retry.addEventListener("click", () => send({ type: "retry" }));
     el.replaceChildren(text, retry);
     el.classList.add("check", "failed");
+  } else if (st.storage_error) {
+    // the last change could not be saved (disk full, read-only database): it was not made; say why
+    // until a change is saved again
+    el.textContent = message(st.storage_error.detail);
+    el.classList.add("check");
   } else {
     let text = t(st.turn === "red" ? "red_to_move" : "black_to_move");
     if (st.players[st.turn] === "human" && Object.values(st.players).includes("engine")) text = t("your_move");

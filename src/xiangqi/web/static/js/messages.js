@@ -272,6 +272,15 @@ const RULES = [
   [/^(PGN|record) file too large: (\d+) bytes \(limit (\d+)\)$/, "文件过大：$2 字节（上限 $3）"],
   [/^empty upload: send the PGN file's bytes as the request body$/, "上传的内容为空"],
   [/^no saved game with id (\d+)$/, "棋谱库中没有编号 $1 的对局"],
+  // -- storage (xiangqi.app.store): a full disk, a read-only or damaged database --
+  [/^the disk is full: nothing could be written to (.+); free some space and try again$/s,
+    "磁盘已满：无法写入 $1；请腾出空间后再试"],
+  [/^the database (.+) is read-only: nothing can be saved$/s, "数据库 $1 是只读的：无法保存"],
+  [/^the database (.+) is read-only: games can be viewed but not played or saved; make it writable \(or use another --data-dir\) and restart$/s,
+    "数据库 $1 是只读的：只能查看对局，不能下棋或保存；请让它可写（或换一个 --data-dir）后重启"],
+  [/^disk I\/O error on (.+) \((.+)\); nothing was written$/s, "写入 $1 时磁盘出错（$2）；什么也没有写入"],
+  [/^the database (.+) is damaged \((.+)\); restart the server to keep it aside and start a fresh one$/s,
+    "数据库 $1 已损坏（$2）；请重启服务器：它会被留存在一旁，并新建一个数据库"],
   [/^message must be (?:a JSON object|an object with a string 'type')$/, "消息格式有误"],
 ];
 
