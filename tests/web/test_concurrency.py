@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.webclient import api_client
+from tests.webclient import api_client, run_coroutine
 
 from xiangqi.app.players import EnginePlayer
 from xiangqi.app.store import Store
@@ -90,7 +90,7 @@ def test_engine_never_sees_a_board_that_state_is_changing(tmp_path):
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-3)  # switch threads often: a copy lands inside a make/unmake if it can
     try:
-        asyncio.run(run())
+        run_coroutine(run())
     finally:
         sys.setswitchinterval(interval)
     assert seen["corrupt"] == 0, f"{seen['corrupt']} of {seen['copies']} boards the engine got were corrupt"
@@ -333,7 +333,7 @@ def test_forty_hints_do_not_delay_the_computers_move(tmp_path):
         await hub.shutdown()
         return answers
 
-    answers = asyncio.run(run())
+    answers = run_coroutine(run())
     first_move_start = eng.log.index(("start", "move", False))
     assert [e for e in eng.log[:first_move_start] if e[0] == "start"] == [("start", "query", False)]
     assert ("end", "query", True) in eng.log[:first_move_start]  # the running hint was stopped
@@ -358,7 +358,7 @@ def test_a_new_hint_from_the_same_page_cancels_its_older_one(tmp_path):
         await hub.shutdown()
         return out, second
 
-    (first, theirs), second = asyncio.run(run())
+    (first, theirs), second = run_coroutine(run())
     assert isinstance(first, HintCancelledError) and "newer hint request" in str(first)
     assert theirs["move"] == second["move"] == "a0a1"  # another page's hint is not touched
     assert eng.log[:2] == [("start", "query", False), ("end", "query", True)]  # stopped at once
@@ -471,7 +471,7 @@ def test_a_full_send_queue_drops_only_that_page(tmp_path):
         await hub.shutdown()
         return hub, stuck, stuck_ws, good, good_ws
 
-    hub, stuck, stuck_ws, good, good_ws = asyncio.run(run())
+    hub, stuck, stuck_ws, good, good_ws = run_coroutine(run())
     assert stuck.dropped and "messages waiting" in stuck.reason and stuck_ws.closed == DROPPED_CODE
     versions = [m["state"]["version"] for m in good_ws.sent]
     assert len(versions) == 6 and versions == sorted(versions)  # the other page got every change
