@@ -10,36 +10,20 @@ tests in tests/referee pin them.
 from __future__ import annotations
 
 import collections
-import csv
 import re
 import sys
 import time
 from pathlib import Path
 
-from xiangqi.core.board import Board, Move
 from xiangqi.core.classify import IDLE
 from xiangqi.core.referee import CXA, classify_cycle, effective_class, repetition_cycle
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests/conftest.py
+from tests.conftest import play, winner  # noqa: E402 (the tests' own readers of tests/data)
+from tests.conftest import read_tsv as rows  # noqa: E402
+
 _NOTE_CLASS = re.compile(r"[（(]\s*(将|杀|捉|闲|兑|献|拦|跟)\s*[）)]")
 _IDLE_KINDS = {"兑": IDLE, "献": IDLE, "拦": IDLE, "跟": IDLE}
-
-
-def rows(name: str) -> list[dict[str, str]]:
-    with open(DATA / name, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh, delimiter="\t"))
-
-
-def play(fen: str, moves: str) -> Board:
-    b = Board(fen.replace("[]", ""))
-    for m in moves.split():
-        b.push(Move.from_iccs(m))
-    return b
-
-
-def winner(b: Board, rules: str) -> str:
-    out = b.outcome(rules)
-    return "none" if out is None else out.winner_name()
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Shared test helpers: paths to the project's own test data."""
+"""Shared test helpers: paths to the project's own test data, playing its rows (also used by bench/)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,22 @@ def cxa_case(case_id: str):
     for m in moves[:-1]:
         b.push_iccs(m)
     return b, Move.from_iccs(moves[-1])
+
+
+def play(fen: str, moves: str):
+    """The board after the space-separated ICCS ``moves`` from ``fen`` (a row of the repetition tables).
+
+    fsf1191's FEN carries an empty pocket "[]" (Fairy-Stockfish's notation): the board is the same.
+    """
+    from xiangqi.core.board import Board, Move
+
+    b = Board(fen.replace("[]", ""))
+    for m in moves.split():
+        b.push(Move.from_iccs(m))
+    return b
+
+
+def winner(board, rules: object) -> str:
+    """``"red"``, ``"black"``, ``"draw"`` or ``"none"``: the board's outcome under ``rules``."""
+    out = board.outcome(rules)
+    return "none" if out is None else out.winner_name()

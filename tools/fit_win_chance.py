@@ -34,48 +34,37 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tarfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-CORPUS = "../shared/corpus/ccpd/CCPD-Dataset-original-big5.tar.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/corpus.py, also when loaded by path
+from corpus import CORPUS, RESULTS, game_names, read_games  # noqa: E402
+
 FOLDER = "/大師對局/"
-RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 LICHESS_K = 0.00368208
 
 
 def extract(path: str, games: int, plies: list[int], depth: int, out: str, seed: int, hash_mb: int) -> None:
     """Evaluate the positions at ``plies`` of up to ``games`` sampled master games; write them to ``out``."""
-    from xiangqi.core.records import read_records
     from xiangqi.study.review import evaluate_line
 
     t0 = time.time()
-    with tarfile.open(path, "r:gz") as tar:
-        names = [m.name for m in tar if m.isfile() and FOLDER in m.name and m.name.endswith(".pgn")]
+    names = game_names(path, FOLDER)
     rng = random.Random(seed)
     wanted = set(rng.sample(names, min(len(names), int(games * 1.6) + 50)))
     order = {n: i for i, n in enumerate(sorted(wanted, key=lambda _: rng.random()))}
     print(f"{len(names)} master-game files; {len(wanted)} drawn", file=sys.stderr)
     picked: list[tuple[int, str, str, list[str], float]] = []
-    with tarfile.open(path, "r:gz") as tar:
-        for member in tar:
-            if member.name not in wanted:
+    for name, recs in read_games(path, FOLDER, wanted.__contains__):
+        for g in recs[:1]:
+            res = RESULTS.get(g.headers.get("Result", "").strip())
+            moves = g.mainline_moves()
+            if res is None or g.errors or len(moves) < 40:
                 continue
-            data = tar.extractfile(member)
-            if data is None:
-                continue
-            try:
-                recs = read_records(data.read())
-            except Exception:  # noqa: BLE001 - a damaged record is skipped, the rest is used
-                continue
-            for g in recs[:1]:
-                res = RESULTS.get(g.headers.get("Result", "").strip())
-                moves = g.mainline_moves()
-                if res is None or g.errors or len(moves) < 40:
-                    continue
-                line = [m.iccs() for m in moves]
-                picked.append((order[member.name], member.name, g.board().fen(), line, res))
+            line = [m.iccs() for m in moves]
+            picked.append((order[name], name, g.board().fen(), line, res))
     picked.sort()  # the random order, so that the first ``games`` are a random sample
     seen: set[tuple[str, ...]] = set()
     n_games = n_pos = dup = 0

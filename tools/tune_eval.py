@@ -26,36 +26,26 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tarfile
+from pathlib import Path
 
 import numpy as np
 
-CORPUS = "../shared/corpus/ccpd/CCPD-Dataset-original-big5.tar.gz"
-RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/corpus.py, also when loaded by path
+from corpus import CORPUS, RESULTS, read_games  # noqa: E402
+
+FOLDER = "/對局/"
 
 
 def extract(path: str, games: int, out: str, seed: int) -> None:
     """Write ``fen\\tresult`` lines of quiet positions from up to ``games`` master games."""
-    from xiangqi.core.records import read_records
-
     rng = random.Random(seed)
     n_games = 0
     n_pos = 0
-    with tarfile.open(path, "r:gz") as tar, open(out, "w", encoding="utf-8") as fh:
-        for member in tar:
+    with open(out, "w", encoding="utf-8") as fh:
+        # rng.random() > 0.15 skips a file: spread the sample over the whole collection
+        for _name, recs in read_games(path, FOLDER, lambda _: rng.random() <= 0.15):
             if n_games >= games:
                 break
-            if not member.isfile() or "/對局/" not in member.name or not member.name.endswith(".pgn"):
-                continue
-            if rng.random() > 0.15:  # spread the sample over the whole collection
-                continue
-            data = tar.extractfile(member)
-            if data is None:
-                continue
-            try:
-                recs = read_records(data.read())
-            except Exception:  # noqa: BLE001 - a damaged record is skipped, the rest is used
-                continue
             for g in recs:
                 res = RESULTS.get(g.headers.get("Result", ""))
                 if res is None or g.errors:

@@ -14,6 +14,7 @@ import time
 
 import pytest
 import sqlalchemy as sa
+from tests.fsfaults import fill, mount_tmpfs, remount_read_only, small_tmpfs, umount
 
 from xiangqi.app.session import GameSession
 from xiangqi.app.store import (
@@ -69,37 +70,12 @@ def test_a_full_database_raises_storage_full_and_keeps_the_saved_game(tmp_path):
     st.close()
 
 
-def _mount_tmpfs(path, size: str) -> bool:
-    if os.geteuid() != 0 or sys.platform != "linux":
-        return False
-    path.mkdir()
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True).returncode == 0
-
-
-def _fill(path) -> None:
-    """Write a file into ``path`` until the file system is full."""
-    fd = os.open(path / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
-
-
 def test_a_really_full_file_system(tmp_path):
-    mnt = tmp_path / "small"
-    if not _mount_tmpfs(mnt, "2m"):
-        pytest.skip("needs root on Linux to mount a small tmpfs")
-    try:
+    with small_tmpfs(tmp_path / "small", "2m") as mnt:
         st = Store(mnt / "data")
         s = game("h2e2", "h9g7")
         st.save_game(s)
-        _fill(mnt)
+        fill(mnt)
         big = game("h2e2", "h9g7", "h0g2")
         big.headers["Event"] = "y" * 300_000
         with pytest.raises(StorageFullError):
@@ -111,23 +87,16 @@ def test_a_really_full_file_system(tmp_path):
         st = Store(mnt / "data")
         assert [m.iccs for m in st.load_current().moves] == ["h2e2", "h9g7", "h0g2"]
         st.close()
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_opening_on_a_full_disk_is_a_clear_error(tmp_path):
-    mnt = tmp_path / "small"
-    if not _mount_tmpfs(mnt, "2m"):
-        pytest.skip("needs root on Linux to mount a small tmpfs")
-    try:
+    with small_tmpfs(tmp_path / "small", "2m") as mnt:
         Store(mnt / "data").close()
-        _fill(mnt)
+        fill(mnt)
         with pytest.raises(StorageFullError, match="is full: the database cannot be opened; free some space"):
             Store(mnt / "data")
         (mnt / "filler").unlink()
         Store(mnt / "data").close()
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 # -- a damaged file --------------------------------------------------------------------------
@@ -195,7 +164,7 @@ def test_an_old_file_gets_the_new_column(tmp_path):
 
 def test_a_read_only_database_opens_read_only(tmp_path):
     mnt = tmp_path / "ro"
-    root = _mount_tmpfs(mnt, "4m")
+    root = mount_tmpfs(mnt, "4m")
     data = mnt / "data" if root else tmp_path / "data"
     try:
         st = Store(data)
@@ -205,7 +174,7 @@ def test_a_read_only_database_opens_read_only(tmp_path):
         st.save_game(g, abandoned=None)
         st.close()
         if root:
-            assert subprocess.run(["mount", "-o", "remount,ro", str(mnt)]).returncode == 0
+            remount_read_only(mnt)
         else:
             os.chmod(data / DB_NAME, 0o444)
             os.chmod(data, 0o555)
@@ -221,22 +190,17 @@ def test_a_read_only_database_opens_read_only(tmp_path):
         st.close()
     finally:
         if root:
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+            umount(mnt)
         else:
             os.chmod(data, 0o755)
 
 
 def test_no_database_in_a_read_only_dir_is_a_clear_error(tmp_path):
-    mnt = tmp_path / "ro"
-    if not _mount_tmpfs(mnt, "1m"):
-        pytest.skip("needs root on Linux to mount a read-only tmpfs")
-    try:
+    with small_tmpfs(tmp_path / "ro", "1m", "needs root on Linux to mount a read-only tmpfs") as mnt:
         (mnt / "data").mkdir()
-        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        remount_read_only(mnt)
         with pytest.raises(StorageReadOnlyError, match="cannot create the database .* read-only"):
             Store(mnt / "data")
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 # -- one store per data dir -------------------------------------------------------------------

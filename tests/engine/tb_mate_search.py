@@ -1,8 +1,10 @@
 """An exhaustive mate search, independent of the tablebase generator (tests only).
 
 It walks the real game tree with the engine's legal move generator (captures
-included, no tables) and returns the value code of :mod:`xiangqi.engine.tbgen`
-when the mate is within ``depth`` plies, else 0.
+included, no tables; it uses :mod:`xiangqi.engine.movegen` only, which perft checks
+against the core, and no code of :mod:`xiangqi.engine.tbgen`, whose tables it verifies)
+and returns the value code of :mod:`xiangqi.engine.tbgen` when the mate is within
+``depth`` plies, else 0.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from xiangqi.engine.movegen import gen_legal
+from xiangqi.engine.movegen import board_arrays, gen_legal
 
 
 @numba.njit(cache=False)
@@ -50,10 +52,8 @@ def mate_value(board, depth: int) -> int:
     Iterative deepening: the first odd ``d`` the side to move mates within is its
     win's DTM; the first even ``d`` it is mated within is its loss's DTM.
     """
-    bd = np.array(board.squares, dtype=np.int8)
-    ks = np.array([board.king(True), board.king(False)], dtype=np.int64)
+    bd, ks, side = board_arrays(board)
     buf = np.zeros((depth + 2, 256), np.int64)
-    side = 0 if board.turn else 1
     for d in range(1, depth + 1, 2):
         if _solve(bd, ks, side, d, True, buf, 0):
             return d

@@ -50,25 +50,22 @@ class Proc:
             self.p.stdin.write(line + "\n")
         self.p.stdin.flush()
 
-    def until(self, first_word: str, timeout: float = 60.0) -> list[str]:
-        """All lines up to and including the first one starting with ``first_word``."""
+    def _until_line(self, done, timeout: float) -> list[str]:
         out = []
         deadline = time.monotonic() + timeout
         while True:
             line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
             out.append(line)
-            if line.split()[:1] == [first_word]:
+            if done(line):
                 return out
+
+    def until(self, first_word: str, timeout: float = 60.0) -> list[str]:
+        """All lines up to and including the first one starting with ``first_word``."""
+        return self._until_line(lambda line: line.split()[:1] == [first_word], timeout)
 
     def until_prefix(self, prefix: str, timeout: float = 60.0) -> list[str]:
         """All lines up to and including the first one starting with ``prefix``."""
-        out = []
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self.q.get(timeout=max(0.01, deadline - time.monotonic()))
-            out.append(line)
-            if line.startswith(prefix):
-                return out
+        return self._until_line(lambda line: line.startswith(prefix), timeout)
 
     def close(self) -> int:
         self.send("quit")

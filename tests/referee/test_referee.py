@@ -9,11 +9,10 @@ their rule citation and the reason, and the test fails if the set changes.
 
 from __future__ import annotations
 
-import csv
 import re
-from pathlib import Path
 
 import pytest
+from tests.conftest import play, read_tsv, winner
 
 from xiangqi.cli import main as cli_main
 from xiangqi.core.board import BLACK, RED, Board, Move, Termination
@@ -29,29 +28,8 @@ from xiangqi.core.referee import (
     repetition_cycle,
 )
 
-DATA = Path(__file__).parent.parent / "data"
-
-
-def read_tsv(name: str) -> list[dict[str, str]]:
-    with open(DATA / name, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh, delimiter="\t"))
-
-
 AXF_ROWS = read_tsv("repetition_axf.tsv")
 CXA_ROWS = read_tsv("repetition_cxa.tsv")
-
-
-def play(fen: str, moves: str) -> Board:
-    # fsf1191's FEN carries an empty pocket "[]" (Fairy-Stockfish's notation): the board is the same.
-    b = Board(fen.replace("[]", ""))
-    for m in moves.split():
-        b.push(Move.from_iccs(m))
-    return b
-
-
-def winner(board: Board, rules: object) -> str:
-    out = board.outcome(rules)
-    return "none" if out is None else out.winner_name()
 
 
 # ---------------------------------------------------------------------------

@@ -12,8 +12,8 @@ import sys
 import time
 
 import httpx
-import pytest
 import sqlalchemy as sa
+from tests.fsfaults import fill, remount_read_only, small_tmpfs
 from tests.webclient import api_client
 
 from xiangqi.core.board import Board
@@ -149,28 +149,12 @@ def test_a_loss_on_time_is_shown_once_it_is_saved(tmp_path):
         assert c.get("/api/library").json()[0]["reason_zh"] == "黑胜 — 红方超时"
 
 
-def _mount_tmpfs(path, size: str) -> bool:
-    if os.geteuid() != 0 or sys.platform != "linux":
-        return False
-    path.mkdir()
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True).returncode == 0
-
-
 def test_a_really_full_file_system(tmp_path):
-    mnt = tmp_path / "small"
-    if not _mount_tmpfs(mnt, "3m"):
-        pytest.skip("needs root on Linux to mount a small tmpfs")
-    try:
+    with small_tmpfs(tmp_path / "small", "3m") as mnt:
         with api_client(make_app(mnt / "data")) as c:
             c.post("/api/game/new", json={"red": "human", "black": "human"})
             assert c.post("/api/game/move", json={"move": "h2e2"}).status_code == 200
-            fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
-            for size in (65536, 4096, 512, 1):
-                with pytest.raises(OSError):
-                    while True:
-                        os.write(fd, b"\0" * size)
-            os.close(fd)
+            fill(mnt)
             r = c.post("/api/game/move", json={"move": "h9g7"})
             assert r.status_code == 507, r.text
             assert iccs(c.get("/api/game").json()) == ["h2e2"]
@@ -179,22 +163,17 @@ def test_a_really_full_file_system(tmp_path):
             assert r.status_code == 200 and r.json()["storage_error"] is None
         with api_client(make_app(mnt / "data")) as c:
             assert iccs(c.get("/api/game").json()) == ["h2e2", "h9g7"]
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_a_read_only_database_can_be_viewed_not_changed(tmp_path):
-    mnt = tmp_path / "ro"
-    if not _mount_tmpfs(mnt, "4m"):
-        pytest.skip("needs root on Linux to mount a read-only tmpfs")
-    try:
+    with small_tmpfs(tmp_path / "ro", "4m", "needs root on Linux to mount a read-only tmpfs") as mnt:
         with api_client(make_app(mnt / "data")) as c:
             c.post("/api/game/new", json={"red": "human", "black": "human"})
             c.post("/api/game/move", json={"move": "h2e2"})
             c.post("/api/game/resign")
             c.post("/api/game/new", json={"red": "human", "black": "human"})
             c.post("/api/game/move", json={"move": "b2e2"})
-        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        remount_read_only(mnt)
         with api_client(make_app(mnt / "data")) as c:
             st = c.get("/api/game").json()
             assert iccs(st) == ["b2e2"] and st["storage_error"]["kind"] == "read_only"
@@ -205,8 +184,6 @@ def test_a_read_only_database_can_be_viewed_not_changed(tmp_path):
             r = c.post("/api/game/move", json={"move": "b9c7"})
             assert r.status_code == 503 and "read-only" in r.json()["detail"]
             assert iccs(c.get("/api/game").json()) == ["b2e2"]
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_a_damaged_database_is_reported_and_play_goes_on(tmp_path):

@@ -1,9 +1,9 @@
 """SQLite store: the current game (autosaved after every move), the library of games, settings.
 
 SQLAlchemy Core over one SQLite file, ``xiangqi.db``, in the user data dir
-(:func:`platformdirs.user_data_dir`), or in ``$XIANGQI_DATA_DIR`` when that
-environment variable is set (tests use it). Every write is one transaction,
-so killing the process loses at most the move being written (DESIGN.md §5).
+(:func:`xiangqi.datadir.default_data_dir`: ``$XIANGQI_DATA_DIR`` when that
+environment variable is set (tests use it), else the platform's user data dir).
+Every write is one transaction, so killing the process loses at most the move being written (DESIGN.md §5).
 
 Storage faults (DESIGN.md §5) never lose data silently and never surface as a traceback:
 
@@ -36,10 +36,10 @@ import sqlalchemy as sa
 
 from xiangqi.app.session import GameSession, SessionError
 from xiangqi.core.errors import XiangqiError
+from xiangqi.datadir import default_data_dir
 
 log = logging.getLogger(__name__)
 
-DATA_DIR_ENV = "XIANGQI_DATA_DIR"
 DB_NAME = "xiangqi.db"
 LOCK_NAME = "xiangqi.lock"
 
@@ -179,16 +179,6 @@ def _record_shape_problem(record: Any) -> str | None:
     if not isinstance(moves, list) or not all(isinstance(m, str) and _ICCS.fullmatch(m) for m in moves):
         return "the record's moves are not a list of ICCS moves"
     return None
-
-
-def default_data_dir() -> Path:
-    """``$XIANGQI_DATA_DIR`` if set, else the platform's user data dir for ``pyxiangqi``."""
-    env = os.environ.get(DATA_DIR_ENV)
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("pyxiangqi", appauthor=False))
 
 
 def _now() -> str:

@@ -1,26 +1,25 @@
 """Opening the games database: the default location, SQLAlchemy engines, SQLite pragmas, Alembic upgrades.
 
-The default database is ``games.db`` in the user data dir: ``$XIANGQI_DATA_DIR`` when set, else
-:func:`platformdirs.user_data_dir` for ``pyxiangqi`` (the same directory as the app's store; this
-module does not import the app). Any SQLAlchemy URL works, e.g. ``sqlite:///path/games.db`` or
-``postgresql+psycopg://user@host/dbname`` (the PostgreSQL driver is the user's to install).
+The default database is ``games.db`` in the user data dir, :func:`xiangqi.datadir.default_data_dir`
+(``$XIANGQI_DATA_DIR`` when set, else the platform's user data dir for ``pyxiangqi``; the same
+directory as the app's store, found without importing the app). Any SQLAlchemy URL works, e.g.
+``sqlite:///path/games.db`` or ``postgresql+psycopg://user@host/dbname`` (the PostgreSQL
+driver is the user's to install).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 
 from xiangqi.core.errors import XiangqiError
+from xiangqi.datadir import DATA_DIR_ENV, default_data_dir
 
 __all__ = ["DatabaseError", "DATA_DIR_ENV", "DB_FILE", "default_data_dir", "default_url", "connect",
            "upgrade", "head_revision", "current_revision"]
 
-#: Environment variable that moves the user data dir (the app's store honours the same one).
-DATA_DIR_ENV = "XIANGQI_DATA_DIR"
 #: File name of the default SQLite database inside the data dir.
 DB_FILE = "games.db"
 _MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -28,16 +27,6 @@ _MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 class DatabaseError(XiangqiError):
     """A database that cannot be opened, upgraded or written (bad URL, missing driver, locked file…)."""
-
-
-def default_data_dir() -> Path:
-    """``$XIANGQI_DATA_DIR`` if set, else the platform's user data dir for ``pyxiangqi``."""
-    env = os.environ.get(DATA_DIR_ENV)
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("pyxiangqi", appauthor=False))
 
 
 def default_url() -> str:

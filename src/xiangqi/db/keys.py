@@ -148,6 +148,15 @@ def piece_set(squares: Sequence[int]) -> set[int]:
     return {(code + 7) * 90 + sq for sq, code in enumerate(squares) if code}
 
 
+def _key_after(k: int, code: int, cap: int, frm: int, to: int) -> int:
+    """The key ``k`` after the piece ``code`` goes ``frm`` -> ``to`` taking ``cap`` (0: nothing); the side
+    to move changes."""
+    k ^= _Z[code + 7][frm] ^ _Z[code + 7][to] ^ BLACK_TO_MOVE
+    if cap:
+        k ^= _Z[cap + 7][to]
+    return k
+
+
 def iter_game_keys(squares: Sequence[int], red_to_move: bool, moves: Sequence[tuple[int, int]]):
     """Yield ``(unsigned key, squares after that ply)`` for ply 0 … len(moves) of a game.
 
@@ -159,10 +168,7 @@ def iter_game_keys(squares: Sequence[int], red_to_move: bool, moves: Sequence[tu
     yield k, b
     for frm, to in moves:
         code = b[frm]
-        cap = b[to]
-        k ^= _Z[code + 7][frm] ^ _Z[code + 7][to] ^ BLACK_TO_MOVE
-        if cap:
-            k ^= _Z[cap + 7][to]
+        k = _key_after(k, code, b[to], frm, to)
         b[to] = code
         b[frm] = 0
         yield k, b
@@ -208,9 +214,8 @@ def iter_game_index(squares: Sequence[int], red_to_move: bool, moves: Sequence[t
     for frm, to in moves:
         code = b[frm]
         cap = b[to]
-        k ^= _Z[code + 7][frm] ^ _Z[code + 7][to] ^ BLACK_TO_MOVE
+        k = _key_after(k, code, cap, frm, to)
         if cap:
-            k ^= _Z[cap + 7][to]
             if clamped:
                 b[to] = code
                 b[frm] = 0

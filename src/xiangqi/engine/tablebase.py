@@ -33,10 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from xiangqi.core.errors import XiangqiError
+from xiangqi.datadir import default_data_dir
 
 SCHEME = 1
 RULES = "pure-mate"
-DATA_DIR_ENV = "XIANGQI_DATA_DIR"
 ORDER = "RNCPAB"  # piece letters in a side's name, after the king
 ATTACKERS = "RNCP"
 _VALUE = {"R": 90, "N": 40, "C": 45, "P": 10, "A": 20, "B": 20}
@@ -52,12 +52,7 @@ class TablebaseError(XiangqiError):
 
 def default_dir() -> Path:
     """Where tables live: ``$XIANGQI_DATA_DIR/tablebases``, else the user data dir's ``tablebases``."""
-    env = os.environ.get(DATA_DIR_ENV)
-    if env:
-        return Path(env) / "tablebases"
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("pyxiangqi", appauthor=False)) / "tablebases"
+    return default_data_dir() / "tablebases"
 
 
 def _side_key(pieces: str) -> tuple:
