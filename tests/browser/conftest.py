@@ -108,6 +108,20 @@ def first_move(board, level):
     return min(board.legal_moves, key=lambda m: m.iccs())
 
 
+def failing_first(times: int):
+    """A computer player that raises ``RuntimeError("engine crashed")`` on its first ``times`` moves,
+    then plays :func:`first_move` (the engine-failure tests)."""
+    calls = []
+
+    def broken(board, level):
+        calls.append(1)
+        if len(calls) <= times:
+            raise RuntimeError("engine crashed")
+        return first_move(board, level)
+
+    return broken
+
+
 @pytest.fixture
 def quick_server(tmp_path) -> Iterator[LiveServer]:
     """A running server whose computer plays :func:`first_move` at once (no engine timing)."""

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 from playwright.sync_api import expect
-from tests.browser.conftest import LiveServer, first_move
+from tests.browser.conftest import LiveServer, failing_first, first_move
 
 pytestmark = pytest.mark.browser
 
@@ -169,15 +169,7 @@ def test_a_damaged_database_is_told_once(tmp_path, driver, page):
 def test_engine_failure_and_retry_in_the_pages_language(tmp_path, driver, page):
     """The computer fails twice: the status says why in Chinese (the reason translated, not the
     English inside a Chinese sentence) with a 重试 button, in English with Retry; Retry plays on."""
-    calls = []
-
-    def broken(board, level):
-        calls.append(1)
-        if len(calls) <= 2:
-            raise RuntimeError("engine crashed")
-        return first_move(board, level)
-
-    srv = LiveServer(tmp_path / "data", move_provider=broken)
+    srv = LiveServer(tmp_path / "data", move_provider=failing_first(2))
     srv.start()
     try:
         driver.open(srv.url)

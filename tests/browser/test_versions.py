@@ -4,7 +4,7 @@ played for. Two pages of one game, one with its incoming messages held back (a s
 from __future__ import annotations
 
 from playwright.sync_api import expect
-from tests.browser.conftest import LiveServer, first_move
+from tests.browser.conftest import LiveServer, failing_first
 
 HOLD = """() => {
   const ws = window.xq.ws, deliver = ws.onmessage, held = [];
@@ -53,15 +53,7 @@ def test_a_version_gap_makes_the_page_ask_for_the_state(quick_server, driver, pa
 
 
 def test_a_failed_computer_is_shown_and_the_player_can_move_for_it(tmp_path, driver, page):
-    calls = []
-
-    def broken(board, level):
-        calls.append(1)
-        if len(calls) <= 2:
-            raise RuntimeError("engine crashed")
-        return first_move(board, level)
-
-    srv = LiveServer(tmp_path / "data", move_provider=broken)
+    srv = LiveServer(tmp_path / "data", move_provider=failing_first(2))
     srv.start()
     try:
         driver.open(srv.url)

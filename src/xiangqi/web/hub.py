@@ -556,11 +556,10 @@ class GameHub:
                         unsaved_error = str(exc)
                     except XiangqiError as exc:
                         failure = f"the computer chose a move the board refuses ({exc})"
-                if unsaved_error is not None:
-                    pass
-                elif failure is None:
-                    failures = 0
-                    self.thinking = False
+                if failure is None:
+                    if unsaved_error is None:
+                        failures = 0
+                        self.thinking = False
                 else:
                     failures += 1
                     log.error("the computer could not move (attempt %d of %d): %s",
