@@ -61,6 +61,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -187,6 +188,12 @@ def _http_error(exc: Exception) -> HTTPException:
     return HTTPException(400, str(exc))
 
 
+def _quietly(fn: Any) -> None:
+    """Run ``fn()`` and swallow its error (a start-up helper whose failure shows later, where it matters)."""
+    with contextlib.suppress(Exception):
+        fn()
+
+
 def _check_position(fen: str, what: str) -> None:
     """400 naming every problem when ``fen`` is not a position a game can reach
     (:func:`xiangqi.app.position.validate_position`)."""
@@ -215,8 +222,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def lifespan(app: FastAPI):
         if warmup:
             player.warmup()
-            with contextlib.suppress(Exception):  # a failure shows at the first upload, as a 4xx
-                await asyncio.to_thread(prestart_records)
+            # in the background: the page is served at once; a failure shows at the first upload (4xx)
+            threading.Thread(target=_quietly, args=(prestart_records,), name="xiangqi-records",
+                             daemon=True).start()
         hub.kick_engine()
         hub.arm_clock()
         yield
