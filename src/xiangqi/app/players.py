@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from xiangqi.app.background import ForegroundGate
 from xiangqi.core.board import ADVISOR, CANNON, ELEPHANT, HORSE, PAWN, ROOK, Board, Move
 
 #: Rough material values in centipawns used by the draw-offer decision
@@ -110,11 +111,14 @@ class EnginePlayer:
     """The built-in engine as a player. One search at a time; requests take turns by
     :class:`SearchTicket` priority (the game's move first), and are thread-safe.
 
-    ``hash_mb`` is the transposition-table size in MiB.
+    ``hash_mb`` is the transposition-table size in MiB. Every search holds :attr:`gate`
+    (:class:`~xiangqi.app.background.ForegroundGate`), so background analysis gives way to it.
     """
 
     def __init__(self, hash_mb: int = 64) -> None:
         self.hash_mb = hash_mb
+        #: Held while this player searches; background engine work waits for it or stops.
+        self.gate = ForegroundGate()
         self._engine: Any = None
         self._cond = threading.Condition()
         self._running: SearchTicket | None = None
@@ -152,7 +156,8 @@ class EnginePlayer:
                 self._cond.notify_all()
             self._running = ticket
         try:
-            yield ticket
+            with self.gate.foreground():
+                yield ticket
         finally:
             with self._cond:
                 self._running = None

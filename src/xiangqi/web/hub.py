@@ -605,8 +605,9 @@ class GameHub:
     def _choose(self, snap: Snapshot, ticket: SearchTicket) -> Move:
         """The computer's move (runs in a worker thread, on the snapshot only); the game clock caps
         its thinking time."""
-        if self._custom_provider:
-            return self.move_provider(snap.board, snap.level)
+        if self._custom_provider:  # a test's provider: still the foreground for background work
+            with self.player.gate.foreground():
+                return self.move_provider(snap.board, snap.level)
         return self.player.choose(snap.board, snap.level, snap.think_s, ticket=ticket)
 
     async def wait_idle(self) -> None:
