@@ -66,7 +66,8 @@ def test_kernels_when_ready(player, monkeypatch):
     assert player._engine.calls == ["play"]
     assert player.waits_for_warmup("master") is False
     hint = player.hint(Board(), "beginner")
-    assert hint == {"move": "h2e2", "score_cp": 12, "mate": None, "pv": ["h2e2"], "quick": False}
+    assert hint == {"move": "h2e2", "score_cp": 12, "mate": None, "pv": ["h2e2"], "quick": False,
+                    "tablebase": None}
     assert player.evaluate(Board()) == (12, None)
     assert player._engine.calls == ["play", "search", "search"] and player.warmups == []
 

@@ -238,3 +238,57 @@ def test_pure_mate_differs_where_only_perpetual_check_draws(tbdir):
         board.push(m, validate=False)
         assert base.value(board)[0] > 0  # Red to move wins
         board.pop()
+
+
+def _long_win(tbdir, name, min_dtm):
+    """A Red-to-move position of ``name`` won in at least ``min_dtm`` plies (the first in index order)."""
+    end = tb.Ending.parse(name)
+    values, _ = tb.load_values(tbdir, name)
+    idx = int(np.argmax((values[0] >= min_dtm) & (values[0] != tb.INVALID)))
+    assert values[0, idx] >= min_dtm
+    return _board(end, _squares(end, idx), True), int(values[0, idx])
+
+
+def test_engine_probes_the_root(tbdir):
+    from xiangqi.engine import Engine, Limit
+
+    board, dtm = _long_win(tbdir, "KRKA", 9)
+    eng = Engine(hash_mb=1)
+    plain = eng.search(board, Limit(depth=1))
+    assert plain.tablebase is None and plain.mate is None  # depth 1 cannot see a mate 9 plies away
+    assert eng.set_tablebase_path(tbdir) == sorted(tb.Tablebase(tbdir).available())
+    res = eng.search(board, Limit(depth=1))
+    best = tb.Tablebase(tbdir).probe(board).best
+    assert res.move.iccs() in best  # one of the fastest mates
+    assert res.tablebase == {"wdl": "win", "dtm": dtm, "ending": "KRKA"}
+    assert res.mate == (dtm + 1) // 2 and res.score_cp is None
+    # the side that loses: the longest resistance, mated in dtm plies
+    b = board.copy()
+    b.push(res.move)
+    lost = eng.search(b, Limit(depth=2))
+    assert lost.tablebase["wdl"] == "loss" and lost.tablebase["dtm"] == dtm - 1
+    assert lost.mate == -((dtm - 1) // 2)
+    # a drawn ending (炮 alone cannot mate) scores 0; a position with no table searches as usual
+    draw = eng.search(Board("4k4/9/9/9/9/9/9/9/9/3K1C3 w - - 0 1"), Limit(depth=2))
+    assert draw.tablebase["wdl"] == "draw" and (draw.score_cp, draw.mate) == (0, None)
+    assert eng.search(Board(), Limit(depth=1)).tablebase is None
+    eng.set_tablebase_path(None)
+    assert eng.search(board, Limit(depth=1)).tablebase is None
+
+
+def test_uci_tablebase_path_option(tbdir):
+    from xiangqi.engine.protocol import EngineServer
+
+    board, dtm = _long_win(tbdir, "KRKA", 9)
+    out: list[str] = []
+    server = EngineServer(write=out.append, warmup=lambda: None)
+    server.handle("uci")
+    assert "option name TablebasePath type string default <empty>" in out
+    server.handle(f"setoption name TablebasePath value {tbdir}")
+    assert any(x.startswith(f"info string tablebases in {tbdir}: ") and "KRKA" in x for x in out)
+    server.handle(f"position fen {board.fen()}")
+    server.handle("go depth 1")
+    server.wait(60)
+    assert f"info string tablebase KRKA: win for the side to move, mate in {dtm} plies" in out
+    move = next(x for x in out if x.startswith("bestmove")).split()[1]
+    assert move in tb.Tablebase(tbdir).probe(board).best

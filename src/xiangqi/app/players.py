@@ -195,7 +195,14 @@ class EnginePlayer:
         if self._engine is None:
             from xiangqi.engine import Engine
 
-            self._engine = Engine(hash_mb=self.hash_mb)
+            eng = Engine(hash_mb=self.hash_mb)
+            # the endgame tables of the data dir, when any were generated (`xiangqi tb generate`)
+            from xiangqi.engine.tablebase import default_dir
+
+            with contextlib.suppress(OSError):
+                if default_dir().is_dir():
+                    eng.set_tablebase_path(default_dir())
+            self._engine = eng
         return self._engine
 
     def warmup(self) -> None:
@@ -274,7 +281,9 @@ class EnginePlayer:
         """Best move for a hint: at least ``level``'s strength, searched for ``time_s`` seconds
         (once the kernels are ready).
 
-        Returns ``{"move": ICCS, "score_cp": int|None, "mate": int|None, "pv": [ICCS, ...], "quick": bool}``.
+        Returns ``{"move": ICCS, "score_cp": int|None, "mate": int|None, "pv": [ICCS, ...], "quick": bool,
+        "tablebase": {"wdl", "dtm", "ending"} | None}`` (``tablebase``: the endgame table's verdict for
+        the side to move when the data dir's tables hold the position, see ``Engine.tablebase``).
         While the kernels are not ready the hint is the best move of the pure-Python
         :data:`~xiangqi.engine.pysearch.MAX_DEPTH`-ply search, at once, with ``quick`` True
         (the page says the engine is still warming up). A query (``ticket`` kind ``query``): it
@@ -289,14 +298,15 @@ class EnginePlayer:
                 self._check(t)
                 if q.move is not None:
                     return {"move": q.move.iccs(), "score_cp": q.score_cp, "mate": q.mate,
-                            "pv": [m.iccs() for m in q.pv], "quick": True}
+                            "pv": [m.iccs() for m in q.pv], "quick": True, "tablebase": None}
             from xiangqi.engine import Limit
 
             self._check(t)
             res = self._get().search(board.copy(), Limit(time=time_s))
             self._check(t)
         return {"move": res.move.iccs(), "score_cp": res.score_cp, "mate": res.mate,
-                "pv": [m.iccs() for m in (res.pv or [])], "quick": False}
+                "pv": [m.iccs() for m in (res.pv or [])], "quick": False,
+                "tablebase": getattr(res, "tablebase", None)}
 
     def evaluate(self, board: Board, time_s: float = 0.5,
                  ticket: SearchTicket | None = None) -> tuple[int | None, int | None]:

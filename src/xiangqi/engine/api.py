@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import random
 import threading
 import time
@@ -88,6 +89,9 @@ class SearchResult:
     time_s: float
     pv: list[Move]
     ponder: Move | None = None
+    #: The endgame table's verdict on the root position when :attr:`Engine.tablebase` has it:
+    #: ``{"wdl": "win|draw|loss" (side to move), "dtm": plies or None, "ending": "KRKAABB"}``.
+    tablebase: dict | None = None
 
 
 def _kernels():
@@ -163,6 +167,8 @@ class Engine:
         #: Lines ``(score, pv as kernel ints)`` of the last completed iteration (multi-PV order).
         self.last_lines: list[tuple[int, list[int]]] = []
         self._recent_keys: set[int] = set()
+        #: Endgame tables probed at the root (:meth:`set_tablebase_path`); None: none.
+        self.tablebase = None
 
     # -- configuration -----------------------------------------------------
 
@@ -174,6 +180,35 @@ class Engine:
         with self._lock:
             self._tk, self._td = tk, td
             self.hash_mb = mb
+
+    def set_tablebase_path(self, path: str | os.PathLike[str] | None) -> list[str]:
+        """Probe the endgame tables in directory ``path`` at the root of every search (None or "":
+        none). Returns the endings found there (an empty list for a missing directory: the option is
+        kept, and tables generated there later are used). See :meth:`_probe_root`."""
+        if path is None or str(path).strip() == "":
+            self.tablebase = None
+            return []
+        from xiangqi.engine.tablebase import Tablebase
+
+        self.tablebase = Tablebase(str(path).strip())
+        return self.tablebase.available()
+
+    def _probe_root(self, board: Board):
+        """The table's :class:`~xiangqi.engine.tablebase.ProbeResult` for the root, or None (no tables,
+        more than 8 pieces, an ending whose table is absent, or a damaged table file: searched as usual).
+
+        Where it stops: the tables are probed at the root only, not inside the search, and they are
+        *pure mate* (docs/TABLEBASES.md): a win there may need a perpetual check that the rules forbid;
+        the root's repetition filter (:meth:`_drop_forbidden`) still applies to the moves it keeps."""
+        tb = self.tablebase
+        if tb is None or sum(1 for p in board.squares if p) > 8:
+            return None
+        from xiangqi.engine.tablebase import TablebaseError
+
+        try:
+            return tb.probe(board)
+        except TablebaseError:
+            return None
 
     def new_game(self) -> None:
         """Clear the TT, killers and history tables (a new game starts)."""
@@ -292,6 +327,11 @@ class Engine:
         ttm = int(_k.tt_move(ttd)) if ttd >= 0 else 0
         root = [_move_to_int(m) for m in legal]
         root = self._drop_forbidden(board, bd, st, root)
+        tb = self._probe_root(board)
+        if tb is not None and multipv == 1:
+            # the table's best moves (fastest mate, longest resistance or the drawing moves) only
+            keep = {_move_to_int(Move.from_iccs(m)) for m in tb.best}
+            root = [m for m in root if m in keep] or root
         multipv = min(multipv, len(root))
         values = ev_mod.ORDER_VALUE
         root.sort(key=lambda m: (m != ttm, -int(values[abs(int(bd[m & 127]))])))
@@ -369,9 +409,17 @@ class Engine:
             best_pv = [_move_to_int(move)]
         pv_moves = self._pv_moves(board, best_pv)
         cp, mate = _score_fields(best_score)
+        verdict = None
+        if tb is not None:
+            verdict = {"wdl": tb.wdl, "dtm": tb.dtm, "ending": tb.ending}
+            if multipv == 1 or move.iccs() in tb.best:  # the score of the move played is the table's
+                if tb.wdl == "draw":
+                    cp, mate = 0, None
+                else:  # DTM in plies -> mate in moves (+ the side to move mates, - it is mated)
+                    cp, mate = None, ((tb.dtm + 1) // 2 if tb.wdl == "win" else -(tb.dtm // 2))
         _ready.set()
         return SearchResult(move, cp, mate, done_depth, int(ctl[K.C_NODES]), elapsed, pv_moves,
-                            pv_moves[1] if len(pv_moves) > 1 else None)
+                            pv_moves[1] if len(pv_moves) > 1 else None, verdict)
 
     def _drop_forbidden(self, board: Board, bd: np.ndarray, st: np.ndarray, root: list[int]) -> list[int]:
         """Root moves after asking the rules referee about the moves that repeat a position of the game.

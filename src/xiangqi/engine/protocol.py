@@ -42,7 +42,9 @@ Options (UCI names; UCCI uses ``hashsize``, ``level``, ``newgame``, ``usemillise
 limits, and its choice among near-best moves), ``Skill Level`` 0–20 (mapped onto the
 levels, 20 = full strength), and ``UCI_LimitStrength``/``UCI_Elo`` once the levels
 carry a measured Elo (the strongest level whose Elo is at most ``UCI_Elo``; a ``UCI_Elo``
-outside the measured range is clamped to it, with an ``info string`` saying so).
+outside the measured range is clamped to it, with an ``info string`` saying so), and
+``TablebasePath`` (UCCI ``tablebasepath``): a directory of endgame tables probed at the root
+(``info string tablebase KRKA: win for the side to move, mate in 9 plies``; docs/TABLEBASES.md).
 Also ``go perft N`` and ``d`` (show the board) for debugging.
 
 Every bad line gets ``info string error: <what>`` and is otherwise ignored; the
@@ -409,6 +411,7 @@ class EngineServer:
             ("Ponder", "type check default false"),
             ("Level", f"type combo default {FULL_STRENGTH} {combo}"),
             ("Skill Level", "type spin default 20 min 0 max 20"),
+            ("TablebasePath", "type string default <empty>"),
         ]
         elos = self._level_elos()
         if elos:
@@ -442,6 +445,7 @@ class EngineServer:
         self.send(f"option hashsize type spin min {HASH_MIN_MB} max {HASH_MAX_MB} default {HASH_DEFAULT_MB}")
         self.send("option ponder type check default false")
         self.send("option newgame type button")
+        self.send("option tablebasepath type string default <empty>")
         levels = " ".join(f"var {n}" for n in [FULL_STRENGTH, *self.levels])
         self.send(f"option level type combo {levels} default {FULL_STRENGTH}")
         self.send("ucciok")
@@ -518,6 +522,13 @@ class EngineServer:
             if not elos:
                 raise ProtocolError("UCI_Elo is not available: the levels have no measured Elo yet")
             self.elo = self._elo_option(name, value, min(elos.values()), max(elos.values()))
+        elif key == "tablebasepath":
+            self._require_idle(f"setoption {name}")
+            path = "" if value in ("", "<empty>") else value
+            found = self.engine.set_tablebase_path(path)
+            if path:
+                self.send(f"info string tablebases in {path}: "
+                          + (", ".join(found) if found else "none yet (the directory has no table files)"))
         elif key in ("batch", "debug", "usebook", "bookfiles", "threads", "uci analysemode",
                      "uci showwdl", "move overhead"):
             pass  # accepted; no effect on this engine
@@ -975,6 +986,11 @@ class EngineServer:
                 self.send(self.format_info(_ResultInfo(res)))
         else:
             res = self.engine.search(board, limit, on_info=on_info, multipv=multipv)
+        verdict = getattr(res, "tablebase", None)
+        if verdict:
+            dtm = verdict.get("dtm")
+            self.send(f"info string tablebase {verdict['ending']}: {verdict['wdl']} for the side to move"
+                      + (f", mate in {dtm} plies" if dtm is not None else ""))
         best = getattr(res, "move", None)
         if excluded and (best is None or best in excluded):
             best = None
