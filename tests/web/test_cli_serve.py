@@ -71,3 +71,23 @@ def test_bad_port_is_a_clear_error(capsys):
     assert main(["serve", "--port", "70000"]) == 2
     assert "--port must be 0-65535" in capsys.readouterr().err
     time.sleep(0)
+
+
+def test_lan_mode_prints_the_addresses_other_devices_use(tmp_path):
+    from xiangqi.web.run import lan_addresses
+
+    addrs = lan_addresses()
+    assert all(not a.startswith("127.") for a in addrs)
+    port = free_port("0.0.0.0")
+    env = {**os.environ, "XIANGQI_DATA_DIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "xiangqi", "serve", "--lan", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline() for _ in range(1 + len(addrs))]
+        assert lines[0].startswith(f"xiangqi: serving the game at http://127.0.0.1:{port}/")
+        assert lines[1:] == [f"xiangqi: other devices on your network: http://{a}:{port}/\n" for a in addrs]
+        for a in addrs:  # the page is served on that address too (the LAN guard accepts it)
+            assert httpx.get(f"http://{a}:{port}/", timeout=10).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)

@@ -7,6 +7,7 @@ port can then open the page, get its token and play, resign or delete saved game
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
@@ -28,6 +29,24 @@ def free_port(host: str = HOST) -> int:
     with socket.socket(_family(host), socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def lan_addresses() -> list[str]:
+    """This machine's IPv4 addresses that other devices on the network can reach (no loopback), for
+    the URL printed in LAN mode. Found from the host name and from the interface the default route
+    uses (a UDP socket "connected" to a private address: no packet is sent). Empty when none."""
+    found: list[str] = []
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            found.append(info[4][0])
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("10.254.254.254", 1))
+        found.append(s.getsockname()[0])
+    out: list[str] = []
+    for a in found:
+        if a not in out and not is_loopback(a) and a != "0.0.0.0":
+            out.append(a)
+    return out
 
 
 def listen_warning(host: str, *, lan: bool) -> str | None:
@@ -87,6 +106,9 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
             threading.Event().wait(0.05)
         if server.started:
             print(f"xiangqi: serving the game at {url}  (Ctrl-C to stop)", flush=True)
+            if host in WILDCARD_HOSTS:
+                for addr in lan_addresses():
+                    print(f"xiangqi: other devices on your network: http://{addr}:{port}/", flush=True)
             if open_browser and not webbrowser.open(url):
                 print("xiangqi: could not open a browser; open the URL above yourself", flush=True)
 
