@@ -802,3 +802,15 @@ def test_go_perft_counts_deep_trees_in_split_calls(monkeypatch):
     assert c.out[-1].startswith("info string perft 0 nodes 1 time ")
     c.feed("go perft -1")
     assert c.out[-1] == "info string error: 'perft' must be >= 0, got -1"
+
+
+def test_clock_fields_without_a_limit_for_the_side_to_move_warn_and_search_until_stop():
+    c = Conversation()
+    c.send("ucci", "position startpos")
+    n = len(c.out)
+    c.feed("go opptime 0")
+    assert c.wait_for("info string warning", start=n) == (
+        "info string warning: 'go opptime 0' sets no limit for the side to move: searching until 'stop'")
+    c.feed("stop")
+    assert c.wait_for("bestmove", start=n).startswith("bestmove ")
+    assert c.limits()[-1].infinite is True

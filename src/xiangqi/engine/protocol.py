@@ -745,8 +745,15 @@ class EngineServer:
                 kw.pop(key, None)
             kw["depth"] = 1
             warnings.append(f"{'; '.join(minimum_search)}: searching to depth 1 (the minimum search)")
-        if not any(k in kw for k in ("depth", "nodes", "time", "wtime", "btime", "infinite")):
-            kw["infinite"] = True  # a bare 'go' searches until 'stop', as Stockfish does
+        if not any(k in kw for k in ("depth", "nodes", "time", own_clock, "infinite")):
+            # a bare 'go' searches until 'stop', as Stockfish does; so do clock fields that set no
+            # limit for the side to move (only the opponent's time, increments, moves to go)
+            if any(k in kw for k in ("wtime", "btime", "winc", "binc", "movestogo")) or ucci_time:
+                warnings.append(f"'go {' '.join(args)}' sets no limit for the side to move: "
+                                "searching until 'stop'")
+            for key in ("wtime", "btime", "winc", "binc", "movestogo"):
+                kw.pop(key, None)
+            kw["infinite"] = True
         excluded: tuple[Move, ...] = self.banned
         if search_moves:
             legal = list(board.legal_moves)
