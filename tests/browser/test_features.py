@@ -472,3 +472,21 @@ def test_save_is_closed_while_a_library_game_or_the_editor_is_shown(quick_server
     expect(page.locator("#btn-save")).to_be_enabled()
     page.click("#btn-edit")
     expect(page.locator("#btn-save")).to_be_disabled()
+
+
+def test_notation_follows_the_language_until_one_is_chosen(quick_server, driver, page):
+    """The default notation ("by language"): Chinese move text on the Chinese page, WXF on the English
+    one; a notation chosen in the settings stays whatever the language."""
+    driver.open(quick_server.url)
+    driver.play("h2e2", 2)  # 炮二平五, the computer answers with its first move in ICCS order
+    assert driver.move_texts()[0] == "炮二平五"
+    page.click("#btn-settings")
+    expect(page.locator("#set-notation")).to_have_value("auto")
+    page.select_option("#set-language", "en")
+    expect(page.locator("#move-list .mv").first).to_have_text("C2.5")
+    page.select_option("#set-notation", "chinese")
+    expect(page.locator("#move-list .mv").first).to_have_text("炮二平五")
+    page.select_option("#set-notation", "auto")
+    expect(page.locator("#move-list .mv").first).to_have_text("C2.5")
+    page.select_option("#set-language", "zh")
+    expect(page.locator("#move-list .mv").first).to_have_text("炮二平五")

@@ -21,7 +21,7 @@ SCHEMA: dict[str, tuple[Any, ...]] = {
     "language": ("zh", "en"),
     "sound": ("on", "off"),
     "traditional": (False, True),
-    "notation": ("chinese", "wxf", "iccs"),
+    "notation": ("auto", "chinese", "wxf", "iccs"),  # auto: Chinese in zh, WXF in en
 }
 #: Longest stored value (characters of its JSON text) that is even looked at when reading.
 MAX_VALUE_CHARS = 2000

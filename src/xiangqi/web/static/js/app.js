@@ -19,7 +19,7 @@ const ui = {
   wsGameId: null,
   flipped: false,
   hint: null,
-  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false, notation: "chinese" },
+  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false, notation: "auto" },
   levels: [],
   shownResultFor: null,
   reconnectDelay: 250,
@@ -463,9 +463,12 @@ function renderMoves(st) {
   list.scrollTop = list.scrollHeight; // the last move in view, the page itself never scrolls
 }
 
-/** The move-list notation chosen in the settings: chinese, wxf or iccs. */
+/** The move-list notation chosen in the settings: chinese, wxf or iccs ("auto", the default:
+ * Chinese on the Chinese page, WXF on the English one). */
 function notation() {
-  return ["chinese", "wxf", "iccs"].includes(ui.settings.notation) ? ui.settings.notation : "chinese";
+  const n = ui.settings.notation;
+  if (["chinese", "wxf", "iccs"].includes(n)) return n;
+  return language() === "en" ? "wxf" : "chinese";
 }
 
 /** A played move's text in the chosen notation (ICCS as H2-E2, the ICCS standard form). */
@@ -800,7 +803,7 @@ function applySettings() {
   $("#set-language").value = s.language;
   $("#set-sound").value = s.sound;
   $("#set-trad").checked = Boolean(s.traditional);
-  $("#set-notation").value = notation();
+  $("#set-notation").value = ["chinese", "wxf", "iccs"].includes(ui.settings.notation) ? ui.settings.notation : "auto";
   record.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
