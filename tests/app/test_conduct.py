@@ -5,11 +5,11 @@ import pytest
 from xiangqi.app.conduct import MIN_PLY_TO_RESIGN, OFFER_DRAW, OFFER_GAP, RESIGN, Conduct
 
 
-def feed(c: Conduct, scores, wdl=None):
-    for s in scores:
-        c.observe(*s) if isinstance(s, tuple) else c.observe(s, None)
-    if wdl:
-        c.observe(None, None, wdl)
+def feed(c: Conduct, scores, wdl=None, start=0):
+    """Observations at plies start, start+2, ... (the computer's moves); a verdict on the last one."""
+    for i, s in enumerate(scores):
+        cp, mate = s if isinstance(s, tuple) else (s, None)
+        c.observe(start + 2 * i, cp, mate, wdl if i == len(scores) - 1 else None)
 
 
 def test_stubborn_plays_every_game_out():
@@ -42,7 +42,7 @@ def test_mate_against_it_and_lost_tablebase_endings():
     feed(c, [(None, -9)])
     assert c.decide(ply=40, material_cp=0) == RESIGN
     c = Conduct("normal")
-    feed(c, [100], wdl="loss")
+    feed(c, [100], wdl="loss", start=88)
     assert c.decide(ply=90, material_cp=-400) == RESIGN
 
 
@@ -69,20 +69,29 @@ def test_draw_offers_in_a_long_level_game_and_waits_after_a_decline():
     assert normal.decide(ply=99, material_cp=0) is None  # too early for normal
     assert normal.decide(ply=100, material_cp=0) == OFFER_DRAW
     assert compliant.decide(ply=50, material_cp=0) == OFFER_DRAW
-    normal.declined()
-    for _ in range(OFFER_GAP - 1):
-        normal.observe(0, None)
-        assert normal.decide(ply=120, material_cp=0) is None
-    normal.observe(0, None)
-    assert normal.decide(ply=120, material_cp=0) == OFFER_DRAW
+    normal.declined(101)
+    for ply in range(102, 100 + 2 * OFFER_GAP, 2):
+        normal.observe(ply, 0, None)
+        assert normal.decide(ply=ply + 1, material_cp=0) is None
+    normal.observe(121, 0, None)
+    assert normal.decide(ply=122, material_cp=0) == OFFER_DRAW
     c = Conduct("normal")
     feed(c, [10, -5, 0, 15, -60, 5, 0, 10])  # one move out of the band
     assert c.decide(ply=120, material_cp=0) is None
     c = Conduct("normal")
-    feed(c, [300], wdl="draw")
+    feed(c, [300], wdl="draw", start=48)
     assert c.decide(ply=50, material_cp=300) == OFFER_DRAW
 
 
 def test_unknown_tendency():
     with pytest.raises(ValueError, match="stubborn, normal, compliant"):
         Conduct("grumpy")
+
+
+def test_a_move_taken_back_replaces_its_evaluation():
+    c = Conduct("normal")
+    feed(c, [-900, -900, -900], start=30)  # plies 30, 32, 34
+    assert c.decide(ply=35, material_cp=-900) == RESIGN
+    c.observe(34, 0, None)  # the player took back; the computer's new move at ply 34 is fine
+    assert c.decide(ply=35, material_cp=-900) is None
+    assert c.decide(ply=33, material_cp=-900) is None  # only plies before 33 count: two of three

@@ -11,7 +11,7 @@ The tendency is a setting of the game (issue 17, after 象棋高手's "stubborn 
 
 :class:`Conduct` keeps the computer's own evaluations (from its side, after each of its searches)
 and decides after each of its moves. It never resigns in the opening (:data:`MIN_PLY_TO_RESIGN`),
-and after an offer the player declined it waits :data:`OFFER_GAP` of its moves before offering
+and after an offer the player did not take it waits :data:`OFFER_GAP` of its moves before offering
 again. The numbers are judgement, not measurement: a rook is ~900 cp on the engine's scale
 (:data:`xiangqi.app.players.MATERIAL_CP`), so "a rook down" is -800 cp with a margin.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 __all__ = ["TENDENCIES", "Temper", "TEMPERS", "Conduct", "RESIGN", "OFFER_DRAW", "MIN_PLY_TO_RESIGN",
-           "OFFER_GAP"]
+           "OFFER_GAP", "computer_resigns", "computer_draw_agreed"]
 
 #: The settings, from the most to the least stubborn; names for the page in zh and en.
 TENDENCIES = {"stubborn": ("顽固", "Stubborn"), "normal": ("正常", "Normal"),
@@ -66,65 +66,85 @@ TEMPERS: dict[str, Temper] = {
 class Conduct:
     """The computer's resign/draw decisions in one game for a ``tendency`` of :data:`TENDENCIES`
     (ValueError for another). Feed it with :meth:`observe` after each of the computer's searches, then
-    ask :meth:`decide`."""
+    ask :meth:`decide`. Observations are keyed by ply, so a move taken back (悔棋) and played again
+    replaces its old evaluation, and :meth:`decide` only looks at the plies before the game's end."""
 
     def __init__(self, tendency: str = "normal") -> None:
         if tendency not in TEMPERS:
             raise ValueError(f"tendency must be one of {', '.join(TEMPERS)}, got {tendency!r}")
         self.tendency = tendency
         self.temper = TEMPERS[tendency]
-        #: (score_cp or None, mate or None) from the computer's side, one per own move, latest last.
-        self.scores: list[tuple[int | None, int | None]] = []
-        self.tablebase: str | None = None  # "win" / "draw" / "loss" for the computer, latest search
-        self._last_offer: int | None = None  # index in scores of the last offer
+        #: ply before the computer's move -> (score_cp or None, mate or None, tablebase wdl or None),
+        #: from the computer's side (mate > 0: it mates, < 0: it is mated).
+        self.seen: dict[int, tuple[int | None, int | None, str | None]] = {}
+        self._declined_at: int | None = None  # ply of the last offer the player did not take
 
-    def observe(self, score_cp: int | None, mate: int | None, tablebase_wdl: str | None = None) -> None:
-        """One search's result before the computer's move, from its own side (``mate`` > 0: it mates,
-        < 0: it is mated); ``tablebase_wdl`` the table's verdict for it, when the position was in one."""
-        self.scores.append((score_cp, mate))
-        self.tablebase = tablebase_wdl
+    def observe(self, ply: int, score_cp: int | None, mate: int | None,
+                tablebase_wdl: str | None = None) -> None:
+        """The computer's search at ``ply`` (plies played before its move), from its own side;
+        ``tablebase_wdl`` the table's verdict for it when the position was in one."""
+        self.seen[ply] = (score_cp, mate, tablebase_wdl)
 
-    def declined(self) -> None:
-        """The player declined the computer's draw offer (or played on): wait before the next one."""
-        self._last_offer = len(self.scores)
+    def scores(self, ply: int) -> list[tuple[int | None, int | None, str | None]]:
+        """The observations before ``ply``, oldest first."""
+        return [self.seen[k] for k in sorted(self.seen) if k < ply]
+
+    def declined(self, ply: int) -> None:
+        """The player did not take the computer's draw offer (it played on at ``ply``)."""
+        self._declined_at = ply
 
     def decide(self, ply: int, material_cp: int) -> str | None:
-        """:data:`RESIGN`, :data:`OFFER_DRAW` or None after the computer's latest move. ``ply`` is the
-        number of plies played in the game; ``material_cp`` the computer's material minus the player's
-        (:func:`xiangqi.app.players.material_balance` from its side)."""
-        if not self.scores:
+        """:data:`RESIGN`, :data:`OFFER_DRAW` or None after the computer's move; ``ply`` is the
+        number of plies played now (its move included); ``material_cp`` the computer's material minus
+        the player's (:func:`xiangqi.app.players.material_balance` from its side)."""
+        recent = self.scores(ply)
+        if not recent:
             return None
-        if self._resigns(ply, material_cp):
+        if self._resigns(ply, material_cp, recent):
             return RESIGN
-        if self._offers(ply):
-            self._last_offer = len(self.scores)
+        if self._offers(ply, recent):
             return OFFER_DRAW
         return None
 
-    def _resigns(self, ply: int, material_cp: int) -> bool:
+    def _resigns(self, ply: int, material_cp: int, seen: list) -> bool:
         t = self.temper
         if ply < MIN_PLY_TO_RESIGN:
             return False
-        if t.tablebase and self.tablebase == "loss":
+        cp, mate, wdl = seen[-1]
+        if t.tablebase and wdl == "loss":
             return True
-        cp, mate = self.scores[-1]
         if t.resign_mate is not None and mate is not None and -t.resign_mate <= mate < 0:
             return True
-        if t.resign_cp is None or len(self.scores) < t.resign_moves or material_cp > -t.resign_material_cp:
+        if t.resign_cp is None or len(seen) < t.resign_moves or material_cp > -t.resign_material_cp:
             return False
-        recent = self.scores[-t.resign_moves:]
         return all((m is not None and m < 0) or (m is None and c is not None and c <= t.resign_cp)
-                   for c, m in recent)
+                   for c, m, _ in seen[-t.resign_moves:])
 
-    def _offers(self, ply: int) -> bool:
+    def _offers(self, ply: int, seen: list) -> bool:
         t = self.temper
         if t.draw_cp is None:
             return False
-        if self._last_offer is not None and len(self.scores) - self._last_offer < OFFER_GAP:
+        if self._declined_at is not None and ply - self._declined_at < 2 * OFFER_GAP:
             return False
-        if t.tablebase and self.tablebase == "draw" and ply >= t.draw_min_ply // 2:
+        if t.tablebase and seen[-1][2] == "draw" and ply >= t.draw_min_ply // 2:
             return True
-        if ply < t.draw_min_ply or len(self.scores) < t.draw_moves:
+        if ply < t.draw_min_ply or len(seen) < t.draw_moves:
             return False
-        recent = self.scores[-t.draw_moves:]
-        return all(m is None and c is not None and abs(c) <= t.draw_cp for c, m in recent)
+        return all(m is None and c is not None and abs(c) <= t.draw_cp for c, m, _ in seen[-t.draw_moves:])
+
+
+def computer_resigns(color: bool):
+    """The outcome of the computer (``color``: True = Red) resigning: "黑胜 — 红方（电脑）认输"."""
+    from xiangqi.core.outcome import Termination, win
+
+    side_zh, side_en = ("红方", "Red") if color else ("黑方", "Black")
+    return win(Termination.RESIGNATION, not color, f"{side_zh}（电脑）认输",
+               f"{side_en} (the computer) resigns")
+
+
+def computer_draw_agreed():
+    """The outcome of the player accepting the computer's draw offer: "和棋 — 电脑提和，双方同意"."""
+    from xiangqi.core.outcome import Termination, draw
+
+    return draw(Termination.AGREEMENT, "电脑提和，双方同意",
+                "the computer offered a draw and it was accepted")

@@ -119,6 +119,8 @@ class EnginePlayer:
         self.hash_mb = hash_mb
         #: Held while this player searches; background engine work waits for it or stops.
         self.gate = ForegroundGate()
+        #: The search result behind the last :meth:`choose` (score for the side that moved), or None.
+        self.last_result: Any = None
         self._engine: Any = None
         self._cond = threading.Condition()
         self._running: SearchTicket | None = None
@@ -263,6 +265,7 @@ class EnginePlayer:
                 res = pysearch.play(board.copy(), level, time_limit=time_s)
                 if res.move is not None:
                     self._check(t)
+                    self.last_result = res
                     return res.move
             lv: Any = level
             if time_s is not None:
@@ -274,6 +277,7 @@ class EnginePlayer:
             self._check(t)
             res = self._get().play(board.copy(), lv)
             self._check(t)
+            self.last_result = res
         return res.move
 
     def hint(self, board: Board, level: str, time_s: float = 1.0,

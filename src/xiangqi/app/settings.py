@@ -22,6 +22,7 @@ SCHEMA: dict[str, tuple[Any, ...]] = {
     "sound": ("on", "off"),
     "traditional": (False, True),
     "notation": ("auto", "chinese", "wxf", "iccs"),  # auto: Chinese in zh, WXF in en
+    "computer_tendency": ("normal", "stubborn", "compliant"),  # app/conduct.py: resigning, draw offers
 }
 #: Longest stored value (characters of its JSON text) that is even looked at when reading.
 MAX_VALUE_CHARS = 2000

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from xiangqi.app.clock import TimeControl
+from xiangqi.app.conduct import OFFER_DRAW, RESIGN, Conduct, computer_draw_agreed, computer_resigns
 from xiangqi.app.players import (
     EnginePlayer,
     SearchCancelledError,
@@ -152,6 +153,10 @@ class GameHub:
         #: Running hint searches: ticket -> (game id, version) of the position they are for.
         self._queries: dict[SearchTicket, tuple[str, int]] = {}
         self._client_hints: dict[object, SearchTicket] = {}  # the latest hint of each page
+        #: The computer's last evaluation ((game id, version), cp, mate, tablebase wdl), see _choose.
+        self._last_eval: tuple | None = None
+        self._conduct_for: tuple[str, Conduct] | None = None  # (game id, its Conduct)
+        self._computer_offer: tuple[str, int] | None = None  # (game id, version) of a standing offer
         self._version = 0
         self._version_key: tuple[Any, ...] | None = None
 
@@ -188,6 +193,7 @@ class GameHub:
         st["engine_error"] = self._failure()
         st["storage_error"] = self.storage_error
         st["storage_notices"] = list(self.store.notices)
+        st["computer_draw_offer"] = self.computer_offers_draw()
         return st
 
     def _failure(self) -> dict[str, Any] | None:
@@ -311,8 +317,12 @@ class GameHub:
         async with self._lock:
             if self.session.engine_to_move() and self.engine_error is None:
                 raise NotYourTurnError("it is the computer's turn; wait for its move")
+            offered = self.computer_offers_draw()
             with self._saving():
                 self.session.play(iccs)
+            if offered:  # playing on declines the computer's draw offer
+                self._conduct(self.session).declined(len(self.session.moves))
+                self._computer_offer = None
             self.engine_error = None
         await self.broadcast()
         self.kick_engine()
@@ -372,6 +382,14 @@ class GameHub:
             await self.broadcast()
             return {"accepted": True, "state": self.state()}
         comp = engines[0]
+        if self.computer_offers_draw():  # the player takes the computer's own offer
+            async with self._lock:
+                if self.computer_offers_draw():
+                    with self._saving():
+                        s.declare(computer_draw_agreed())
+                    self._computer_offer = None
+            await self.broadcast({"draw_offer": {"accepted": True}})
+            return {"accepted": True, "state": self.state()}
         async with self._lock:
             board = self.session.snapshot().board
         ticket = SearchTicket("query")
@@ -550,6 +568,7 @@ class GameHub:
                     try:
                         with self._saving():
                             s.play(mv)
+                        self._after_computer_move(s, version)
                     except StorageError as exc:  # not played: told once, retried when space is back
                         self.thinking = False
                         self._unsaved_move = ((s.id, version), mv)
@@ -604,11 +623,59 @@ class GameHub:
 
     def _choose(self, snap: Snapshot, ticket: SearchTicket) -> Move:
         """The computer's move (runs in a worker thread, on the snapshot only); the game clock caps
-        its thinking time."""
+        its thinking time. Its evaluation (for :class:`~xiangqi.app.conduct.Conduct`) is kept in
+        :attr:`_last_eval`; a test's provider may return a search result (``.move``, ``.score_cp``,
+        ``.mate``) instead of a move to give one."""
+        self._last_eval = None
         if self._custom_provider:  # a test's provider: still the foreground for background work
             with self.player.gate.foreground():
-                return self.move_provider(snap.board, snap.level)
-        return self.player.choose(snap.board, snap.level, snap.think_s, ticket=ticket)
+                got = self.move_provider(snap.board, snap.level)
+            res = got if hasattr(got, "move") else None
+            mv = got.move if res is not None else got
+        else:
+            self.player.last_result = None
+            mv = self.player.choose(snap.board, snap.level, snap.think_s, ticket=ticket)
+            res = self.player.last_result
+        if res is not None:
+            tb = getattr(res, "tablebase", None)
+            self._last_eval = ((snap.game_id, snap.version), getattr(res, "score_cp", None),
+                               getattr(res, "mate", None), tb.get("wdl") if isinstance(tb, dict) else None)
+        return mv
+
+    def _conduct(self, s: GameSession) -> Conduct:
+        """This game's :class:`~xiangqi.app.conduct.Conduct` (tendency: the ``computer_tendency``
+        setting when the game's first decision is made)."""
+        if self._conduct_for is None or self._conduct_for[0] != s.id:
+            tendency = "normal"
+            with contextlib.suppress(Exception):
+                tendency = self.store.get_settings().get("computer_tendency", "normal")
+            self._conduct_for = (s.id, Conduct(tendency if tendency in ("stubborn", "normal", "compliant")
+                                               else "normal"))
+        return self._conduct_for[1]
+
+    def _after_computer_move(self, s: GameSession, version: int) -> None:
+        """After the computer's move at ``version`` (called under the lock, the move saved): resign or
+        offer a draw as its tendency says (:mod:`xiangqi.app.conduct`)."""
+        got, self._last_eval = self._last_eval, None
+        if got is None or got[0] != (s.id, version) or s.is_over:
+            return
+        _, cp, mate, wdl = got
+        comp = not s.board.turn  # the side that just moved
+        conduct = self._conduct(s)
+        conduct.observe(len(s.moves) - 1, cp, mate, wdl)
+        mat = -material_balance(s.board)  # the computer's material minus the player's
+        decision = conduct.decide(len(s.moves), mat)
+        if decision == RESIGN and "human" in s.players.values():
+            with self._saving():
+                s.declare(computer_resigns(comp))
+        elif decision == OFFER_DRAW and "human" in s.players.values():
+            self._computer_offer = (s.id, s.version)
+
+    def computer_offers_draw(self) -> bool:
+        """True while the computer's draw offer stands (until the player's next move)."""
+        s = self.session
+        offer = self._computer_offer
+        return offer is not None and offer == (s.id, s.version) and not s.is_over
 
     async def wait_idle(self) -> None:
         """Wait until no computer move is being searched (used by tests and shutdown)."""

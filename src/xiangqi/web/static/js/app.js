@@ -19,7 +19,7 @@ const ui = {
   wsGameId: null,
   flipped: false,
   hint: null,
-  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false, notation: "auto" },
+  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false, notation: "auto", computer_tendency: "normal" },
   levels: [],
   shownResultFor: null,
   reconnectDelay: 250,
@@ -264,6 +264,24 @@ function renderStatus(st) {
     if (st.players[st.turn] === "human" && Object.values(st.players).includes("engine")) text = t("your_move");
     if (st.check) { text = `${t("check")} ${text}`; el.classList.add("check"); }
     el.textContent = text;
+    if (st.computer_draw_offer && ui.declinedOffer !== st.version) {
+      // the computer offers a draw (its tendency setting): take it, or play on (which declines it)
+      const offer = document.createElement("span");
+      offer.className = "computer-offer";
+      offer.textContent = ` · ${t("computer_offers_draw")} `;
+      const yes = document.createElement("button");
+      yes.type = "button";
+      yes.id = "btn-take-draw";
+      yes.textContent = t("accept");
+      yes.addEventListener("click", () => send({ type: "draw" }));
+      const no = document.createElement("button");
+      no.type = "button";
+      no.id = "btn-play-on";
+      no.textContent = t("play_on");
+      no.addEventListener("click", () => { ui.declinedOffer = st.version; renderStatus(st); });
+      offer.append(yes, no);
+      el.append(offer);
+    }
   }
 }
 
@@ -803,6 +821,7 @@ function applySettings() {
   $("#set-language").value = s.language;
   $("#set-sound").value = s.sound;
   $("#set-trad").checked = Boolean(s.traditional);
+  $("#set-tendency").value = ["normal", "stubborn", "compliant"].includes(s.computer_tendency) ? s.computer_tendency : "normal";
   $("#set-notation").value = ["chinese", "wxf", "iccs"].includes(ui.settings.notation) ? ui.settings.notation : "auto";
   record.refresh();
   fillLevels();
@@ -828,6 +847,7 @@ $("#set-language").addEventListener("change", (e) => changeSetting("language", e
 $("#set-sound").addEventListener("change", (e) => changeSetting("sound", e.target.value));
 $("#set-trad").addEventListener("change", (e) => changeSetting("traditional", e.target.checked));
 $("#set-notation").addEventListener("change", (e) => changeSetting("notation", e.target.value));
+$("#set-tendency").addEventListener("change", (e) => changeSetting("computer_tendency", e.target.value));
 
 // -- keyboard -------------------------------------------------------------------
 
