@@ -81,4 +81,5 @@ def test_the_computer_offers_a_draw_the_player_takes_it_or_plays_on(tmp_path):
         r = client.post("/api/game/draw")
         assert r.status_code == 200 and r.json()["accepted"] is True
         st = client.get("/api/game").json()
-        assert st["result"]["result"] == "1/2-1/2" and st["result"]["reason_zh"] == "和棋 — 电脑提和，双方同意"
+        assert st["result"]["result"] == "1/2-1/2"
+        assert st["result"]["reason_zh"] == "和棋 — 电脑提和，双方同意"
