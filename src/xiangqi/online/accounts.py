@@ -1,0 +1,324 @@
+"""Player accounts: registration, passwords (argon2), login sessions and login rate limits.
+
+Storage is SQLAlchemy Core on any engine (SQLite by default, PostgreSQL when the server grows):
+``users`` (one row per account; ``username`` as typed, ``username_key`` its case- and width-folded
+form that is unique) and ``login_sessions`` (a session is a random token given to the browser in a
+cookie; only its SHA-256 is stored, so a copy of the database logs nobody in).
+
+Rules, with their sources:
+
+- Usernames (:func:`check_username`): 3–20 characters after NFKC normalisation; letters of any
+  script (汉字 included), digits, ``_`` and ``-``; starting with a letter or digit; names that could
+  pass for the system (``admin``, ``guest``, ``computer``, ``电脑``, the level names …) are
+  reserved. Unique regardless of case and full-/half-width forms.
+- Passwords (:func:`check_password`): 8–128 characters, any characters, no composition rules, not the
+  username (NIST SP 800-63B §5.1.1.2: a minimum of 8, long passphrases allowed, no composition rules).
+- Hashing: argon2id through ``argon2-cffi``'s :class:`~argon2.PasswordHasher` with its default
+  parameters (RFC 9106's second recommended option), rehashed on login when those defaults change.
+  A login for an unknown name still verifies a dummy hash, so the answer takes as long.
+- Sessions: 32 random bytes (``secrets.token_urlsafe``), valid :data:`SESSION_DAYS` days from the
+  last use (sliding), ended by :meth:`Accounts.logout` or a password change.
+- Login rate limit (:class:`LoginLimiter`): at most :data:`MAX_FAILURES` failed logins per account
+  name and per client address within :data:`FAILURE_WINDOW_S` seconds; further attempts are refused
+  with the seconds to wait, before the password is even checked (OWASP's authentication cheat sheet:
+  throttle by account and by source).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as _dt
+import hashlib
+import re
+import secrets
+import threading
+import time
+import unicodedata
+from collections.abc import Callable
+
+import argon2
+import sqlalchemy as sa
+
+from xiangqi.core.errors import XiangqiError
+
+__all__ = ["AccountError", "RateLimited", "User", "Accounts", "LoginLimiter", "check_username",
+           "check_password", "metadata", "users", "login_sessions", "SESSION_DAYS", "MAX_FAILURES",
+           "FAILURE_WINDOW_S"]
+
+SESSION_DAYS = 30
+MAX_FAILURES = 5
+FAILURE_WINDOW_S = 15 * 60
+USERNAME_MIN, USERNAME_MAX = 3, 20
+PASSWORD_MIN, PASSWORD_MAX = 8, 128
+RESERVED = frozenset({
+    "admin", "administrator", "root", "system", "server", "guest", "anonymous", "computer", "engine",
+    "moderator", "support", "xiangqi", "beginner", "intermediate", "advanced", "master",
+    "电脑", "管理员", "系统", "游客", "初级", "中级", "高级", "大师",
+})
+_NAME_CHARS = re.compile(r"^[\w-]+$")
+
+metadata = sa.MetaData()
+
+users = sa.Table(
+    "users", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("username", sa.String(USERNAME_MAX * 4), nullable=False),
+    sa.Column("username_key", sa.String(USERNAME_MAX * 4), nullable=False, unique=True),
+    sa.Column("password_hash", sa.String(200), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+login_sessions = sa.Table(
+    "login_sessions", metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False,
+              index=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+
+class AccountError(XiangqiError):
+    """A refused account operation. ``field`` names the input at fault (``username``, ``password``
+    or ``login`` for a failed login, which never says which of the two was wrong)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class RateLimited(AccountError):
+    """Too many failed logins: ``retry_after`` seconds (whole, >= 1) until the next attempt is allowed."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("login", f"too many failed logins: try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+@dataclasses.dataclass(frozen=True)
+class User:
+    """An account: database ``id``, ``username`` as registered, ``created_at`` (UTC)."""
+
+    id: int
+    username: str
+    created_at: _dt.datetime
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def check_username(name: object) -> str:
+    """The username normalised (NFKC, surrounding spaces removed); raises :class:`AccountError`
+    (field ``username``) saying what is wrong (length, characters, first character, reserved)."""
+    if not isinstance(name, str):
+        raise AccountError("username", "the username must be text")
+    n = unicodedata.normalize("NFKC", name).strip()
+    if not USERNAME_MIN <= len(n) <= USERNAME_MAX:
+        raise AccountError("username", f"a username has {USERNAME_MIN}-{USERNAME_MAX} characters, "
+                                       f"this one has {len(n)}")
+    if not _NAME_CHARS.match(n):
+        bad = next(c for c in n if not (c.isalnum() or c in "_-"))
+        raise AccountError("username", f"a username has letters, digits, '_' and '-' only, not {bad!r}")
+    if not n[0].isalnum():
+        raise AccountError("username", "a username starts with a letter or a digit")
+    if _fold(n) in RESERVED:
+        raise AccountError("username", f"the username {n!r} is reserved")
+    return n
+
+
+def check_password(password: object, username: str | None = None) -> str:
+    """``password`` if acceptable; raises :class:`AccountError` (field ``password``) otherwise."""
+    if not isinstance(password, str):
+        raise AccountError("password", "the password must be text")
+    if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise AccountError("password", f"a password has {PASSWORD_MIN}-{PASSWORD_MAX} characters")
+    if username is not None and _fold(password) == _fold(username):
+        raise AccountError("password", "the password must not be the username")
+    return password
+
+
+def _utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _aware(t: _dt.datetime) -> _dt.datetime:
+    """SQLite gives naive datetimes back: they were stored in UTC."""
+    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.UTC)
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class LoginLimiter:
+    """Failed-login counts per account name and per client address over a sliding window, in memory
+    (one process; a shared store is for the scaled-out server). ``clock`` returns seconds (tests)."""
+
+    def __init__(self, max_failures: int = MAX_FAILURES, window_s: float = FAILURE_WINDOW_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_failures = max_failures
+        self.window_s = window_s
+        self.clock = clock
+        self._fails: dict[str, collections.deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def _keys(self, username: str, address: str | None) -> list[str]:
+        keys = [f"u:{_fold(username)[:100]}"]
+        if address:
+            keys.append(f"a:{address}")
+        return keys
+
+    def check(self, username: str, address: str | None = None) -> None:
+        """Raise :class:`RateLimited` when the name or the address has used up its failures."""
+        now = self.clock()
+        wait = 0.0
+        with self._lock:
+            for k in self._keys(username, address):
+                q = self._fails.get(k)
+                if not q:
+                    continue
+                while q and q[0] <= now - self.window_s:
+                    q.popleft()
+                if len(q) >= self.max_failures:
+                    wait = max(wait, q[0] + self.window_s - now)
+        if wait > 0:
+            raise RateLimited(max(1, int(wait + 0.999)))
+
+    def failed(self, username: str, address: str | None = None) -> None:
+        """Count one failed login for the name and the address."""
+        now = self.clock()
+        with self._lock:
+            for k in self._keys(username, address):
+                self._fails.setdefault(k, collections.deque()).append(now)
+            if len(self._fails) > 100_000:  # bounded memory: forget the oldest keys
+                for k in list(self._fails)[:50_000]:
+                    del self._fails[k]
+
+    def succeeded(self, username: str) -> None:
+        """A successful login clears the name's failures (not the address's)."""
+        with self._lock:
+            self._fails.pop(f"u:{_fold(username)[:100]}", None)
+
+
+class Accounts:
+    """Accounts on the SQLAlchemy ``engine`` (tables created when missing). ``limiter``: the login
+    rate limit (default: a fresh :class:`LoginLimiter`); ``hasher``: an argon2 PasswordHasher."""
+
+    def __init__(self, engine: sa.Engine, *, limiter: LoginLimiter | None = None,
+                 hasher: argon2.PasswordHasher | None = None) -> None:
+        self.engine = engine
+        self.limiter = limiter or LoginLimiter()
+        self.hasher = hasher or argon2.PasswordHasher()
+        self._dummy_hash = self.hasher.hash(secrets.token_hex(16))
+        metadata.create_all(engine)
+
+    # -- accounts --------------------------------------------------------------------------
+
+    def register(self, username: object, password: object) -> User:
+        """A new account; raises :class:`AccountError` for a bad or taken username or a bad password."""
+        name = check_username(username)
+        check_password(password, name)
+        row = {"username": name, "username_key": _fold(name), "password_hash": self.hasher.hash(password),
+               "created_at": _utcnow()}
+        try:
+            with self.engine.begin() as c:
+                uid = c.execute(users.insert().values(**row)).inserted_primary_key[0]
+        except sa.exc.IntegrityError:
+            raise AccountError("username", f"the username {name!r} is taken") from None
+        return User(int(uid), name, row["created_at"])
+
+    def get(self, user_id: int) -> User | None:
+        """The account with ``user_id``, or None."""
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(users.c.id, users.c.username, users.c.created_at)
+                          .where(users.c.id == user_id)).first()
+        return None if r is None else User(r.id, r.username, _aware(r.created_at))
+
+    def find(self, username: str) -> User | None:
+        """The account named ``username`` (any case or width), or None."""
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(users.c.id, users.c.username, users.c.created_at)
+                          .where(users.c.username_key == _fold(unicodedata.normalize("NFKC", username)
+                                                               .strip()))).first()
+        return None if r is None else User(r.id, r.username, _aware(r.created_at))
+
+    def authenticate(self, username: object, password: object, address: str | None = None) -> User:
+        """The account if ``password`` is its password. Raises :class:`RateLimited` while the name or
+        ``address`` (the client's IP) is throttled, else :class:`AccountError` (field ``login``) for a
+        wrong name or password alike."""
+        if not isinstance(username, str) or not isinstance(password, str) or len(password) > PASSWORD_MAX:
+            raise AccountError("login", "wrong username or password")
+        self.limiter.check(username, address)
+        key = _fold(unicodedata.normalize("NFKC", username).strip())
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(users).where(users.c.username_key == key)).first()
+        stored = r.password_hash if r is not None else self._dummy_hash
+        try:
+            self.hasher.verify(stored, password)
+            ok = r is not None
+        except argon2.exceptions.VerificationError:
+            ok = False
+        except argon2.exceptions.InvalidHashError:
+            ok = False
+        if not ok:
+            self.limiter.failed(username, address)
+            raise AccountError("login", "wrong username or password")
+        self.limiter.succeeded(username)
+        if self.hasher.check_needs_rehash(stored):
+            with self.engine.begin() as c:
+                c.execute(users.update().where(users.c.id == r.id)
+                          .values(password_hash=self.hasher.hash(password)))
+        return User(r.id, r.username, _aware(r.created_at))
+
+    def change_password(self, user_id: int, old: str, new: object) -> None:
+        """Set a new password after checking the old one; every session of the account ends.
+        Raises :class:`AccountError` (``login`` for a wrong old password, ``password`` for a bad new one)."""
+        user = self.get(user_id)
+        if user is None:
+            raise AccountError("login", "no such account")
+        self.authenticate(user.username, old)
+        check_password(new, user.username)
+        with self.engine.begin() as c:
+            c.execute(users.update().where(users.c.id == user_id).values(password_hash=self.hasher.hash(new)))
+            c.execute(login_sessions.delete().where(login_sessions.c.user_id == user_id))
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def login(self, username: object, password: object, address: str | None = None) -> tuple[User, str]:
+        """:meth:`authenticate`, then a new session: ``(user, token)``; the token goes to the browser
+        (an HttpOnly cookie), only its hash is stored."""
+        user = self.authenticate(username, password, address)
+        token = secrets.token_urlsafe(32)
+        now = _utcnow()
+        with self.engine.begin() as c:
+            c.execute(login_sessions.insert().values(token_hash=_token_hash(token), user_id=user.id,
+                                                     created_at=now,
+                                                     expires_at=now + _dt.timedelta(days=SESSION_DAYS)))
+        return user, token
+
+    def session_user(self, token: object) -> User | None:
+        """The account a session token belongs to (its expiry moved on), or None for an unknown,
+        expired or malformed token."""
+        if not isinstance(token, str) or not 20 <= len(token) <= 200:
+            return None
+        h = _token_hash(token)
+        now = _utcnow()
+        with self.engine.begin() as c:
+            r = c.execute(sa.select(login_sessions.c.user_id, login_sessions.c.expires_at)
+                          .where(login_sessions.c.token_hash == h)).first()
+            if r is None:
+                return None
+            if _aware(r.expires_at) <= now:
+                c.execute(login_sessions.delete().where(login_sessions.c.token_hash == h))
+                return None
+            c.execute(login_sessions.update().where(login_sessions.c.token_hash == h)
+                      .values(expires_at=now + _dt.timedelta(days=SESSION_DAYS)))
+        return self.get(r.user_id)
+
+    def logout(self, token: object) -> None:
+        """End the session of ``token`` (no error when it is unknown)."""
+        if isinstance(token, str):
+            with self.engine.begin() as c:
+                c.execute(login_sessions.delete().where(login_sessions.c.token_hash == _token_hash(token)))

@@ -1,0 +1,129 @@
+"""Accounts: username and password rules, argon2 hashes, sessions, the login rate limit."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import argon2
+import pytest
+import sqlalchemy as sa
+
+from xiangqi.online.accounts import (
+    MAX_FAILURES,
+    AccountError,
+    Accounts,
+    LoginLimiter,
+    RateLimited,
+    check_password,
+    check_username,
+    login_sessions,
+    users,
+)
+
+FAST = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # tests only
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.fixture
+def accounts(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'online.db'}")
+    return Accounts(engine, hasher=FAST, limiter=LoginLimiter(clock=Clock()))
+
+
+@pytest.mark.parametrize("name,ok", [
+    ("hu_ronghua", "hu_ronghua"), ("胡荣华", "胡荣华"), ("  xq-fan  ", "xq-fan"), ("ＡＢＣ１２", "ABC12"),
+    ("ab", None), ("a" * 21, None), ("_lead", None), ("has space", None), ("semi;colon", None),
+    ("Admin", None), ("电脑", None), ("大师", None), (42, None),
+])
+def test_usernames(name, ok):
+    if ok is None:
+        with pytest.raises(AccountError) as e:
+            check_username(name)
+        assert e.value.field == "username"
+    else:
+        assert check_username(name) == ok
+
+
+def test_passwords():
+    assert check_password("correct horse battery") == "correct horse battery"
+    for bad, why in (("short", "8-128"), ("x" * 129, "8-128"), ("Hu_RongHua", "username"), (None, "text")):
+        with pytest.raises(AccountError, match=why):
+            check_password(bad, "hu_ronghua")
+
+
+def test_register_login_and_sessions(accounts):
+    u = accounts.register("Hu_Ronghua", "correct horse battery")
+    with pytest.raises(AccountError, match="taken"):
+        accounts.register("hu_ronghua", "another password")  # case-folded
+    with pytest.raises(AccountError, match="taken"):
+        accounts.register("ｈｕ_ｒｏｎｇｈｕａ", "another password")  # full-width forms
+    with accounts.engine.connect() as c:
+        stored = c.execute(sa.select(users.c.password_hash)).scalar_one()
+    assert stored.startswith("$argon2id$") and "correct horse" not in stored
+    user, token = accounts.login("HU_RONGHUA", "correct horse battery", "10.0.0.1")
+    assert user == u and accounts.session_user(token) == u
+    with accounts.engine.connect() as c:  # only the token's hash is kept
+        assert c.execute(sa.select(login_sessions.c.token_hash)).scalar_one() != token
+    assert accounts.session_user("x" * 43) is None and accounts.session_user(None) is None
+    accounts.logout(token)
+    assert accounts.session_user(token) is None
+
+
+def test_a_wrong_password_and_an_unknown_name_look_the_same(accounts):
+    accounts.register("player1", "correct horse battery")
+    errors = []
+    for name, pw in (("player1", "wrong password"), ("nobody", "wrong password")):
+        with pytest.raises(AccountError) as e:
+            accounts.authenticate(name, pw)
+        errors.append((e.value.field, str(e.value)))
+    assert errors[0] == errors[1] == ("login", "wrong username or password")
+
+
+def test_sessions_expire_and_a_password_change_ends_them(accounts):
+    accounts.register("player1", "correct horse battery")
+    _, token = accounts.login("player1", "correct horse battery")
+    _, other = accounts.login("player1", "correct horse battery")
+    with accounts.engine.begin() as c:
+        past = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
+        c.execute(login_sessions.update().values(expires_at=past))
+    assert accounts.session_user(token) is None
+    _, token = accounts.login("player1", "correct horse battery")
+    uid = accounts.find("PLAYER1").id
+    with pytest.raises(AccountError) as e:
+        accounts.change_password(uid, "wrong password", "a new password here")
+    assert e.value.field == "login"
+    accounts.change_password(uid, "correct horse battery", "a new password here")
+    assert accounts.session_user(token) is None and accounts.session_user(other) is None
+    assert accounts.login("player1", "a new password here")[0].id == uid
+
+
+def test_rate_limit_by_name_and_by_address(accounts):
+    accounts.register("player1", "correct horse battery")
+    clock = accounts.limiter.clock
+    for _ in range(MAX_FAILURES):
+        with pytest.raises(AccountError):
+            accounts.login("player1", "wrong password", "10.0.0.9")
+    with pytest.raises(RateLimited) as e:  # even the right password waits
+        accounts.login("player1", "correct horse battery", "10.0.0.2")
+    assert 1 <= e.value.retry_after <= 15 * 60
+    with pytest.raises(RateLimited):  # the address is throttled for other names too
+        accounts.login("someone", "whatever password", "10.0.0.9")
+    clock.t += 15 * 60 + 1
+    assert accounts.login("player1", "correct horse battery", "10.0.0.2")[0].username == "player1"
+
+
+def test_old_hashes_are_upgraded_on_login(tmp_path):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'o.db'}")
+    Accounts(engine, hasher=FAST).register("player1", "correct horse battery")
+    stronger = argon2.PasswordHasher(time_cost=2, memory_cost=2048, parallelism=1)
+    Accounts(engine, hasher=stronger).login("player1", "correct horse battery")
+    with engine.connect() as c:
+        h = c.execute(sa.select(users.c.password_hash)).scalar_one()
+    assert "m=2048,t=2" in h
