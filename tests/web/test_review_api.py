@@ -197,3 +197,18 @@ def test_unknown_jobs_and_bad_tries(client) -> None:
         assert client.post("/api/review/abc123/try", json=bad).status_code == 422, bad
     assert client.get("/api/library/5/review").status_code == 404
     assert client.get("/api/library/5/pgn?annotated=1").status_code == 404
+
+
+def test_puzzles_are_the_sides_mistakes_with_the_position_before_them(client) -> None:
+    j = client.post("/api/review", json={"pgn": _pgn(HANGING, ["b0b6", "c8b6"]), "depth": 3}).json()
+    review = _wait_done(client, j["job"])["review"]
+    both = client.get(f"/api/review/{j['job']}/puzzles").json()
+    assert both["side"] == "both" and [p["ply"] for p in both["puzzles"]] == [1]
+    (p,) = both["puzzles"]
+    assert p["fen"] == Board(HANGING).fen() and p["color"] == "red" and p["last_move"] is None
+    assert p["played"] == {"move": "b0b6", "text": "车八进六"} and p["class"] == "blunder"
+    assert "b0b6" in p["dests"]["b0"] and "e0e1" in p["dests"]["e0"] and set(p["dests"]) == {"b0", "e0"}
+    assert p["best"]["move"] == review["plies"][0]["best"] and [m["move"] for m in p["line"]] == \
+        review["plies"][0]["line"]
+    assert client.get(f"/api/review/{j['job']}/puzzles?side=black").json()["puzzles"] == []
+    assert client.get(f"/api/review/{j['job']}/puzzles?side=white").status_code == 422

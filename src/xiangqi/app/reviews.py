@@ -480,3 +480,57 @@ def review_record_job(text: str, index: int) -> dict[str, Any]:
         moves.append(mv.iccs())
     return {"start_fen": start, "moves": moves, "headers": {str(k): str(v) for k, v in game.headers.items()},
             "errors": errors}
+
+
+# -- learn from your mistakes --------------------------------------------------------------------
+
+#: Classes of the moves "learn from your mistakes" turns into puzzles.
+PUZZLE_CLASSES = ("mistake", "blunder")
+
+
+def _line_texts(board, line: Sequence[str]) -> list[dict[str, str]]:
+    """``[{"move", "text"}]`` of the ICCS ``line`` from ``board`` (not changed), Chinese notation;
+    stops at the first move that is not legal there."""
+    from xiangqi.core.board import Move
+    from xiangqi.core.notation import move_to_text
+
+    b = board.copy()
+    out = []
+    for text in line:
+        mv = Move.from_iccs(text)
+        if not b.is_legal(mv):
+            break
+        out.append({"move": text, "text": move_to_text(b, mv, "chinese")})
+        b.push(mv, validate=False)
+    return out
+
+
+def practice_puzzles(review: GameReview, sides: Sequence[str] = ("red", "black"),
+                     classes: Sequence[str] = PUZZLE_CLASSES) -> list[dict[str, Any]]:
+    """The puzzles of "learn from your mistakes": one per ply of ``sides`` whose class is in
+    ``classes`` (default mistakes and blunders), in game order. Each is ``{"ply", "color", "fen"
+    (the position before the move), "last_move" (the move that led there, ICCS, or None),
+    "dests" ({from square: [ICCS moves]}, the legal moves there), "check" (bool), "played"
+    ({"move", "text"}), "class", "symbol", "drop", "eval_before", "mate_before", "best"
+    ({"move", "text"} or None), "line" ([{"move", "text"}], the engine's line from there)}``;
+    texts in Chinese notation. A try is judged by :func:`xiangqi.study.review.try_move`.
+    """
+    from xiangqi.core.board import Board, Move
+
+    board = Board(review.start_fen)
+    out: list[dict[str, Any]] = []
+    last: str | None = None
+    for p in review.plies:
+        if p.color in sides and p.cls in classes:
+            dests: dict[str, list[str]] = {}
+            for m in board.legal_moves:
+                dests.setdefault(m.iccs()[:2], []).append(m.iccs())
+            line = _line_texts(board, p.line)
+            out.append({
+                "ply": p.ply, "color": p.color, "fen": board.fen(), "last_move": last, "dests": dests,
+                "check": board.is_check(), "played": {"move": p.move, "text": p.text}, "class": p.cls,
+                "symbol": p.symbol, "drop": round(p.drop, 2), "eval_before": p.before.cp,
+                "mate_before": p.before.mate, "best": line[0] if line else None, "line": line})
+        board.push(Move.from_iccs(p.move), validate=False)
+        last = p.move
+    return out

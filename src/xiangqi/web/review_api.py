@@ -17,6 +17,10 @@ annotated PGN export. Registered by :func:`xiangqi.web.server.create_app` (``rev
   done review (:func:`xiangqi.study.review.try_move`: ``{"accepted", "best", "drop", "eval",
   "mate", "reply"}``); 409 while the review is not done, 400 for an illegal move or a ply out of
   range, 429 while :data:`MAX_TRIES` tries are being judged.
+- ``GET /api/review/{job}/puzzles?side=red|black|both`` — the done review's mistakes and blunders
+  of that side (default both) as puzzles for "learn from your mistakes" (static/js/practice.js):
+  ``{"job", "side", "puzzles": [...]}`` (:func:`xiangqi.app.reviews.practice_puzzles`); 409 while
+  the review is not done.
 - ``GET /api/library/{row_id}/review`` — the stored review of a library game (the deepest one
   for its current moves), ``to_dict()``; 404 when it has none.
 - ``GET /api/library/{row_id}/pgn?annotated=1`` (served by the server's library PGN route, which
@@ -46,6 +50,7 @@ from xiangqi.app.reviews import (
     ReviewStore,
     game_key,
     line_digest,
+    practice_puzzles,
     record_key,
     review_record_job,
 )
@@ -216,6 +221,16 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
                 raise HTTPException(400, str(exc)) from None
         finally:
             tries.release()
+
+    @router.get("/api/review/{job_id}/puzzles")
+    async def review_puzzles(job_id: JobId, side: Literal["red", "black", "both"] = "both") -> dict[str, Any]:
+        job = job_or_404(job_id)
+        if job.review is None:
+            raise HTTPException(409, f"review {job_id} is {job.status}, not done: "
+                                     "practice needs a finished review")
+        sides = ("red", "black") if side == "both" else (side,)
+        puzzles = await asyncio.to_thread(practice_puzzles, job.review, sides)
+        return {"job": job.id, "side": side, "puzzles": puzzles}
 
     @router.get("/api/library/{row_id}/review")
     async def library_review(row_id: RowId) -> dict[str, Any]:
