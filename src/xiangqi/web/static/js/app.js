@@ -5,6 +5,7 @@
 import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
+import { createPractice } from "./practice.js";
 import { createRecordBrowser } from "./record.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
@@ -195,7 +196,7 @@ function render(st) {
 /** Whether the board shows something other than the current game (a library replay, an opened
  *  record, the position editor): the game's own actions are then closed. */
 function browsing() {
-  return Boolean(ui.editing || ui.replaying || library.active || record.active);
+  return Boolean(ui.editing || ui.replaying || library.active || record.active || practice.active);
 }
 
 /** Open or close 悔棋/提示/提和/认输 for the current game. While another position is shown they are
@@ -776,6 +777,22 @@ const record = createRecordBrowser({
 });
 window.xqRecord = record;
 window.xqLibrary = library;
+// 练习 (learn from your mistakes): a board mode of its own, opened from a review or a library row
+const practice = createPractice({
+  board, api, onMove: tryMove,
+  players: () => (ui.state ? ui.state.players : null),
+  onEnter: () => {
+    if (library.active) library.close();
+    if (record.active) record.close();
+    if (ui.editing) editor.close();
+    ui.replaying = true;
+    document.body.classList.add("replaying");
+    $("#hint-line").hidden = true;
+    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
+  },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+window.xiangqiPractice = { open: (source) => practice.open(source), close: () => practice.close() };
 
 $("#btn-edit").addEventListener("click", () => {
   ui.editing = true;
