@@ -90,3 +90,20 @@ def test_two_wrong_tries_show_the_answer_in_english_on_a_phone(quick_server, eng
     page.screenshot(path=str(SHOTS / "practice-answer-phone.png"), full_page=True)
     page.click("#pr-next")
     expect(page.locator("#pr-done-text")).to_have_text("0 of 1 solved.")
+
+
+def test_opening_a_library_replay_ends_the_practice(quick_server, engine_ready, driver, page):
+    _library_game(quick_server)
+    driver.open(quick_server.url)
+    page.evaluate("window.xiangqiPractice.open({library_id: 1, depth: 3})")
+    page.wait_for_selector("body[data-practice='puzzle']", timeout=60_000)
+    expect(page.locator(".player-bar.top")).to_be_hidden()  # they name the current game's players
+    page.click("#btn-library")
+    page.locator("#lib-rows tr").first.locator(".lib-open").click()
+    expect(page.locator("#replay")).to_be_visible()
+    expect(page.locator("#practice")).to_be_hidden()
+    assert page.evaluate("document.body.dataset.practice") is None
+    page.click("#rp-first")  # the replay owns the board now: the start position, rook on b0
+    expect(page.locator(".xq-piece[data-sq='b0']")).to_have_attribute("data-piece", "R")
+    page.click("#rp-last")
+    expect(page.locator(".xq-piece[data-sq='b6']")).to_have_attribute("data-piece", "n")

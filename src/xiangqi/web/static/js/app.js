@@ -604,6 +604,7 @@ async function newGame(mode, level, options = {}) {
     red: ["human", "engine"], black: ["engine", "human"], two: ["human", "human"], cvc: ["engine", "engine"],
     analysis: ["human", "human"],
   }[mode];
+  if (practice.active) practice.close(); // the new game is shown, not the practice board
   ui.flipped = false;
   ui.analysis = mode === "analysis";
   document.body.dataset.analysis = ui.analysis ? "1" : "0";
@@ -736,6 +737,7 @@ const editor = createEditor({
 const library = createLibrary({
   board, api, toast, confirmDialog,
   onEnter: () => {
+    if (practice.active) practice.close();
     ui.replaying = true;
     document.body.classList.add("replaying");
     if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
@@ -746,6 +748,7 @@ $("#btn-library").addEventListener("click", () => library.openList().catch((e) =
 const record = createRecordBrowser({
   board, api, toast, notation,
   onEnter: () => {
+    if (practice.active) practice.close();
     ui.replaying = true;
     document.body.classList.add("replaying", "browsing");
     if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
@@ -795,6 +798,7 @@ const practice = createPractice({
 window.xiangqiPractice = { open: (source) => practice.open(source), close: () => practice.close() };
 
 $("#btn-edit").addEventListener("click", () => {
+  if (practice.active) practice.close();
   ui.editing = true;
   $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");

@@ -25,6 +25,7 @@ export function createPractice({ board, api, onMove, onEnter, onExit, players })
   let busy = false;
   let opened = 0; // a counter: a late answer for a practice closed meanwhile is dropped
   let poll = null;
+  let isOpen = false;
   let ownJob = false; // the review was started here (not handed over): closing while it runs cancels it
 
   const el = {
@@ -186,7 +187,8 @@ export function createPractice({ board, api, onMove, onEnter, onExit, players })
 
   async function open(source = {}) {
     const mine = ++opened;
-    onEnter();
+    if (!isOpen) onEnter();
+    isOpen = true;
     el.section.hidden = false;
     $("#game-panel").hidden = true;
     el.controls.hidden = true;
@@ -233,6 +235,8 @@ export function createPractice({ board, api, onMove, onEnter, onExit, players })
   }
 
   function close() {
+    if (!isOpen) return;
+    isOpen = false;
     opened++;
     clearTimeout(poll);
     const running = job && ownJob && document.body.dataset.practice === "loading";
@@ -261,7 +265,7 @@ export function createPractice({ board, api, onMove, onEnter, onExit, players })
 
   return {
     open, close,
-    get active() { return job !== null; },
+    get active() { return isOpen; },
     get index() { return index; },
     get puzzles() { return puzzles; },
   };
