@@ -53,6 +53,8 @@ def test_practice_a_blunder_wrong_then_right(quick_server, engine_ready, driver,
     page.wait_for_selector("body[data-practice='solved']")
     expect(page.locator("#pr-feedback")).to_have_text("正确！这正是电脑的着法。")
     expect(page.locator("#pr-feedback")).to_have_class("pr-feedback right")
+    expect(page.locator(f".xq-piece[data-sq='{best[2:]}']")).to_have_attribute("data-piece", "R")  # played
+    expect(page.locator(".xq-piece[data-sq='b0']")).to_have_count(0)
     page.screenshot(path=str(SHOTS / "practice-solved-desktop.png"))
     page.click("#pr-next")  # the last puzzle: 完成
     page.wait_for_selector("body[data-practice='done']")

@@ -10,6 +10,8 @@
 // "black" or "both"; by default the human side of a library game or of the current game (both when
 // both or neither are human). The page exposes it as window.xiangqiPractice.
 
+import { parseFen } from "./board.js";
+import { boardFen } from "./editor.js";
 import { fill, t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -41,6 +43,14 @@ export function createPractice({ board, api, onMove, onEnter, onExit, players })
   function say(text, kind = "") {
     el.feedback.textContent = text;
     el.feedback.className = "pr-feedback " + kind;
+  }
+
+  /** The board field after the (legal) move ``iccs`` from the FEN ``fen``. */
+  function played(fen, iccs) {
+    const pieces = parseFen(fen.split(" ")[0]);
+    pieces[iccs.slice(2, 4)] = pieces[iccs.slice(0, 2)];
+    delete pieces[iccs.slice(0, 2)];
+    return boardFen(pieces);
   }
 
   function arrow(iccs, kind) {
@@ -119,7 +129,7 @@ export function createPractice({ board, api, onMove, onEnter, onExit, players })
     busy = false;
     if (res.accepted) {
       results[index] = "solved";
-      board.set({ lastMove: iccs, shapes: [arrow(iccs, "hint")], movable: false, dests: {} });
+      board.set({ fen: played(p.fen, iccs), lastMove: iccs, shapes: [], movable: false, dests: {}, animate: true });
       say(res.best ? t("pr_right_best") : t("pr_right_good"), "right");
       el.show.disabled = true;
       if (!res.best && p.best) {
