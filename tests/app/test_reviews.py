@@ -158,3 +158,13 @@ def test_record_job_reads_the_chosen_game_and_refuses_bad_input() -> None:
         review_record_job(pgn, 2)
     with pytest.raises(XiangqiError, match="empty"):
         review_record_job("  ", 0)
+
+
+def test_without_a_store_a_done_job_still_known_answers_again() -> None:
+    mgr = ReviewManager(None)
+    job = mgr.submit(_src(["h2e2"], depth=1))
+    assert mgr.wait(job.id, 60).status == "done"
+    assert mgr.submit(_src(["h2e2"], depth=1)) is job
+    other = mgr.submit(_src(["h2e2"], depth=2))
+    assert other is not job and mgr.wait(other.id, 60).status == "done"
+    mgr.close()

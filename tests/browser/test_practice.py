@@ -109,3 +109,21 @@ def test_opening_a_library_replay_ends_the_practice(quick_server, engine_ready, 
     expect(page.locator(".xq-piece[data-sq='b0']")).to_have_attribute("data-piece", "R")
     page.click("#rp-last")
     expect(page.locator(".xq-piece[data-sq='b6']")).to_have_attribute("data-piece", "n")
+
+
+def test_practice_of_the_current_game_takes_the_human_side(quick_server, engine_ready, driver, page):
+    api = httpx.Client(base_url=quick_server.url, headers={"X-Xiangqi-Token": quick_server.app.state.token},
+                       timeout=60)
+    api.post("/api/game/new", json={"red": "human", "black": "engine", "fen": HANGING}).raise_for_status()
+    api.post("/api/game/move", json={"move": "b0b6"}).raise_for_status()
+    driver.open(quick_server.url)
+    driver.wait_plies(2)  # the stand-in computer's reply, c8a7: it leaves the rook alone (a blunder too)
+    assert [m["iccs"] for m in driver.state()["moves"]] == ["b0b6", "c8a7"]
+    page.evaluate("window.xiangqiPractice.open({current: true, depth: 3})")
+    page.wait_for_selector("body[data-practice='puzzle']", timeout=60_000)
+    expect(page.locator("#pr-count")).to_have_text("第 1 / 1 题")  # Red's blunder only: Red is the human
+    assert page.evaluate("document.body.dataset.practicePly") == "1"
+    job = api.post("/api/review", json={"current": True, "depth": 3}).json()
+    assert job["status"] == "done"
+    both = api.get(f"/api/review/{job['job']}/puzzles?side=both").json()["puzzles"]
+    assert [(p["ply"], p["class"]) for p in both] == [(1, "blunder"), (2, "blunder")]

@@ -295,7 +295,8 @@ class ReviewManager:
 
     def submit(self, source: ReviewSource) -> ReviewJob:
         """A job for ``source``: a finished one at once when a stored review matches, the job already
-        queued or running for the same line and depth, else a new queued job. Raises
+        queued, running or done for the same line and depth (a done one still known covers a
+        database that cannot be written), else a new queued job. Raises
         :class:`ReviewQueueFull` when ``max_jobs`` reviews are queued or running, ValueError for a
         game longer than :data:`MAX_PLIES` or a closed manager."""
         if len(source.moves) > MAX_PLIES:
@@ -313,8 +314,9 @@ class ReviewManager:
                 self._jobs[job.id] = job
                 return job
             for job in self._jobs.values():
-                if (job.status in (QUEUED, RUNNING) and job.source.key == source.key
-                        and job.source.depth == source.depth and job.source.digest == source.digest):
+                same = (job.source.key == source.key and job.source.depth == source.depth
+                        and job.source.digest == source.digest)
+                if same and job.status in (QUEUED, RUNNING, DONE):  # DONE: kept here when not stored
                     return job
             if sum(1 for j in self._jobs.values() if j.status in (QUEUED, RUNNING)) >= self.max_jobs:
                 raise ReviewQueueFull(self.max_jobs)

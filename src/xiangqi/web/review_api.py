@@ -71,6 +71,8 @@ __all__ = ["review_router", "annotated_library_pgn", "ReviewRequest", "TryReques
 REVIEW_WORKERS = 1
 #: Tries ("learn from your mistakes") judged at once per server (each is one search).
 MAX_TRIES = 2
+#: Seconds a try waits at most for the game's computer to finish its search before it searches too.
+TRY_WAIT_S = 10.0
 #: Most PGN text one review request may carry (the JSON body limit is 64 KB anyway).
 MAX_PGN_CHARS = 60000
 _UNKNOWN = "no review job {!r} (unknown, or finished long ago and forgotten)"
@@ -215,8 +217,12 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
             raise HTTPException(429, f"{MAX_TRIES} tries are being judged already; try again in a moment")
         try:
             review = job.review
+            def judge() -> dict[str, Any]:
+                hub.player.gate.wait_idle(TRY_WAIT_S)  # the game's computer first, as for the reviews
+                return try_move(review, req.ply, req.move)
+
             try:
-                return await asyncio.to_thread(try_move, review, req.ply, req.move)
+                return await asyncio.to_thread(judge)
             except ValueError as exc:
                 raise HTTPException(400, str(exc)) from None
         finally:
