@@ -212,3 +212,11 @@ def test_puzzles_are_the_sides_mistakes_with_the_position_before_them(client) ->
         review["plies"][0]["line"]
     assert client.get(f"/api/review/{j['job']}/puzzles?side=black").json()["puzzles"] == []
     assert client.get(f"/api/review/{j['job']}/puzzles?side=white").status_code == 422
+
+
+def test_a_record_to_review_is_read_within_the_record_budget(tmp_path) -> None:
+    app = create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0, record_budget_s=0.0)
+    with api_client(app, raise_server_exceptions=False) as c:
+        r = c.post("/api/review", json={"pgn": _pgn(HANGING, ["b0b6", "c8b6"]), "depth": 1})
+        assert r.status_code == 422 and "record too complex" in r.json()["detail"]
+        assert c.app.state.reviews.active() == 0
