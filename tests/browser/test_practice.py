@@ -127,3 +127,12 @@ def test_practice_of_the_current_game_takes_the_human_side(quick_server, engine_
     assert job["status"] == "done"
     both = api.get(f"/api/review/{job['job']}/puzzles?side=both").json()["puzzles"]
     assert [(p["ply"], p["class"]) for p in both] == [(1, "blunder"), (2, "blunder")]
+    # opened with a review job (as the review summary does) and both sides
+    page.evaluate(f"window.xiangqiPractice.open({{job: '{job['job']}', side: 'both'}})")
+    expect(page.locator("#pr-count")).to_have_text("第 1 / 2 题", timeout=30_000)
+    page.click("#pr-next")
+    expect(page.locator("#pr-count")).to_have_text("第 2 / 2 题")
+    expect(page.locator("#pr-task")).to_have_text("第 1 回合，黑方走了 马3进1??。找一步更好的棋。")
+    expect(page.locator(".xq-piece[data-sq='b6']")).to_have_attribute("data-piece", "R")  # Black to take it
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "practice-black-puzzle-desktop.png"))
