@@ -100,7 +100,7 @@ export function createPractice({ board, api, onMove, onEnter, onExit, players })
     el.line.textContent = p.best ? fill(t("pr_answer"), { move: p.best.text, line: p.line.map((m) => m.text).join(" ") }) : "";
     el.line.hidden = !p.best;
     el.show.disabled = true;
-    if (text) say(text, failed ? "wrong" : "right");
+    say(text, text ? (failed ? "wrong" : "right") : "");
     setMode(failed ? "shown" : "solved");
   }
 
