@@ -273,7 +273,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     from xiangqi.study.analyse import run
 
     return run(args.input, args.output, depth=args.depth, movetime_ms=args.movetime, jobs=args.jobs,
-               as_json=args.json, hash_mb=args.hash, input_format=args.input_format, quiet=args.quiet)
+               as_json=args.json, hash_mb=args.hash, input_format=args.input_format, cluster=args.cluster,
+               quiet=args.quiet)
 
 
 def cmd_tb_generate(args: argparse.Namespace) -> int:
@@ -437,7 +438,12 @@ def build_parser() -> argparse.ArgumentParser:
     limit.add_argument("--depth", type=int, default=None, help="search depth per position (default 8)")
     limit.add_argument("--movetime", type=int, default=None, metavar="MS",
                        help="milliseconds per position instead of a depth (not deterministic)")
-    p.add_argument("--jobs", type=int, default=1, help="local processes (default 1; 0: one per CPU)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="local processes (default 1; 0: one per CPU); with --cluster the tasks in flight "
+                        "(default twice the cluster's threads)")
+    p.add_argument("--cluster", metavar="tcp://HOST:PORT", default=None,
+                   help="run the searches on this Dask distributed scheduler instead of local processes "
+                        "(needs pyxiangqi[cluster]; the workers need pyxiangqi installed)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object per game per line on stdout (the table goes to stderr)")
     p.add_argument("--hash", type=int, default=16,

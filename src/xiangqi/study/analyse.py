@@ -1,8 +1,14 @@
 """``xiangqi analyse``: review every game of a record file (annotated PGN, summary table, JSON lines).
 
-:func:`run` is the command behind the CLI; :func:`summary_table` and :class:`Progress` are its
-parts. Any format :func:`xiangqi.core.records.read_records` reads is accepted (PGN, XQF,
-DhtmlXQ/UBB, EPD).
+:func:`run` is the command behind the CLI; :func:`summary_table`, :class:`Progress` /
+:class:`RichProgress` and :func:`review_on_cluster` are its parts. Any format
+:func:`xiangqi.core.records.read_records` reads is accepted (PGN, XQF, DhtmlXQ/UBB, EPD).
+
+Where the work runs: in this process (``--jobs 1``), in N local processes (``--jobs N``,
+:func:`xiangqi.study.review.review_games`), or on a Dask distributed cluster (``--cluster
+tcp://HOST:PORT``, :func:`review_on_cluster`: chunks of games as futures, each worker searching
+its games' positions; the workers need pyxiangqi installed). Every position is searched from a
+cleared hash table, so the output is the same wherever it runs.
 """
 
 from __future__ import annotations
@@ -16,9 +22,24 @@ from pathlib import Path
 from typing import TextIO
 
 from xiangqi.core.errors import XiangqiError
-from xiangqi.study.review import DEFAULT_HASH_MB, GameReview, default_jobs, review_games
+from xiangqi.study.review import (
+    DEFAULT_HASH_MB,
+    GameReview,
+    PositionEval,
+    ReviewCancelled,
+    build_review,
+    default_jobs,
+    evaluate_line,
+    review_games,
+)
 
-__all__ = ["Progress", "run", "summary_table"]
+__all__ = ["Progress", "RichProgress", "make_progress", "run", "summary_table", "review_on_cluster",
+           "evaluate_games", "GAMES_PER_TASK"]
+
+#: Games per Dask task (``--cluster``): few enough that the tasks spread over the workers and the
+#: progress moves, many enough that the scheduler's per-task cost (~1 ms) is lost in the searches
+#: (a game is ~100 positions of ~0.1 s at depth 8).
+GAMES_PER_TASK = 4
 
 
 class Progress:
@@ -66,6 +87,151 @@ class Progress:
             self.stream.flush()
 
 
+class RichProgress:
+    """The progress bar on a terminal, drawn by rich (bar, positions done / total, positions per
+    second, time left) on ``stream``; the same :meth:`update` / :meth:`close` as :class:`Progress`."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TaskProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as _Bar
+
+        self.total = max(1, total)
+        self.console = Console(file=stream if stream is not None else sys.stderr, force_terminal=True)
+        self.bar = _Bar(TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TextColumn("positions"),
+                        TaskProgressColumn(), TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+                        console=self.console, transient=False, refresh_per_second=10)
+        self.task = self.bar.add_task("analyse", total=self.total, rate="")
+        self.t0 = time.perf_counter()
+        self.done = 0
+        self.bar.start()
+
+    def update(self, done: int, total: int | None = None) -> None:
+        """Set the count of positions done (the callback of :func:`review_games`)."""
+        self.done = done
+        if total is not None:
+            self.total = max(1, total)
+        dt = time.perf_counter() - self.t0
+        rate = f"{done / dt:.1f}/s" if dt > 0 else ""
+        self.bar.update(self.task, completed=done, total=self.total, rate=rate)
+
+    def close(self) -> None:
+        """Draw the bar a last time and give the terminal back."""
+        self.bar.refresh()
+        self.bar.stop()
+
+
+def make_progress(total: int, stream: TextIO, quiet: bool = False) -> Progress | RichProgress | None:
+    """The progress display of ``total`` positions on ``stream``: None with ``quiet``, a rich bar on a
+    terminal, else :class:`Progress`'s plain lines (a log file gets a line every 5 s, no control
+    characters)."""
+    if quiet:
+        return None
+    if bool(getattr(stream, "isatty", lambda: False)()):
+        return RichProgress(total, stream)
+    return Progress(total, stream)
+
+
+# -- a Dask cluster ---------------------------------------------------------------------------------
+
+
+def evaluate_games(lines: Sequence[tuple[str, Sequence[str]]], depth: int | None, movetime_ms: int | None,
+                   hash_mb: int) -> list[list[dict]]:
+    """The work of one cluster task: the evaluations (:meth:`PositionEval.to_dict`) of every position of
+    each line ``(start FEN, ICCS moves)``, in order. Plain data in and out (it runs on a worker)."""
+    out = []
+    for start, moves in lines:
+        evals = evaluate_line(start, list(moves), 0, len(moves) + 1, depth, movetime_ms, hash_mb)
+        out.append([e.to_dict() for e in evals])
+    return out
+
+
+def _connect(address: str, timeout_s: float):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise XiangqiError("--cluster needs dask.distributed: pip install 'pyxiangqi[cluster]'") from None
+    try:
+        return Client(address, timeout=timeout_s)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise XiangqiError(f"cannot connect to the Dask cluster at {address!r}: {exc}") from None
+
+
+def review_on_cluster(games: Sequence, client, *, depth: int | None = None, movetime_ms: int | None = None,
+                      hash_mb: int = DEFAULT_HASH_MB, games_per_task: int = GAMES_PER_TASK,
+                      in_flight: int | None = None, on_progress=None, cancelled=None):
+    """Review ``games`` on a Dask cluster (``client``: a :class:`distributed.Client`), yielding the
+    :class:`GameReview` of each game in the games' order.
+
+    The games go out in tasks of ``games_per_task`` (:func:`evaluate_games`), at most ``in_flight``
+    tasks submitted at a time (default: twice the cluster's threads), so a database of tens of
+    thousands of games never sits in the scheduler's memory at once. ``on_progress(done, total)``
+    counts positions as tasks finish; ``cancelled()`` is asked between tasks
+    (:class:`ReviewCancelled`). A task that fails on a worker raises its error here.
+    """
+    from distributed import as_completed
+
+    from xiangqi.study.review import _game_line, _limit_dict, _make_limit
+
+    _make_limit(depth, movetime_ms)
+    lines = [_game_line(g) for g in games]
+    total = sum(len(m) + 1 for _, m in lines)
+    limit = _limit_dict(depth, movetime_ms, hash_mb)
+    per = max(1, int(games_per_task))
+    chunks = [list(range(i, min(len(lines), i + per))) for i in range(0, len(lines), per)]
+    if in_flight is None:
+        in_flight = 2 * max(1, sum(client.nthreads().values()))
+    results: dict[int, list[list[dict]]] = {}
+    next_chunk = 0  # the next chunk to yield
+    submitted = 0
+    done = 0
+    pending = as_completed()
+    futures = {}
+
+    def submit() -> bool:
+        nonlocal submitted
+        if submitted >= len(chunks):
+            return False
+        idx = chunks[submitted]
+        fut = client.submit(evaluate_games, [lines[i] for i in idx], depth, movetime_ms, hash_mb, pure=False)
+        futures[fut] = submitted
+        pending.add(fut)
+        submitted += 1
+        return True
+
+    try:
+        for _ in range(max(1, in_flight)):
+            if not submit():
+                break
+        while next_chunk < len(chunks):
+            if next_chunk not in results:
+                fut = next(pending)
+                k = futures.pop(fut)
+                results[k] = fut.result()
+                done += sum(len(lines[i][1]) + 1 for i in chunks[k])
+                if on_progress is not None:
+                    on_progress(done, total)
+                if cancelled is not None and cancelled():
+                    raise ReviewCancelled(f"cancelled after {done} of {total} positions")
+                submit()
+                continue
+            for gi, evals in zip(chunks[next_chunk], results.pop(next_chunk), strict=True):
+                start, moves = lines[gi]
+                g = games[gi]
+                yield build_review(start, moves, [PositionEval.from_dict(e) for e in evals], limit=limit,
+                                   headers=g.headers, errors=g.errors)
+            next_chunk += 1
+    finally:
+        if futures:
+            client.cancel(list(futures))
+
+
 def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
@@ -100,8 +266,9 @@ def summary_table(reviews: Sequence[tuple[int, GameReview]]) -> str:
 
 
 def run(input_path: str, output: str | None = None, *, depth: int | None = None,
-        movetime_ms: int | None = None, jobs: int = 1, as_json: bool = False, hash_mb: int = DEFAULT_HASH_MB,
-        input_format: str | None = None,
+        movetime_ms: int | None = None, jobs: int | None = 1, as_json: bool = False,
+        hash_mb: int = DEFAULT_HASH_MB, input_format: str | None = None, cluster: str | None = None,
+        cluster_timeout_s: float = 30.0,
         quiet: bool = False, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Review every game of ``input_path`` ('-' reads stdin) and report.
 
@@ -109,8 +276,11 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     ``as_json``: one JSON object per game per line on stdout (:meth:`GameReview.to_dict` plus
     ``"game"``, its 1-based number); the summary table then goes to stderr, else to stdout
     (stderr when the PGN goes to stdout). ``depth`` (default 8) or ``movetime_ms`` per position,
-    ``jobs`` local processes (0: one per CPU), ``hash_mb`` the TT size. The progress bar goes to
-    stderr unless ``quiet``. Returns 0, or 1 when some games had reading problems (listed on
+    ``jobs`` local processes (0: one per CPU; None: 1), ``hash_mb`` the TT size. ``cluster``: the
+    address of a Dask scheduler (``tcp://HOST:PORT``) to run the searches on instead
+    (:func:`review_on_cluster`; ``jobs`` then caps the tasks in flight, default twice the cluster's
+    threads). The progress bar goes to stderr unless ``quiet`` (rich's bar on a terminal, plain
+    lines otherwise). Returns 0, or 1 when some games had reading problems (listed on
     stderr, their readable moves reviewed). Raises :class:`XiangqiError` for an unreadable
     input or output, or a bad limit.
     """
@@ -125,11 +295,16 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
         raise XiangqiError(f"--depth must be 1-60, got {depth}")
     if movetime_ms is not None and movetime_ms < 1:
         raise XiangqiError(f"--movetime must be at least 1 ms, got {movetime_ms}")
-    if jobs < 0:
+    if jobs is not None and jobs < 0:
         raise XiangqiError(f"--jobs must be >= 0 (0: one per CPU), got {jobs}")
+    if cluster is not None and not cluster.startswith(("tcp://", "tls://", "ws://", "wss://", "inproc://")):
+        raise XiangqiError(f"--cluster takes a scheduler address such as tcp://HOST:8786, got {cluster!r}")
     if hash_mb < 1:
         raise XiangqiError(f"--hash must be at least 1 MB, got {hash_mb}")
-    jobs = jobs or default_jobs()
+    if jobs == 0:
+        jobs = default_jobs()
+    in_flight = jobs  # with a cluster: None means twice its threads
+    jobs = jobs or 1
     if input_path != "-" and Path(input_path).is_dir():
         raise XiangqiError(f"{input_path!r} is a directory: give one record file")
     if input_path != "-" and not Path(input_path).is_file():
@@ -152,11 +327,16 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
         for e in g.errors:
             problems += 1
             print(f"xiangqi analyse: warning: game {i}: {e}", file=err)
-    bar = None if quiet else Progress(sum(len(g.mainline_moves()) + 1 for g in games), err)
+    client = _connect(cluster, cluster_timeout_s) if cluster is not None else None
+    bar = make_progress(sum(len(g.mainline_moves()) + 1 for g in games), err, quiet)
     done: list[tuple[int, GameReview]] = []
     try:
-        reviews = review_games(games, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb, jobs=jobs,
-                               on_progress=None if bar is None else bar.update)
+        if client is not None:
+            reviews = review_on_cluster(games, client, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb,
+                                        in_flight=in_flight, on_progress=None if bar is None else bar.update)
+        else:
+            reviews = review_games(games, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb, jobs=jobs,
+                                   on_progress=None if bar is None else bar.update)
         for n, review in enumerate(reviews, 1):
             done.append((n, review))
             if as_json:
@@ -172,6 +352,8 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
             bar.close()
         if pgn_fh is not None and pgn_fh is not out:
             pgn_fh.close()
+        if client is not None:
+            client.close()
     table_fh.write(summary_table(done))
     table_fh.flush()
     return 1 if problems else 0

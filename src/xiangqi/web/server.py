@@ -97,6 +97,7 @@ from xiangqi.web.limits import (
     StrictJSONRoute,
     validation_error_handler,
 )
+from xiangqi.web.review_api import annotated_library_pgn, annotated_response, review_router
 from xiangqi.web.security import LocalGuard, new_token, page_with_token
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -244,6 +245,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
     app.state.hub = hub
     app.state.store = store
+    app.include_router(review_router(app, hub, store, records))  # review jobs: app.state.reviews
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
@@ -423,7 +425,11 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
 
     @app.get("/api/library/{row_id}/pgn")
     async def library_pgn(row_id: RowId, notation: Literal["chinese", "iccs", "wxf"] = "chinese",
-                          lang: Literal["zh", "en"] | None = None) -> Response:
+                          lang: Literal["zh", "en"] | None = None, annotated: bool = False) -> Response:
+        if annotated:  # the stored review written in (web/review_api.py); 404 when not reviewed
+            text = await asyncio.to_thread(annotated_library_pgn, app, row_id, notation,
+                                           lang or hub.language())
+            return annotated_response(text, row_id)
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")

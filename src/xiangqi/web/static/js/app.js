@@ -5,6 +5,7 @@
 import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
+import { createPractice } from "./practice.js";
 import { createRecordBrowser } from "./record.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
@@ -195,7 +196,7 @@ function render(st) {
 /** Whether the board shows something other than the current game (a library replay, an opened
  *  record, the position editor): the game's own actions are then closed. */
 function browsing() {
-  return Boolean(ui.editing || ui.replaying || library.active || record.active);
+  return Boolean(ui.editing || ui.replaying || library.active || record.active || practice.active);
 }
 
 /** Open or close 悔棋/提示/提和/认输 for the current game. While another position is shown they are
@@ -624,6 +625,7 @@ async function newGame(mode, level, options = {}) {
     red: ["human", "engine"], black: ["engine", "human"], two: ["human", "human"], cvc: ["engine", "engine"],
     analysis: ["human", "human"],
   }[mode];
+  if (practice.active) practice.close(); // the new game is shown, not the practice board
   ui.flipped = false;
   ui.analysis = mode === "analysis";
   document.body.dataset.analysis = ui.analysis ? "1" : "0";
@@ -756,6 +758,7 @@ const editor = createEditor({
 const library = createLibrary({
   board, api, toast, confirmDialog,
   onEnter: () => {
+    if (practice.active) practice.close();
     ui.replaying = true;
     document.body.classList.add("replaying");
     if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
@@ -766,6 +769,7 @@ $("#btn-library").addEventListener("click", () => library.openList().catch((e) =
 const record = createRecordBrowser({
   board, api, toast, notation,
   onEnter: () => {
+    if (practice.active) practice.close();
     ui.replaying = true;
     document.body.classList.add("replaying", "browsing");
     if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
@@ -797,8 +801,25 @@ const record = createRecordBrowser({
 });
 window.xqRecord = record;
 window.xqLibrary = library;
+// 练习 (learn from your mistakes): a board mode of its own, opened from a review or a library row
+const practice = createPractice({
+  board, api, onMove: tryMove,
+  players: () => (ui.state ? ui.state.players : null),
+  onEnter: () => {
+    if (library.active) library.close();
+    if (record.active) record.close();
+    if (ui.editing) editor.close();
+    ui.replaying = true;
+    document.body.classList.add("replaying");
+    $("#hint-line").hidden = true;
+    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
+  },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+window.xiangqiPractice = { open: (source) => practice.open(source), close: () => practice.close() };
 
 $("#btn-edit").addEventListener("click", () => {
+  if (practice.active) practice.close();
   ui.editing = true;
   $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");

@@ -40,6 +40,15 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
       open.disabled = Boolean(r.damaged); // the server answers 409 for a damaged row
       open.addEventListener("click", () => { $("#dlg-library").close(); replay(r.id); });
       td.appendChild(open);
+      if (r.plies > 0 && window.xiangqiPractice) { // 练习: learn from this game's mistakes (practice.js)
+        const pr = document.createElement("button");
+        pr.type = "button";
+        pr.className = "lib-practice";
+        pr.textContent = t("practice");
+        pr.disabled = Boolean(r.damaged);
+        pr.addEventListener("click", () => { $("#dlg-library").close(); window.xiangqiPractice.open({ library_id: r.id }); });
+        td.appendChild(pr);
+      }
       tr.appendChild(td);
       body.appendChild(tr);
     }
