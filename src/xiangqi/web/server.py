@@ -244,6 +244,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
     app.state.hub = hub
     app.state.store = store
+    from xiangqi.web.analysis_api import create_router as analysis_routes
+
+    app.include_router(analysis_routes(hub, store))  # analysis board and engine panel
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
