@@ -44,6 +44,10 @@ export const TEXT = {
     storage_io_text: "刚才那一步没有保存，所以没有走成。问题解决后再走一次即可继续对局。",
     notice_damaged_db: "数据库文件已损坏", notice_damaged_game: "上次的对局已损坏", notice_read_only: "数据库是只读的",
     notice_other: "存储提示", notice_ok: "知道了",
+    an_first: "开局", an_prev: "上一步", an_next: "下一步", an_last: "最后", an_engine: "引擎", an_back: "回到对局",
+    an_close: "关闭分析", an_promote: "设为主线", an_delete: "删除此着", an_comment: "注释", an_analyse: "分析",
+    ep_lines: "线路", ep_thinking: "引擎分析中…", ep_paused: "电脑走棋中，分析暂停…",
+    ep_time: "已分析 5 分钟，停止。换一个局面或重开引擎继续。", ep_stats: "深度 {depth} · {nps} 节点/秒",
   },
   en: {
     title: "Xiangqi", new_game: "New game", undo: "Undo", hint: "Hint", draw: "Offer draw", resign: "Resign",
@@ -93,6 +97,12 @@ export const TEXT = {
     storage_io_text: "The last move could not be saved, so it was not played. Once the problem is fixed, play it again to go on.",
     notice_damaged_db: "The database file was damaged", notice_damaged_game: "The last game was damaged",
     notice_read_only: "The database is read-only", notice_other: "Storage notice", notice_ok: "Got it",
+    an_first: "Start", an_prev: "Previous move", an_next: "Next move", an_last: "End", an_engine: "Engine",
+    an_back: "Back to the game", an_close: "Close analysis", an_promote: "Make main line", an_delete: "Delete move",
+    an_comment: "Comment", an_analyse: "Analyse", ep_lines: "Lines", ep_thinking: "Analysing…",
+    ep_paused: "The computer is moving; analysis paused…",
+    ep_time: "Analysed for 5 minutes and stopped. Show another position or reopen the engine to go on.",
+    ep_stats: "depth {depth} · {nps} nodes/s",
   },
 };
 

@@ -143,6 +143,8 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     players() { return game ? { red: game.red || "", black: game.black || "" } : null; },
     get active() { return game !== null; },
     get ply() { return ply; },
+    /** The library row id of the game replayed, or null. */
+    get gameId() { return game ? game.id : null; },
     /** Arrow keys step through a replay; returns true when the key was used. */
     key(ev) {
       if (!game) return false;
