@@ -45,6 +45,15 @@ def test_position_and_play(client):
     assert client.post("/api/analysis/play", json={"fen": fen, "move": "e1d1"}).json()["check"] == "d9"
 
 
+def test_line(client):
+    r = client.post("/api/analysis/line", json={"fen": START, "moves": ["h2e2", "h9g7", "h0g2"]})
+    assert [n["text"]["chinese"] for n in r.json()["nodes"]] == ["炮二平五", "马8进7", "马二进三"]
+    assert r.json()["nodes"][2]["fen"].split(" ")[1] == "b"
+    r = client.post("/api/analysis/line", json={"fen": START, "moves": ["h2e2", "h2e2"]})
+    assert r.status_code == 400 and r.json()["detail"].startswith("move 2: h2e2 is not a legal move")
+    assert client.post("/api/analysis/line", json={"fen": START, "moves": []}).status_code == 422
+
+
 def test_position_and_play_refuse_bad_input(client):
     assert client.post("/api/analysis/position", json={"fen": "xyz"}).status_code == 400
     r = client.post("/api/analysis/play", json={"fen": START, "move": "a0a5"})

@@ -7,7 +7,8 @@ library game, 422 for a malformed body):
 - ``POST /api/analysis/position`` ``{fen}`` -> ``{fen, turn, legal: {from: [ICCS]}, check: square|null,
   over: {result, reason_zh, reason_en}|null}``: what the page needs to let the player move there.
 - ``POST /api/analysis/play`` ``{fen, move}`` -> the new tree node ``{move, fen, text: {chinese, wxf,
-  iccs}, check}`` (the move must be legal in ``fen``).
+  iccs}, check}`` (the move must be legal in ``fen``); ``POST /api/analysis/line`` ``{fen, moves}`` ->
+  ``{nodes: [...]}``, one such node per move of the line (a review's better line shown as a branch).
 - ``GET /api/analysis/tree/current`` and ``GET /api/analysis/tree/library/{row_id}`` -> the game's
   tree with the player's saved variations (:func:`xiangqi.app.records.record_view` shape, plus
   ``source``, ``game_id``, ``variations``).
@@ -88,6 +89,13 @@ class PlayBody(_Strict):
     move: Iccs
 
 
+class LineBody(_Strict):
+    """``POST /api/analysis/line``."""
+
+    fen: Fen
+    moves: list[Iccs] = Field(min_length=1, max_length=200)
+
+
 class TreeNode(_Strict):
     """One node of a tree from the page: ``parent`` index (None for node 0), ``move`` ICCS."""
 
@@ -131,6 +139,22 @@ def _board(fen: str) -> Board:
 
 def _check_square(board: Board) -> str | None:
     return square_name(board.king(board.turn)) if board.is_check() else None
+
+
+def _play(board: Board, text: str) -> dict[str, Any]:
+    """Play ``text`` (ICCS) on ``board`` (changed) and return the tree node the page adds; 400 when
+    it is not a legal move there."""
+    from xiangqi.core.notation import move_to_text
+
+    try:
+        mv = Move.from_iccs(text)
+    except XiangqiError as exc:
+        raise HTTPException(400, str(exc)) from None
+    if not board.is_legal(mv):
+        raise HTTPException(400, f"{text} is not a legal move in {board.fen()}")
+    texts = {k: move_to_text(board, mv, "iccs-dash" if k == "iccs" else k) for k in ("chinese", "wxf", "iccs")}
+    board.push(mv)
+    return {"move": mv.iccs(), "fen": board.fen(), "text": texts, "check": _check_square(board)}
 
 
 def create_router(hub: Any, store: Any) -> APIRouter:
@@ -183,19 +207,18 @@ def create_router(hub: Any, store: Any) -> APIRouter:
 
     @router.post("/api/analysis/play")
     async def play(body: PlayBody) -> dict[str, Any]:
-        from xiangqi.core.notation import move_to_text
+        return _play(_board(body.fen), body.move)
 
+    @router.post("/api/analysis/line")
+    async def line(body: LineBody) -> dict[str, Any]:
         board = _board(body.fen)
-        try:
-            mv = Move.from_iccs(body.move)
-        except XiangqiError as exc:
-            raise HTTPException(400, str(exc)) from None
-        if not board.is_legal(mv):
-            raise HTTPException(400, f"{body.move} is not a legal move in {board.fen()}")
-        text = {k: move_to_text(board, mv, "iccs-dash" if k == "iccs" else k)
-                for k in ("chinese", "wxf", "iccs")}
-        board.push(mv)
-        return {"move": mv.iccs(), "fen": board.fen(), "text": text, "check": _check_square(board)}
+        out = []
+        for i, text in enumerate(body.moves):
+            try:
+                out.append(_play(board, text))
+            except HTTPException as exc:
+                raise HTTPException(400, f"move {i + 1}: {exc.detail}") from None
+        return {"nodes": out}
 
     @router.get("/api/analysis/tree/current")
     async def current_tree() -> dict[str, Any]:

@@ -26,9 +26,10 @@ const $ = (sel) => document.querySelector(sel);
  * ``moveText(node)`` a node's move in the page's notation (its ``text`` holds chinese/wxf/iccs);
  * ``onChange()`` after the shown position or the browsing state changed (the page updates its
  * actions and the engine panel); ``shapes()`` the arrows of the other layers (engine, review) for
- * the position shown; ``toast(text)`` a short message.
+ * the position shown; ``toast(text)`` a short message; ``onTree()`` after the game's tree was fetched
+ * again (the review puts its marks back).
  */
-export function createAnalysis({ board, api, moveText, onChange, shapes, toast }) {
+export function createAnalysis({ board, api, moveText, onChange, shapes, toast, onTree = () => {} }) {
   let tree = null; // {nodes, source: "current"|"library"|"record", gameId, libraryId, title, headers, played}
   let cur = 0; // the node shown
   let following = true; // the current game's view shows its last move (the page shows the live game)
@@ -90,7 +91,7 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast }
   function syncLive(st) {
     live = st;
     if (tree && tree.source !== "current") return; // another game is shown; the live one waits
-    if (!sameLine(st)) {
+    if (!sameLine(st) && !extend(st)) {
       const keep = tree && tree.gameId === st.id && !following ? pathMoves(cur) : null;
       tree = provisional(st);
       cur = following || !keep ? tree.nodes.length - 1 : cur;
@@ -99,6 +100,33 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast }
     }
     if (following) cur = mainLine()[tree.played];
     render();
+  }
+
+  /** The game went on by one move (the usual case): add it to the tree here, without asking the
+   *  server (a branch the player had tried with that move becomes the main line). False when the
+   *  change is anything else (an undo, several moves, another game): then the tree is fetched. */
+  function extend(st) {
+    if (!tree || tree.source !== "current" || tree.gameId !== st.id || st.moves.length !== tree.played + 1) return false;
+    const main = mainLine();
+    if (!st.moves.slice(0, tree.played).every((m, i) => node(main[i + 1]).move === m.iccs)) return false;
+    const at = main[tree.played];
+    const m = st.moves[tree.played];
+    const kids = node(at).children;
+    let id = kids.find((c) => node(c).move === m.iccs);
+    if (id === undefined) {
+      id = tree.nodes.length;
+      tree.nodes.push({
+        id, parent: at, children: [], move: m.iccs, comment: "", fen: st.fen,
+        text: { chinese: m.chinese, wxf: m.wxf, iccs: `${m.iccs.slice(0, 2)}-${m.iccs.slice(2, 4)}`.toUpperCase() },
+      });
+      kids.push(id);
+    }
+    kids.splice(kids.indexOf(id), 1);
+    kids.unshift(id);
+    node(id).fen = node(id).fen || st.fen;
+    delete node(id).review;
+    tree.played += 1;
+    return true;
   }
 
   function pathMoves(id) {
@@ -127,6 +155,7 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast }
       cur = following ? mainLine()[tree.played] : findPath(keep || []) ?? mainLine()[tree.played];
       render();
       if (!following) show();
+      onTree();
     }).catch((e) => toast(`${t("error")}: ${e.message}`)).finally(() => { if (seq === fetchSeq) fetching = null; });
     return fetching;
   }
@@ -566,6 +595,8 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast }
   return {
     syncLive, openTree, backToGame, go, step, play, promote, remove, setComment, save, exportFile,
     addReviewLine, render, show, mainLine, pathTo,
+    /** Resolves when the current game's tree (with its fens and saved branches) is fetched. */
+    whenReady() { return fetching || Promise.resolve(); },
     /** True when the board shows a position other than the live game's (the page then leaves it alone). */
     get browsing() { return browsingNow(); },
     /** The tree's source: "current", "library" or "record" (null before the first state). */

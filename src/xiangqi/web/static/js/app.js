@@ -8,6 +8,7 @@ import { createEnginePanel } from "./enginepanel.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
+import { createReview } from "./review.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
 import { request, socket } from "./net.js";
@@ -53,6 +54,7 @@ function nodeText(n) {
 const analysis = createAnalysis({
   board, api: (...a) => api(...a), moveText: nodeText, toast: (x) => toast(x), shapes: boardShapes,
   onChange: () => analysisChanged(),
+  onTree: () => review.reapply(),
 });
 window.xqAnalysis = analysis;
 
@@ -73,6 +75,7 @@ function analysisChanged() {
   if (!analysis.browsing) render(ui.state);
   else { renderActions(ui.state); renderPlayers(ui.state); renderHint(); }
   tellEngine();
+  review.update();
 }
 
 /** The engine panel analyses the position shown: the live game's, or the analysis view's. */
@@ -669,6 +672,7 @@ showClockFields();
 
 $("#dlg-result").addEventListener("close", () => {
   if ($("#dlg-result").returnValue === "new") openNewDialog();
+  if ($("#dlg-result").returnValue === "review") review.start({ current: true });
 });
 
 $("#dlg-save").addEventListener("close", () => {
@@ -772,6 +776,7 @@ const library = createLibrary({
     if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
   },
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+  onReview: (id) => review.start({ library_id: id }),
 });
 $("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
 const record = createRecordBrowser({
@@ -832,6 +837,22 @@ async function analyseLibraryGame(id, ply = null) {
   }
 }
 window.xqAnalyseLibrary = analyseLibraryGame;
+
+const review = createReview({
+  api: (...a) => api(...a), analysis, moveText: nodeText, toast: (x) => toast(x),
+  setArrow: (shape) => setArrow("review", shape),
+  openSource: async (target) => {
+    if (target.library_id) {
+      await analyseLibraryGame(target.library_id, 0);
+    } else {
+      if (library.active) library.close();
+      if (record.active) record.close();
+      analysis.backToGame();
+      await analysis.whenReady();
+    }
+  },
+});
+window.xqReview = review;
 $("#rp-analyse").addEventListener("click", () => {
   if (library.active) analyseLibraryGame(library.gameId, library.ply);
 });
@@ -862,6 +883,8 @@ function applySettings() {
   $("#set-trad").checked = Boolean(s.traditional);
   $("#set-notation").value = notation();
   record.refresh();
+  if (analysis.source !== "current") analysis.render();
+  review.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
 }

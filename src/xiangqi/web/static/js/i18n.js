@@ -26,7 +26,7 @@ export const TEXT = {
     load_fen: "载入 FEN", play_from_here: "开始对局", copied: "已复制 FEN", position_ok: "局面合法",
     forbidden_text: "这步棋构成禁止的循环重复（长将、长捉等），走了就判负：", piece_style: "棋子", pieces_wood: "传统", accept: "同意", decline: "拒绝", analysis: "分析（显示最佳着法）", eraser: "清除", autoplay: "自动", title_label: "标题", notes: "注释", save_notes: "保存注释", export: "导出",
     delete: "删除", search: "搜索", all_results: "全部结果", red_wins: "红胜", black_wins: "黑胜", draws: "和棋",
-    date: "日期", players: "对局", result: "结果", length: "步数", library_empty: "还没有对局", replay: "复盘",
+    date: "日期", players: "对局", result: "结果", length: "步数", library_empty: "还没有对局", replay: "回放",
     confirm_delete: "确定删除这盘棋吗？", saved: "已保存",
     tc_periods: "读秒次数", file_format: "文件格式", open_formats: "PGN（中文、WXF、ICCS）、XQF、DhtmlXQ/UBB、EPD、FEN",
     choose_file: "选择文件…", paste_label: "或粘贴 FEN、PGN 或 UBB 文本：", open_pasted: "打开粘贴内容",
@@ -48,6 +48,9 @@ export const TEXT = {
     an_close: "关闭分析", an_promote: "设为主线", an_delete: "删除此着", an_comment: "注释", an_analyse: "分析",
     ep_lines: "线路", ep_thinking: "引擎分析中…", ep_paused: "电脑走棋中，分析暂停…",
     ep_time: "已分析 5 分钟，停止。换一个局面或重开引擎继续。", ep_stats: "深度 {depth} · {nps} 节点/秒",
+    review: "复盘", rv_running: "复盘中", rv_graph: "形势图", rv_title: "复盘总结",
+    rv_side: "{side}：准确率 {acc}% · 缓着 {i} · 错着 {m} · 漏着 {b}", rv_worst: "最大失误：", rv_better: "应走 {move}",
+    rv_clean: "没有明显失误", rv_practice: "练习", rv_inaccuracy: "缓着", rv_mistake: "错着", rv_blunder: "漏着",
   },
   en: {
     title: "Xiangqi", new_game: "New game", undo: "Undo", hint: "Hint", draw: "Offer draw", resign: "Resign",
@@ -103,6 +106,10 @@ export const TEXT = {
     ep_paused: "The computer is moving; analysis paused…",
     ep_time: "Analysed for 5 minutes and stopped. Show another position or reopen the engine to go on.",
     ep_stats: "depth {depth} · {nps} nodes/s",
+    review: "Review", rv_running: "Reviewing", rv_graph: "Evaluation graph", rv_title: "Review",
+    rv_side: "{side}: accuracy {acc}% · inaccuracies {i} · mistakes {m} · blunders {b}", rv_worst: "Biggest mistake:",
+    rv_better: "better was {move}", rv_clean: "No clear mistakes", rv_practice: "Learn from mistakes",
+    rv_inaccuracy: "Inaccuracy.", rv_mistake: "Mistake.", rv_blunder: "Blunder.",
   },
 };
 
