@@ -102,8 +102,9 @@ def test_review_from_the_result_dialog(quick_server, driver, page):
     page.keyboard.press("ArrowRight")
     expect(page.locator("#move-list .mv.current")).to_have_text("马八进七")
     # the summary card
-    expect(page.locator("#rv-summary .rv-side.red")).to_have_text("红方：准确率 100.0% · 缓着 0 · 错着 0 · 漏着 0")
-    expect(page.locator("#rv-summary .rv-side.black")).to_have_text("黑方：准确率 19.3% · 缓着 0 · 错着 0 · 漏着 1")
+    side = page.locator("#rv-summary .rv-side")
+    expect(side).to_have_text(["红方：准确率 100.0% · 缓着 0 · 错着 0 · 漏着 0",
+                               "黑方：准确率 19.3% · 缓着 0 · 错着 0 · 漏着 1"])
     expect(page.locator("#rv-summary .rv-worst")).to_have_text("最大失误： 2. 卒1进1?? 应走 炮2平5")
     # the review's branch is not the player's: nothing of it is saved
     st = page.evaluate("fetch('/api/analysis/tree/current').then(r => r.json())")

@@ -152,7 +152,8 @@ def _play(board: Board, text: str) -> dict[str, Any]:
         raise HTTPException(400, str(exc)) from None
     if not board.is_legal(mv):
         raise HTTPException(400, f"{text} is not a legal move in {board.fen()}")
-    texts = {k: move_to_text(board, mv, "iccs-dash" if k == "iccs" else k) for k in ("chinese", "wxf", "iccs")}
+    texts = {k: move_to_text(board, mv, "iccs-dash" if k == "iccs" else k)
+             for k in ("chinese", "wxf", "iccs")}
     board.push(mv)
     return {"move": mv.iccs(), "fen": board.fen(), "text": texts, "check": _check_square(board)}
 
