@@ -167,3 +167,62 @@ def test_library_game_in_the_analysis_view(quick_server, driver, page):
         quick_server.url + f"api/analysis/tree/library/{rows[0]['id']}", timeout=10).read())
     assert view["variations"] == 1
     assert [view["nodes"][c]["move"] for c in view["nodes"][1]["children"]] == ["h9g7", "b9c7"]
+
+
+def live_analysis_threads() -> int:
+    import threading
+
+    return sum(1 for t in threading.enumerate() if t.name == "xiangqi-live-analysis" and t.is_alive())
+
+
+def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
+    import re
+    import time
+
+    driver.open(live_server.url)
+    driver.new_game("two")
+    driver.play("h2e2", 1)
+    page.click("#an-engine")
+    expect(page.locator("#engine-panel")).to_be_visible()
+    page.wait_for_function("Number(document.body.dataset.engineDepth) >= 3", timeout=60_000)
+    expect(page.locator("#ep-lines .ep-line")).to_have_count(1)
+    page.select_option("#ep-multipv", "3")
+    page.wait_for_function("document.body.dataset.engineLines === '3' && Number(document.body.dataset.engineDepth) >= 3",
+                           timeout=30_000)
+    lines = page.locator("#ep-lines .ep-line")
+    expect(lines).to_have_count(3)
+    for text in lines.locator(".ep-score").all_inner_texts():
+        assert re.fullmatch(r"[+-]?\d+\.\d\d|-?M\d+", text), text
+    first_pv = lines.first.locator(".ep-pv").inner_text().split(" ")
+    assert re.fullmatch(r"[马车炮兵卒相象仕士帅将][一二三四五六七八九1-9前后][进退平][一二三四五六七八九1-9]", first_pv[0])
+    expect(page.locator("#ep-stats")).to_contain_text("深度")
+    # the evaluation bar beside the board and the best move as an arrow
+    bar = page.locator("#eval-bar")
+    expect(bar).to_be_visible()
+    red = float(bar.get_attribute("data-red"))
+    assert 0 <= red <= 100
+    best = page.get_attribute("body", "data-engine-best")
+    expect(page.locator(".xq-arrow.best")).to_have_attribute("data-from", best[:2])
+    assert page.locator(f".xq-piece[data-sq='{best[:2]}']").get_attribute("data-piece").islower()  # Black to move
+    # the panel follows the position shown: the start position, Red to move
+    page.keyboard.press("Home")
+    page.wait_for_function("() => { const b = document.body.dataset.engineBest || ''; const p = b && "
+                           "document.querySelector(`.xq-piece[data-sq='${b.slice(0, 2)}']`); "
+                           "return p && p.dataset.piece === p.dataset.piece.toUpperCase(); }", timeout=30_000)
+    # WXF in the lines when the page's notation is WXF
+    page.click("#btn-settings")
+    page.select_option("#set-notation", "wxf")
+    page.click("#dlg-settings button[value=close]")
+    expect(lines.first.locator(".ep-pv")).to_have_text(re.compile(r"^[RHECAKP][1-9+\-][.+\-][1-9]"), timeout=20_000)
+    assert live_analysis_threads() == 1
+    # closed: the lines, the bar and the arrow go, and the server's search ends
+    page.click("#an-engine")
+    expect(page.locator("#engine-panel")).to_be_hidden()
+    expect(bar).to_be_hidden()
+    expect(page.locator(".xq-arrow.best")).to_have_count(0)
+    deadline = time.monotonic() + 15
+    while live_analysis_threads() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert live_analysis_threads() == 0
+    st = server_state(page)
+    assert [m["iccs"] for m in st["moves"]] == ["h2e2"]

@@ -95,7 +95,7 @@ def test_review_from_the_result_dialog(quick_server, driver, page):
     expect(page.locator(".xq-arrow.review")).to_have_attribute("data-from", "b7")
     expect(page.locator(".xq-arrow.review")).to_have_attribute("data-to", "e7")
     page.keyboard.press("ArrowRight")  # the blunder itself: the note names the better move
-    expect(page.locator("#rv-note")).to_have_text("卒1进1?? 漏着 应走 炮2平5")
+    expect(page.locator("#rv-note")).to_have_text("卒1进1?? 败着 应走 炮2平5")
     expect(page.locator(".xq-arrow.review")).to_have_count(0)
     # step into the better line
     page.click("#move-list .var .mv.from-review >> nth=0")
@@ -103,8 +103,8 @@ def test_review_from_the_result_dialog(quick_server, driver, page):
     expect(page.locator("#move-list .mv.current")).to_have_text("马八进七")
     # the summary card
     side = page.locator("#rv-summary .rv-side")
-    expect(side).to_have_text(["红方：准确率 100.0% · 缓着 0 · 错着 0 · 漏着 0",
-                               "黑方：准确率 19.3% · 缓着 0 · 错着 0 · 漏着 1"])
+    expect(side).to_have_text(["红方：准确率 100.0% · 缓着 0 · 错着 0 · 败着 0",
+                               "黑方：准确率 19.3% · 缓着 0 · 错着 0 · 败着 1"])
     expect(page.locator("#rv-summary .rv-worst")).to_have_text("最大失误： 2. 卒1进1?? 应走 炮2平5")
     # the review's branch is not the player's: nothing of it is saved
     st = page.evaluate("fetch('/api/analysis/tree/current').then(r => r.json())")

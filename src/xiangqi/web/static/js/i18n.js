@@ -49,8 +49,8 @@ export const TEXT = {
     ep_lines: "线路", ep_thinking: "引擎分析中…", ep_paused: "电脑走棋中，分析暂停…",
     ep_time: "已分析 5 分钟，停止。换一个局面或重开引擎继续。", ep_stats: "深度 {depth} · {nps} 节点/秒",
     review: "复盘", rv_running: "复盘中", rv_graph: "形势图", rv_title: "复盘总结",
-    rv_side: "{side}：准确率 {acc}% · 缓着 {i} · 错着 {m} · 漏着 {b}", rv_worst: "最大失误：", rv_better: "应走 {move}",
-    rv_clean: "没有明显失误", rv_practice: "练习", rv_inaccuracy: "缓着", rv_mistake: "错着", rv_blunder: "漏着",
+    rv_side: "{side}：准确率 {acc}% · 缓着 {i} · 错着 {m} · 败着 {b}", rv_worst: "最大失误：", rv_better: "应走 {move}",
+    rv_clean: "没有明显失误", rv_practice: "练习", rv_inaccuracy: "缓着", rv_mistake: "错着", rv_blunder: "败着",
   },
   en: {
     title: "Xiangqi", new_game: "New game", undo: "Undo", hint: "Hint", draw: "Offer draw", resign: "Resign",
