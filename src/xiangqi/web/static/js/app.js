@@ -643,6 +643,7 @@ async function newGame(mode, level, options = {}) {
   const st = await api("/api/game/new", {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
+  if (analysis.browsing) analysis.backToGame(); // a new game is shown, not the tree browsed before
   render(st);
   connect(st.id);
 }
@@ -804,6 +805,7 @@ const record = createRecordBrowser({
       ui.analysis = mode === "analysis";
       document.body.dataset.analysis = ui.analysis ? "1" : "0";
       record.close();
+      if (analysis.browsing) analysis.backToGame();
       render(st);
       connect(st.id);
     } catch (e) {

@@ -98,9 +98,9 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
   }
 
   async function show(rv) {
+    await openSource(target);
     review = rv;
     document.body.classList.add("reviewing");
-    await openSource(target);
     await apply();
     graph();
     summary();
@@ -253,7 +253,7 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
     if (!review) { setArrow(null); return; }
     const main = reviewedLine();
     const note = $("#rv-note");
-    if (!main) { setArrow(null); note.hidden = true; return; }
+    if (!main) { close(); return; } // another game is shown now: the review's display goes
     const cur = analysis.current;
     const k = main.indexOf(cur); // the position after ply k (0: the start), or -1 off the main line
     const next = k >= 0 ? review.plies.find((p) => p.ply === k + 1) : null;
