@@ -25,9 +25,10 @@ from xiangqi.core.errors import XiangqiError
 
 __all__ = ["MAX_NODES", "TreeError", "TreeStore", "game_from_nodes", "merge_main_line", "count_variations"]
 
-#: Most nodes (positions) a tree sent by the page may hold: 5,000 is a 300-ply game with every
-#: position branched a dozen times; a larger body is refused (bounded work per request).
-MAX_NODES = 5000
+#: Most nodes (positions) a tree sent by the page may hold: a 150-ply game with some 1,300 moves of
+#: branches. A flat node is about 45 bytes of JSON, so 1,500 of them fit the server's 64 KB limit on
+#: a JSON body (xiangqi.web.limits; a larger body is refused with 413 before it is read).
+MAX_NODES = 1500
 #: Longest comment kept on one node (characters).
 MAX_COMMENT = 2000
 
