@@ -187,14 +187,15 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     page.wait_for_function("Number(document.body.dataset.engineDepth) >= 3", timeout=60_000)
     expect(page.locator("#ep-lines .ep-line")).to_have_count(1)
     page.select_option("#ep-multipv", "3")
-    page.wait_for_function("document.body.dataset.engineLines === '3' && Number(document.body.dataset.engineDepth) >= 3",
-                           timeout=30_000)
+    page.wait_for_function("document.body.dataset.engineLines === '3' "
+                           "&& Number(document.body.dataset.engineDepth) >= 3", timeout=30_000)
     lines = page.locator("#ep-lines .ep-line")
     expect(lines).to_have_count(3)
     for text in lines.locator(".ep-score").all_inner_texts():
         assert re.fullmatch(r"[+-]?\d+\.\d\d|-?M\d+", text), text
     first_pv = lines.first.locator(".ep-pv").inner_text().split(" ")
-    assert re.fullmatch(r"[马车炮兵卒相象仕士帅将][一二三四五六七八九1-9前后][进退平][一二三四五六七八九1-9]", first_pv[0])
+    piece, digit = "马车炮兵卒相象仕士帅将", "一二三四五六七八九1-9"
+    assert re.fullmatch(f"[{piece}][{digit}前后][进退平][{digit}]", first_pv[0]), first_pv
     expect(page.locator("#ep-stats")).to_contain_text("深度")
     # the evaluation bar beside the board and the best move as an arrow
     bar = page.locator("#eval-bar")
@@ -203,7 +204,8 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     assert 0 <= red <= 100
     best = page.get_attribute("body", "data-engine-best")
     expect(page.locator(".xq-arrow.best")).to_have_attribute("data-from", best[:2])
-    assert page.locator(f".xq-piece[data-sq='{best[:2]}']").get_attribute("data-piece").islower()  # Black to move
+    # Black to move: the best move is a black piece's
+    assert page.locator(f".xq-piece[data-sq='{best[:2]}']").get_attribute("data-piece").islower()
     # the panel follows the position shown: the start position, Red to move
     page.keyboard.press("Home")
     page.wait_for_function("() => { const b = document.body.dataset.engineBest || ''; const p = b && "
@@ -213,7 +215,8 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     page.click("#btn-settings")
     page.select_option("#set-notation", "wxf")
     page.click("#dlg-settings button[value=close]")
-    expect(lines.first.locator(".ep-pv")).to_have_text(re.compile(r"^[RHECAKP][1-9+\-][.+\-][1-9]"), timeout=20_000)
+    wxf = re.compile(r"^[RHECAKP][1-9+\-][.+\-][1-9]")
+    expect(lines.first.locator(".ep-pv")).to_have_text(wxf, timeout=20_000)
     assert live_analysis_threads() == 1
     # closed: the lines, the bar and the arrow go, and the server's search ends
     page.click("#an-engine")
