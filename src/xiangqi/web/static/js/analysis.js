@@ -268,6 +268,8 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast, 
       const id = tree.nodes.length;
       tree.nodes.push({ id, parent: at, children: [], move: res.move, text: res.text, comment: "", fen: res.fen, ply: (n.ply || 0) + 1 });
       n.children.push(id);
+      // a move played inside a review line makes that line the player's (saved from now on)
+      for (let k = at; k !== null && node(k).review; k = node(k).parent) delete node(k).review;
       render();
       go(id);
       save();
