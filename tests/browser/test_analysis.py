@@ -167,6 +167,15 @@ def test_library_game_in_the_analysis_view(quick_server, driver, page):
         quick_server.url + f"api/analysis/tree/library/{rows[0]['id']}", timeout=10).read())
     assert view["variations"] == 1
     assert [view["nodes"][c]["move"] for c in view["nodes"][1]["children"]] == ["h9g7", "b9c7"]
+    # the library's 导出 writes the saved variation into the PGN
+    page.click("#an-live")
+    page.click("#btn-library")
+    page.locator("#lib-rows .lib-open").first.click()
+    with page.expect_download() as dl:
+        page.click("#rp-export")
+    game = pgn.read_game(open(dl.value.path(), encoding="utf-8").read())
+    assert [m.iccs() for m in game.mainline_moves()] == ["h2e2", "h9g7"]
+    assert [v.move.iccs() for v in game.variations[0].variations] == ["h9g7", "b9c7"]
 
 
 def live_analysis_threads() -> int:

@@ -855,6 +855,40 @@ const review = createReview({
   },
 });
 window.xqReview = review;
+/** 导出 in the library replay: the game's PGN, with the player's saved variations when it has some
+ *  (written from its analysis tree; without variations the plain link's download). */
+$("#rp-export").addEventListener("click", async (ev) => {
+  if (!library.active || ev.defaultPrevented) return;
+  const id = library.gameId;
+  ev.preventDefault();
+  const link = $("#rp-export").href;
+  try {
+    const view = await api(`/api/analysis/tree/library/${id}`);
+    if (!view.variations) { download(link); return; }
+    const nodes = view.nodes.map((n) => ({ parent: n.parent, move: n.move, comment: n.comment || "" }));
+    const headers = Object.fromEntries(Object.entries(view.headers).filter(([k, v]) => k !== "FEN" && typeof v === "string"));
+    const res = await request("/api/analysis/export", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ start_fen: view.nodes[0].fen, nodes, headers, fmt: "pgn", notation: "chinese" }),
+    });
+    if (!res.ok) throw new Error(message((await res.json()).detail));
+    const url = URL.createObjectURL(await res.blob());
+    download(url, `xiangqi-library-${id}.pgn`);
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) {
+    toast(`${t("error")}: ${e.message}`);
+  }
+});
+
+function download(href, name = "") {
+  const a = document.createElement("a");
+  a.href = href;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+}
+
 $("#rp-analyse").addEventListener("click", () => {
   if (library.active) analyseLibraryGame(library.gameId, library.ply);
 });
