@@ -27,6 +27,7 @@ too complex to read within its time budget (records are read in a child process:
 - ``GET  /api/levels``: ``[{key, name_zh, name_en, elo, elo_error, elo_games, rank_zh}]`` (Elo measured
   by matches with its 95 % error bar, None while unmeasured; rank name of DESIGN.md);
   ``GET/PUT /api/settings``; ``GET /api/library`` …
+- The analysis board's routes and its engine socket ``/ws/analysis``: :mod:`xiangqi.web.analysis_api`.
 
 WebSocket ``/ws/game/{game_id}?token=…``: the server sends ``{"type": "state", "state": …}``
 on connect and after every change, ``{"type": "replaced", "id": new}`` when another
@@ -246,6 +247,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     app.state.hub = hub
     app.state.store = store
     app.include_router(review_router(app, hub, store, records))  # review jobs: app.state.reviews
+    from xiangqi.web.analysis_api import create_router as analysis_routes
+
+    app.include_router(analysis_routes(hub, store))  # analysis board and engine panel
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:

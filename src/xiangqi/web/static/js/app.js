@@ -2,11 +2,14 @@
 // with the board component. The server owns the game; this file only shows it and
 // sends the user's requests.
 
+import { createAnalysis } from "./analysis.js";
 import { createBoard } from "./board.js";
+import { createEnginePanel } from "./enginepanel.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createPractice } from "./practice.js";
 import { createRecordBrowser } from "./record.js";
+import { createReview } from "./review.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
 import { request, socket } from "./net.js";
@@ -28,6 +31,64 @@ const ui = {
 window.xq = ui; // read by the browser tests and handy in the console
 
 const board = createBoard($("#board"), { onMove: tryMove });
+
+// Arrows over the board by layer: the game's hint, the engine panel's best move, the review's better move.
+const arrows = { hint: null, engine: null, review: null };
+function boardShapes() {
+  const out = [];
+  if (arrows.hint && !analysis.browsing) out.push(arrows.hint);
+  if (arrows.engine) out.push(arrows.engine);
+  if (arrows.review) out.push(arrows.review);
+  return out;
+}
+function setArrow(layer, shape) {
+  arrows[layer] = shape;
+  if (!ui.editing && !ui.replaying) board.set({ shapes: boardShapes() });
+}
+
+/** A tree node's move in the page's notation (its text holds chinese, wxf and iccs). */
+function nodeText(n) {
+  const text = n.text[notation()] || n.text.chinese || n.move || "";
+  return ui.settings.traditional && notation() === "chinese" ? toTraditional(text) : text;
+}
+
+const analysis = createAnalysis({
+  board, api: (...a) => api(...a), moveText: nodeText, toast: (x) => toast(x), shapes: boardShapes,
+  onChange: () => analysisChanged(),
+  onTree: () => review.reapply(),
+});
+window.xqAnalysis = analysis;
+
+const engine = createEnginePanel({
+  notation: () => notation(),
+  decorate: (x) => (ui.settings.traditional ? toTraditional(x) : x),
+  onArrow: (shape) => setArrow("engine", shape),
+  orientation: () => (ui.state ? orientation(ui.state) : "red"),
+});
+
+/** The analysis view showed another position or went back to the live game. */
+function analysisChanged() {
+  const tr = analysis.tree;
+  $("#an-title").textContent = tr && tr.source !== "current" ? `· ${tr.title || tr.name || ""}` : "";
+  document.body.classList.toggle("analysing", analysis.browsing);
+  if (!ui.state) return;
+  arrows.engine = null;
+  if (!analysis.browsing) render(ui.state);
+  else { renderActions(ui.state); renderPlayers(ui.state); renderHint(); }
+  tellEngine();
+  review.update();
+}
+
+/** The engine panel analyses the position shown: the live game's, or the analysis view's. */
+function tellEngine() {
+  const st = ui.state;
+  if (analysis.browsing) {
+    const p = analysis.position();
+    if (p) engine.setPosition({ fen: p.fen, moves: p.moves, shownFen: p.shownFen });
+  } else if (st) {
+    engine.setPosition({ fen: st.start_fen, moves: st.moves.map((m) => m.iccs), shownFen: st.fen });
+  }
+}
 
 // -- server access ----------------------------------------------------------
 
@@ -152,19 +213,22 @@ function render(st) {
   // A hint belongs to one position of a game in progress.
   if (!prev || prev.fen !== st.fen || prev.id !== st.id || st.result) { ui.hint = null; ui.hintInfo = null; }
   const movable = humanToMove(st);
-  if (!ui.editing && !ui.replaying) board.set({
+  arrows.hint = ui.hint ? { from: ui.hint.slice(0, 2), to: ui.hint.slice(2, 4), kind: "hint" } : null;
+  analysis.setOrientation(orientation(st));
+  const away = analysis.browsing;
+  if (!ui.editing && !ui.replaying && !away) board.set({
     fen: st.fen,
     orientation: orientation(st),
     lastMove: st.last_move,
     check: st.check,
     dests: movable ? st.legal : {},
     movable,
-    shapes: ui.hint ? [{ from: ui.hint.slice(0, 2), to: ui.hint.slice(2, 4), kind: "hint" }] : [],
+    shapes: boardShapes(),
     traditional: ui.settings.traditional,
     labels: { river: [t("river_left"), t("river_right")] },
     animate: Boolean(prev && prev.id === st.id),
   });
-  if (ui.analysis && movable && !ui.hint && !ui.hintPending && !ui.editing && !ui.replaying) {
+  if (ui.analysis && movable && !ui.hint && !ui.hintPending && !ui.editing && !ui.replaying && !away) {
     ui.hintPending = true; // analysis: show the engine's best move in every position
     send({ type: "hint" });
   }
@@ -176,6 +240,7 @@ function render(st) {
   ui.clockAt = performance.now();
   renderClocks();
   renderMoves(st);
+  if (!away) tellEngine();
   if (prev && prev.id === st.id && st.moves.length > prev.moves.length) {
     const last = st.moves[st.moves.length - 1];
     sound.play(st.result ? "end" : last.check ? "check" : last.capture ? "capture" : "move");
@@ -196,7 +261,8 @@ function render(st) {
 /** Whether the board shows something other than the current game (a library replay, an opened
  *  record, the position editor): the game's own actions are then closed. */
 function browsing() {
-  return Boolean(ui.editing || ui.replaying || library.active || record.active || practice.active);
+  return Boolean(ui.editing || ui.replaying || library.active || record.active || practice.active
+    || analysis.browsing);
 }
 
 /** Open or close 悔棋/提示/提和/认输 for the current game. While another position is shown they are
@@ -375,7 +441,7 @@ function renderNotices(st) {
 function renderHint() {
   const el = $("#hint-line");
   const h = ui.hint && ui.hintInfo;
-  el.hidden = !h || Boolean(ui.editing || ui.replaying || record.active);
+  el.hidden = !h || Boolean(ui.editing || ui.replaying || record.active || analysis.browsing);
   if (!h) { el.textContent = ""; return; }
   let text = moveText({ iccs: h.move, chinese: h.chinese, wxf: h.wxf });
   if (ui.settings.traditional && notation() === "chinese") text = toTraditional(text);
@@ -387,7 +453,9 @@ function renderPlayers(st) {
   const lv = (ui.levels || []).find((x) => x.key === st.level);
   const level = lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level;
   // a browsed record or library game: its own players' names, not the current game's
-  const names = record.active ? record.players() : library.active ? library.players() : null;
+  const other = analysis.browsing && analysis.source !== "current" && analysis.tree;
+  const names = record.active ? record.players() : library.active ? library.players()
+    : other ? { red: other.headers.Red || "", black: other.headers.Black || "" } : null;
   const name = (color) => {
     if (names) return `${t(color)} — ${names[color] ? playerName(names[color]) : "?"}`;
     const who = st.players[color] === "engine" ? `${t("computer")} · ${level}` : t("human");
@@ -440,46 +508,9 @@ function renderClocks() {
 }
 setInterval(renderClocks, 200);
 
+/** The move list: the analysis view's tree of the live game (its moves, the player's branches). */
 function renderMoves(st) {
-  const list = $("#move-list");
-  list.replaceChildren();
-  if (!st.moves.length) {
-    const li = document.createElement("li");
-    li.className = "empty";
-    li.textContent = t("no_moves");
-    list.appendChild(li);
-    return;
-  }
-  const blackFirst = st.start_fen.split(" ")[1] === "b";
-  const firstNumber = Number(st.start_fen.split(" ")[5] || 1);
-  const cells = blackFirst ? [null, ...st.moves] : st.moves;
-  for (let i = 0; i < cells.length; i += 2) {
-    const li = document.createElement("li");
-    li.value = firstNumber + i / 2;
-    for (const k of [i, i + 1]) {
-      if (k >= cells.length) break;
-      const span = document.createElement("span");
-      span.className = "mv";
-      const m = cells[k];
-      if (m === null) {
-        span.textContent = "…";
-        span.classList.add("skip");
-      } else {
-        span.textContent = moveText(m);
-        span.dataset.iccs = m.iccs;
-        span.dataset.ply = String(blackFirst ? k - 1 : k);
-        span.title = m.iccs;
-      }
-      if (k > i) li.appendChild(document.createTextNode(" "));
-      li.appendChild(span);
-    }
-    list.appendChild(li);
-    if (ui.settings.traditional && notation() === "chinese") {
-      for (const s of li.querySelectorAll(".mv")) s.textContent = toTraditional(s.textContent);
-    }
-  }
-  list.lastElementChild.lastElementChild.classList.add("current");
-  list.scrollTop = list.scrollHeight; // the last move in view, the page itself never scrolls
+  analysis.syncLive(st);
 }
 
 /** The move-list notation chosen in the settings: chinese, wxf or iccs ("auto", the default:
@@ -553,6 +584,7 @@ function confirmDialog(title, text, yes, no) {
 // -- user actions -------------------------------------------------------------
 
 async function tryMove(iccs) {
+  if (analysis.browsing) { analysis.play(iccs); return; } // a branch in the analysis tree, never the game
   const st = ui.state;
   const bad = st && st.forbidden && st.forbidden[iccs];
   if (bad) {
@@ -635,6 +667,7 @@ async function newGame(mode, level, options = {}) {
   const st = await api("/api/game/new", {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
+  if (analysis.browsing) analysis.backToGame(); // a new game is shown, not the tree browsed before
   render(st);
   connect(st.id);
 }
@@ -664,6 +697,7 @@ showClockFields();
 
 $("#dlg-result").addEventListener("close", () => {
   if ($("#dlg-result").returnValue === "new") openNewDialog();
+  if ($("#dlg-result").returnValue === "review") review.start({ current: true });
 });
 
 $("#dlg-save").addEventListener("close", () => {
@@ -673,6 +707,10 @@ $("#dlg-save").addEventListener("close", () => {
   const fmt = form.fmt.value, notationKey = form.notation.value;
   if (record.active) {
     record.save(fmt, notationKey).catch((e) => toast(`${t("error")}: ${e.message}`));
+    return;
+  }
+  if (analysis.source === "record" || analysis.variations() > 0) { // the tree with the player's variations
+    analysis.exportFile(fmt, notationKey).catch((e) => toast(`${t("error")}: ${e.message}`));
     return;
   }
   const a = document.createElement("a");
@@ -764,6 +802,7 @@ const library = createLibrary({
     if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
   },
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+  onReview: (id) => review.start({ library_id: id }),
 });
 $("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
 const record = createRecordBrowser({
@@ -792,6 +831,7 @@ const record = createRecordBrowser({
       ui.analysis = mode === "analysis";
       document.body.dataset.analysis = ui.analysis ? "1" : "0";
       record.close();
+      if (analysis.browsing) analysis.backToGame();
       render(st);
       connect(st.id);
     } catch (e) {
@@ -800,6 +840,84 @@ const record = createRecordBrowser({
   },
 });
 window.xqRecord = record;
+
+/** 分析 / Analyse in the record browser: the record's tree (with its variations) in the analysis view. */
+$("#rc-analyse").addEventListener("click", () => {
+  const snap = record.snapshot();
+  if (!snap) return;
+  record.close();
+  analysis.openTree({ ...snap.view, name: snap.name }, "record", snap.node);
+});
+
+/** 分析 / Analyse a library game: its tree with the player's saved variations, at the ply shown. */
+async function analyseLibraryGame(id, ply = null) {
+  try {
+    const view = await api(`/api/analysis/tree/library/${id}`);
+    if (library.active) library.close();
+    if (record.active) record.close();
+    analysis.openTree(view, "library", 0);
+    const main = analysis.mainLine();
+    analysis.go(main[ply === null ? main.length - 1 : Math.min(ply, main.length - 1)]);
+    return view;
+  } catch (e) {
+    toast(`${t("error")}: ${e.message}`);
+    return null;
+  }
+}
+window.xqAnalyseLibrary = analyseLibraryGame;
+
+const review = createReview({
+  api: (...a) => api(...a), analysis, moveText: nodeText, toast: (x) => toast(x),
+  setArrow: (shape) => setArrow("review", shape),
+  openSource: async (target) => {
+    if (target.library_id) {
+      await analyseLibraryGame(target.library_id, 0);
+    } else {
+      if (library.active) library.close();
+      if (record.active) record.close();
+      analysis.backToGame();
+      await analysis.whenReady();
+    }
+  },
+});
+window.xqReview = review;
+/** 导出 in the library replay: the game's PGN, with the player's saved variations when it has some
+ *  (written from its analysis tree; without variations the plain link's download). */
+$("#rp-export").addEventListener("click", async (ev) => {
+  if (!library.active || ev.defaultPrevented) return;
+  const id = library.gameId;
+  ev.preventDefault();
+  const link = $("#rp-export").href;
+  try {
+    const view = await api(`/api/analysis/tree/library/${id}`);
+    if (!view.variations) { download(link); return; }
+    const nodes = view.nodes.map((n) => ({ parent: n.parent, move: n.move, comment: n.comment || "" }));
+    const headers = Object.fromEntries(Object.entries(view.headers).filter(([k, v]) => k !== "FEN" && typeof v === "string"));
+    const res = await request("/api/analysis/export", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ start_fen: view.nodes[0].fen, nodes, headers, fmt: "pgn", notation: "chinese" }),
+    });
+    if (!res.ok) throw new Error(message((await res.json()).detail));
+    const url = URL.createObjectURL(await res.blob());
+    download(url, `xiangqi-library-${id}.pgn`);
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) {
+    toast(`${t("error")}: ${e.message}`);
+  }
+});
+
+function download(href, name = "") {
+  const a = document.createElement("a");
+  a.href = href;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+}
+
+$("#rp-analyse").addEventListener("click", () => {
+  if (library.active) analyseLibraryGame(library.gameId, library.ply);
+});
 window.xqLibrary = library;
 // 练习 (learn from your mistakes): a board mode of its own, opened from a review or a library row
 const practice = createPractice({
@@ -845,6 +963,8 @@ function applySettings() {
   $("#set-tendency").value = ["normal", "stubborn", "compliant"].includes(s.computer_tendency) ? s.computer_tendency : "normal";
   $("#set-notation").value = ["chinese", "wxf", "iccs"].includes(ui.settings.notation) ? ui.settings.notation : "auto";
   record.refresh();
+  if (analysis.source !== "current") analysis.render();
+  review.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
 }
@@ -875,11 +995,16 @@ $("#set-tendency").addEventListener("change", (e) => changeSetting("computer_ten
 document.addEventListener("keydown", (ev) => {
   if (document.querySelector("dialog[open]") || ev.target.closest("input, select, textarea")) return;
   if (library.key(ev) || record.key(ev)) { ev.preventDefault(); return; }
-  const arrows = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
-  if (arrows[ev.key]) {
+  // The move list's keys (←/→ one ply, ↑/Home start, ↓/End end), unless the board has the focus
+  // for its keyboard cursor (Tab to the board, or a game without moves yet).
+  const onBoard = ev.target.closest && ev.target.closest("#board");
+  const cursorKeys = onBoard && (board.cursor || ev.target.matches(":focus-visible"));
+  if (!ui.editing && !ui.replaying && !cursorKeys && analysis.key(ev)) { ev.preventDefault(); return; }
+  const cursorMoves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+  if (cursorMoves[ev.key]) {
     ev.preventDefault();
     $("#board").focus({ preventScroll: true });
-    board.moveCursor(...arrows[ev.key]);
+    board.moveCursor(...cursorMoves[ev.key]);
     return;
   }
   if ((ev.key === "Enter" || ev.key === " ") && !ev.target.closest("button, a")) {

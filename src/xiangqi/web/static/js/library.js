@@ -6,7 +6,7 @@ import { keepInView } from "./scroll.js";
 
 const $ = (sel) => document.querySelector(sel);
 
-export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExit }) {
+export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExit, onReview = null }) {
   let game = null; // {id, fens, moves, result, title, notes}
   let ply = 0;
   let timer = null;
@@ -40,6 +40,15 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
       open.disabled = Boolean(r.damaged); // the server answers 409 for a damaged row
       open.addEventListener("click", () => { $("#dlg-library").close(); replay(r.id); });
       td.appendChild(open);
+      if (onReview) { // 复盘 / Review: the review display of this game (review.js)
+        const rv = document.createElement("button");
+        rv.type = "button";
+        rv.className = "lib-review";
+        rv.textContent = t("review");
+        rv.disabled = Boolean(r.damaged) || r.plies === 0;
+        rv.addEventListener("click", () => { $("#dlg-library").close(); onReview(r.id); });
+        td.appendChild(rv);
+      }
       if (r.plies > 0 && window.xiangqiPractice) { // 练习: learn from this game's mistakes (practice.js)
         const pr = document.createElement("button");
         pr.type = "button";
@@ -152,6 +161,8 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     players() { return game ? { red: game.red || "", black: game.black || "" } : null; },
     get active() { return game !== null; },
     get ply() { return ply; },
+    /** The library row id of the game replayed, or null. */
+    get gameId() { return game ? game.id : null; },
     /** Arrow keys step through a replay; returns true when the key was used. */
     key(ev) {
       if (!game) return false;

@@ -282,6 +282,16 @@ const RULES = [
   [/^the database (.+) is damaged \((.+)\); restart the server to keep it aside and start a fresh one$/s,
     "数据库 $1 已损坏（$2）；请重启服务器：它会被留存在一旁，并新建一个数据库"],
   [/^message must be (?:a JSON object|an object with a string 'type')$/, "消息格式有误"],
+  // -- the analysis board and its engine panel (xiangqi.web.analysis_api, xiangqi.app.trees) --
+  [/^(\S+) is not a legal move in (\S+ [wb]\b.*)$/, "$1 在此局面不是合规着法（$2）"],
+  [/^move (\d+): (.+)$/s, "第 $1 步：{$2}"],
+  [/^node (\d+): (.+)$/s, "第 $1 个节点：$2"],
+  [/^bad position: (.+)$/s, "局面有误：{$1}"],
+  [/^the tree's main line must begin with the game's moves$/, "分析树的主线须以对局的着法开头"],
+  [/^the tree's start position is not the game's$/, "分析树的起始局面与对局不同"],
+  [/^too many analyses on this server \(at most (\d+) at once\); close another panel$/,
+    "服务器上同时进行的引擎分析太多（最多 $1 个）；请先关闭别的页面的引擎"],
+  [/^start message: (.+)$/s, "分析请求有误：{$1}"],
 ];
 
 // Texts the server sends in both languages (a result's reason, a forbidden move's reason): an

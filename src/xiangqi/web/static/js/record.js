@@ -235,6 +235,8 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
   return {
     open, close, go, choose, goBack, save,
     get active() { return rec !== null; },
+    /** The record's tree, the node shown and the file name, for the analysis view (or null). */
+    snapshot() { return rec ? { view: rec, node: line[pos], name } : null; },
     /** The record's player names ``{red, black}`` (from its Red/Black headers). */
     players() { return rec ? { red: rec.headers.Red || "", black: rec.headers.Black || "" } : null; },
     /** Re-render the header and the move texts after the notation or language setting changed. */
