@@ -154,12 +154,15 @@ class GameHub:
         self._client_hints: dict[object, SearchTicket] = {}  # the latest hint of each page
         self._version = 0
         self._version_key: tuple[Any, ...] | None = None
+        #: The coach (:class:`xiangqi.web.coach_api.CoachService`, set by its router): the rating after
+        #: each save, the coach's advice after each of the player's moves, ``state()["coach"]``.
+        self.coach: Any = None
 
     # -- state -----------------------------------------------------------
 
     def _warming(self) -> bool:
         return (self.thinking and not self._custom_provider
-                and self.player.waits_for_warmup(self.session.level))
+                and self.player.waits_for_warmup(self.session.engine_level() or self.session.level))
 
     @property
     def version(self) -> int:
@@ -169,7 +172,8 @@ class GameHub:
         s = self.session
         err = self._failure()
         key = (s.id, s.version, self.thinking, self._warming(), None if err is None else err["detail"],
-               None if self.storage_error is None else self.storage_error["detail"])
+               None if self.storage_error is None else self.storage_error["detail"],
+               None if self.coach is None else self.coach.revision)
         if key != self._version_key:
             self._version_key = key
             self._version += 1
@@ -188,6 +192,8 @@ class GameHub:
         st["engine_error"] = self._failure()
         st["storage_error"] = self.storage_error
         st["storage_notices"] = list(self.store.notices)
+        if self.coach is not None:
+            st["coach"] = self.coach.state(self.session)
         return st
 
     def _failure(self) -> dict[str, Any] | None:
@@ -278,6 +284,8 @@ class GameHub:
             raise
         self.storage_error = None
         self.arm_clock()
+        if self.coach is not None:
+            self.coach.saved(new)
 
     # -- actions ---------------------------------------------------------
 
@@ -314,17 +322,22 @@ class GameHub:
             with self._saving():
                 self.session.play(iccs)
             self.engine_error = None
+            if self.coach is not None:
+                self.coach.moved(self.session)
         await self.broadcast()
         self.kick_engine()
         return self.state()
 
-    async def undo(self, version: int | None = None) -> dict[str, Any]:
+    async def undo(self, version: int | None = None, *, coach: bool = False,
+                   to_ply: int | None = None) -> dict[str, Any]:
         """Take back the last full move (悔棋); a running search is abandoned.
 
         ``version`` is the state version the page showed when the player pressed 悔棋: when the
         game has changed since (another tab's undo, the computer's reply), nothing is taken back
         and :class:`StaleVersionError` is raised, so two pages pressing once each take back one
-        move, not two. None: no check (a caller that does not track versions)."""
+        move, not two. None: no check (a caller that does not track versions). ``coach``: a takeback
+        the coach offered (counted apart from 悔棋, :meth:`GameSession.undo`); ``to_ply``: take back
+        until at most that many plies remain (the coach's warned move and the reply after it)."""
         async with self._lock:
             current = self.version
             if version is not None and version != current:
@@ -334,7 +347,9 @@ class GameHub:
                     current)
             self.player.stop()
             with self._saving():
-                self.session.undo()
+                self.session.undo(coach=coach)
+                while to_ply is not None and len(self.session.moves) > to_ply and self.session.can_undo():
+                    self.session.undo(coach=coach)
             self.thinking = False
             self.engine_error = None
         await self.broadcast()
@@ -445,8 +460,14 @@ class GameHub:
         from xiangqi.app.session import chinese_move_text
         from xiangqi.core.notation import move_to_wxf
 
+        line = _line_text(board, hint.get("pv") or [hint["move"]])
+        async with self._lock:  # a hint seen is help taken: the game is no longer rated (app/coach.py)
+            if self.session is s and not s.is_over:
+                with contextlib.suppress(StorageError), self._saving():
+                    s.count("hints")
+        await self.broadcast()
         return {**hint, "fen": board.fen(), "chinese": chinese_move_text(board, mv),
-                "wxf": move_to_wxf(board, mv), "version": self.version}
+                "wxf": move_to_wxf(board, mv), "line": line, "version": self.version}
 
     async def _query(self, ticket: SearchTicket, fn: Callable[..., T], *args: Any) -> T:
         """Run a hint or judgement ``fn(*args)`` in its own thread, at most
@@ -604,10 +625,10 @@ class GameHub:
 
     def _choose(self, snap: Snapshot, ticket: SearchTicket) -> Move:
         """The computer's move (runs in a worker thread, on the snapshot only); the game clock caps
-        its thinking time."""
+        its thinking time. The adaptive level plays its own settings (``snap.engine_level``)."""
         if self._custom_provider:
             return self.move_provider(snap.board, snap.level)
-        return self.player.choose(snap.board, snap.level, snap.think_s, ticket=ticket)
+        return self.player.choose(snap.board, snap.engine_level or snap.level, snap.think_s, ticket=ticket)
 
     async def wait_idle(self) -> None:
         """Wait until no computer move is being searched (used by tests and shutdown)."""
@@ -626,6 +647,25 @@ class GameHub:
                 await t
         for client in list(self.clients):
             client.drop("the server is shutting down")
+
+
+def _line_text(board: Board, pv: list[str], limit: int = 8) -> list[str]:
+    """The first ``limit`` moves of ``pv`` (ICCS) from ``board`` in Chinese notation (the hint's line);
+    stops at a move that is not legal there."""
+    from xiangqi.app.session import chinese_move_text
+
+    b = board.copy()
+    out = []
+    for text in pv[:limit]:
+        try:
+            mv = Move.from_iccs(text)
+        except XiangqiError:
+            break
+        if not b.is_legal(mv):
+            break
+        out.append(chinese_move_text(b, mv))
+        b.push(mv)
+    return out
 
 
 def _engine_failure(why: str, attempts: int) -> dict[str, Any]:

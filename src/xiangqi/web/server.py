@@ -244,6 +244,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
     app.state.hub = hub
     app.state.store = store
+    from xiangqi.web.coach_api import create_router as coach_router
+
+    app.include_router(coach_router(hub))
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:

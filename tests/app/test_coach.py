@@ -1,0 +1,179 @@
+"""The coach's rules (xiangqi.app.coach): which games are rated, the rating kept in the store
+(counted once, taken back with the result), and the adaptive level's settings and adjustment."""
+
+from __future__ import annotations
+
+import pytest
+
+from xiangqi.app import coach
+from xiangqi.app.session import ADAPTIVE, GameSession
+from xiangqi.app.store import Store
+from xiangqi.engine.levels import LEVELS
+from xiangqi.study import rating as glicko
+
+HANDICAP = "r1bakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"
+
+
+def finished(level: str = "beginner", *, resign: bool = True, **extras) -> GameSession:
+    s = GameSession(red="human", black="engine", level=level)
+    s.extras.update(extras)
+    s.play("h2e2")
+    s.play("h9g7")
+    if resign:
+        s.resign(False)  # Black (the computer) resigns: the player wins
+    return s
+
+
+def test_rated_rules() -> None:
+    assert coach.rating_status(finished())["rated"] is True
+    assert coach.rating_status(GameSession(red="human", black="human"))["reason"] == "not_vs_computer"
+    assert coach.rating_status(GameSession(red="engine", black="engine"))["reason"] == "not_vs_computer"
+    assert coach.rating_status(GameSession(fen=HANDICAP))["reason"] == "not_start_position"
+    assert coach.rating_status(finished(coach=True))["reason"] == "coach"
+    assert coach.rating_status(finished(hints=1))["reason"] == "hint"
+    assert coach.rating_status(finished(threats=2))["reason"] == "hint"
+    s = finished(resign=False)
+    s.undo()
+    assert s.extras == {"undos": 1}
+    st = coach.rating_status(s)
+    assert st["reason"] == "takeback" and st["why_zh"] == "悔棋后不计等级分"
+    # the player resigns before moving: not a rated game
+    s = GameSession(red="human", black="engine")
+    s.resign(True)
+    assert coach.rating_status(s)["reason"] == "unfinished"
+
+
+def test_unmeasured_level_is_unrated(monkeypatch) -> None:
+    import dataclasses
+
+    monkeypatch.setitem(LEVELS, "advanced", dataclasses.replace(LEVELS["advanced"], elo=None, elo_error=None))
+    st = coach.rating_status(finished("advanced"))
+    assert st == {"rated": False, "reason": "no_elo", "why_zh": "该难度没有测定的等级分，不计等级分",
+                  "why_en": "this level has no measured Elo: unrated"}
+
+
+def test_coach_takeback_is_not_an_undo() -> None:
+    s = finished(resign=False)
+    s.undo(coach=True)
+    assert s.extras == {"coach_takebacks": 1}
+    rec = GameSession.from_record(s.to_record())
+    assert rec.extras == {"coach_takebacks": 1}
+    assert "extras" not in GameSession().to_record()  # a plain game's record is as before
+
+
+def test_rating_counted_once_and_taken_back(tmp_path) -> None:
+    store = Store(tmp_path)
+    try:
+        s = finished()
+        e1 = coach.sync_rating(store, s)
+        lv = LEVELS["beginner"]
+        expect = glicko.update(glicko.Rating(), [glicko.Result(lv.elo, lv.elo_error / 1.96, 1)])
+        assert e1["rating"] == pytest.approx(expect.rating) and e1["score"] == 1.0
+        assert e1["rating_before"] == 1500 and e1["opponent_elo"] == lv.elo and e1["level"] == "beginner"
+        assert coach.sync_rating(store, s)["id"] == e1["id"]  # saved again: still one period
+        assert store.get_rating()["games"] == 1
+        assert store.get_rating()["rating"] == pytest.approx(expect.rating)
+        # a second game, lost
+        s2 = GameSession(red="human", black="engine")
+        s2.play("h2e2")
+        s2.resign(True)
+        e2 = coach.sync_rating(store, s2)
+        assert e2["score"] == 0.0 and e2["rating"] < e2["rating_before"] == pytest.approx(expect.rating)
+        # the loss is taken back (悔棋 after the resignation): unrated, the rating as before it
+        s2.undo()
+        assert coach.sync_rating(store, s2) is None
+        assert store.get_rating()["rating"] == pytest.approx(expect.rating)
+        assert [h["game_id"] for h in store.rating_history()] == [s.id]
+        prof = coach.profile(store)
+        assert prof["games"] == 1 and len(prof["history"]) == 1
+        assert prof["rank"] == coach.rank_name(expect.rating)
+    finally:
+        store.close()
+
+
+def test_rating_tables_created_in_an_old_file(tmp_path) -> None:
+    import sqlite3
+
+    Store(tmp_path).close()
+    con = sqlite3.connect(tmp_path / "xiangqi.db")
+    con.execute("DROP TABLE rating_history")
+    con.execute("DROP TABLE player_rating")
+    con.commit()
+    con.close()
+    store = Store(tmp_path)  # an older file: the tables are created, nothing else changes
+    try:
+        assert store.get_rating() is None and store.rating_history() == []
+    finally:
+        store.close()
+
+
+def test_profile_of_a_new_player(tmp_path) -> None:
+    store = Store(tmp_path)
+    try:
+        p = coach.profile(store)
+        assert (p["rating"], p["rd"], p["games"], p["provisional"], p["rank"]) == (1500, 350, 0, True, "常侍")
+    finally:
+        store.close()
+
+
+# -- the adaptive level ------------------------------------------------------------------------
+
+def test_adaptive_interpolates_between_measured_levels() -> None:
+    b, i = LEVELS["beginner"], LEVELS["intermediate"]
+    mid = (b.elo + i.elo) / 2
+    a = coach.adaptive_level(mid)
+    assert a["between"] == ["beginner", "intermediate"] and a["t"] == pytest.approx(0.5, abs=0.002)
+    assert a["elo"] == round(mid)
+    assert a["depth"] == round((b.depth + i.depth) / 2)
+    assert a["temperature_cp"] == pytest.approx((b.temperature_cp + i.temperature_cp) / 2, abs=0.05)
+    assert a["margin_cp"] == round((b.margin_cp + i.margin_cp) / 2)
+    # clamped to the measured range
+    assert coach.adaptive_level(100)["elo"] == b.elo
+    top = coach.adaptive_level(9000)
+    assert top["elo"] == LEVELS["master"].elo and top["depth"] is None and top["multipv"] == 1
+    lv = coach.engine_level(a)
+    assert (lv.key, lv.depth, lv.multipv, lv.elo) == (ADAPTIVE, a["depth"], a["multipv"], a["elo"])
+
+
+def test_adaptive_offset_direction() -> None:
+    assert coach.adaptive_offset([]) == 0
+    assert coach.adaptive_offset([1.0]) == coach.ADAPTIVE_STEP
+    assert coach.adaptive_offset([0.0, 0.0]) == -2 * coach.ADAPTIVE_STEP
+    assert coach.adaptive_offset([1.0, 0.5, 0.0]) == 0
+    assert coach.adaptive_offset([1.0] * 50) == coach.ADAPTIVE_MAX_OFFSET
+    r = 1500.0
+    assert coach.adaptive_level(r, coach.adaptive_offset([1.0]))["elo"] > coach.adaptive_level(r)["elo"]
+    assert coach.adaptive_level(r, coach.adaptive_offset([0.0]))["elo"] < coach.adaptive_level(r)["elo"]
+
+
+def test_adaptive_follows_the_players_games(tmp_path) -> None:
+    store = Store(tmp_path)
+    try:
+        first = coach.adaptive_for(store)
+        assert first["elo"] == 1500 and first["offset"] == 0
+        s = GameSession(red="human", black="engine", level=ADAPTIVE)
+        s.extras["adaptive"] = first
+        s.play("h2e2")
+        s.play("h9g7")
+        s.resign(False)  # the player wins
+        store.save_game(s)
+        assert coach.rating_status(s)["rated"] is True
+        coach.sync_rating(store, s)
+        after_win = coach.adaptive_for(store)
+        assert after_win["offset"] == coach.ADAPTIVE_STEP
+        assert after_win["elo"] > first["elo"] + coach.ADAPTIVE_STEP  # the rating went up too
+        # then a loss, as Black
+        s2 = GameSession(red="engine", black="human", level=ADAPTIVE)
+        s2.extras["adaptive"] = after_win
+        s2.play("h2e2")
+        s2.play("h9g7")
+        s2.resign(False)  # Black (the player) resigns
+        store.save_game(s2)
+        coach.sync_rating(store, s2)
+        after_loss = coach.adaptive_for(store)
+        assert after_loss["offset"] == 0 and after_loss["elo"] < after_win["elo"]
+        assert coach.opponent(s2)["elo"] == after_win["elo"]
+        assert s2.player_name(True) == f"电脑·自适应 {after_win['elo']}"
+        assert s2.player_name(True, "en") == f"Computer (Adaptive {after_win['elo']})"
+    finally:
+        store.close()
