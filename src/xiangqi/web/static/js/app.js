@@ -6,6 +6,8 @@ import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
+import { createCoach } from "./coach.js";
+import { createProfile, ratingLine } from "./profile.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
 import { request, socket } from "./net.js";
@@ -27,6 +29,7 @@ const ui = {
 window.xq = ui; // read by the browser tests and handy in the console
 
 const board = createBoard($("#board"), { onMove: tryMove });
+const coach = createCoach({ panel: $("#coach-panel") });
 
 // -- server access ----------------------------------------------------------
 
@@ -186,6 +189,7 @@ function render(st) {
   document.body.dataset.gameId = st.id;
   document.body.dataset.result = st.result ? st.result.result : "";
   renderActions(st);
+  coach.render(st, { prev, browsing: browsing() });
   if (st.result && prev && ui.shownResultFor !== st.id + ":" + st.moves.length && !prev.result) {
     showResult(st);
   }
@@ -492,6 +496,8 @@ function showResult(st) {
   $("#result-headline").textContent = head;
   $("#result-reason").textContent = why;
   $("#result-reason").hidden = !why;
+  $("#result-rating").textContent = ratingLine(st); // the rating change, or why the game is unrated
+  $("#result-rating").hidden = !$("#result-rating").textContent;
   const dlg = $("#dlg-result");
   if (!dlg.open) dlg.showModal();
 }
@@ -742,6 +748,8 @@ const library = createLibrary({
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
 });
 $("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
+const profile = createProfile({ api, toast });
+$("#btn-profile").addEventListener("click", () => profile.open());
 const record = createRecordBrowser({
   board, api, toast, notation,
   onEnter: () => {

@@ -97,9 +97,39 @@ export const TEXT = {
 };
 
 export const LEVEL_NAMES = {
-  zh: { beginner: "初级", intermediate: "中级", advanced: "高级", master: "大师" },
-  en: { beginner: "Beginner", intermediate: "Intermediate", advanced: "Advanced", master: "Master" },
+  zh: { beginner: "初级", intermediate: "中级", advanced: "高级", master: "大师", adaptive: "自适应" },
+  en: { beginner: "Beginner", intermediate: "Intermediate", advanced: "Advanced", master: "Master", adaptive: "Adaptive" },
 };
+
+// The coach, the rating and the profile page (coach.js, profile.js).
+Object.assign(TEXT.zh, {
+  profile: "我的等级", profile_chart: "等级分走势", profile_no_games: "还没有计分的对局",
+  profile_first: "开始", profile_games_n: "{n} 局", profile_rd: "偏差 ±{rd}", profile_provisional: "（暂定）",
+  profile_recent: "最近的计分对局", profile_rating: "等级分", profile_win: "胜", profile_loss: "负", profile_draw: "和",
+  rating_change: "等级分 {before} → {after}（{delta}）· {rank}", rated_game: "本局计等级分",
+  adaptive_level: "自适应（按你的等级分）", adaptive_label: "自适应 · {rank} ≈{elo}",
+  adaptive_title: "介于{a}与{b}之间：深度 {depth}，候选 {multipv} 步，温度 {temp}",
+  coach_mode: "教练模式", coach_mode_note: "（每步点评，不计等级分）",
+  coach_checking: "教练正在看这步…", coach_takeback: "收回这步", coach_dismiss: "知道了",
+  coach_good: "教练：这步不错", threat: "威胁", threat_none: "对方眼下没有明显的威胁",
+  threat_text: "对方威胁：{move}{gain}", threat_in_check: "你正被将军：先应将",
+  hint_piece: "提示：动这个子", hint_line: "提示线路：",
+  coach_takebacks: "教练建议收回 {n} 步（不算悔棋）", undos_n: "悔棋 {n} 次",
+});
+Object.assign(TEXT.en, {
+  profile: "Profile", profile_chart: "Rating history", profile_no_games: "No rated games yet",
+  profile_first: "start", profile_games_n: "{n} games", profile_rd: "RD ±{rd}", profile_provisional: "(provisional)",
+  profile_recent: "Recent rated games", profile_rating: "Rating", profile_win: "Win", profile_loss: "Loss",
+  profile_draw: "Draw", rating_change: "Rating {before} → {after} ({delta}) · {rank}", rated_game: "This game is rated",
+  adaptive_level: "Adaptive (from your rating)", adaptive_label: "Adaptive · ~{elo}",
+  adaptive_title: "Between {a} and {b}: depth {depth}, {multipv} candidate moves, temperature {temp}",
+  coach_mode: "Coach mode", coach_mode_note: " (comments on every move; unrated)",
+  coach_checking: "The coach is looking at this move…", coach_takeback: "Take it back", coach_dismiss: "OK",
+  coach_good: "Coach: a good move", threat: "Threat", threat_none: "The opponent threatens nothing in particular",
+  threat_text: "The opponent threatens {move}{gain}", threat_in_check: "You are in check: answer it first",
+  hint_piece: "Hint: move this piece", hint_line: "Hint line: ",
+  coach_takebacks: "{n} taken back on the coach's advice (not undos)", undos_n: "{n} undos",
+});
 
 let current = "zh";
 
