@@ -177,3 +177,20 @@ def test_adaptive_follows_the_players_games(tmp_path) -> None:
         assert s2.player_name(True, "en") == f"Computer (Adaptive {after_win['elo']})"
     finally:
         store.close()
+
+
+def test_adaptive_game_plays_its_own_settings() -> None:
+    from xiangqi.app.players import EnginePlayer
+
+    s = GameSession(red="human", black="engine", level=ADAPTIVE)
+    s.extras["adaptive"] = coach.adaptive_level(1800)
+    s.play("h2e2")
+    snap = s.snapshot()
+    lv = snap.engine_level
+    assert (lv.depth, lv.multipv, lv.margin_cp, lv.elo) == (5, 4, 41, 1800)
+    mv = EnginePlayer(hash_mb=8).choose(snap.board, lv)  # the real engine at those settings
+    assert snap.board.is_legal(mv)
+    # a game opened with the adaptive level chosen but no settings plays a new player's level
+    g = GameSession(level=ADAPTIVE)
+    assert g.engine_level().elo == 1500 and g.extras["adaptive"]["elo"] == 1500
+    assert GameSession(level="beginner").snapshot().engine_level is None

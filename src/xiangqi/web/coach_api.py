@@ -88,10 +88,18 @@ class CoachService:
         return {"mode": bool(ex.get("coach")), **coach.rating_status(session),
                 "rating": coach.rating_view(self._rating[1]), "undos": int(ex.get("undos", 0)),
                 "coach_takebacks": int(ex.get("coach_takebacks", 0)), "hints": int(ex.get("hints", 0)),
-                "adaptive": ex.get("adaptive") if session.level == ADAPTIVE else None}
+                "adaptive": _adaptive_view(ex.get("adaptive")) if session.level == ADAPTIVE else None}
 
     def moved(self, session: GameSession) -> None:
         """After a move of the player (under the hub's lock)."""
+
+
+def _adaptive_view(settings: Any) -> dict[str, Any] | None:
+    """The adaptive level's stored settings plus the rank name of its Elo (DESIGN.md decision 8)."""
+    if not isinstance(settings, dict):
+        return None
+    elo = settings.get("elo")
+    return {**settings, "rank": coach.rank_name(elo) if isinstance(elo, int | float) else None}
 
 
 def create_router(hub: Any) -> APIRouter:

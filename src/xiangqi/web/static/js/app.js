@@ -370,7 +370,7 @@ function renderHint() {
 function renderPlayers(st) {
   // the level with its rank and measured Elo when known (e.g. 初级 · 校尉 ≈1440)
   const lv = (ui.levels || []).find((x) => x.key === st.level);
-  const level = lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level;
+  const level = coach.levelText(st) || (lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level);
   // a browsed record or library game: its own players' names, not the current game's
   const names = record.active ? record.players() : library.active ? library.players() : null;
   const name = (color) => {
@@ -383,6 +383,7 @@ function renderPlayers(st) {
   for (const [id, color] of [["#bar-top", top], ["#bar-bottom", bottom]]) {
     const bar = $(id);
     bar.querySelector(".who").textContent = name(color);
+    bar.querySelector(".who").title = !names && st.players[color] === "engine" ? coach.levelTitle(st) : "";
     bar.dataset.color = color;
     bar.classList.toggle("to-move", !names && !st.result && st.turn === color);
   }
@@ -574,6 +575,7 @@ function fillLevels() {
     o.title = levelTitle(lv);
     sel.appendChild(o);
   }
+  coach.addLevelChoice(sel); // 自适应: the strength from the player's rating (coach.js)
   sel.value = current;
 }
 
@@ -615,7 +617,10 @@ async function newGame(mode, level, options = {}) {
   const giver = players[0] === "engine" || players[1] === "human" && players[0] === "human" ? "red" : "black";
   const body = { red: players[0], black: players[1], level, clock: options.clock || null };
   body.fen = options.fen || handicapFen(options.handicap, giver);
-  const st = await api("/api/game/new", {
+  // the adaptive level and coach mode are the coach's (web/coach_api.py)
+  const coached = level === "adaptive" || options.coach;
+  if (coached) body.coach = Boolean(options.coach);
+  const st = await api(coached ? "/api/coach/new" : "/api/game/new", {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
   render(st);
@@ -765,7 +770,7 @@ const record = createRecordBrowser({
   onPlay: async ({ fen, moves, mode, headers }) => {
     const players = { red: ["human", "engine"], black: ["engine", "human"], two: ["human", "human"],
       analysis: ["human", "human"] }[mode] || ["human", "human"];
-    const level = (ui.state && ui.state.level) || "beginner";
+    const level = coach.namedLevel(ui.state);
     try {
       const st = await api("/api/game/from_record", {
         method: "POST", headers: { "Content-Type": "application/json" },

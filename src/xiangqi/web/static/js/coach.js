@@ -1,7 +1,7 @@
 // The coach in the side panel: whether the game is rated (and why not), the help taken (悔棋, the
 // coach's takebacks). The state's ``coach`` part comes from web/coach_api.py.
 
-import { fill, language, t } from "./i18n.js";
+import { LEVEL_NAMES, fill, language, t } from "./i18n.js";
 import { ratingLine } from "./profile.js";
 
 /** The coach panel in ``panel`` (an element of the side panel). */
@@ -31,5 +31,39 @@ export function createCoach({ panel }) {
     panel.hidden = false;
   }
 
-  return { render };
+  /** The adaptive level as the player bar shows it (自适应 · 常侍 ≈1500), null for a named level. */
+  function levelText(st) {
+    const a = st && st.level === "adaptive" && st.coach && st.coach.adaptive;
+    if (!a) return st && st.level === "adaptive" ? LEVEL_NAMES[language()].adaptive : null;
+    if (a.elo == null) return LEVEL_NAMES[language()].adaptive;
+    return fill(t("adaptive_label"), { rank: a.rank || "", elo: Math.round(a.elo / 10) * 10 });
+  }
+
+  /** The adaptive level's settings in words (the player bar's tooltip), "" for a named level. */
+  function levelTitle(st) {
+    const a = st && st.level === "adaptive" && st.coach && st.coach.adaptive;
+    if (!a || !a.between) return "";
+    const names = LEVEL_NAMES[language()];
+    return fill(t("adaptive_title"), { a: names[a.between[0]], b: names[a.between[1]], depth: a.depth ?? "—",
+      multipv: a.multipv, temp: a.temperature_cp });
+  }
+
+  /** Add the adaptive level (自适应) to the new-game dialog's level choice ``sel``. */
+  function addLevelChoice(sel) {
+    const o = document.createElement("option");
+    o.value = "adaptive";
+    o.textContent = t("adaptive_level");
+    sel.appendChild(o);
+  }
+
+  /** A named level for a request that knows only those (playing on from a record): the adaptive
+   *  level's nearer measured neighbour. */
+  function namedLevel(st) {
+    const level = (st && st.level) || "beginner";
+    if (level !== "adaptive") return level;
+    const a = st.coach && st.coach.adaptive;
+    return a && a.between ? a.between[a.t < 0.5 ? 0 : 1] : "beginner";
+  }
+
+  return { render, levelText, levelTitle, addLevelChoice, namedLevel };
 }
