@@ -194,3 +194,88 @@ def test_adaptive_game_plays_its_own_settings() -> None:
     g = GameSession(level=ADAPTIVE)
     assert g.engine_level().elo == 1500 and g.extras["adaptive"]["elo"] == 1500
     assert GameSession(level="beginner").snapshot().engine_level is None
+
+
+# -- the coach while playing (real engine at the coach's depth) ---------------------------------
+
+# Red: king e0, rook b0; Black: king f9, horse c8 (tests/study/test_review.py's HANGING): b0b6 leaves
+# the rook where the horse takes it.
+HANGING = "5k3/2n6/9/9/9/9/9/9/9/1R2K4 w - - 0 1"
+# Black to move, the same idea mirrored: the black rook b9 to b3 is taken by Red's horse c1.
+HANGING_BLACK = "1r2k4/9/9/9/9/9/9/9/2N6/5K3 b - - 0 1"
+# Red mates in 2 (test_review.py's MATE_IN_2): a1a2 throws the win away.
+MATE_IN_2 = "3k5/9/3a5/9/9/9/7rr/1R7/R8/4K4 w - - 0 1"
+
+
+def test_coach_flags_the_rook_left_hanging() -> None:
+    from xiangqi.core.board import Board
+
+    note = coach.advise(Board(HANGING), "b0b6")
+    assert note["warn"] is True and note["class"] == "blunder"
+    assert note["refutation"] == "c8b6" and note["refutation_text"] == "马3进2"
+    assert note["lost"] == "rook" and note["loss_cp"] == 900
+    assert note["text_zh"] == "这步丢车：对方 马3进2 吃车"
+    assert note["text_en"] == "This loses the rook: 马3进2"
+    assert note["eval_before"] > 0 > note["eval_after"]
+
+
+def test_coach_flags_black_losing_its_rook() -> None:
+    from xiangqi.core.board import Board
+
+    note = coach.advise(Board(HANGING_BLACK), "b9b3")
+    assert note["warn"] and note["refutation"] == "c1b3" and note["refutation_text"] == "马七进八"
+    assert note["text_zh"] == "这步丢车：对方 马七进八 吃车"
+
+
+def test_coach_passes_a_good_move() -> None:
+    from xiangqi.core.board import Board
+
+    note = coach.advise(Board(HANGING), "b0b2")  # the rook stays safe
+    assert note["warn"] is False and note["class"] in ("best", "good")
+    assert note["text_zh"] == "" and note["lost"] is None
+
+
+def test_coach_flags_a_missed_mate_by_the_drop() -> None:
+    from xiangqi.core.board import Board
+
+    note = coach.advise(Board(MATE_IN_2), "a1a2")
+    # the quiet move throws the mate away and lets Black's two rooks mate instead
+    assert note["warn"] is True and note["lost"] is None and note["drop"] >= 20
+    assert note["mate"] is not None and note["text_zh"].startswith("这步让对方有杀：")
+    assert note["text_en"].startswith(f"This allows mate in {note['mate']}: ")
+
+
+def test_coach_names_the_drop_when_no_material_is_lost() -> None:
+    from xiangqi.core.board import Board
+
+    # an opening where Black has left a cannon to be won: a slow pawn move lets it escape
+    b = Board("1rbakabr1/9/1cn3nc1/p1p1p1p1p/9/9/P1P1P1P1P/1CN1C1N2/9/R1BAKABR1 w - - 8 5")
+    note = coach.advise(b, "c3c4")
+    assert note["warn"] is True and note["lost"] is None and note["mate"] is None
+    assert note["text_zh"].startswith(f"这步是{coach.CLASS_ZH[note['class']]}（局面 ")
+    assert "→" in note["text_zh"] and note["text_zh"].endswith(f"：对方 {note['refutation_text']} 好")
+
+
+def test_line_loss_counts_an_exchange_as_even() -> None:
+    from xiangqi.core.board import Board
+
+    # Red rook takes a pawn defended by the black rook: after the recapture Red is down a rook for
+    # a pawn; a line where Red recaptures evens out
+    b = Board("3k5/9/9/9/9/r8/p8/9/R8/4K4 w - - 0 1")
+    start = coach._material(b, True)
+    b.push_iccs("a1a3")  # takes the pawn
+    lost = coach.line_loss(b, ["a4a3"], True, start)
+    assert lost["loss"] == 900 - 100 and lost["piece"] == 5 and lost["capture_at"] == 0
+
+
+def test_threat_names_the_capture() -> None:
+    from xiangqi.core.board import Board
+
+    # Red to move; Black's horse c8 would take the rook on b6 if Red passed
+    b = Board("5k3/2n6/9/1R7/9/9/9/9/9/4K4 w - - 0 1")
+    th = coach.threat(b)
+    assert th["move"] == "c8b6" and th["captures"] == "rook" and th["real"] is True
+    assert th["text_zh"] == "对方威胁：马3进2 吃车"
+    assert coach.threat(Board("4k4/9/9/9/9/9/9/9/4r4/3K5 w - - 0 1"))["in_check"] is False
+    inchk = coach.threat(Board("4k4/9/9/9/9/9/9/9/9/3Kr4 w - - 0 1"))
+    assert inchk["in_check"] is True and inchk["text_zh"] == "你正被将军：先应将"

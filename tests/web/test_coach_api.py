@@ -103,3 +103,66 @@ def test_bad_requests(client) -> None:
     assert client.post("/api/coach/new", json={"colour": "red"}).status_code == 422
     r = client.post("/api/coach/new", json={"fen": "9/9/9/9/9/9/9/9/9/9 w - - 0 1"})
     assert r.status_code == 400
+
+
+HANGING = "5k3/2n6/9/9/9/9/9/9/9/1R2K4 w - - 0 1"
+
+
+def wait_note(client, limit_s: float = 90.0) -> dict:
+    import time
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        st = client.get("/api/game").json()
+        if st["coach"]["note"] is not None and st["coach"]["checking"] is None:
+            return st
+        time.sleep(0.05)
+    raise AssertionError("the coach said nothing")
+
+
+def test_coach_warns_and_takes_back(client) -> None:
+    r = client.post("/api/coach/new", json={"level": "beginner", "coach": True, "fen": HANGING})
+    assert r.status_code == 200 and r.json()["coach"]["mode"] is True
+    client.post("/api/game/move", json={"move": "b0b6"})
+    st = wait_note(client)
+    note = st["coach"]["note"]
+    assert note["ply"] == 1 and note["warn"] is True and note["text_zh"] == "这步丢车：对方 马3进2 吃车"
+    run_idle(client)
+    assert len(client.get("/api/game").json()["moves"]) == 2  # the computer replied meanwhile
+    assert client.post("/api/coach/takeback", json={"ply": 2}).status_code == 409
+    r = client.post("/api/coach/takeback", json={"ply": 1})
+    assert r.status_code == 200, r.text
+    st = r.json()
+    assert st["moves"] == [] and st["coach"]["coach_takebacks"] == 1 and st["coach"]["undos"] == 0
+    assert st["coach"]["note"] is None
+    assert client.post("/api/coach/takeback", json={"ply": 1}).status_code == 409  # once
+    # a good move: a word that is no warning, and nothing to take back
+    client.post("/api/game/move", json={"move": "b0b2"})
+    st = wait_note(client)
+    assert st["coach"]["note"]["warn"] is False
+    assert client.post("/api/coach/takeback", json={"ply": 1}).status_code == 409
+
+
+def test_no_coach_word_without_coach_mode(client) -> None:
+    import time
+
+    client.post("/api/coach/new", json={"level": "beginner", "fen": HANGING})
+    client.post("/api/game/move", json={"move": "b0b6"})
+    time.sleep(0.3)
+    c = client.get("/api/game").json()["coach"]
+    assert c["note"] is None and c["checking"] is None
+
+
+def test_threat(client) -> None:
+    client.post("/api/coach/new", json={"level": "beginner", "fen": "5k3/2n6/9/1R7/9/9/9/9/9/4K4 w - - 0 1"})
+    r = client.post("/api/coach/threat")
+    assert r.status_code == 200, r.text
+    th = r.json()
+    assert th["move"] == "c8b6" and th["text_zh"] == "对方威胁：马3进2 吃车"
+    assert th["text_en"] == "The opponent threatens 马3进2, taking the rook"
+    assert client.get("/api/game").json()["coach"]["reason"] in ("not_start_position", "hint")
+    client.post("/api/coach/new", json={"level": "beginner"})
+    client.post("/api/coach/threat")
+    assert client.get("/api/game").json()["coach"]["reason"] == "hint"
+    assert client.post("/api/coach/takeback", json={"ply": "one"}).status_code == 422
+    assert client.post("/api/coach/takeback", json={"ply": 0}).status_code == 422

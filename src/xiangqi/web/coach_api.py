@@ -11,6 +11,17 @@ game's state forbids, 422 a malformed body):
   ``POST /api/game/new`` with two more choices: ``level`` may be ``"adaptive"`` (自适应: settings
   from the player's rating, :func:`xiangqi.app.coach.adaptive_for`) and ``coach`` true turns coach
   mode on (教练模式; the game is unrated).
+- ``POST /api/coach/takeback`` ``{ply}`` — take back the move the coach warned of (ply ``ply``, the
+  player's last move) and the computer's reply; counted as ``coach_takebacks``, not as 悔棋. 409 when
+  there is no such warning or the game moved on.
+- ``POST /api/coach/threat`` — what the opponent threatens now (:func:`xiangqi.app.coach.threat`);
+  asking is help taken: the game becomes unrated.
+
+Coach mode: after each of the player's moves the hub calls :meth:`CoachService.moved`, which judges
+the move in a thread of its own (:func:`xiangqi.app.coach.advise`, depth
+:data:`~xiangqi.app.coach.COACH_DEPTH`, about 0.1 s; the event loop never waits for it) and puts the
+word in the state (``coach.note``; ``coach.checking`` is the ply being judged meanwhile). A word for
+a move that is no longer on the board (taken back, a new game) is dropped.
 
 The game's state carries ``coach`` (:meth:`CoachService.state`): whether the game is rated and
 why not, the rating change once it is rated, the help counters, the adaptive level's settings.
@@ -18,10 +29,11 @@ why not, the rating change once it is rated, the help counters, the adaptive lev
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException
 from pydantic import Field
 
 from xiangqi.app import coach
@@ -48,6 +60,16 @@ class CoachNewGameRequest(StrictModel):
     clock: ClockRequest | None = None
 
 
+class TakebackRequest(StrictModel):
+    """Body of ``POST /api/coach/takeback``: the ply (1-based) of the move the coach warned of."""
+
+    ply: int = Field(ge=1, le=10000)
+
+
+#: Seconds the coach's judgement or a threat display may take before it is given up.
+COACH_TIMEOUT_S = 60.0
+
+
 class CoachService:
     """The coach's part of the game hub (``hub.coach``). The hub calls :meth:`saved` after every
     save (the rating follows the game) and :meth:`state` for ``state()["coach"]``; ``revision``
@@ -57,6 +79,10 @@ class CoachService:
         self.hub = hub
         self.revision = 0
         self._rating: tuple[str, dict[str, Any] | None] | None = None  # (game id, history row)
+        #: The coach's last word: ``(game id, ply, note)``; the ply being judged: ``(game id, ply)``.
+        self.note: tuple[str, int, dict[str, Any]] | None = None
+        self.checking: tuple[str, int] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- hooks the hub calls ------------------------------------------------------
 
@@ -85,13 +111,89 @@ class CoachService:
             except StorageError:
                 self._rating = (session.id, None)
         ex = session.extras
-        return {"mode": bool(ex.get("coach")), **coach.rating_status(session),
+        note = self._note(session)
+        checking = self.checking[1] if self.checking and self.checking[0] == session.id else None
+        return {"mode": bool(ex.get("coach")), **coach.rating_status(session), "note": note,
+                "checking": checking,
                 "rating": coach.rating_view(self._rating[1]), "undos": int(ex.get("undos", 0)),
                 "coach_takebacks": int(ex.get("coach_takebacks", 0)), "hints": int(ex.get("hints", 0)),
                 "adaptive": _adaptive_view(ex.get("adaptive")) if session.level == ADAPTIVE else None}
 
+    def _note(self, session: GameSession) -> dict[str, Any] | None:
+        """The coach's last word while its move is still the last move of the player on the board."""
+        if self.note is None or self.note[0] != session.id:
+            return None
+        game_id, ply, note = self.note
+        n = len(session.moves)
+        if n < ply or session.moves[ply - 1].iccs != note["move"] or n > ply + 1:
+            return None
+        return {**note, "ply": ply}
+
     def moved(self, session: GameSession) -> None:
-        """After a move of the player (under the hub's lock)."""
+        """After a move on the board (under the hub's lock): in coach mode, judge a move of the
+        player in a thread of its own; the word arrives in a later state."""
+        from xiangqi.app.coach import human_color
+
+        color = human_color(session)
+        if not session.extras.get("coach") or color is None or not session.moves:
+            return
+        board = session.board.copy()
+        last = board.pop()
+        if board.turn != color:
+            return
+        ply = len(session.moves)
+        self.checking = (session.id, ply)
+        self.revision += 1
+        task = asyncio.get_running_loop().create_task(self._judge(session.id, ply, board, last.iccs()))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _judge(self, game_id: str, ply: int, board: Any, move: str) -> None:
+        from xiangqi.web.hub import _in_thread
+
+        try:
+            note = await asyncio.wait_for(_in_thread(coach.advise, board, move), COACH_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - no word from the coach is better than a broken game
+            log.exception("the coach could not judge move %s", move)
+            note = None
+        if self.checking == (game_id, ply):
+            self.checking = None
+        if note is not None and self.hub.session.id == game_id:
+            self.note = (game_id, ply, note)
+        self.revision += 1
+        await self.hub.broadcast()
+
+    async def takeback(self, ply: int) -> dict[str, Any]:
+        """Take back the warned move at ``ply`` and the reply to it (``POST /api/coach/takeback``)."""
+        s = self.hub.session
+        note = self._note(s)
+        if note is None or note["ply"] != ply or not note.get("warn"):
+            raise HTTPException(409, f"no coach warning for ply {ply} to take back (the game moved on)")
+        self.note = None
+        self.revision += 1
+        return await self.hub.undo(coach=True, to_ply=ply - 1)
+
+    async def threat(self) -> dict[str, Any]:
+        """The opponent's threat in the current position (``POST /api/coach/threat``)."""
+        from xiangqi.app.coach import human_color
+        from xiangqi.app.session import NotYourTurnError, SessionError
+        from xiangqi.web.hub import _in_thread
+
+        hub = self.hub
+        async with hub._lock:
+            s = hub.session
+            if s.is_over:
+                raise SessionError("the game is over: no threat to show")
+            if human_color(s) is not None and s.engine_to_move():
+                raise NotYourTurnError("it is the computer's turn")
+            board = s.board.copy()
+        out = await asyncio.wait_for(_in_thread(coach.threat, board), COACH_TIMEOUT_S)
+        async with hub._lock:  # help taken: the game is unrated from now on
+            if hub.session is s and not s.is_over:
+                with hub._saving():
+                    s.count("threats")
+        await hub.broadcast()
+        return {**out, "fen": board.fen()}
 
 
 def _adaptive_view(settings: Any) -> dict[str, Any] | None:
@@ -139,7 +241,15 @@ def create_router(hub: Any) -> APIRouter:
             session.extras["adaptive"] = coach.adaptive_for(hub.store)
         return await hub.replace(session)
 
-    del get_profile, coach_new
+    @router.post("/api/coach/takeback")
+    async def coach_takeback(req: TakebackRequest) -> dict[str, Any]:
+        return await service.takeback(req.ply)
+
+    @router.post("/api/coach/threat")
+    async def coach_threat() -> dict[str, Any]:
+        return await service.threat()
+
+    del get_profile, coach_new, coach_takeback, coach_threat
     return router
 
 

@@ -29,7 +29,7 @@ const ui = {
 window.xq = ui; // read by the browser tests and handy in the console
 
 const board = createBoard($("#board"), { onMove: tryMove });
-const coach = createCoach({ panel: $("#coach-panel") });
+const coach = createCoach({ panel: $("#coach-panel"), api, toast, onState: (st) => render(st) });
 
 // -- server access ----------------------------------------------------------
 
@@ -123,6 +123,8 @@ function onMessage(msg) {
     if (!ui.state || !msg.hint || msg.hint.fen !== ui.state.fen) return; // the position moved on
     ui.hint = msg.hint.move;
     ui.hintInfo = msg.hint;
+    // hints grow in steps: the piece (coach mode), the move, the line (coach.js)
+    ui.hintStep = coach.firstHintStep(ui.state);
     document.body.dataset.hint = ui.hint || "";
     render(ui.state);
   } else if (msg.type === "error") {
@@ -161,7 +163,7 @@ function render(st) {
     check: st.check,
     dests: movable ? st.legal : {},
     movable,
-    shapes: ui.hint ? [{ from: ui.hint.slice(0, 2), to: ui.hint.slice(2, 4), kind: "hint" }] : [],
+    shapes: ui.hint ? coach.hintShapes(ui.hint, ui.analysis ? 3 : ui.hintStep) : [],
     traditional: ui.settings.traditional,
     labels: { river: [t("river_left"), t("river_right")] },
     animate: Boolean(prev && prev.id === st.id),
@@ -364,7 +366,7 @@ function renderHint() {
   if (!h) { el.textContent = ""; return; }
   let text = moveText({ iccs: h.move, chinese: h.chinese, wxf: h.wxf });
   if (ui.settings.traditional && notation() === "chinese") text = toTraditional(text);
-  el.textContent = `${t("hint_text")}${text}${h.quick ? t("hint_quick") : ""}`;
+  el.textContent = coach.hintText(h, ui.analysis ? 2 : ui.hintStep, `${t("hint_text")}${text}${h.quick ? t("hint_quick") : ""}`);
 }
 
 function renderPlayers(st) {
@@ -639,7 +641,8 @@ $("#dlg-new").addEventListener("close", () => {
   const dlg = $("#dlg-new");
   if (dlg.returnValue !== "ok") return;
   const form = dlg.querySelector("form");
-  newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value })
+  newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value,
+    coach: form.coach.checked })
     .catch((e) => toast(`${t("error")}: ${e.message}`));
 });
 
@@ -713,7 +716,12 @@ function openOpenDialog() {
 
 $("#btn-new").addEventListener("click", openNewDialog);
 $("#btn-undo").addEventListener("click", () => { if (!browsing()) undo(); });
-$("#btn-hint").addEventListener("click", () => { if (!browsing()) send({ type: "hint" }); });
+$("#btn-hint").addEventListener("click", () => {
+  if (browsing()) return;
+  // a hint already shown grows a step (the piece, the move, the line) before another is asked for
+  if (ui.hint && !ui.analysis && ui.hintStep < 3) { ui.hintStep += 1; render(ui.state); return; }
+  if (!ui.hint) send({ type: "hint" });
+});
 $("#btn-draw").addEventListener("click", async () => {
   if (browsing()) return;
   const st = ui.state;
