@@ -78,7 +78,7 @@ def test_coach_mode_from_the_new_game_dialog_and_hints_in_steps(quick_server, en
     text = page.locator("#hint-line").inner_text()
     assert text.startswith("提示：") and "动这个子" not in text
     page.click("#btn-hint")  # step 3: the line
-    expect(page.locator("#hint-line")).to_contain_text("提示线路：")
+    expect(page.locator("#hint-line")).to_contain_text("接着：")
     assert page.locator("#hint-line").inner_text().startswith(text + " · ")
 
 

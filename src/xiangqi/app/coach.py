@@ -330,6 +330,10 @@ def engine_level(settings: dict[str, Any]) -> Any:
 #: threat display: small, so that the warning comes at once (measured here: about 0.1 s for the
 #: two searches of a middlegame move, once the kernels are loaded), deep enough for a hanging piece.
 COACH_DEPTH = 6
+#: Centipawns (clamped evaluation, the player's side) a move must lose besides its win-chance class
+#: before the coach warns: in an even position the fitted curve is steep, and a shallow search's
+#: noise of half a pawn would be called a mistake (a developing move like 马八进九 was).
+COACH_MIN_CP_LOSS = 100
 #: Plies of the refutation line walked to find the material it wins.
 LINE_PLIES = 6
 #: Names of the pieces a line wins (by piece kind, per colour) and of the move classes.
@@ -396,13 +400,14 @@ def advise(board: Any, move: str, *, depth: int = COACH_DEPTH) -> dict[str, Any]
     """The coach's word on ``move`` (ICCS) played in ``board`` (not changed; its history counts).
 
     Judges the move with :func:`xiangqi.study.review.review_move` (win-chance classes of
-    docs/REVIEW.md) at ``depth`` and returns ``{"move", "text" (Chinese), "class", "warn" (True for a
-    mistake or blunder), "drop" (win chance, -100..100 scale), "eval_before", "eval_after" (centipawns
-    for the player), "mate" (moves to the opponent's mate after the move, or None), "refutation"
-    (the opponent's best reply, ICCS), "refutation_text", "line" (Chinese), "lost" (the piece kind the
-    line wins, or None), "loss_cp", "text_zh", "text_en"}``. The words name the refutation and the
-    material it wins when the line wins at least a pawn and a half, else the mate, else the change of
-    the evaluation. Raises IllegalMoveError for an illegal move."""
+    docs/REVIEW.md) at ``depth`` and returns ``{"move", "text" (Chinese), "class", "warn", "drop" (win
+    chance, -100..100 scale), "eval_before", "eval_after" (centipawns for the player), "mate" (moves to
+    the opponent's mate after the move, or None), "refutation" (the opponent's best reply, ICCS),
+    "refutation_text", "line" (Chinese), "lost" (the piece the line wins, English, or None),
+    "loss_cp", "text_zh", "text_en"}``. ``warn`` is True for a mistake or blunder that loses at least
+    :data:`COACH_MIN_CP_LOSS` or allows a mate. The words name the refutation and the material it
+    wins when the line wins at least a pawn and a half, else the mate, else the change of the
+    evaluation. Raises IllegalMoveError for an illegal move."""
     from xiangqi.app.session import chinese_move_text
     from xiangqi.core.board import Move
     from xiangqi.study.review import review_move
@@ -419,8 +424,9 @@ def advise(board: Any, move: str, *, depth: int = COACH_DEPTH) -> dict[str, Any]
         {"loss": 0, "piece": None, "capture_at": None, "texts": []}
     mate = pr.after.mate
     opp_mates = None if mate is None or (mate > 0) == (color == RED) else abs(mate)
+    warn = pr.cls in ("mistake", "blunder") and (pr.cp_loss >= COACH_MIN_CP_LOSS or opp_mates is not None)
     note = {"move": move, "text": chinese_move_text(board, mv), "class": pr.cls,
-            "warn": pr.cls in ("mistake", "blunder"), "drop": round(pr.drop, 1),
+            "warn": warn, "drop": round(pr.drop, 1),
             "eval_before": sign * pr.before.cp, "eval_after": sign * pr.after.cp, "mate": opp_mates,
             "refutation": refutation, "refutation_text": info["texts"][0] if info["texts"] else None,
             "line": info["texts"], "lost": None, "loss_cp": info["loss"], "text_zh": "", "text_en": ""}

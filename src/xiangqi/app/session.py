@@ -239,10 +239,10 @@ class GameSession:
         return self._engine_level[1]
 
     def count(self, what: str, n: int = 1) -> None:
-        """Add ``n`` to the counter ``extras[what]`` (``hints``, ``threats``, …) as a change of the game
-        (the version goes up, so the save step keeps it)."""
+        """Add ``n`` to the counter ``extras[what]`` (``hints``, ``threats``, …). Not a change of the
+        position: the version stays (other hints asked for this position stay valid), so the caller
+        saves the game itself (:meth:`xiangqi.web.hub.GameHub.note_help`)."""
         self.extras[what] = int(self.extras.get(what, 0)) + n
-        self._touch()
 
     # -- actions ---------------------------------------------------------
 

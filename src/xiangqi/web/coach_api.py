@@ -188,11 +188,7 @@ class CoachService:
                 raise NotYourTurnError("it is the computer's turn")
             board = s.board.copy()
         out = await asyncio.wait_for(_in_thread(coach.threat, board), COACH_TIMEOUT_S)
-        async with hub._lock:  # help taken: the game is unrated from now on
-            if hub.session is s and not s.is_over:
-                with hub._saving():
-                    s.count("threats")
-        await hub.broadcast()
+        await hub.note_help(s, "threats")  # help taken: the game is unrated from now on
         return {**out, "fen": board.fen()}
 
 

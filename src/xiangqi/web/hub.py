@@ -461,13 +461,28 @@ class GameHub:
         from xiangqi.core.notation import move_to_wxf
 
         line = _line_text(board, hint.get("pv") or [hint["move"]])
-        async with self._lock:  # a hint seen is help taken: the game is no longer rated (app/coach.py)
-            if self.session is s and not s.is_over:
-                with contextlib.suppress(StorageError), self._saving():
-                    s.count("hints")
-        await self.broadcast()
+        await self.note_help(s, "hints")  # a hint seen is help taken: the game is no longer rated
         return {**hint, "fen": board.fen(), "chinese": chinese_move_text(board, mv),
                 "wxf": move_to_wxf(board, mv), "line": line, "version": self.version}
+
+    async def note_help(self, session: GameSession, what: str) -> None:
+        """Count help taken in ``session`` (``hints``, ``threats``: :meth:`GameSession.count`; such a
+        game is not rated, app/coach.py), save it and tell the pages. The position's version stays,
+        so hints being searched for it are not cancelled; a save that fails is logged and the count
+        is kept in memory (the next save writes it)."""
+        async with self._lock:
+            if self.session is not session or session.is_over:
+                return
+            record, version = session.to_record(), session.version
+            session.count(what)
+            if self.coach is not None:
+                self.coach.revision += 1
+            try:
+                self._commit(session, record, version)
+            except StorageError:
+                log.warning("help taken (%s) could not be saved yet", what)
+                self.session.count(what)  # the restored game keeps the count in memory
+        await self.broadcast()
 
     async def _query(self, ticket: SearchTicket, fn: Callable[..., T], *args: Any) -> T:
         """Run a hint or judgement ``fn(*args)`` in its own thread, at most

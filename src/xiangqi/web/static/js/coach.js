@@ -137,11 +137,11 @@ export function createCoach({ panel, api, toast, onState }) {
   }
 
   /** The hint line's text at ``step``: "动这个子", the move (``moveText``, as the page writes it), the
-   *  move and the line (Chinese notation). */
+   *  move and the line after it (Chinese notation). */
   function hintText(h, step, moveText) {
     if (step <= 1) return t("hint_piece");
     if (step === 2 || !h.line || h.line.length < 2) return moveText;
-    return `${moveText} · ${t("hint_line")}${h.line.join(" ")}`;
+    return `${moveText} · ${t("hint_line")}${h.line.slice(1).join(" ")}`;
   }
 
   return { render, firstHintStep, hintShapes, hintText, levelText, levelTitle, addLevelChoice, namedLevel };

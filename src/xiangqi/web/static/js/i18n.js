@@ -111,7 +111,7 @@ Object.assign(TEXT.zh, {
   adaptive_title: "介于{a}与{b}之间：深度 {depth}，候选 {multipv} 步，温度 {temp}",
   coach_mode: "教练模式", coach_mode_note: "（每步点评，不计等级分）",
   coach_checking: "教练正在看这步…", coach_takeback: "收回这步", coach_dismiss: "知道了",
-  coach_good: "教练：这步不错", threat: "对方威胁", threat_title: "看对方的威胁（不计等级分）", hint_piece: "提示：动这个子", hint_line: "提示线路：",
+  coach_good: "教练：这步不错", threat: "对方威胁", threat_title: "看对方的威胁（不计等级分）", hint_piece: "提示：动这个子", hint_line: "接着：",
   coach_takebacks: "教练建议收回 {n} 步（不算悔棋）", undos_n: "悔棋 {n} 次",
 });
 Object.assign(TEXT.en, {
@@ -123,7 +123,7 @@ Object.assign(TEXT.en, {
   adaptive_title: "Between {a} and {b}: depth {depth}, {multipv} candidate moves, temperature {temp}",
   coach_mode: "Coach mode", coach_mode_note: " (comments on every move; unrated)",
   coach_checking: "The coach is looking at this move…", coach_takeback: "Take it back", coach_dismiss: "OK",
-  coach_good: "Coach: a good move", threat: "Threat", threat_title: "What the opponent threatens (the game becomes unrated)", hint_piece: "Hint: move this piece", hint_line: "Hint line: ",
+  coach_good: "Coach: a good move", threat: "Threat", threat_title: "What the opponent threatens (the game becomes unrated)", hint_piece: "Hint: move this piece", hint_line: "then: ",
   coach_takebacks: "{n} taken back on the coach's advice (not undos)", undos_n: "{n} undos",
 });
 
