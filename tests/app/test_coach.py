@@ -279,3 +279,23 @@ def test_threat_names_the_capture() -> None:
     assert coach.threat(Board("4k4/9/9/9/9/9/9/9/4r4/3K5 w - - 0 1"))["in_check"] is False
     inchk = coach.threat(Board("4k4/9/9/9/9/9/9/9/9/3Kr4 w - - 0 1"))
     assert inchk["in_check"] is True and inchk["text_zh"] == "你正被将军：先应将"
+
+
+@pytest.mark.parametrize("true_elo", [1450, 1900, 2400])
+def test_adaptive_level_settles_where_the_player_scores_half(true_elo: int) -> None:
+    """A simulated player of ``true_elo`` against adaptive levels as strong as their estimate: the
+    rating and the offset bring the level to the player, who then scores about half."""
+    import random
+
+    rng = random.Random(true_elo)
+    r, results, levels = glicko.Rating(), [], []
+    for _ in range(300):
+        a = coach.adaptive_level(r.rating, coach.adaptive_offset(results[-coach.ADAPTIVE_WINDOW:]))
+        p_win = 1 / (1 + 10 ** ((a["elo"] - true_elo) / 400))
+        s = 1.0 if rng.random() < p_win else 0.0
+        r = glicko.update(r, [glicko.Result(a["elo"], glicko.rd_from_error(a["error"]), s)])
+        results.append(s)
+        levels.append(a["elo"])
+    late = results[100:]
+    assert abs(sum(late) / len(late) - 0.5) < 0.08
+    assert abs(sum(levels[200:]) / 100 - true_elo) < 120
