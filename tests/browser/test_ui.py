@@ -261,7 +261,8 @@ def core_messages() -> list[str]:
         if problems:
             out.append("impossible start position: " + "; ".join(p.en for p in problems))
     out += ["it is the computer's turn; wait for its move", "it is the computer's turn",
-            "no human player to resign", "the game is over: no hint",
+            "no human player to resign", "the game is over: no hint", "the game is over: no threat to show",
+            "no coach warning for ply 3 to take back (the game moved on)",
             "nothing to undo: the computer plays both sides",
             "the engine gave no hint within 30 s", "no saved game with id 7",
             "PGN file too large: 3000000 bytes (limit 2097152)"]
@@ -463,7 +464,7 @@ TOKEN = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*/\S*|\b[a-i]\d[a-i]?\d?\b|\b(?:FE
 # are: setting, message and field names and values, header names, Python names, a crashed engine's
 # own words, a game id.
 CODE_WORDS = re.compile(r"\b(?:engine crashed|localhost|0x[0-9a-f]{2}|human|engine|beginner|intermediate|"
-                        r"advanced|master|theme|pieces|mode|language|sound|traditional|notation|computer_tendency|move|undo|resign|draw|hint|retry|state|version|red|None|"
+                        r"advanced|master|adaptive|theme|pieces|mode|language|sound|traditional|notation|computer_tendency|move|undo|resign|draw|hint|retry|state|version|red|None|"
                         r"[Hh]ost|Origin|Sec-Fetch-Site|Sec-Fetch-Dest|JSON|NaN|Infinity|UTF-16|UTF-32|"
                         r"RuntimeError|KeyError|data-dir|damaged_games|ud800|udfff|1e999|"
                         r"[0-9a-f]{32})\b")

@@ -24,6 +24,9 @@ PLAYER_KINDS = ("human", "engine")
 #: Level keys of the built-in engine (DESIGN.md §8); the engine package defines them too.
 DEFAULT_LEVEL = "beginner"
 LEVEL_KEYS = ("beginner", "intermediate", "advanced", "master")
+#: The adaptive level (自适应): its engine settings are chosen from the player's rating when the game
+#: starts (:func:`xiangqi.app.coach.adaptive_level`) and kept in ``extras["adaptive"]``.
+ADAPTIVE = "adaptive"
 
 
 class GameOverError(XiangqiError):
@@ -103,6 +106,9 @@ class Snapshot:
     board: Board
     level: str
     think_s: float | None
+    #: The engine level to play (an :class:`xiangqi.engine.levels.Level`) when ``level`` is not one
+    #: of the named levels (the adaptive level), else None.
+    engine_level: Any = None
 
 
 @dataclasses.dataclass
@@ -140,8 +146,8 @@ class GameSession:
         for side, kind in (("red", red), ("black", black)):
             if kind not in PLAYER_KINDS:
                 raise SessionError(f"{side} player must be one of {', '.join(PLAYER_KINDS)}, got {kind!r}")
-        if level not in LEVEL_KEYS:
-            raise SessionError(f"level must be one of {', '.join(LEVEL_KEYS)}, got {level!r}")
+        if level not in LEVEL_KEYS and level != ADAPTIVE:
+            raise SessionError(f"level must be one of {', '.join(LEVEL_KEYS + (ADAPTIVE,))}, got {level!r}")
         self.id = game_id or uuid.uuid4().hex
         self.players: dict[Color, str] = {RED: red, BLACK: black}
         self.level = level
@@ -151,6 +157,12 @@ class GameSession:
             raise SessionError("the start position needs both kings")
         self.moves: list[MoveRecord] = []
         self.headers: dict[str, str] = dict(headers or {})
+        #: What the coach and the rating need to know of this game (JSON values, saved with the game):
+        #: ``coach`` (bool: coach mode), ``undos`` (悔棋 taken), ``coach_takebacks`` (moves taken back
+        #: on the coach's advice; not 悔棋), ``hints``/``threats`` (help asked), ``adaptive`` (the
+        #: adaptive level's settings and estimated Elo). See :mod:`xiangqi.app.coach`.
+        self.extras: dict[str, Any] = {}
+        self._engine_level: tuple[Any, Any] | None = None
         self.created = _dt.datetime.now().strftime("%Y.%m.%d")
         #: A result decided outside the board (resignation, timeout, agreement).
         self.declared: Outcome | None = None
@@ -208,7 +220,29 @@ class GameSession:
         """A :class:`Snapshot` for a worker thread (call it where the session is changed, e.g. under
         the web hub's lock; the board in it is a copy nobody else holds)."""
         board = self.board.copy()
-        return Snapshot(self.id, self.version, board, self.level, self.clock.think_budget_s(board.turn))
+        return Snapshot(self.id, self.version, board, self.level, self.clock.think_budget_s(board.turn),
+                        self.engine_level())
+
+    def engine_level(self) -> Any:
+        """The :class:`xiangqi.engine.levels.Level` the computer plays when :attr:`level` is
+        :data:`ADAPTIVE` (from ``extras["adaptive"]``, or the adaptive level of a new player when the
+        game has none: a game opened with the adaptive level chosen), else None (the named level)."""
+        if self.level != ADAPTIVE:
+            return None
+        settings = self.extras.get("adaptive")
+        if self._engine_level is None or self._engine_level[0] is not settings:
+            from xiangqi.app.coach import adaptive_level, engine_level
+
+            if not isinstance(settings, dict):
+                settings = self.extras["adaptive"] = adaptive_level(None)
+            self._engine_level = (settings, engine_level(settings))
+        return self._engine_level[1]
+
+    def count(self, what: str, n: int = 1) -> None:
+        """Add ``n`` to the counter ``extras[what]`` (``hints``, ``threats``, …). Not a change of the
+        position: the version stays (other hints asked for this position stay valid), so the caller
+        saves the game itself (:meth:`xiangqi.web.hub.GameHub.note_help`)."""
+        self.extras[what] = int(self.extras.get(what, 0)) + n
 
     # -- actions ---------------------------------------------------------
 
@@ -275,8 +309,11 @@ class GameSession:
             return True
         return bool(self.board.move_stack)
 
-    def undo(self) -> int:
+    def undo(self, *, coach: bool = False) -> int:
         """Take back the last step (悔棋), as casual play allows even after the game has ended.
+
+        Each step taken back is counted in ``extras``: ``undos`` (悔棋), or ``coach_takebacks`` with
+        ``coach`` (a move taken back because the coach warned of it: not counted as 悔棋).
 
         After a resignation or an agreed draw the step is that declaration: it is withdrawn and
         the game goes on from the same position (0 plies taken back). Otherwise the last full
@@ -291,9 +328,11 @@ class GameSession:
         d = self.declared
         if d is not None and d.termination == Termination.TIMEOUT:
             raise GameOverError(f"the game was lost on time ({d.reason_en}): a move cannot be taken back")
+        counter = "coach_takebacks" if coach else "undos"
         if d is not None and d.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
             self.declared = None
             self.clock.start(self.board.turn)  # time already used stays used
+            self.extras[counter] = int(self.extras.get(counter, 0)) + 1
             self._touch()
             return 0
         if not self.board.move_stack:
@@ -309,6 +348,7 @@ class GameSession:
         self._refresh_outcome()
         if not self.is_over:
             self.clock.start(self.board.turn)  # time already used stays used
+        self.extras[counter] = int(self.extras.get(counter, 0)) + 1
         self._touch()
         return n
 
@@ -421,6 +461,10 @@ class GameSession:
         en = language == "en"
         if self.players[color] != "engine":
             return "Player" if en else "棋手"
+        if self.level == ADAPTIVE:
+            a = self.extras.get("adaptive") or {}
+            elo = f" {round(a['elo'])}" if isinstance(a.get("elo"), int | float) else ""
+            return f"Computer (Adaptive{elo})" if en else f"电脑·自适应{elo}"
         lv = next((x for x in levels() if x.key == self.level), None)
         if en:
             return f"Computer ({lv.name_en if lv else self.level})"
@@ -512,6 +556,7 @@ class GameSession:
             "clock": self.clock.to_record(),
             "declared": None if d is None else {"termination": d.termination.value, "winner": d.winner,
                                                  "reason_zh": d.reason_zh, "reason_en": d.reason_en},
+            **({"extras": dict(self.extras)} if self.extras else {}),
         }
 
     @classmethod
@@ -524,6 +569,8 @@ class GameSession:
             s = cls(red=rec["red"], black=rec["black"], level=rec["level"], fen=rec["start_fen"],
                     rules=rec.get("rules", "cxa"), game_id=rec["id"], headers=rec.get("headers") or {})
             s.created = rec.get("created") or s.created
+            if isinstance(rec.get("extras"), dict):
+                s.extras = dict(rec["extras"])
             for mv in rec["moves"]:
                 s.play(mv, clocked=False)
             d = rec.get("declared")

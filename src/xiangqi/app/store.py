@@ -93,6 +93,37 @@ settings = sa.Table(
     sa.Column("value", sa.Text, nullable=False),
 )
 
+#: The player's Glicko-2 rating (:mod:`xiangqi.study.rating`): one row, ``player`` = ``"player"``.
+#: ``games`` counts the rated games behind it. Absent until the first rated game.
+player_rating = sa.Table(
+    "player_rating", metadata,
+    sa.Column("player", sa.String(32), primary_key=True),
+    sa.Column("rating", sa.Float, nullable=False),
+    sa.Column("rd", sa.Float, nullable=False),
+    sa.Column("volatility", sa.Float, nullable=False),
+    sa.Column("games", sa.Integer, nullable=False),
+    sa.Column("updated", sa.String(32), nullable=False),
+)
+
+#: One row per rated game (at most one per ``game_id``): when (local ISO time), the opponent (level
+#: key, its Elo and RD), the player's score (1, 0.5, 0) and the rating before and after the game.
+rating_history = sa.Table(
+    "rating_history", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("game_id", sa.String(64), nullable=False, unique=True),
+    sa.Column("date", sa.String(32), nullable=False),
+    sa.Column("level", sa.String(32), nullable=False),
+    sa.Column("opponent_elo", sa.Float, nullable=False),
+    sa.Column("opponent_rd", sa.Float, nullable=False),
+    sa.Column("score", sa.Float, nullable=False),
+    sa.Column("rating_before", sa.Float, nullable=False),
+    sa.Column("rd_before", sa.Float, nullable=False),
+    sa.Column("volatility_before", sa.Float, nullable=False),
+    sa.Column("rating", sa.Float, nullable=False),
+    sa.Column("rd", sa.Float, nullable=False),
+    sa.Column("volatility", sa.Float, nullable=False),
+)
+
 #: Columns added after the first release, created on an older file: name -> SQL type and default.
 _ADDED_COLUMNS = {"games": {"played_at": "VARCHAR(32) NOT NULL DEFAULT ''"}}
 
@@ -636,3 +667,59 @@ class Store:
                 conn.execute(sa.delete(settings).where(settings.c.key == k))
                 conn.execute(sa.insert(settings).values(key=k, value=json.dumps(v, ensure_ascii=False)))
         return self.get_settings()
+
+    # -- rating (Glicko-2, xiangqi.app.coach) -------------------------------------
+
+    def get_rating(self) -> dict[str, Any] | None:
+        """The player's rating row ``{rating, rd, volatility, games, updated}``, None before the first
+        rated game."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(player_rating).where(player_rating.c.player == "player")).first()
+        return None if row is None else {k: v for k, v in row._mapping.items() if k != "player"}
+
+    def rating_entry(self, game_id: str) -> dict[str, Any] | None:
+        """The history row of ``game_id`` (all :data:`rating_history` columns), None when unrated."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(rating_history).where(rating_history.c.game_id == game_id)).first()
+        return None if row is None else dict(row._mapping)
+
+    def rating_history(self, limit: int = 500) -> list[dict[str, Any]]:
+        """The last ``limit`` history rows, oldest first (all :data:`rating_history` columns)."""
+        with self.engine.connect() as conn:
+            q = sa.select(rating_history).order_by(rating_history.c.id.desc()).limit(limit)
+            rows = [dict(r._mapping) for r in conn.execute(q)]
+        return rows[::-1]
+
+    def add_rating(self, entry: dict[str, Any]) -> bool:
+        """Record one rated game (``entry``: the :data:`rating_history` columns but ``id``) and make its
+        ``rating``/``rd``/``volatility`` the player's, in one transaction. A game already recorded is
+        left as it is (False): each game counts once. Raises :class:`StorageError`."""
+        with self.engine.begin() as conn:
+            if conn.execute(sa.select(rating_history.c.id)
+                            .where(rating_history.c.game_id == entry["game_id"])).first():
+                return False
+            conn.execute(sa.insert(rating_history).values(**entry))
+            n = conn.execute(sa.select(sa.func.count()).select_from(rating_history)).scalar_one()
+            conn.execute(sa.delete(player_rating).where(player_rating.c.player == "player"))
+            conn.execute(sa.insert(player_rating).values(
+                player="player", rating=entry["rating"], rd=entry["rd"], volatility=entry["volatility"],
+                games=int(n), updated=_now()))
+        return True
+
+    def remove_rating(self, game_id: str) -> bool:
+        """Take a rated game back out (its result was taken back): when it is the last rated game the
+        player's rating returns to its ``*_before`` values and the row goes (True); an older game is
+        left (False: later games were rated from it). Raises :class:`StorageError`."""
+        with self.engine.begin() as conn:
+            q = sa.select(rating_history).order_by(rating_history.c.id.desc()).limit(1)
+            last = conn.execute(q).first()
+            if last is None or last.game_id != game_id:
+                return False
+            conn.execute(sa.delete(rating_history).where(rating_history.c.id == last.id))
+            n = conn.execute(sa.select(sa.func.count()).select_from(rating_history)).scalar_one()
+            conn.execute(sa.delete(player_rating).where(player_rating.c.player == "player"))
+            if n:
+                conn.execute(sa.insert(player_rating).values(
+                    player="player", rating=last.rating_before, rd=last.rd_before,
+                    volatility=last.volatility_before, games=int(n), updated=_now()))
+        return True

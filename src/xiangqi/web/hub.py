@@ -159,12 +159,15 @@ class GameHub:
         self._computer_offer: tuple[str, int] | None = None  # (game id, version) of a standing offer
         self._version = 0
         self._version_key: tuple[Any, ...] | None = None
+        #: The coach (:class:`xiangqi.web.coach_api.CoachService`, set by its router): the rating after
+        #: each save, the coach's advice after each of the player's moves, ``state()["coach"]``.
+        self.coach: Any = None
 
     # -- state -----------------------------------------------------------
 
     def _warming(self) -> bool:
         return (self.thinking and not self._custom_provider
-                and self.player.waits_for_warmup(self.session.level))
+                and self.player.waits_for_warmup(self.session.engine_level() or self.session.level))
 
     @property
     def version(self) -> int:
@@ -174,7 +177,8 @@ class GameHub:
         s = self.session
         err = self._failure()
         key = (s.id, s.version, self.thinking, self._warming(), None if err is None else err["detail"],
-               None if self.storage_error is None else self.storage_error["detail"])
+               None if self.storage_error is None else self.storage_error["detail"],
+               None if self.coach is None else self.coach.revision)
         if key != self._version_key:
             self._version_key = key
             self._version += 1
@@ -194,6 +198,8 @@ class GameHub:
         st["storage_error"] = self.storage_error
         st["storage_notices"] = list(self.store.notices)
         st["computer_draw_offer"] = self.computer_offers_draw()
+        if self.coach is not None:
+            st["coach"] = self.coach.state(self.session)
         return st
 
     def _failure(self) -> dict[str, Any] | None:
@@ -284,6 +290,8 @@ class GameHub:
             raise
         self.storage_error = None
         self.arm_clock()
+        if self.coach is not None:
+            self.coach.saved(new)
 
     # -- actions ---------------------------------------------------------
 
@@ -324,17 +332,22 @@ class GameHub:
                 self._conduct(self.session).declined(len(self.session.moves))
                 self._computer_offer = None
             self.engine_error = None
+            if self.coach is not None:
+                self.coach.moved(self.session)
         await self.broadcast()
         self.kick_engine()
         return self.state()
 
-    async def undo(self, version: int | None = None) -> dict[str, Any]:
+    async def undo(self, version: int | None = None, *, coach: bool = False,
+                   to_ply: int | None = None) -> dict[str, Any]:
         """Take back the last full move (悔棋); a running search is abandoned.
 
         ``version`` is the state version the page showed when the player pressed 悔棋: when the
         game has changed since (another tab's undo, the computer's reply), nothing is taken back
         and :class:`StaleVersionError` is raised, so two pages pressing once each take back one
-        move, not two. None: no check (a caller that does not track versions)."""
+        move, not two. None: no check (a caller that does not track versions). ``coach``: a takeback
+        the coach offered (counted apart from 悔棋, :meth:`GameSession.undo`); ``to_ply``: take back
+        until at most that many plies remain (the coach's warned move and the reply after it)."""
         async with self._lock:
             current = self.version
             if version is not None and version != current:
@@ -344,7 +357,9 @@ class GameHub:
                     current)
             self.player.stop()
             with self._saving():
-                self.session.undo()
+                self.session.undo(coach=coach)
+                while to_ply is not None and len(self.session.moves) > to_ply and self.session.can_undo():
+                    self.session.undo(coach=coach)
             self.thinking = False
             self.engine_error = None
         await self.broadcast()
@@ -463,8 +478,29 @@ class GameHub:
         from xiangqi.app.session import chinese_move_text
         from xiangqi.core.notation import move_to_wxf
 
+        line = _line_text(board, hint.get("pv") or [hint["move"]])
+        await self.note_help(s, "hints")  # a hint seen is help taken: the game is no longer rated
         return {**hint, "fen": board.fen(), "chinese": chinese_move_text(board, mv),
-                "wxf": move_to_wxf(board, mv), "version": self.version}
+                "wxf": move_to_wxf(board, mv), "line": line, "version": self.version}
+
+    async def note_help(self, session: GameSession, what: str) -> None:
+        """Count help taken in ``session`` (``hints``, ``threats``: :meth:`GameSession.count`; such a
+        game is not rated, app/coach.py), save it and tell the pages. The position's version stays,
+        so hints being searched for it are not cancelled; a save that fails is logged and the count
+        is kept in memory (the next save writes it)."""
+        async with self._lock:
+            if self.session is not session or session.is_over:
+                return
+            record, version = session.to_record(), session.version
+            session.count(what)
+            if self.coach is not None:
+                self.coach.revision += 1
+            try:
+                self._commit(session, record, version)
+            except StorageError:
+                log.warning("help taken (%s) could not be saved yet", what)
+                self.session.count(what)  # the restored game keeps the count in memory
+        await self.broadcast()
 
     async def _query(self, ticket: SearchTicket, fn: Callable[..., T], *args: Any) -> T:
         """Run a hint or judgement ``fn(*args)`` in its own thread, at most
@@ -623,7 +659,8 @@ class GameHub:
 
     def _choose(self, snap: Snapshot, ticket: SearchTicket) -> Move:
         """The computer's move (runs in a worker thread, on the snapshot only); the game clock caps
-        its thinking time. Its evaluation (for :class:`~xiangqi.app.conduct.Conduct`) is kept in
+        its thinking time; the adaptive level plays its own settings (``snap.engine_level``). Its
+        evaluation (for :class:`~xiangqi.app.conduct.Conduct`) is kept in
         :attr:`_last_eval`; a test's provider may return a search result (``.move``, ``.score_cp``,
         ``.mate``) instead of a move to give one."""
         self._last_eval = None
@@ -634,7 +671,7 @@ class GameHub:
             mv = got.move if res is not None else got
         else:
             self.player.last_result = None
-            mv = self.player.choose(snap.board, snap.level, snap.think_s, ticket=ticket)
+            mv = self.player.choose(snap.board, snap.engine_level or snap.level, snap.think_s, ticket=ticket)
             res = self.player.last_result
         if res is not None:
             tb = getattr(res, "tablebase", None)
@@ -694,6 +731,25 @@ class GameHub:
                 await t
         for client in list(self.clients):
             client.drop("the server is shutting down")
+
+
+def _line_text(board: Board, pv: list[str], limit: int = 8) -> list[str]:
+    """The first ``limit`` moves of ``pv`` (ICCS) from ``board`` in Chinese notation (the hint's line);
+    stops at a move that is not legal there."""
+    from xiangqi.app.session import chinese_move_text
+
+    b = board.copy()
+    out = []
+    for text in pv[:limit]:
+        try:
+            mv = Move.from_iccs(text)
+        except XiangqiError:
+            break
+        if not b.is_legal(mv):
+            break
+        out.append(chinese_move_text(b, mv))
+        b.push(mv)
+    return out
 
 
 def _engine_failure(why: str, attempts: int) -> dict[str, Any]:

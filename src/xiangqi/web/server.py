@@ -250,6 +250,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     from xiangqi.web.analysis_api import create_router as analysis_routes
 
     app.include_router(analysis_routes(hub, store))  # analysis board and engine panel
+    from xiangqi.web.coach_api import create_router as coach_router
+
+    app.include_router(coach_router(hub))
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:

@@ -10,6 +10,8 @@ import { createLibrary } from "./library.js";
 import { createPractice } from "./practice.js";
 import { createRecordBrowser } from "./record.js";
 import { createReview } from "./review.js";
+import { createCoach } from "./coach.js";
+import { createProfile, ratingLine } from "./profile.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
 import { request, socket } from "./net.js";
@@ -31,6 +33,7 @@ const ui = {
 window.xq = ui; // read by the browser tests and handy in the console
 
 const board = createBoard($("#board"), { onMove: tryMove });
+const coach = createCoach({ panel: $("#coach-panel"), api, toast, onState: (st) => render(st) });
 
 // Arrows over the board by layer: the game's hint, the engine panel's best move, the review's better move.
 const arrows = { hint: null, engine: null, review: null };
@@ -182,6 +185,8 @@ function onMessage(msg) {
     if (!ui.state || !msg.hint || msg.hint.fen !== ui.state.fen) return; // the position moved on
     ui.hint = msg.hint.move;
     ui.hintInfo = msg.hint;
+    // hints grow in steps: the piece (coach mode), the move, the line (coach.js)
+    ui.hintStep = coach.firstHintStep(ui.state);
     document.body.dataset.hint = ui.hint || "";
     render(ui.state);
   } else if (msg.type === "error") {
@@ -213,7 +218,8 @@ function render(st) {
   // A hint belongs to one position of a game in progress.
   if (!prev || prev.fen !== st.fen || prev.id !== st.id || st.result) { ui.hint = null; ui.hintInfo = null; }
   const movable = humanToMove(st);
-  arrows.hint = ui.hint ? { from: ui.hint.slice(0, 2), to: ui.hint.slice(2, 4), kind: "hint" } : null;
+  // the hint's arrow, or only its piece ringed at the coach's first hint step
+  arrows.hint = ui.hint ? coach.hintShapes(ui.hint, ui.analysis ? 3 : ui.hintStep)[0] : null;
   analysis.setOrientation(orientation(st));
   const away = analysis.browsing;
   if (!ui.editing && !ui.replaying && !away) board.set({
@@ -252,6 +258,7 @@ function render(st) {
   document.body.dataset.gameId = st.id;
   document.body.dataset.result = st.result ? st.result.result : "";
   renderActions(st);
+  coach.render(st, { prev, browsing: browsing() });
   if (st.result && prev && ui.shownResultFor !== st.id + ":" + st.moves.length && !prev.result) {
     showResult(st);
   }
@@ -445,13 +452,22 @@ function renderHint() {
   if (!h) { el.textContent = ""; return; }
   let text = moveText({ iccs: h.move, chinese: h.chinese, wxf: h.wxf });
   if (ui.settings.traditional && notation() === "chinese") text = toTraditional(text);
-  el.textContent = `${t("hint_text")}${text}${h.quick ? t("hint_quick") : ""}`;
+  el.textContent = coach.hintText(h, ui.analysis ? 2 : ui.hintStep, `${t("hint_text")}${text}${h.quick ? t("hint_quick") : ""}`)
+    + tablebaseText(h.tablebase, ui.state && ui.state.turn);
+}
+
+/** The endgame table's verdict on a hint's position (the side to move ``turn``): " · 残局库：红胜，5 步杀". */
+function tablebaseText(tb, turn) {
+  if (!tb || !turn) return "";
+  if (tb.wdl === "draw") return ` · ${t("tb_draw")}`;
+  const winner = tb.wdl === "win" ? turn : (turn === "red" ? "black" : "red");
+  return ` · ${fill(t("tb_win"), { side: t(winner), n: Math.ceil((tb.dtm || 0) / 2) })}`;
 }
 
 function renderPlayers(st) {
   // the level with its rank and measured Elo when known (e.g. 初级 · 校尉 ≈1440)
   const lv = (ui.levels || []).find((x) => x.key === st.level);
-  const level = lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level;
+  const level = coach.levelText(st) || (lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level);
   // a browsed record or library game: its own players' names, not the current game's
   const other = analysis.browsing && analysis.source !== "current" && analysis.tree;
   const names = record.active ? record.players() : library.active ? library.players()
@@ -466,6 +482,7 @@ function renderPlayers(st) {
   for (const [id, color] of [["#bar-top", top], ["#bar-bottom", bottom]]) {
     const bar = $(id);
     bar.querySelector(".who").textContent = name(color);
+    bar.querySelector(".who").title = !names && st.players[color] === "engine" ? coach.levelTitle(st) : "";
     bar.dataset.color = color;
     bar.classList.toggle("to-move", !names && !st.result && st.turn === color);
   }
@@ -545,6 +562,8 @@ function showResult(st) {
   $("#result-headline").textContent = head;
   $("#result-reason").textContent = why;
   $("#result-reason").hidden = !why;
+  $("#result-rating").textContent = ratingLine(st); // the rating change, or why the game is unrated
+  $("#result-rating").hidden = !$("#result-rating").textContent;
   const dlg = $("#dlg-result");
   if (!dlg.open) dlg.showModal();
 }
@@ -622,6 +641,7 @@ function fillLevels() {
     o.title = levelTitle(lv);
     sel.appendChild(o);
   }
+  coach.addLevelChoice(sel); // 自适应: the strength from the player's rating (coach.js)
   sel.value = current;
 }
 
@@ -664,7 +684,10 @@ async function newGame(mode, level, options = {}) {
   const giver = players[0] === "engine" || players[1] === "human" && players[0] === "human" ? "red" : "black";
   const body = { red: players[0], black: players[1], level, clock: options.clock || null };
   body.fen = options.fen || handicapFen(options.handicap, giver);
-  const st = await api("/api/game/new", {
+  // the adaptive level and coach mode are the coach's (web/coach_api.py)
+  const coached = level === "adaptive" || options.coach;
+  if (coached) body.coach = Boolean(options.coach);
+  const st = await api(coached ? "/api/coach/new" : "/api/game/new", {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
   if (analysis.browsing) analysis.backToGame(); // a new game is shown, not the tree browsed before
@@ -684,7 +707,8 @@ $("#dlg-new").addEventListener("close", () => {
   const dlg = $("#dlg-new");
   if (dlg.returnValue !== "ok") return;
   const form = dlg.querySelector("form");
-  newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value })
+  newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value,
+    coach: form.coach.checked })
     .catch((e) => toast(`${t("error")}: ${e.message}`));
 });
 
@@ -763,7 +787,12 @@ function openOpenDialog() {
 
 $("#btn-new").addEventListener("click", openNewDialog);
 $("#btn-undo").addEventListener("click", () => { if (!browsing()) undo(); });
-$("#btn-hint").addEventListener("click", () => { if (!browsing()) send({ type: "hint" }); });
+$("#btn-hint").addEventListener("click", () => {
+  if (browsing()) return;
+  // a hint already shown grows a step (the piece, the move, the line) before another is asked for
+  if (ui.hint && !ui.analysis && ui.hintStep < 3) { ui.hintStep += 1; render(ui.state); return; }
+  if (!ui.hint) send({ type: "hint" });
+});
 $("#btn-draw").addEventListener("click", async () => {
   if (browsing()) return;
   const st = ui.state;
@@ -805,6 +834,8 @@ const library = createLibrary({
   onReview: (id) => review.start({ library_id: id }),
 });
 $("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
+const profile = createProfile({ api, toast });
+$("#btn-profile").addEventListener("click", () => profile.open());
 const record = createRecordBrowser({
   board, api, toast, notation,
   onEnter: () => {
@@ -821,7 +852,7 @@ const record = createRecordBrowser({
   onPlay: async ({ fen, moves, mode, headers }) => {
     const players = { red: ["human", "engine"], black: ["engine", "human"], two: ["human", "human"],
       analysis: ["human", "human"] }[mode] || ["human", "human"];
-    const level = (ui.state && ui.state.level) || "beginner";
+    const level = coach.namedLevel(ui.state);
     try {
       const st = await api("/api/game/from_record", {
         method: "POST", headers: { "Content-Type": "application/json" },

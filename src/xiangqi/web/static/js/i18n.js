@@ -11,7 +11,8 @@ export const TEXT = {
     cancel: "取消", ok: "确定", close: "关闭", red_to_move: "红方走棋", black_to_move: "黑方走棋",
     thinking: "电脑思考中…", warming_up: "引擎预热中，请稍候…",
     hint_quick: "（引擎预热中，浅层提示）", your_move: "轮到你走", check: "将军！", game_over: "对局结束",
-    save_title: "保存棋谱", tendency: "电脑性格", tendency_normal: "正常", tendency_stubborn: "顽固（下到底）", tendency_compliant: "顺从（早认输、早提和）",
+    save_title: "保存棋谱", tb_win: "残局库：{side}胜，{n} 步杀", tb_draw: "残局库：和棋",
+    tendency: "电脑性格", tendency_normal: "正常", tendency_stubborn: "顽固（下到底）", tendency_compliant: "顺从（早认输、早提和）",
     computer_offers_draw: "电脑提和", play_on: "继续下",
     notation: "记谱方式", notation_auto: "随语言（中文/WXF）", chinese: "中文纵线", iccs: "ICCS 坐标", wxf: "WXF",
     download: "下载", open_title: "打开棋谱", opened: "已打开棋谱", forbidden_title: "禁着警告",
@@ -71,7 +72,8 @@ export const TEXT = {
     cancel: "Cancel", ok: "OK", close: "Close", red_to_move: "Red to move", black_to_move: "Black to move",
     thinking: "Computer is thinking…", warming_up: "Engine warming up, please wait…",
     hint_quick: " (quick hint while the engine warms up)", your_move: "Your move", check: "Check!", game_over: "Game over",
-    save_title: "Save game", tendency: "Computer temper", tendency_normal: "Normal", tendency_stubborn: "Stubborn (plays it out)", tendency_compliant: "Compliant (resigns and offers draws early)",
+    save_title: "Save game", tb_win: "Tablebase: {side} mates in {n}", tb_draw: "Tablebase: draw",
+    tendency: "Computer temper", tendency_normal: "Normal", tendency_stubborn: "Stubborn (plays it out)", tendency_compliant: "Compliant (resigns and offers draws early)",
     computer_offers_draw: "The computer offers a draw", play_on: "Play on",
     notation: "Move notation", notation_auto: "By language (Chinese/WXF)", chinese: "Chinese", iccs: "ICCS coordinates",
     wxf: "WXF", download: "Download", open_title: "Open a game record", opened: "Game opened",
@@ -136,9 +138,35 @@ export const TEXT = {
 };
 
 export const LEVEL_NAMES = {
-  zh: { beginner: "初级", intermediate: "中级", advanced: "高级", master: "大师" },
-  en: { beginner: "Beginner", intermediate: "Intermediate", advanced: "Advanced", master: "Master" },
+  zh: { beginner: "初级", intermediate: "中级", advanced: "高级", master: "大师", adaptive: "自适应" },
+  en: { beginner: "Beginner", intermediate: "Intermediate", advanced: "Advanced", master: "Master", adaptive: "Adaptive" },
 };
+
+// The coach, the rating and the profile page (coach.js, profile.js).
+Object.assign(TEXT.zh, {
+  profile: "我的等级", profile_chart: "等级分走势", profile_no_games: "还没有计分的对局",
+  profile_first: "开始", profile_games_n: "{n} 局", profile_rd: "偏差 ±{rd}", profile_provisional: "（暂定）",
+  profile_recent: "最近的计分对局", profile_rating: "等级分", profile_win: "胜", profile_loss: "负", profile_draw: "和",
+  rating_change: "等级分 {before} → {after}（{delta}）· {rank}", rated_game: "本局计等级分",
+  adaptive_level: "自适应（按你的等级分）", adaptive_label: "自适应 · {rank} ≈{elo}",
+  adaptive_title: "介于{a}与{b}之间：深度 {depth}，候选 {multipv} 步，温度 {temp}",
+  coach_mode: "教练模式", coach_mode_note: "（每步点评，不计等级分）",
+  coach_checking: "教练正在看这步…", coach_takeback: "收回这步", coach_dismiss: "知道了",
+  coach_good: "教练：这步不错", threat: "对方威胁", threat_title: "看对方的威胁（不计等级分）", hint_piece: "提示：动这个子", hint_line: "接着：",
+  coach_takebacks: "教练建议收回 {n} 步（不算悔棋）", undos_n: "悔棋 {n} 次",
+});
+Object.assign(TEXT.en, {
+  profile: "Profile", profile_chart: "Rating history", profile_no_games: "No rated games yet",
+  profile_first: "start", profile_games_n: "{n} games", profile_rd: "RD ±{rd}", profile_provisional: "(provisional)",
+  profile_recent: "Recent rated games", profile_rating: "Rating", profile_win: "Win", profile_loss: "Loss",
+  profile_draw: "Draw", rating_change: "Rating {before} → {after} ({delta}) · {rank}", rated_game: "This game is rated",
+  adaptive_level: "Adaptive (from your rating)", adaptive_label: "Adaptive · ~{elo}",
+  adaptive_title: "Between {a} and {b}: depth {depth}, {multipv} candidate moves, temperature {temp}",
+  coach_mode: "Coach mode", coach_mode_note: " (comments on every move; unrated)",
+  coach_checking: "The coach is looking at this move…", coach_takeback: "Take it back", coach_dismiss: "OK",
+  coach_good: "Coach: a good move", threat: "Threat", threat_title: "What the opponent threatens (the game becomes unrated)", hint_piece: "Hint: move this piece", hint_line: "then: ",
+  coach_takebacks: "{n} taken back on the coach's advice (not undos)", undos_n: "{n} undos",
+});
 
 let current = "zh";
 

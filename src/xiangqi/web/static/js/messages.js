@@ -202,6 +202,8 @@ const RULES = [
   [/^the game is over \((.+)\); start a new game or undo$/s, "对局已结束（{$1}）；请开新局或悔棋"],
   [/^the game is already over$/, "对局已经结束"],
   [/^the game is over: no hint$/, "对局已结束，没有提示"],
+  [/^the game is over: no threat to show$/, "对局已结束，没有威胁可看"],
+  [/^no coach warning for ply (\d+) to take back \(the game moved on\)$/, "第 $1 步没有可收回的教练警告（对局已变化）"],
   [/^nothing to undo: the computer plays both sides$/, "无棋可悔：双方都由电脑走"],
   [/^nothing to undo: no move has been played$/, "无棋可悔：还没有走棋"],
   [/^the game was lost on time \((.+)\): a move cannot be taken back$/, "对局已超时判负（{$1}），不能悔棋"],
