@@ -344,8 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="move text in PGN output (default: chinese)")
     p.add_argument("--encoding", default="utf-8",
                    help="text encoding of the output (default utf-8; gbk for old programs such as 象棋巫师)")
-    p.add_argument("--fullwidth-black", action="store_true",
-                   help="Chinese PGN: black numbers as full-width digits (马２进３), as 象棋巫师 writes them")
+    p.add_argument("--fullwidth-black", action=argparse.BooleanOptionalAction, default=None,
+                   help="Chinese PGN: black numbers as full-width digits (马２进３), as 象棋巫师 writes "
+                        "and reads them (default: on with --encoding gbk, off otherwise)")
     p.add_argument("--traditional", action="store_true",
                    help="Chinese PGN: traditional characters (傌 俥 進)")
     p.add_argument("--input-encoding", default=None, help="force the input text encoding (default: sniffed)")

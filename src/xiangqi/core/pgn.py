@@ -593,6 +593,9 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
                traditional: bool = False, columns: int = 80) -> str:
     """PGN text of ``game`` with moves in ``notation`` (``"chinese"``, ``"wxf"`` or ``"iccs"``).
 
+    ICCS moves are written ``H2-E2``, the form of 中国象棋电脑应用规范(三) that 象棋巫师 reads (its reader
+    takes five characters from an upper-case file letter: FORMATS.md §3); the reader reads ``h2e2`` too.
+
     Tags: Game, Event, Site, Date, Round, RedTeam, Red, BlackTeam, Black, Result first (those
     present; Game, Event, Date, Red, Black, Result always), then the others in their order,
     FEN only when the start is not the standard one, and Format last. Variations are written
@@ -610,6 +613,8 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
     options: dict[str, object] = {}
     if key == "chinese":
         options = {"fullwidth_black": fullwidth_black, "traditional": traditional}
+    if key == "iccs":
+        key = "iccs-dash"
     start = game.board()
     headers = dict(game.headers)
     headers.pop("FEN", None)
@@ -626,7 +631,7 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
             out.write(f'[{tag} "{_escape(value)}"]\n')
     if not (start.board_fen() == _STANDARD_BOARD and start.turn):
         out.write(f'[FEN "{start.fen()}"]\n')
-    out.write(f'[Format "{NOTATIONS[key]}"]\n\n')
+    out.write(f'[Format "{NOTATIONS[notation.lower()]}"]\n\n')
 
     tokens: list[str] = []
     if game.comment:

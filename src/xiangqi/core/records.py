@@ -8,6 +8,7 @@ lines means EPD, anything else is read as PGN.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from pathlib import Path
@@ -19,7 +20,8 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import Game, read_games, write_game
 from xiangqi.core.xqf import read_xqf, write_xqf
 
-__all__ = ["FORMATS", "RecordError", "detect_format", "format_from_path", "read_records", "write_records"]
+__all__ = ["FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "detect_format", "format_from_path",
+           "read_records", "write_records"]
 
 #: Record formats and the file extensions that select them.
 FORMATS = {"pgn": (".pgn", ".txt"), "xqf": (".xqf",), "dhtmlxq": (".ubb", ".dhtml", ".dhtmlxq"),
@@ -91,15 +93,33 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     return games
 
 
+#: Encodings of the old Chinese programs (象棋巫师, XQStudio): their Chinese PGN gets full-width black digits.
+GB_ENCODINGS = frozenset({"gbk", "gb2312", "gb18030", "hz"})
+
+
+def is_gb_encoding(encoding: str) -> bool:
+    """True for GBK and its relatives (GB2312, GB18030, cp936), whatever the spelling of the name."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return False
+    return name in GB_ENCODINGS or name in ("cp936", "ms936")
+
+
 def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", encoding: str = "utf-8",
-                  fullwidth_black: bool = False, traditional: bool = False) -> bytes:
+                  fullwidth_black: bool | None = None, traditional: bool = False) -> bytes:
     """The bytes of ``games`` in ``fmt`` (``pgn``, ``xqf``, ``dhtmlxq``, ``epd``).
 
     PGN and DhtmlXQ hold several games (separated by a blank line); XQF holds exactly one (raises
     :class:`RecordError` otherwise); EPD writes each game's start position with its ``Event`` as
     the name. Text is encoded with ``encoding`` (UTF-8 by default, ``gbk`` for old programs);
-    ``fullwidth_black`` (象棋巫师's ``马２进３``) and ``traditional`` apply to Chinese PGN move text.
+    ``fullwidth_black`` (象棋巫师's ``马２进３``) and ``traditional`` apply to Chinese PGN move text;
+    ``fullwidth_black=None`` (the default) means full-width for a GBK-family ``encoding`` and ASCII
+    otherwise: 象棋巫师's reader takes every Chinese move as 8 GBK bytes (4 double-byte characters, xqbase
+    ``pgnfile.cpp``), so an ASCII black digit makes it read the wrong move without a word.
     """
+    if fullwidth_black is None:
+        fullwidth_black = is_gb_encoding(encoding)
     if fmt == "xqf":
         if len(games) != 1:
             raise RecordError(f"an XQF file holds one game, got {len(games)}: convert them one at a time")
