@@ -107,7 +107,8 @@ def is_gb_encoding(encoding: str) -> bool:
 
 
 def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", encoding: str = "utf-8",
-                  fullwidth_black: bool | None = None, traditional: bool = False) -> bytes:
+                  fullwidth_black: bool | None = None, traditional: bool = False,
+                  warnings: list[str] | None = None) -> bytes:
     """The bytes of ``games`` in ``fmt`` (``pgn``, ``xqf``, ``dhtmlxq``, ``epd``).
 
     PGN and DhtmlXQ hold several games (separated by a blank line); XQF holds exactly one (raises
@@ -117,13 +118,15 @@ def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", enc
     ``fullwidth_black=None`` (the default) means full-width for a GBK-family ``encoding`` and ASCII
     otherwise: 象棋巫师's reader takes every Chinese move as 8 GBK bytes (4 double-byte characters, xqbase
     ``pgnfile.cpp``), so an ASCII black digit makes it read the wrong move without a word.
+    XQF cannot hold every header, long strings or NAGs: when ``warnings`` is a list, what is dropped or
+    cut is appended to it (:func:`xiangqi.core.xqf.xqf_losses`).
     """
     if fullwidth_black is None:
         fullwidth_black = is_gb_encoding(encoding)
     if fmt == "xqf":
         if len(games) != 1:
             raise RecordError(f"an XQF file holds one game, got {len(games)}: convert them one at a time")
-        return write_xqf(games[0])
+        return write_xqf(games[0], warnings=warnings)
     if fmt == "pgn":
         texts = (write_game(g, notation=notation, fullwidth_black=fullwidth_black, traditional=traditional)
                  for g in games)
