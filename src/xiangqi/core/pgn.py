@@ -27,7 +27,7 @@ from typing import TextIO
 
 from xiangqi.core.board import STARTING_FEN, Board, Move
 from xiangqi.core.encoding import read_text_file
-from xiangqi.core.errors import FenError, XiangqiError
+from xiangqi.core.errors import FenError, ReadError, RecordProblem, XiangqiError
 from xiangqi.core.notation import detect_notation, move_to_text, parse_text
 
 __all__ = ["GameNode", "Game", "read_game", "read_games", "write_game", "read_text_file", "iter_game_texts",
@@ -307,12 +307,33 @@ class Game(GameNode):
     def game(self) -> Game:
         return self
 
+    @property
+    def problems(self) -> list[ReadError]:
+        """The problems of :attr:`errors` as :class:`~xiangqi.core.errors.ReadError` exception objects,
+        each with ``kind`` (``"truncated"``, ``"move"``, …), ``ply`` and ``offset`` (python-chess keeps
+        exceptions on ``game.errors``; here ``errors`` keeps the strings and this gives the objects)."""
+        return [e.error if isinstance(e, RecordProblem) else _guess_problem(e) for e in self.errors]
+
     def __str__(self) -> str:
         return write_game(self)
 
     def __repr__(self) -> str:
         return (f"<Game {self.headers.get('Red', '')!r} vs {self.headers.get('Black', '')!r} "
                 f"{self.headers.get('Result', '*')} plies={len(self.mainline_moves())}>")
+
+
+_PLY_RE = re.compile(r"\bply (\d+)")
+
+
+def _guess_problem(message: str) -> ReadError:
+    """A :class:`ReadError` for a plain message (code that gives no kind): kind and ply from its words."""
+    m = _PLY_RE.search(message)
+    low = message.lower()
+    kind = ("truncated" if "truncated" in low or "cut short" in low or "end early" in low
+            else "fen" if low.startswith(("fen", "start position", "binit")) else "tag" if "tag" in low
+            else "variation" if "variation" in low or "branch" in low and "branch 0" not in low
+            else "comment" if "comment" in low else "move" if m else "other")
+    return ReadError(message, kind=kind, ply=int(m.group(1)) if m else None)
 
 
 def result_token(winner: bool | None) -> str:
@@ -376,7 +397,9 @@ def _is_game_tag(tag_line: str) -> bool:
     return tag_line[1:].lstrip().startswith("Game ") or tag_line[1:].lstrip().startswith("Game:")
 
 
-def _parse_game_text(text: str) -> Game | None:
+def _parse_game_text(text: str, last: bool = False) -> Game | None:
+    """The game of one game's PGN text (None for blank text). ``last``: the text ends the file, so a move
+    text that stops without its result where the ``Result`` tag gives one is reported as truncated."""
     lines = text.splitlines()
     headers: dict[str, str] = {}
     errors: list[str] = []
@@ -392,7 +415,7 @@ def _parse_game_text(text: str) -> Game | None:
         if m:
             headers[m.group(1)] = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
         else:
-            errors.append(f"line {i + 1}: cannot read tag {s[:60]!r}")
+            errors.append(RecordProblem(f"line {i + 1}: cannot read tag {s[:60]!r}", "tag"))
         i += 1
     movetext = "\n".join(lines[i:])
     if not headers and not movetext.strip():
@@ -404,19 +427,21 @@ def _parse_game_text(text: str) -> Game | None:
     try:
         board = game.board()
     except FenError as exc:
-        game.errors.append(f"FEN tag: {exc}")
+        game.errors.append(RecordProblem(f"FEN tag: {exc}", "fen"))
         return game
     fmt = headers.get("Format", "").strip().lower()
     notation = {"chinese": "chinese", "wxf": "wxf", "iccs": "iccs"}.get(fmt)
-    _parse_movetext(game, board, movetext, notation)
+    _parse_movetext(game, board, movetext, notation, last)
     for tag in ("Event", "Date", "Red", "Black"):  # the tags every record has, as in Game()
         game.headers.setdefault(tag, "")
     game.headers.setdefault("Result", "*")
     return game
 
 
-def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | None) -> None:
+def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | None,
+                    last: bool = False) -> None:
     node: GameNode = game
+    last_kind = ""  # kind of the last token read (a cut file ends on a move number or half a move)
     stack: list[tuple[GameNode, Board]] = []  # where to return at ')' for each open '('
     at_variation_start = False
     pending_start = ""  # comment before the first move of a variation
@@ -429,7 +454,9 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             closed = tok.endswith("}")
             c = (tok[1:-1] if closed else tok[1:]).strip()
             if not closed:
-                game.errors.append(f"unterminated comment at character {m.start()}")
+                game.errors.append(RecordProblem(
+                    f"truncated: unterminated comment at character {m.start()}, after ply "
+                    f"{len(board.move_stack)}", "truncated", len(board.move_stack), m.start()))
             if skipping or not c:
                 continue
             if ended:
@@ -449,7 +476,8 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                 continue
             stack.append((node, board.copy()))
             if node.parent is None:
-                game.errors.append(f"'(' before any move at character {m.start()}: variation ignored")
+                game.errors.append(RecordProblem(f"'(' before any move at character {m.start()}: variation "
+                                                 "ignored", "variation", 0, m.start()))
                 skipping = 1
                 continue
             board.pop()
@@ -462,7 +490,8 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                 if skipping:
                     continue
             if not stack:
-                game.errors.append(f"unmatched ')' at character {m.start()}")
+                game.errors.append(RecordProblem(f"unmatched ')' at character {m.start()}", "structure",
+                                                 None, m.start()))
                 continue
             node, board = stack.pop()
             at_variation_start, pending_start = False, ""
@@ -473,6 +502,8 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                     and int(tok[1:]) <= 255:
                 node.nags.add(int(tok[1:]))
             continue
+        if kind == "number" and not skipping:
+            last_kind = "number"
         if skipping or kind in ("line_comment", "number"):
             continue
         if kind == "result":
@@ -489,19 +520,38 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
         except XiangqiError as exc:
             where = "variation" if stack else "main line"
-            game.errors.append(f"ply {len(board.move_stack) + 1} ({where}): {exc}")
+            ply = len(board.move_stack) + 1
+            if not stack and m.end() == len(movetext.rstrip()):
+                game.errors.append(RecordProblem(
+                    f"truncated: the move text ends in half a move {tok!r} after ply {ply - 1}: {exc}",
+                    "truncated", ply - 1, m.start()))
+                return
+            game.errors.append(RecordProblem(f"ply {ply} ({where}): {exc}", "variation" if stack else "move",
+                                             ply, m.start()))
             if stack:
                 skipping = 1
                 continue
-            break  # the rest of the main line cannot be played
+            return  # the rest of the main line cannot be played
         board.push(move, validate=False)
+        last_kind = "move"
         node = node._add(move, starting_comment=pending_start)
         if glyph:
             node.nags.add(NAG_SYMBOLS[glyph.group(1)])
         at_variation_start, pending_start = False, ""
+    ply = len(game.end().path())
     if skipping or stack:
-        if not any("variation" in e for e in game.errors):
-            game.errors.append("unclosed '(' at the end of the move text")
+        game.errors.append(RecordProblem(f"truncated: unclosed '(' at the end of the move text (main line "
+                                         f"read to ply {ply})", "truncated", ply, len(movetext)))
+    elif not ended and any(e.kind == "truncated" for e in game.errors if isinstance(e, RecordProblem)):
+        pass
+    elif not ended and last_kind == "number":
+        game.errors.append(RecordProblem(f"truncated: the move text ends on a move number after ply {ply}",
+                                         "truncated", ply, len(movetext)))
+    elif not ended and last and last_kind == "move" and game.headers.get("Result", "*") in RESULTS[:3]:
+        game.errors.append(RecordProblem(
+            f"truncated: the move text stops after ply {ply} without its result "
+            f"({game.headers['Result']}, as the Result tag says): the file looks cut", "truncated", ply,
+            len(movetext)))
 
 
 def _fits(token: str, notation: str) -> bool:
@@ -520,10 +570,14 @@ def read_game(source: str | TextIO) -> Game | None:
     error in the main line are kept.
     """
     if isinstance(source, str):
-        for text in iter_game_texts(source):
-            game = _parse_game_text(text)
+        texts = iter_game_texts(source)
+        text = next(texts, None)
+        while text is not None:
+            following = next(texts, None)
+            game = _parse_game_text(text, last=following is None)
             if game is not None:
                 return game
+            text = following
         return None
     return _read_from_stream(source)
 
@@ -560,14 +614,15 @@ def _read_from_stream(stream: TextIO) -> Game | None:
     text = "".join(buf)
     if not text.strip():
         return None
-    return _parse_game_text(text)
+    return _parse_game_text(text, last=not line)
 
 
 def read_games(text: str) -> list[Game]:
     """Read every game of a (multi-game) PGN text; see :func:`read_game` for the error policy."""
     games = []
-    for chunk in iter_game_texts(text):
-        game = _parse_game_text(chunk)
+    chunks = list(iter_game_texts(text))
+    for i, chunk in enumerate(chunks):
+        game = _parse_game_text(chunk, last=i == len(chunks) - 1)
         if game is not None:
             games.append(game)
     return games

@@ -36,7 +36,7 @@ from xiangqi.core.board import (
     grid_board_fen,
 )
 from xiangqi.core.encoding import read_source
-from xiangqi.core.errors import FenError, XiangqiError
+from xiangqi.core.errors import FenError, RecordProblem, XiangqiError
 from xiangqi.core.pgn import Game, GameNode
 
 __all__ = ["XqfError", "read_xqf", "write_xqf", "xqf_losses", "XQF_RESULTS", "XQF_HEADERS"]
@@ -207,13 +207,15 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
     """Parse the pre-order record stream into a tree of raw records (iteratively: files can be deep)."""
     errors: list[str] = []
     pos = 0
+    count = 0  # records read
 
     def read_one() -> tuple[int, int, bool, bool, str] | None:
-        nonlocal pos
+        nonlocal pos, count
         if pos + 4 > len(body):
             return None
         a, b, flags = body[pos], body[pos + 1], body[pos + 2]
         pos += 4
+        count += 1
         if keys is None:
             has_next, has_var = bool(flags & 0xF0), bool(flags & 0x0F)
             frm, to = (a - 0x18) & 0xFF, (b - 0x20) & 0xFF
@@ -227,12 +229,16 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
                 length = None if raw_length is None else raw_length - keys.rmk_size
         comment = ""
         if length is None:
-            errors.append(f"record at byte {HEADER_SIZE + pos - 4}: truncated comment length")
+            errors.append(RecordProblem(
+                f"truncated: record {count} at byte {HEADER_SIZE + pos - 4}: the file ends in its comment "
+                "length", "truncated", None, HEADER_SIZE + pos))
             length = 0
         if length > 0:
             if length > _MAX_COMMENT or pos + length > len(body):
-                errors.append(f"record at byte {HEADER_SIZE + pos - 8}: comment length {length} "
-                              "runs past the end")
+                errors.append(RecordProblem(
+                    f"truncated: record {count} at byte {HEADER_SIZE + pos - 8}: comment length {length} "
+                    f"runs past the end of the file ({len(body) - pos} bytes left)", "truncated", None,
+                    HEADER_SIZE + pos))
                 length = max(0, min(length, len(body) - pos))
             comment = _decode_comment(body[pos:pos + length])
             pos += length
@@ -251,7 +257,11 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
     root = _Record(0, 0, head[4] if head else "")
     if head is None:
         if body:
-            errors.append(f"the first record is cut short ({len(body)} of 4 bytes)")
+            errors.append(RecordProblem(f"truncated: the first record is cut short ({len(body)} of 4 bytes)",
+                                        "truncated", 0, HEADER_SIZE))
+        else:
+            errors.append(RecordProblem("truncated: the file ends right after its 1024-byte header, with no "
+                                        "move record", "truncated", 0, HEADER_SIZE))
         return root, errors
     parent = root
     pending: list[_Record] = []
@@ -273,7 +283,9 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
         else:
             expect_more = False
     if expect_more:
-        errors.append("the move records end early (truncated file)")
+        errors.append(RecordProblem(f"truncated: the move records end early, after {count - 1} move "
+                                    f"record(s) (byte {HEADER_SIZE + pos}; the records promise more)",
+                                    "truncated", None, HEADER_SIZE + pos))
     return root, errors
 
 

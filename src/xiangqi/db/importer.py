@@ -16,9 +16,10 @@ work on the CCPD set (53.7k files, about 31k distinct move texts).
 
 Which games are skipped: EPD/FEN position lists (one problem for the file); a game with no move,
 with an unreadable start position, or whose main line stops at an unreadable or illegal move (or
-is cut short, in XQF/DhtmlXQ) is skipped with the reader's message. Other reader messages (a broken
-variation, an unreadable tag, an unterminated comment) are reported as warnings and the game is
-stored. Only the main line is stored; variations are not.
+is cut short: a problem of kind ``truncated`` in any format, e.g. a PGN that ends inside a comment or
+a variation) is skipped with the reader's message. Other reader messages (a broken variation, an
+unreadable tag) are reported as warnings and the game is stored. Only the main line is stored;
+variations are not.
 
 Speed: rows go in with ``executemany`` in chunks of :data:`CHUNK` games, one transaction per chunk;
 SQLite gets ``synchronous=OFF`` for the import.
