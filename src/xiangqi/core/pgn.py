@@ -619,13 +619,46 @@ def _read_from_stream(stream: TextIO) -> Game | None:
 
 def read_games(text: str) -> list[Game]:
     """Read every game of a (multi-game) PGN text; see :func:`read_game` for the error policy."""
-    games = []
+    return [game for game, _start in read_games_at(text)]
+
+
+def read_games_at(text: str) -> list[tuple[Game, int]]:
+    """Every game of a PGN text with the character offset where its text starts."""
+    out = []
     chunks = list(iter_game_texts(text))
+    start = 0
     for i, chunk in enumerate(chunks):
+        at = text.find(chunk[:64], start) if chunk else start
+        start = at if at >= 0 else start
         game = _parse_game_text(chunk, last=i == len(chunks) - 1)
         if game is not None:
-            games.append(game)
-    return games
+            out.append((game, start))
+        start += len(chunk)
+    return out
+
+
+def replacement_places(game: Game) -> list[str]:
+    """Where the U+FFFD characters of ``game`` are, in the order of the text: ``"tag Event"``,
+    ``"the comment before the first move"``, ``"the comment after ply 7"``, …"""
+    places = [f"tag {k}" for k, v in game.headers.items() for _ in range(v.count("\ufffd"))]
+    places += ["the comment before the first move"] * game.comment.count("\ufffd")
+
+    def walk(node: GameNode, ply: int) -> None:
+        while node.variations:
+            main = node.variations[0]
+            for alt in [main, *node.variations[1:]]:
+                places.extend([f"the comment before ply {ply + 1}"] * alt.starting_comment.count("\ufffd"))
+                places.extend([f"the comment after ply {ply + 1}"] * alt.comment.count("\ufffd"))
+                if alt is not main:
+                    walk(alt, ply + 1)
+            node, ply = main, ply + 1
+
+    try:
+        walk(game, 0)
+    except RecursionError:
+        pass
+    places += ["the comment after the result"] * game.final_comment.count("\ufffd")
+    return places
 
 
 def read_pgn_file(path_or_bytes: str | bytes, encoding: str | None = None) -> list[Game]:

@@ -14,10 +14,10 @@ import re
 from pathlib import Path
 
 from xiangqi.core.dhtmlxq import read_dhtmlxq_games, write_dhtmlxq
-from xiangqi.core.encoding import decode_bytes, encode_text, read_source
+from xiangqi.core.encoding import decode_lenient, encode_text, read_source
 from xiangqi.core.epd import EpdEntry, epd_to_games, read_epd, write_epd
-from xiangqi.core.errors import XiangqiError
-from xiangqi.core.pgn import Game, read_games, write_game
+from xiangqi.core.errors import RecordProblem, XiangqiError
+from xiangqi.core.pgn import Game, read_games_at, replacement_places, write_game
 from xiangqi.core.xqf import read_xqf, write_xqf
 
 __all__ = ["FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "detect_format", "format_from_path",
@@ -80,12 +80,19 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
         games = epd_to_games(read_epd(data, problems))
         games[0].errors.extend(f"EPD {p}" for p in problems)  # read_epd raised if no game
         return games
-    text, _enc = decode_bytes(data, encoding)
+    text, enc, bad = decode_lenient(data, encoding)
     if kind == "dhtmlxq":
-        return read_dhtmlxq_games(text)
+        games = read_dhtmlxq_games(text)
+        for byte, _char in bad:
+            games[0].errors.append(RecordProblem(f"encoding: byte {byte} is not valid {enc}: read as U+FFFD",
+                                                 "encoding", None, byte))
+        return games
     if kind != "pgn":
         raise RecordError(f"unknown record format {kind!r} (expected one of {', '.join(FORMATS)})")
-    games = read_games(text)
+    at = read_games_at(text)
+    games = [g for g, _start in at]
+    if bad and games:
+        _place_bad_bytes(at, bad, enc)
     if not any(g.variations or any(v for k, v in g.headers.items() if k not in ("Game", "Result"))
                for g in games):
         detail = f": {games[0].errors[0]}" if games and games[0].errors else ""
@@ -104,6 +111,23 @@ def is_gb_encoding(encoding: str) -> bool:
     except LookupError:
         return False
     return name in GB_ENCODINGS or name in ("cp936", "ms936")
+
+
+def _place_bad_bytes(at: list[tuple[Game, int]], bad: list[tuple[int, int]], enc: str) -> None:
+    """Add an ``encoding`` problem to the game holding each replaced byte, naming the byte, game and place."""
+    seen: dict[int, int] = {}
+    for byte, char in bad:
+        i = max((k for k, (_g, start) in enumerate(at) if start <= char), default=0)
+        game = at[i][0]
+        places = replacement_places(game)
+        n = seen.get(i, 0)
+        seen[i] = n + 1
+        place = places[n] if n < len(places) else "the move text"
+        m = re.search(r"ply (\d+)", place)
+        game.errors.append(RecordProblem(
+            f"encoding: byte {byte} (game {i + 1}, {place}) is not valid {enc}: read as U+FFFD, the rest "
+            "kept",
+            "encoding", int(m.group(1)) if m else None, byte))
 
 
 def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", encoding: str = "utf-8",

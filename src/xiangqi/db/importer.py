@@ -44,7 +44,7 @@ from pathlib import Path
 from sqlalchemy import Engine, insert, select, text
 
 from xiangqi.core.board import STARTING_BOARD_FEN, Board
-from xiangqi.core.encoding import decode_bytes
+from xiangqi.core.encoding import decode_lenient
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, Game, iter_game_texts, read_game
 from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_records
@@ -187,12 +187,14 @@ def _split_file(name: str, data: bytes, seen: set[bytes],
         yield None, data, True
         return
     try:
-        text, _enc = decode_bytes(data)
+        text, enc, bad = decode_lenient(data)
     except XiangqiError as exc:
         problems.append(Problem(name, None, str(exc)))
         return
     chunks = [c for c in iter_game_texts(text) if c.strip()]
     whole = len(chunks) == 1
+    if bad:
+        _tell_bad_bytes(name, text, chunks, bad, enc, problems)
     for index, chunk in enumerate(chunks):
         fp = _fingerprint(chunk)
         if fp in seen:
@@ -202,6 +204,22 @@ def _split_file(name: str, data: bytes, seen: set[bytes],
         yield index, chunk, whole
     if not chunks:
         problems.append(Problem(name, None, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))
+
+
+def _tell_bad_bytes(name: str, text: str, chunks: list[str], bad: list[tuple[int, int]], enc: str,
+                    problems: list[Problem]) -> None:
+    """A warning per byte that was read as U+FFFD (a stray byte in a comment), naming its game."""
+    starts = []
+    pos = 0
+    for chunk in chunks:
+        at = text.find(chunk[:64], pos)
+        pos = at if at >= 0 else pos
+        starts.append(pos)
+        pos += len(chunk)
+    for byte, char in bad:
+        index = max((i for i, s in enumerate(starts) if s <= char), default=0)
+        problems.append(Problem(name, index, f"encoding: byte {byte} is not valid {enc}: read as U+FFFD, "
+                                "the rest kept", skipped=False))
 
 
 def _has_content(game: Game) -> bool:
