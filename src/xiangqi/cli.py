@@ -347,8 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output", metavar="OUT", help="file to write ('-' for stdout)")
     p.add_argument("--to", choices=["pgn", "xqf", "dhtmlxq", "epd"], default=None,
                    help="output format (default: from OUT's extension)")
-    p.add_argument("--notation", choices=["chinese", "wxf", "iccs"], default="chinese",
-                   help="move text in PGN output (default: chinese)")
+    p.add_argument("--notation", choices=["chinese", "wxf", "iccs", "san"], default="chinese",
+                   help="move text in PGN output (default: chinese; iccs writes H2-E2; san writes the "
+                        "[Variant \"xiangqi\"] PGN of WinBoard/XBoard and Fairy-Stockfish, ranks 1-10)")
     p.add_argument("--encoding", default="utf-8",
                    help="text encoding of the output (default utf-8; gbk for old programs such as 象棋巫师)")
     p.add_argument("--fullwidth-black", action=argparse.BooleanOptionalAction, default=None,

@@ -29,6 +29,7 @@ from xiangqi.core.board import STARTING_FEN, Board, Move
 from xiangqi.core.encoding import read_text_file
 from xiangqi.core.errors import FenError, ReadError, RecordProblem, XiangqiError
 from xiangqi.core.notation import detect_notation, move_to_text, parse_text
+from xiangqi.core.san import guess_rank_base, looks_like_san, parse_san
 
 __all__ = ["GameNode", "Game", "read_game", "read_games", "write_game", "read_text_file", "iter_game_texts",
            "RESULTS", "NOTATIONS", "NAG_SYMBOLS"]
@@ -431,15 +432,40 @@ def _parse_game_text(text: str, last: bool = False) -> Game | None:
         return game
     fmt = headers.get("Format", "").strip().lower()
     notation = {"chinese": "chinese", "wxf": "wxf", "iccs": "iccs"}.get(fmt)
-    _parse_movetext(game, board, movetext, notation, last)
+    if headers.get("Variant", "").strip().lower() == "xiangqi" or (notation is None and _san_first(movetext)):
+        # WinBoard/XBoard/Fairy-Stockfish SAN: White is Red; ranks 1-10 or 0-9 (xiangqi.core.san)
+        if "White" in game.headers and not game.headers.get("Red", "").strip():
+            game.headers["Red"] = game.headers.pop("White")
+        base = guess_rank_base([m.group(0) for m in _TOKEN_RE.finditer(movetext) if m.lastgroup == "move"])
+        kept = (list(game.errors), dict(game.headers))
+        _parse_movetext(game, board, movetext, "san", last, 1 if base is None else base)
+        if base is None and any(isinstance(e, RecordProblem) and e.kind in ("move", "truncated")
+                                for e in game.errors):
+            other = Game()
+            other.headers, other.errors = dict(kept[1]), list(kept[0])
+            _parse_movetext(other, other.board(), movetext, "san", last, 0)
+            if len(other.end().path()) > len(game.end().path()):
+                game = other
+    else:
+        _parse_movetext(game, board, movetext, notation, last)
     for tag in ("Event", "Date", "Red", "Black"):  # the tags every record has, as in Game()
         game.headers.setdefault(tag, "")
     game.headers.setdefault("Result", "*")
     return game
 
 
+def _san_first(movetext: str) -> bool:
+    """True when the first move of the text is SAN with a piece letter (``1. Che3``)."""
+    for m in _TOKEN_RE.finditer(movetext):
+        if m.lastgroup == "move":
+            return looks_like_san(m.group(0))
+        if m.lastgroup in ("result", "open"):
+            return False
+    return False
+
+
 def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | None,
-                    last: bool = False) -> None:
+                    last: bool = False, rank_base: int = 1) -> None:
     node: GameNode = game
     last_kind = ""  # kind of the last token read (a cut file ends on a move number or half a move)
     stack: list[tuple[GameNode, Board]] = []  # where to return at ')' for each open '('
@@ -517,7 +543,10 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
         if glyph:
             tok = tok[:glyph.start()]
         try:
-            move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
+            if notation == "san":
+                move = parse_san(board, tok, rank_base)
+            else:
+                move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
         except XiangqiError as exc:
             where = "variation" if stack else "main line"
             ply = len(board.move_stack) + 1
@@ -679,7 +708,10 @@ def _clean_comment(text: str) -> str:
 
 def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool = False,
                traditional: bool = False, columns: int = 80) -> str:
-    """PGN text of ``game`` with moves in ``notation`` (``"chinese"``, ``"wxf"`` or ``"iccs"``).
+    """PGN text of ``game`` with moves in ``notation`` (``"chinese"``, ``"wxf"``, ``"iccs"`` or ``"san"``).
+
+    ``"san"`` writes the chess-style PGN of WinBoard/XBoard and Fairy-Stockfish (:func:`_write_san_game`:
+    White = Red, ``[Variant "xiangqi"]``, Fairy-Stockfish's SAN with ranks 1-10, :mod:`xiangqi.core.san`).
 
     ICCS moves are written ``H2-E2``, the form of 中国象棋电脑应用规范(三) that 象棋巫师 reads (its reader
     takes five characters from an upper-case file letter: FORMATS.md §3); the reader reads ``h2e2`` too.
@@ -696,8 +728,10 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
     game's FEN header is bad.
     """
     key = notation.lower()
+    if key == "san":
+        return _write_san_game(game, columns)
     if key not in NOTATIONS:
-        raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
+        raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf, iccs or san)")
     options: dict[str, object] = {}
     if key == "chinese":
         options = {"fullwidth_black": fullwidth_black, "traditional": traditional}
@@ -721,6 +755,36 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
         out.write(f'[FEN "{start.fen()}"]\n')
     out.write(f'[Format "{NOTATIONS[notation.lower()]}"]\n\n')
 
+    return out.getvalue() + _movetext(game, start, headers, key, options, columns)
+
+
+_SAN_FIRST_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+
+
+def _write_san_game(game: Game, columns: int) -> str:
+    """The chess-style PGN of WinBoard/XBoard and Fairy-Stockfish: Seven Tag Roster with White = Red,
+    ``[Variant "xiangqi"]``, ``FEN``/``SetUp`` for another start, SAN moves with ranks 1-10."""
+    start = game.board()
+    headers = {k: v for k, v in game.headers.items()
+               if k not in ("Game", "Format", "FEN", "SetUp", "Variant")}
+    headers["White"] = headers.pop("Red", "")
+    out = io.StringIO()
+    for tag in _SAN_FIRST_TAGS:
+        default = "*" if tag == "Result" else "?" if tag in ("Site", "Round") else ""
+        out.write(f'[{tag} "{_escape(headers.get(tag, default))}"]\n')
+    for tag, value in headers.items():
+        if tag not in _SAN_FIRST_TAGS:
+            out.write(f'[{tag} "{_escape(value)}"]\n')
+    out.write('[Variant "xiangqi"]\n')
+    if not (start.board_fen() == _STANDARD_BOARD and start.turn):
+        out.write(f'[SetUp "1"]\n[FEN "{start.fen()}"]\n')
+    out.write("\n")
+    return out.getvalue() + _movetext(game, start, headers, "san", {}, columns)
+
+
+def _movetext(game: Game, start: Board, headers: dict[str, str], key: str, options: dict[str, object],
+              columns: int) -> str:
+    out = io.StringIO()
     tokens: list[str] = []
     if game.comment:
         tokens.append("{" + _clean_comment(game.comment) + "}")
