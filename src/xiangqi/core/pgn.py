@@ -539,6 +539,10 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                     game.headers["Result"] = res
                 ended = True
             continue
+        if tok in NAG_SYMBOLS:  # a glyph written apart from its move ("h2e2 ?!")
+            if node is not game and not at_variation_start:
+                node.nags.add(NAG_SYMBOLS[tok])
+            continue
         glyph = _SUFFIX_RE.search(tok)
         if glyph:
             tok = tok[:glyph.start()]
