@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 from pathlib import Path
 
 from xiangqi.core.errors import XiangqiError
@@ -39,9 +40,13 @@ class RecordEncodingError(XiangqiError):
     """Bytes that decode in none of the supported encodings (or in a requested one)."""
 
 
+_PRIVATE_RE = re.compile("[\ue000-\uf8ff\ufffd]")
+
+
 def _score(text: str) -> int:
-    common = sum(1 for ch in text if ch in _COMMON)
-    private = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
+    """4 per common character, -8 per private-use or replacement character (C-speed counting)."""
+    common = sum(map(_COMMON.__contains__, text))
+    private = len(_PRIVATE_RE.findall(text))
     return common * 4 - private * 8
 
 

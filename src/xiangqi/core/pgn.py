@@ -26,7 +26,22 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO, TextIO
 
-from xiangqi.core.board import STARTING_FEN, Board, Move
+from xiangqi.core.board import (
+    ADVISOR,
+    CANNON,
+    ELEPHANT,
+    HORSE,
+    KING,
+    ROOK,
+    STARTING_FEN,
+    Board,
+    Move,
+)
+from xiangqi.core.board import ADVISOR_MOVES as _ADVISOR_MOVES
+from xiangqi.core.board import ELEPHANT_MOVES as _ELEPHANT_MOVES
+from xiangqi.core.board import HORSE_MOVES as _HORSE_MOVES
+from xiangqi.core.board import KING_MOVES as _KING_MOVES
+from xiangqi.core.board import PAWN_MOVES as _PAWN_MOVES
 from xiangqi.core.encoding import decode_lenient, read_text_file
 from xiangqi.core.errors import FenError, ReadError, RecordProblem, XiangqiError
 from xiangqi.core.notation import detect_notation, move_to_text, parse_text
@@ -414,7 +429,7 @@ def _parse_game_text(text: str, last: bool = False) -> Game | None:
     game.headers.update(headers)
     game.errors = errors
     try:
-        board = game.board()
+        board = _start_board(game.headers.get("FEN", "").strip())
     except FenError as exc:
         game.errors.append(RecordProblem(f"FEN tag: {exc}", "fen"))
         return game
@@ -440,6 +455,20 @@ def _parse_game_text(text: str, last: bool = False) -> Game | None:
         game.headers.setdefault(tag, "")
     game.headers.setdefault("Result", "*")
     return game
+
+
+_new_node = object.__new__  # GameNode without __init__ (the reader sets every attribute itself)
+_START_BOARDS: dict[str, Board] = {}
+
+
+def _start_board(fen: str) -> Board:
+    """A new board at ``fen`` ("" = the standard start), copied from a cache of parsed FENs."""
+    board = _START_BOARDS.get(fen)
+    if board is None:
+        board = Board(fen) if fen else Board()
+        if len(_START_BOARDS) < 1024:
+            _START_BOARDS[fen] = board
+    return board.copy()
 
 
 def _san_first(movetext: str) -> bool:
@@ -538,7 +567,10 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             if notation == "san":
                 move = parse_san(board, tok, rank_base)
             else:
-                move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
+                move = (_fast_chinese(board, tok) if notation in (None, "chinese") and tok[:1] > "\u2e7f"
+                        else None)
+                if move is None:
+                    move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
         except XiangqiError as exc:
             where = "variation" if stack else "main line"
             ply = len(board.move_stack) + 1
@@ -555,7 +587,11 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             return  # the rest of the main line cannot be played
         board.push(move, validate=False)
         last_kind = "move"
-        node = node._add(move, starting_comment=pending_start)
+        new = _new_node(GameNode)
+        new.parent, new.move, new.variations, new.comment, new.starting_comment, new.nags = (
+            node, move, [], "", pending_start, set())
+        node.variations.append(new)
+        node = new
         if glyph:
             node.nags.add(NAG_SYMBOLS[glyph.group(1)])
         at_variation_start, pending_start = False, ""
@@ -573,6 +609,123 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             f"truncated: the move text stops after ply {ply} without its result "
             f"({game.headers['Result']}, as the Result tag says): the file looks cut", "truncated", ply,
             len(movetext)))
+
+
+# -- the fast path of the reader: plain Chinese moves (炮二平五, 马８进７), about nine moves in ten ----------
+
+_MOVE_CACHE: dict[int, Move] = {}
+_PLAIN_CACHE: dict[str, tuple[int, int, str, int] | None] = {}
+_DIAGONAL = (HORSE, ELEPHANT, ADVISOR)
+_HORSE_LEG = [{to: leg for to, leg in _HORSE_MOVES[sq]} for sq in range(90)]
+_ELEPHANT_EYE = [{to: eye for to, eye in _ELEPHANT_MOVES[sq]} for sq in range(90)]
+_ADVISOR_TO = [frozenset(_ADVISOR_MOVES[sq]) for sq in range(90)]
+_KING_TO = [frozenset(_KING_MOVES[sq]) for sq in range(90)]
+_PAWN_TO = {color: [frozenset(_PAWN_MOVES[color][sq]) for sq in range(90)] for color in (True, False)}
+
+
+def _plain_query(token: str) -> tuple[int, int, str, int] | None:
+    """``(piece type, file, direction, target)`` of a Chinese move with no 前/后 (cached), else None."""
+    try:
+        return _PLAIN_CACHE[token]
+    except KeyError:
+        pass
+    from xiangqi.core.notation import _chinese_queries
+
+    plain = None
+    try:
+        queries = _chinese_queries(token)
+    except XiangqiError:
+        queries = ()
+    if len(queries) == 1:
+        q = queries[0]
+        if q.qualifier is None and q.piece_type is not None and q.file is not None and 1 <= q.file <= 9:
+            plain = (q.piece_type, q.file, q.direction, q.target)
+    if len(_PLAIN_CACHE) < 100_000:
+        _PLAIN_CACHE[token] = plain
+    return plain
+
+
+def _pseudo_ok(b: list[int], frm: int, to: int, kind: int, red: bool) -> bool:
+    """True when the piece ``kind`` of colour ``red`` on ``frm`` may go to ``to`` (king safety aside):
+    the rules of :meth:`Board._pseudo_targets` for one destination."""
+    p = b[to]
+    if p and (p > 0) == red:
+        return False
+    if kind == ROOK or kind == CANNON:
+        if frm // 9 == to // 9:
+            step = 1 if to > frm else -1
+        elif frm % 9 == to % 9:
+            step = 9 if to > frm else -9
+        else:
+            return False
+        between = 0
+        for x in range(frm + step, to, step):
+            if b[x]:
+                between += 1
+        if kind == ROOK:
+            return between == 0
+        return between == (1 if p else 0)
+    if kind == HORSE:
+        leg = _HORSE_LEG[frm].get(to)
+        return leg is not None and b[leg] == 0
+    if kind == ELEPHANT:
+        eye = _ELEPHANT_EYE[frm].get(to)
+        return eye is not None and b[eye] == 0
+    if kind == ADVISOR:
+        return to in _ADVISOR_TO[frm]
+    if kind == KING:
+        return to in _KING_TO[frm]
+    return to in _PAWN_TO[red][frm]
+
+
+def _fast_chinese(board: Board, token: str) -> Move | None:
+    """The legal move of a plain Chinese move text, or None when the full parser must decide (a 前/后
+    form, no legal move, several: it then gives the error or the answer with its special cases)."""
+    q = _plain_query(token)
+    if q is None:
+        return None
+    kind, file, direction, target = q
+    red = board.turn
+    b = board.squares
+    column = 9 - file if red else file - 1
+    want = kind if red else -kind
+    found = None
+    for frm in range(column, 90, 9):
+        if b[frm] != want:
+            continue
+        rank = frm // 9
+        if direction == ".":
+            if kind in _DIAGONAL:
+                continue
+            to = rank * 9 + (9 - target if red else target - 1)
+        else:
+            up = (direction == "+") == red  # towards higher ranks
+            if kind in _DIAGONAL:
+                tcol = 9 - target if red else target - 1
+                dx = abs(tcol - column)
+                dy = {HORSE: 3 - dx, ELEPHANT: 2, ADVISOR: 1}[kind]
+                if dx == 0 or dx > 2 or (kind == ELEPHANT and dx != 2) or (kind == ADVISOR and dx != 1):
+                    continue
+                trank = rank + dy if up else rank - dy
+                if not 0 <= trank <= 9:
+                    continue
+                to = trank * 9 + tcol
+            else:
+                trank = rank + target if up else rank - target
+                if not 0 <= trank <= 9:
+                    continue
+                to = trank * 9 + column
+        if to == frm or not _pseudo_ok(b, frm, to, kind, red) or not board._leaves_king_safe(frm, to):
+            continue
+        if found is not None:
+            return None  # two pieces can: the full parser decides (or says it is ambiguous)
+        found = frm * 90 + to
+    if found is None:
+        return None
+    move = _MOVE_CACHE.get(found)
+    if move is None:
+        move = _MOVE_CACHE[found] = Move(found // 90, found % 90)
+    return move
 
 
 def _fits(token: str, notation: str) -> bool:
