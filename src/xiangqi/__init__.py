@@ -9,6 +9,12 @@ The public API of the rules library is one import away::
     45
     >>> board.parse_move("马8进7")
     Move.from_iccs('h9g7')
+
+Game records (PGN, XQF, DhtmlXQ/UBB, EPD) read and write from the same place::
+
+    >>> game = xiangqi.read_game("1. 炮二平五 马8进7 2. 马二进三 *")
+    >>> [node.san() for node in game.mainline()]
+    ['炮二平五', '马8进7', '马二进三']
 """
 
 from xiangqi.core import notation, pgn
@@ -42,10 +48,14 @@ from xiangqi.core.errors import (
     FenError,
     IllegalMoveError,
     InvalidMoveError,
+    ReadError,
+    RecordProblem,
     XiangqiError,
 )
 from xiangqi.core.notation import move_to_chinese, move_to_text, move_to_wxf, parse_move
 from xiangqi.core.outcome import Outcome
+from xiangqi.core.pgn import Game, GameNode, read_game, read_games, read_headers, skip_game, write_game
+from xiangqi.core.records import RecordError, read_records, write_records
 
 __version__ = "0.1.0"
 
@@ -55,4 +65,7 @@ __all__ = [
     "IllegalMoveError", "InvalidMoveError", "LegalMoveGenerator", "Move", "Outcome", "Piece",
     "Termination", "XiangqiError", "parse_square", "square", "square_file", "square_name",
     "square_rank", "notation", "pgn", "move_to_chinese", "move_to_text", "move_to_wxf", "parse_move",
+    "Game", "GameNode", "ReadError", "RecordError", "RecordProblem", "read_game", "read_games",
+    "read_headers",
+    "read_records", "skip_game", "write_game", "write_records",
 ]

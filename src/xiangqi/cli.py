@@ -122,6 +122,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     Exit status 0 when every game converted cleanly, 1 when some games had problems (listed on
     stderr, the readable part is written), 2 when the input cannot be read or written at all.
+    What the output format cannot hold (XQF: headers without a field, strings cut at their field size,
+    NAGs) is printed as notes naming each item; the status stays 0 for it.
     """
     from pathlib import Path
 
@@ -137,8 +139,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
                            "use --to pgn|xqf|dhtmlxq|epd")
     source = sys.stdin.buffer.read() if args.input == "-" else args.input
     games = read_records(source, fmt=args.input_format, encoding=args.input_encoding)
+    losses: list[str] = []
     data = write_records(games, fmt, notation=args.notation, encoding=args.encoding,
-                         fullwidth_black=args.fullwidth_black, traditional=args.traditional)
+                         fullwidth_black=args.fullwidth_black, traditional=args.traditional, warnings=losses)
     if args.output == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
@@ -152,9 +155,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
         for err in game.errors:
             problems += 1
             print(f"xiangqi convert: warning: game {i}: {err}", file=sys.stderr)
+    for loss in losses:
+        print(f"xiangqi convert: note: not kept in {fmt}: {loss}", file=sys.stderr)
     plies = sum(len(g.mainline_moves()) for g in games)
     print(f"converted {len(games)} game(s), {plies} main-line plies, to {fmt}"
-          + (f" with {problems} problem(s)" if problems else ""), file=sys.stderr)
+          + (f" with {problems} problem(s)" if problems else "")
+          + (f"; {len(losses)} thing(s) the format cannot hold were dropped or cut (notes above)"
+             if losses else ""), file=sys.stderr)
     return 1 if problems else 0
 
 
@@ -341,12 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output", metavar="OUT", help="file to write ('-' for stdout)")
     p.add_argument("--to", choices=["pgn", "xqf", "dhtmlxq", "epd"], default=None,
                    help="output format (default: from OUT's extension)")
-    p.add_argument("--notation", choices=["chinese", "wxf", "iccs"], default="chinese",
-                   help="move text in PGN output (default: chinese)")
+    p.add_argument("--notation", choices=["chinese", "wxf", "iccs", "san"], default="chinese",
+                   help="move text in PGN output (default: chinese; iccs writes H2-E2; san writes the "
+                        "[Variant \"xiangqi\"] PGN of WinBoard/XBoard and Fairy-Stockfish, ranks 1-10)")
     p.add_argument("--encoding", default="utf-8",
                    help="text encoding of the output (default utf-8; gbk for old programs such as 象棋巫师)")
-    p.add_argument("--fullwidth-black", action="store_true",
-                   help="Chinese PGN: black numbers as full-width digits (马２进３), as 象棋巫师 writes them")
+    p.add_argument("--fullwidth-black", action=argparse.BooleanOptionalAction, default=None,
+                   help="Chinese PGN: black numbers as full-width digits (马２进３), as 象棋巫师 writes "
+                        "and reads them (default: on with --encoding gbk, off otherwise)")
     p.add_argument("--traditional", action="store_true",
                    help="Chinese PGN: traditional characters (傌 俥 進)")
     p.add_argument("--input-encoding", default=None, help="force the input text encoding (default: sniffed)")

@@ -251,8 +251,9 @@ def test_move_to_text_all_notations() -> None:
     assert move_to_text(board, move, "wxf") == "C2.5"
     assert move_to_text(board, move, "iccs") == "h2e2"
     assert move_to_text(board, move, "iccs-dash") == "H2-E2"
+    assert move_to_text(board, move, "san") == "Che3"  # Fairy-Stockfish's SAN (test_san.py)
     with pytest.raises(ValueError, match="unknown notation"):
-        move_to_text(board, move, "san")
+        move_to_text(board, move, "lan")
 
 
 # -- errors ----------------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ def test_written_pgn_layout() -> None:
     assert '[Format "Chinese"]' in text
     assert lines[-1] == "1. 炮二平五 马8进7 2. 马二进三 *"
     assert write_game(game, notation="wxf").splitlines()[-1] == "1. C2.5 H8+7 2. H2+3 *"
-    assert write_game(game, notation="iccs").splitlines()[-1] == "1. h2e2 h9g7 2. h0g2 *"
+    assert write_game(game, notation="iccs").splitlines()[-1] == "1. H2-E2 H9-G7 2. H0-G2 *"
     assert write_game(game, fullwidth_black=True).splitlines()[-1] == "1. 炮二平五 马８进７ 2. 马二进三 *"
 
 
@@ -259,7 +259,7 @@ def test_nags_are_kept_in_the_tree_and_written_back() -> None:
     assert game.variations[0].variations[1].nags == {1, 2}
     assert game.variations[0].variations[1].next().nags == set()
     out = write_game(game, notation="iccs")
-    assert "1. h2e2 $6 h9g7 $4 ( 1... b9c7 $1 $2 2. h0g2 ) 2. h0g2 $3 {good} *" in " ".join(out.split())
+    assert "1. H2-E2 $6 H9-G7 $4 ( 1... B9-C7 $1 $2 2. H0-G2 ) 2. H0-G2 $3 {good} *" in " ".join(out.split())
     for notation in ("chinese", "wxf", "iccs"):
         again = read_game(write_game(game, notation=notation))
         assert again is not None and again.errors == []

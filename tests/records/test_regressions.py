@@ -53,7 +53,7 @@ def test_nonstandard_result_tag_does_not_leak_into_the_move_text(result: str) ->
     game = Game({"Result": result})
     game.add_variation(Move.from_iccs("h2e2"))
     text = write_game(game, notation="iccs")
-    assert text.rstrip().endswith("1. h2e2 *")
+    assert text.rstrip().endswith("1. H2-E2 *")
     back = read_games(text)[0]
     assert back.errors == []
     assert [m.iccs() for m in back.mainline_moves()] == ["h2e2"]
@@ -62,7 +62,7 @@ def test_nonstandard_result_tag_does_not_leak_into_the_move_text(result: str) ->
 def test_standard_result_still_ends_the_move_text() -> None:
     game = Game({"Result": "0-1"})
     game.add_variation(Move.from_iccs("h2e2"))
-    assert write_game(game, notation="iccs").rstrip().endswith("1. h2e2 0-1")
+    assert write_game(game, notation="iccs").rstrip().endswith("1. H2-E2 0-1")
 
 
 def test_deeply_nested_variations_give_a_clear_error_not_recursion_error(tmp_path: Path,

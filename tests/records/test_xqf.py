@@ -202,3 +202,52 @@ def test_every_truncation_gives_a_game_or_xqf_error(name: str) -> None:
             continue
         assert len(game.mainline_moves()) <= len(full.mainline_moves())
         assert game.errors or cut == 0x400  # a header alone is a game without moves
+
+
+# -- what XQF cannot hold is said, not dropped silently --------------------------------------------------
+
+CCPD = Path(__file__).parent.parent / "data" / "corpus" / "ccpd"
+
+
+def test_xqf_export_names_the_dropped_headers_and_the_cut_strings() -> None:
+    from xiangqi.core.records import read_records, write_records
+    from xiangqi.core.xqf import xqf_losses
+
+    game = read_records(CCPD / "ccpd_05.pgn")[0]  # ECCO E46
+    game.headers.update({"Round": "3", "Opening": "仙人指路", "Variation": "对卒底炮",
+                         "Red": "河北李來群河北李來群", "Date": "1987年06月28日下午"})
+    game.variations[0].nags.add(4)
+    game.final_comment = "黑胜"
+    losses = xqf_losses(game)
+    assert losses[0] == "XQF has no field for Round, ECCO, Opening, Variation: dropped"
+    assert "Red cut to the 15 bytes of its XQF field: '河北李來群河北李來群' -> '河北李來群河北'" in losses
+    assert "Date cut to the 15 bytes of its XQF field: '1987年06月28日下午' -> '1987年06月28日'" in losses
+    assert "XQF has no annotation glyphs: the NAGs of 1 move(s) dropped" in losses
+    assert "XQF has no comment after the result: '黑胜' dropped" in losses
+    warnings: list[str] = []
+    data = write_records([game], "xqf", warnings=warnings)
+    assert warnings == losses
+    back = read_xqf(data)
+    assert back.headers["Red"] == "河北李來群河北" and back.headers["Date"] == "1987年06月28日"
+    assert "Round" not in back.headers and back.mainline_moves() == game.mainline_moves()
+
+
+def test_xqf_export_of_a_game_that_fits_reports_nothing() -> None:
+    from xiangqi.core.xqf import xqf_losses
+
+    game = read_xqf(SAMPLES / "xqf" / "xqbase_SAMPLE.XQF")
+    assert xqf_losses(game) == []
+    assert xqf_losses(read_xqf(write_xqf(game))) == []
+
+
+def test_convert_to_xqf_prints_what_it_dropped_with_status_0(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from xiangqi.cli import main
+
+    out = tmp_path / "o.xqf"
+    assert main(["convert", str(CCPD / "ccpd_05.pgn"), str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "note: not kept in xqf: XQF has no field for ECCO: dropped" in err
+    assert "Black cut to the 15 bytes of its XQF field: '黑龍江趙國榮' -> '黑龍江趙國榮'" not in err
+    assert "1 thing(s) the format cannot hold were dropped or cut" in err
+    assert read_xqf(out).mainline_moves() == read_xqf(write_xqf(read_xqf(out))).mainline_moves()

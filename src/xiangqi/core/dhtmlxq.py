@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from xiangqi.core.board import STARTING_FEN, Board, Move, grid_board_fen
-from xiangqi.core.errors import FenError, XiangqiError
+from xiangqi.core.errors import FenError, RecordProblem, XiangqiError
 from xiangqi.core.pgn import Game, GameNode
 
 __all__ = ["DhtmlxqError", "read_dhtmlxq", "read_dhtmlxq_games", "write_dhtmlxq"]
@@ -28,6 +28,7 @@ __all__ = ["DhtmlxqError", "read_dhtmlxq", "read_dhtmlxq_games", "write_dhtmlxq"
 _ORDER = "RNBAKABNRCCPPPPPrnbakabnrccppppp"
 _FIELD_RE = re.compile(r"\[DhtmlXQ_([A-Za-z0-9_]+)\](.*?)\[/DhtmlXQ_?[A-Za-z0-9_]*\]", re.S)
 _BLOCK_RE = re.compile(r"\[(DhtmlXQ(?:HTML|iFrame)?)\](.*?)(?:\[/\1\]|$)", re.S | re.I)
+_OPEN_MOVELIST_RE = re.compile(r"\[DhtmlXQ_movelist\]", re.I)
 _BRANCH_RE = re.compile(r"^move_(\d+)_(\d+)_(\d+)$")
 _COMMENT_RE = re.compile(r"^comment(?:(\d+)_)?(\d+)$")
 #: DhtmlXQ field -> PGN header.
@@ -108,6 +109,13 @@ def _read_block(block: str) -> Game:
     else:
         fen_board = _binit_to_board_fen(fields.get("binit", ""), game.errors)
     movelist = fields.get("movelist", "")
+    cut = None
+    if "movelist" not in fields and (m := _OPEN_MOVELIST_RE.search(block)):
+        # [DhtmlXQ_movelist] without its closing tag: the text was cut inside the move list
+        cut = re.match(r"[\d\s]*", block[m.end():]).group(0)
+        digits = re.sub(r"\s+", "", cut)
+        movelist = digits[: len(digits) // 4 * 4]
+        cut = (len(digits), m.end())
     main_moves = _moves(movelist, game.errors, "movelist")
     turn = "w"
     if fields.get("fen") and len(fields["fen"].split()) > 1:
@@ -124,6 +132,11 @@ def _read_block(block: str) -> Game:
     # parents[(branch, ply)] = (node whose child is ply `ply` of `branch`, board at that node)
     parents: dict[tuple[int, int], tuple[GameNode, Board]] = {}
     _add_line(game, board, 0, 1, main_moves, comments, parents, game.errors)
+    if cut is not None:
+        ply = len(game.end().path())
+        game.errors.append(RecordProblem(
+            f"truncated: the text ends inside the move list (no [/DhtmlXQ_movelist], {cut[0]} digits): "
+            f"main line read to ply {ply}", "truncated", ply, cut[1]))
     pending = sorted(branches, key=lambda b: (b[2], b[1]))
     progress = True
     while pending and progress:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 from pathlib import Path
 
 from xiangqi.core.errors import XiangqiError
 
-__all__ = ["RecordEncodingError", "decode_bytes", "read_text_file", "encode_text"]
+__all__ = ["RecordEncodingError", "decode_bytes", "decode_lenient", "read_text_file", "encode_text",
+           "MAX_BAD_BYTES"]
 
 #: Characters frequent in xiangqi records and Chinese prose, simplified and traditional forms.
 _COMMON = set(
@@ -38,9 +40,13 @@ class RecordEncodingError(XiangqiError):
     """Bytes that decode in none of the supported encodings (or in a requested one)."""
 
 
+_PRIVATE_RE = re.compile("[\ue000-\uf8ff\ufffd]")
+
+
 def _score(text: str) -> int:
-    common = sum(1 for ch in text if ch in _COMMON)
-    private = sum(1 for ch in text if "\ue000" <= ch <= "\uf8ff" or ch == "\ufffd")
+    """4 per common character, -8 per private-use or replacement character (C-speed counting)."""
+    common = sum(map(_COMMON.__contains__, text))
+    private = len(_PRIVATE_RE.findall(text))
     return common * 4 - private * 8
 
 
@@ -92,6 +98,62 @@ def decode_bytes(data: bytes, encoding: str | None = None) -> tuple[str, str]:
         raise RecordEncodingError("the data is neither UTF-8, GB18030/GBK nor Big5 text")
     best = max(candidates, key=lambda c: (c[0], c[1]))
     return best[2], best[3]
+
+
+#: At most this many undecodable bytes (and at most 1 in 1000) are replaced by U+FFFD; more is not text.
+MAX_BAD_BYTES = 16
+
+
+def _decode_replacing(data: bytes, encoding: str) -> tuple[str, list[tuple[int, int]]]:
+    """``data`` decoded with each undecodable byte run replaced by U+FFFD, and the (byte, character) offsets
+    of the replacements."""
+    parts: list[str] = []
+    bad: list[tuple[int, int]] = []
+    pos = chars = 0
+    while True:
+        try:
+            parts.append(data[pos:].decode(encoding))
+            return "".join(parts), bad
+        except UnicodeDecodeError as exc:
+            good = data[pos:pos + exc.start].decode(encoding)
+            parts.append(good)
+            chars += len(good)
+            bad.append((pos + exc.start, chars))
+            parts.append("\ufffd")
+            chars += 1
+            pos += max(exc.end, exc.start + 1)
+            if len(bad) > MAX_BAD_BYTES:
+                return "".join(parts), bad
+
+
+def decode_lenient(data: bytes, encoding: str | None = None) -> tuple[str, str, list[tuple[int, int]]]:
+    """Like :func:`decode_bytes`, but a few stray bytes do not reject the text: ``(text, encoding, bad)``.
+
+    When no encoding decodes ``data`` strictly, the one with the fewest undecodable bytes (UTF-8,
+    GB18030, Big5; ties by the common-character score) decodes it with each bad byte run replaced by
+    U+FFFD, and ``bad`` lists the ``(byte offset, character offset)`` of each replacement. More than
+    :data:`MAX_BAD_BYTES` bad runs, or more than one per 1000 bytes, is not text with a stray byte:
+    :class:`RecordEncodingError` as from :func:`decode_bytes`.
+    """
+    try:
+        text, enc = decode_bytes(data, encoding)
+        return text, enc, []
+    except RecordEncodingError as exc:
+        error = exc
+    best = None
+    for enc in ([encoding] if encoding else ["utf-8", "gb18030", "cp950"]):
+        try:
+            text, bad = _decode_replacing(data, enc)
+        except LookupError:
+            raise error from None
+        key = (len(bad), -_score(text))
+        if best is None or key < best[0]:
+            best = (key, text, "big5" if enc == "cp950" else enc, bad)
+    assert best is not None
+    _key, text, enc, bad = best
+    if len(bad) > MAX_BAD_BYTES or len(bad) * 1000 > max(len(data), 1000):
+        raise error
+    return text, enc, bad
 
 
 def read_text_file(path_or_bytes: str | os.PathLike[str] | bytes, encoding: str | None = None) -> str:

@@ -31,3 +31,49 @@ class IllegalMoveError(XiangqiError):
 
 class AmbiguousMoveError(XiangqiError):
     """Move text that fits more than one legal move."""
+
+
+class ReadError(XiangqiError):
+    """A problem found while reading a game record, as an exception object (python-chess's ``game.errors``).
+
+    ``kind`` is one of :data:`PROBLEM_KINDS` (``"truncated"``, ``"move"``, ``"variation"``, ``"tag"``,
+    ``"fen"``, ``"comment"``, ``"encoding"``, ``"structure"``, ``"other"``); ``ply`` is the 1-based ply
+    where it is (None when it is not at a move); ``offset`` the character (text) or byte (binary)
+    offset when known. ``str(error)`` is the message that ``game.errors`` holds.
+    """
+
+    def __init__(self, message: str, *, kind: str = "other", ply: int | None = None,
+                 offset: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.ply = ply
+        self.offset = offset
+
+
+#: The kinds of :class:`ReadError` / :class:`RecordProblem`.
+PROBLEM_KINDS = ("truncated", "move", "variation", "tag", "fen", "comment", "encoding", "structure", "other")
+
+
+class RecordProblem(str):
+    """A message on ``game.errors``: a ``str`` (the string form every caller knows) with ``kind``, ``ply``
+    and ``offset`` as on :class:`ReadError`; :attr:`error` is the exception object."""
+
+    kind: str
+    ply: int | None
+    offset: int | None
+
+    def __new__(cls, message: str, kind: str = "other", ply: int | None = None,
+                offset: int | None = None) -> RecordProblem:
+        self = super().__new__(cls, message)
+        self.kind = kind
+        self.ply = ply
+        self.offset = offset
+        return self
+
+    @property
+    def error(self) -> ReadError:
+        """This problem as a :class:`ReadError` exception (to raise, or to handle like python-chess's)."""
+        return ReadError(str(self), kind=self.kind, ply=self.ply, offset=self.offset)
+
+    def __reduce__(self):  # kept through pickling (worker processes of the import)
+        return (RecordProblem, (str(self), self.kind, self.ply, self.offset))

@@ -234,7 +234,8 @@ def move_to_wxf(board: Board, move: Move, *, traverse: str = ".") -> str:
 
 
 def move_to_text(board: Board, move: Move, notation: str = "chinese", **options: object) -> str:
-    """``move`` as text in ``notation``: ``"chinese"``, ``"wxf"``, ``"iccs"`` (``h2e2``) or ``"iccs-dash"``.
+    """``move`` as text in ``notation``: ``"chinese"``, ``"wxf"``, ``"iccs"`` (``h2e2``), ``"iccs-dash"`` or
+    ``"san"`` (Fairy-Stockfish's SAN, :mod:`xiangqi.core.san`).
 
     Extra keyword ``options`` go to :func:`move_to_chinese` / :func:`move_to_wxf`.
     Raises :class:`IllegalMoveError` if the move is not legal, :class:`XiangqiError` (a ``ValueError``)
@@ -248,7 +249,12 @@ def move_to_text(board: Board, move: Move, notation: str = "chinese", **options:
     if key in ("iccs", "uci", "ucci", "iccs-dash"):
         _check_legal(board, move)
         return move.iccs_dash() if key == "iccs-dash" else move.iccs()
-    raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
+    if key == "san":
+        from xiangqi.core.san import move_to_san
+
+        _check_legal(board, move)
+        return move_to_san(board, move, **options)  # type: ignore[arg-type]
+    raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf, iccs or san)")
 
 
 def moves_to_chinese(board: Board, moves: Iterable[Move], **options: object) -> list[str]:

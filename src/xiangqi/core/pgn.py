@@ -21,16 +21,34 @@ from __future__ import annotations
 
 import datetime
 import io
+import os
 import re
 from collections.abc import Iterator
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
-from xiangqi.core.board import STARTING_FEN, Board, Move
-from xiangqi.core.encoding import read_text_file
-from xiangqi.core.errors import FenError, XiangqiError
+from xiangqi.core.board import (
+    ADVISOR,
+    CANNON,
+    ELEPHANT,
+    HORSE,
+    KING,
+    ROOK,
+    STARTING_FEN,
+    Board,
+    Move,
+)
+from xiangqi.core.board import ADVISOR_MOVES as _ADVISOR_MOVES
+from xiangqi.core.board import ELEPHANT_MOVES as _ELEPHANT_MOVES
+from xiangqi.core.board import HORSE_MOVES as _HORSE_MOVES
+from xiangqi.core.board import KING_MOVES as _KING_MOVES
+from xiangqi.core.board import PAWN_MOVES as _PAWN_MOVES
+from xiangqi.core.encoding import decode_lenient, read_text_file
+from xiangqi.core.errors import FenError, ReadError, RecordProblem, XiangqiError
 from xiangqi.core.notation import detect_notation, move_to_text, parse_text
+from xiangqi.core.san import guess_rank_base, looks_like_san, parse_san
 
-__all__ = ["GameNode", "Game", "read_game", "read_games", "write_game", "read_text_file", "iter_game_texts",
+__all__ = ["GameNode", "Game", "read_game", "read_games", "read_headers", "skip_game", "split_headers",
+           "write_game", "read_text_file", "iter_game_texts",
            "RESULTS", "NOTATIONS", "NAG_SYMBOLS"]
 
 #: Result tokens of PGN.
@@ -307,12 +325,33 @@ class Game(GameNode):
     def game(self) -> Game:
         return self
 
+    @property
+    def problems(self) -> list[ReadError]:
+        """The problems of :attr:`errors` as :class:`~xiangqi.core.errors.ReadError` exception objects,
+        each with ``kind`` (``"truncated"``, ``"move"``, …), ``ply`` and ``offset`` (python-chess keeps
+        exceptions on ``game.errors``; here ``errors`` keeps the strings and this gives the objects)."""
+        return [e.error if isinstance(e, RecordProblem) else _guess_problem(e) for e in self.errors]
+
     def __str__(self) -> str:
         return write_game(self)
 
     def __repr__(self) -> str:
         return (f"<Game {self.headers.get('Red', '')!r} vs {self.headers.get('Black', '')!r} "
                 f"{self.headers.get('Result', '*')} plies={len(self.mainline_moves())}>")
+
+
+_PLY_RE = re.compile(r"\bply (\d+)")
+
+
+def _guess_problem(message: str) -> ReadError:
+    """A :class:`ReadError` for a plain message (code that gives no kind): kind and ply from its words."""
+    m = _PLY_RE.search(message)
+    low = message.lower()
+    kind = ("truncated" if "truncated" in low or "cut short" in low or "end early" in low
+            else "fen" if low.startswith(("fen", "start position", "binit")) else "tag" if "tag" in low
+            else "variation" if "variation" in low or "branch" in low and "branch 0" not in low
+            else "comment" if "comment" in low else "move" if m else "other")
+    return ReadError(message, kind=kind, ply=int(m.group(1)) if m else None)
 
 
 def result_token(winner: bool | None) -> str:
@@ -376,25 +415,13 @@ def _is_game_tag(tag_line: str) -> bool:
     return tag_line[1:].lstrip().startswith("Game ") or tag_line[1:].lstrip().startswith("Game:")
 
 
-def _parse_game_text(text: str) -> Game | None:
-    lines = text.splitlines()
-    headers: dict[str, str] = {}
-    errors: list[str] = []
-    i = 0
-    while i < len(lines):
-        s = lines[i].strip().lstrip("\ufeff")
-        if not s:
-            i += 1
-            continue
-        if not s.startswith("["):
-            break
-        m = _TAG_RE.match(s) or _TAG_LOOSE_RE.match(s)
-        if m:
-            headers[m.group(1)] = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
-        else:
-            errors.append(f"line {i + 1}: cannot read tag {s[:60]!r}")
-        i += 1
-    movetext = "\n".join(lines[i:])
+def _parse_game_text(text: str, last: bool = False) -> Game | None:
+    """The game of one game's PGN text (None for blank text). ``last``: the text ends the file, so a move
+    text that stops without its result where the ``Result`` tag gives one is reported as truncated."""
+    headers, at, errors = split_headers(text)
+    movetext = text[at:]
+    if "\r" in movetext:
+        movetext = movetext.replace("\r\n", "\n").replace("\r", "\n")
     if not headers and not movetext.strip():
         return None
     game = Game()
@@ -402,21 +429,62 @@ def _parse_game_text(text: str) -> Game | None:
     game.headers.update(headers)
     game.errors = errors
     try:
-        board = game.board()
+        board = _start_board(game.headers.get("FEN", "").strip())
     except FenError as exc:
-        game.errors.append(f"FEN tag: {exc}")
+        game.errors.append(RecordProblem(f"FEN tag: {exc}", "fen"))
         return game
     fmt = headers.get("Format", "").strip().lower()
     notation = {"chinese": "chinese", "wxf": "wxf", "iccs": "iccs"}.get(fmt)
-    _parse_movetext(game, board, movetext, notation)
+    if headers.get("Variant", "").strip().lower() == "xiangqi" or (notation is None and _san_first(movetext)):
+        # WinBoard/XBoard/Fairy-Stockfish SAN: White is Red; ranks 1-10 or 0-9 (xiangqi.core.san)
+        if "White" in game.headers and not game.headers.get("Red", "").strip():
+            game.headers["Red"] = game.headers.pop("White")
+        base = guess_rank_base([m.group(0) for m in _TOKEN_RE.finditer(movetext) if m.lastgroup == "move"])
+        kept = (list(game.errors), dict(game.headers))
+        _parse_movetext(game, board, movetext, "san", last, 1 if base is None else base)
+        if base is None and any(isinstance(e, RecordProblem) and e.kind in ("move", "truncated")
+                                for e in game.errors):
+            other = Game()
+            other.headers, other.errors = dict(kept[1]), list(kept[0])
+            _parse_movetext(other, other.board(), movetext, "san", last, 0)
+            if len(other.end().path()) > len(game.end().path()):
+                game = other
+    else:
+        _parse_movetext(game, board, movetext, notation, last)
     for tag in ("Event", "Date", "Red", "Black"):  # the tags every record has, as in Game()
         game.headers.setdefault(tag, "")
     game.headers.setdefault("Result", "*")
     return game
 
 
-def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | None) -> None:
+_new_node = object.__new__  # GameNode without __init__ (the reader sets every attribute itself)
+_START_BOARDS: dict[str, Board] = {}
+
+
+def _start_board(fen: str) -> Board:
+    """A new board at ``fen`` ("" = the standard start), copied from a cache of parsed FENs."""
+    board = _START_BOARDS.get(fen)
+    if board is None:
+        board = Board(fen) if fen else Board()
+        if len(_START_BOARDS) < 1024:
+            _START_BOARDS[fen] = board
+    return board.copy()
+
+
+def _san_first(movetext: str) -> bool:
+    """True when the first move of the text is SAN with a piece letter (``1. Che3``)."""
+    for m in _TOKEN_RE.finditer(movetext):
+        if m.lastgroup == "move":
+            return looks_like_san(m.group(0))
+        if m.lastgroup in ("result", "open"):
+            return False
+    return False
+
+
+def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | None,
+                    last: bool = False, rank_base: int = 1) -> None:
     node: GameNode = game
+    last_kind = ""  # kind of the last token read (a cut file ends on a move number or half a move)
     stack: list[tuple[GameNode, Board]] = []  # where to return at ')' for each open '('
     at_variation_start = False
     pending_start = ""  # comment before the first move of a variation
@@ -429,7 +497,9 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             closed = tok.endswith("}")
             c = (tok[1:-1] if closed else tok[1:]).strip()
             if not closed:
-                game.errors.append(f"unterminated comment at character {m.start()}")
+                game.errors.append(RecordProblem(
+                    f"truncated: unterminated comment at character {m.start()}, after ply "
+                    f"{len(board.move_stack)}", "truncated", len(board.move_stack), m.start()))
             if skipping or not c:
                 continue
             if ended:
@@ -449,7 +519,8 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                 continue
             stack.append((node, board.copy()))
             if node.parent is None:
-                game.errors.append(f"'(' before any move at character {m.start()}: variation ignored")
+                game.errors.append(RecordProblem(f"'(' before any move at character {m.start()}: variation "
+                                                 "ignored", "variation", 0, m.start()))
                 skipping = 1
                 continue
             board.pop()
@@ -462,7 +533,8 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                 if skipping:
                     continue
             if not stack:
-                game.errors.append(f"unmatched ')' at character {m.start()}")
+                game.errors.append(RecordProblem(f"unmatched ')' at character {m.start()}", "structure",
+                                                 None, m.start()))
                 continue
             node, board = stack.pop()
             at_variation_start, pending_start = False, ""
@@ -473,6 +545,8 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                     and int(tok[1:]) <= 255:
                 node.nags.add(int(tok[1:]))
             continue
+        if kind == "number" and not skipping:
+            last_kind = "number"
         if skipping or kind in ("line_comment", "number"):
             continue
         if kind == "result":
@@ -482,26 +556,176 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
                     game.headers["Result"] = res
                 ended = True
             continue
+        if tok in NAG_SYMBOLS:  # a glyph written apart from its move ("h2e2 ?!")
+            if node is not game and not at_variation_start:
+                node.nags.add(NAG_SYMBOLS[tok])
+            continue
         glyph = _SUFFIX_RE.search(tok)
         if glyph:
             tok = tok[:glyph.start()]
         try:
-            move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
+            if notation == "san":
+                move = parse_san(board, tok, rank_base)
+            else:
+                move = (_fast_chinese(board, tok) if notation in (None, "chinese") and tok[:1] > "\u2e7f"
+                        else None)
+                if move is None:
+                    move = parse_text(board, tok, notation if notation and _fits(tok, notation) else None)
         except XiangqiError as exc:
             where = "variation" if stack else "main line"
-            game.errors.append(f"ply {len(board.move_stack) + 1} ({where}): {exc}")
+            ply = len(board.move_stack) + 1
+            if not stack and m.end() == len(movetext.rstrip()):
+                game.errors.append(RecordProblem(
+                    f"truncated: the move text ends in half a move {tok!r} after ply {ply - 1}: {exc}",
+                    "truncated", ply - 1, m.start()))
+                return
+            game.errors.append(RecordProblem(f"ply {ply} ({where}): {exc}", "variation" if stack else "move",
+                                             ply, m.start()))
             if stack:
                 skipping = 1
                 continue
-            break  # the rest of the main line cannot be played
+            return  # the rest of the main line cannot be played
         board.push(move, validate=False)
-        node = node._add(move, starting_comment=pending_start)
+        last_kind = "move"
+        new = _new_node(GameNode)
+        new.parent, new.move, new.variations, new.comment, new.starting_comment, new.nags = (
+            node, move, [], "", pending_start, set())
+        node.variations.append(new)
+        node = new
         if glyph:
             node.nags.add(NAG_SYMBOLS[glyph.group(1)])
         at_variation_start, pending_start = False, ""
+    ply = len(game.end().path())
     if skipping or stack:
-        if not any("variation" in e for e in game.errors):
-            game.errors.append("unclosed '(' at the end of the move text")
+        game.errors.append(RecordProblem(f"truncated: unclosed '(' at the end of the move text (main line "
+                                         f"read to ply {ply})", "truncated", ply, len(movetext)))
+    elif not ended and any(e.kind == "truncated" for e in game.errors if isinstance(e, RecordProblem)):
+        pass
+    elif not ended and last_kind == "number":
+        game.errors.append(RecordProblem(f"truncated: the move text ends on a move number after ply {ply}",
+                                         "truncated", ply, len(movetext)))
+    elif not ended and last and last_kind == "move" and game.headers.get("Result", "*") in RESULTS[:3]:
+        game.errors.append(RecordProblem(
+            f"truncated: the move text stops after ply {ply} without its result "
+            f"({game.headers['Result']}, as the Result tag says): the file looks cut", "truncated", ply,
+            len(movetext)))
+
+
+# -- the fast path of the reader: plain Chinese moves (炮二平五, 马８进７), about nine moves in ten ----------
+
+_MOVE_CACHE: dict[int, Move] = {}
+_PLAIN_CACHE: dict[str, tuple[int, int, str, int] | None] = {}
+_DIAGONAL = (HORSE, ELEPHANT, ADVISOR)
+_HORSE_LEG = [{to: leg for to, leg in _HORSE_MOVES[sq]} for sq in range(90)]
+_ELEPHANT_EYE = [{to: eye for to, eye in _ELEPHANT_MOVES[sq]} for sq in range(90)]
+_ADVISOR_TO = [frozenset(_ADVISOR_MOVES[sq]) for sq in range(90)]
+_KING_TO = [frozenset(_KING_MOVES[sq]) for sq in range(90)]
+_PAWN_TO = {color: [frozenset(_PAWN_MOVES[color][sq]) for sq in range(90)] for color in (True, False)}
+
+
+def _plain_query(token: str) -> tuple[int, int, str, int] | None:
+    """``(piece type, file, direction, target)`` of a Chinese move with no 前/后 (cached), else None."""
+    try:
+        return _PLAIN_CACHE[token]
+    except KeyError:
+        pass
+    from xiangqi.core.notation import _chinese_queries
+
+    plain = None
+    try:
+        queries = _chinese_queries(token)
+    except XiangqiError:
+        queries = ()
+    if len(queries) == 1:
+        q = queries[0]
+        if q.qualifier is None and q.piece_type is not None and q.file is not None and 1 <= q.file <= 9:
+            plain = (q.piece_type, q.file, q.direction, q.target)
+    if len(_PLAIN_CACHE) < 100_000:
+        _PLAIN_CACHE[token] = plain
+    return plain
+
+
+def _pseudo_ok(b: list[int], frm: int, to: int, kind: int, red: bool) -> bool:
+    """True when the piece ``kind`` of colour ``red`` on ``frm`` may go to ``to`` (king safety aside):
+    the rules of :meth:`Board._pseudo_targets` for one destination."""
+    p = b[to]
+    if p and (p > 0) == red:
+        return False
+    if kind == ROOK or kind == CANNON:
+        if frm // 9 == to // 9:
+            step = 1 if to > frm else -1
+        elif frm % 9 == to % 9:
+            step = 9 if to > frm else -9
+        else:
+            return False
+        between = 0
+        for x in range(frm + step, to, step):
+            if b[x]:
+                between += 1
+        if kind == ROOK:
+            return between == 0
+        return between == (1 if p else 0)
+    if kind == HORSE:
+        leg = _HORSE_LEG[frm].get(to)
+        return leg is not None and b[leg] == 0
+    if kind == ELEPHANT:
+        eye = _ELEPHANT_EYE[frm].get(to)
+        return eye is not None and b[eye] == 0
+    if kind == ADVISOR:
+        return to in _ADVISOR_TO[frm]
+    if kind == KING:
+        return to in _KING_TO[frm]
+    return to in _PAWN_TO[red][frm]
+
+
+def _fast_chinese(board: Board, token: str) -> Move | None:
+    """The legal move of a plain Chinese move text, or None when the full parser must decide (a 前/后
+    form, no legal move, several: it then gives the error or the answer with its special cases)."""
+    q = _plain_query(token)
+    if q is None:
+        return None
+    kind, file, direction, target = q
+    red = board.turn
+    b = board.squares
+    column = 9 - file if red else file - 1
+    want = kind if red else -kind
+    found = None
+    for frm in range(column, 90, 9):
+        if b[frm] != want:
+            continue
+        rank = frm // 9
+        if direction == ".":
+            if kind in _DIAGONAL:
+                continue
+            to = rank * 9 + (9 - target if red else target - 1)
+        else:
+            up = (direction == "+") == red  # towards higher ranks
+            if kind in _DIAGONAL:
+                tcol = 9 - target if red else target - 1
+                dx = abs(tcol - column)
+                dy = {HORSE: 3 - dx, ELEPHANT: 2, ADVISOR: 1}[kind]
+                if dx == 0 or dx > 2 or (kind == ELEPHANT and dx != 2) or (kind == ADVISOR and dx != 1):
+                    continue
+                trank = rank + dy if up else rank - dy
+                if not 0 <= trank <= 9:
+                    continue
+                to = trank * 9 + tcol
+            else:
+                trank = rank + target if up else rank - target
+                if not 0 <= trank <= 9:
+                    continue
+                to = trank * 9 + column
+        if to == frm or not _pseudo_ok(b, frm, to, kind, red) or not board._leaves_king_safe(frm, to):
+            continue
+        if found is not None:
+            return None  # two pieces can: the full parser decides (or says it is ambiguous)
+        found = frm * 90 + to
+    if found is None:
+        return None
+    move = _MOVE_CACHE.get(found)
+    if move is None:
+        move = _MOVE_CACHE[found] = Move(found // 90, found % 90)
+    return move
 
 
 def _fits(token: str, notation: str) -> bool:
@@ -511,45 +735,156 @@ def _fits(token: str, notation: str) -> bool:
         return False
 
 
-def read_game(source: str | TextIO) -> Game | None:
-    """Read one game from PGN ``source`` (the text itself, or an open text stream).
+def read_game(source: str | os.PathLike[str] | TextIO | BinaryIO, *,
+              encoding: str | None = None) -> Game | None:
+    """Read one game from ``source``: PGN text, an open text or **binary** stream, or a file path.
 
-    From a stream, reads exactly one game so that repeated calls walk a multi-game file;
-    returns None at the end. Never raises for bad content: problems (bad tags, illegal or
-    unreadable moves, a bad FEN) are listed on ``game.errors`` and the moves read before an
-    error in the main line are kept.
+    From a stream, reads exactly one game so that repeated calls walk a multi-game file; returns None at
+    the end. A binary stream (``open(path, "rb")``, ``io.BytesIO``) has its encoding sniffed once from
+    its first 64 KB (UTF-8, GB18030/GBK or Big5, :func:`~xiangqi.core.encoding.decode_lenient`; or give
+    ``encoding``), so GBK and Big5 files stream game by game. A path (``os.PathLike``, or a one-line
+    string naming an existing file or ending in a record extension such as ``.pgn``/``.xqf``) is not
+    taken for PGN text: its first game is read in whatever format it is (:func:`read_records`); a
+    missing file raises :class:`~xiangqi.core.errors.XiangqiError`.
+
+    Never raises for bad content: problems (bad tags, illegal or unreadable moves, a bad FEN, a file cut
+    short) are listed on ``game.errors`` (strings; ``game.problems`` gives them as
+    :class:`~xiangqi.core.errors.ReadError` objects with ``kind`` and ``ply``) and the moves read before
+    an error in the main line are kept.
     """
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _is_path(source)):
+        from xiangqi.core.records import read_records
+
+        games = read_records(os.fspath(source), encoding=encoding)
+        return games[0] if games else None
     if isinstance(source, str):
-        for text in iter_game_texts(source):
-            game = _parse_game_text(text)
+        texts = iter_game_texts(source)
+        text = next(texts, None)
+        while text is not None:
+            following = next(texts, None)
+            game = _parse_game_text(text, last=following is None)
             if game is not None:
                 return game
+            text = following
         return None
-    return _read_from_stream(source)
+    text, at_end = _next_game_text(source, encoding)
+    if text is None:
+        return None
+    return _parse_game_text(text, last=at_end)
 
 
-def _read_from_stream(stream: TextIO) -> Game | None:
+def read_headers(source: TextIO | BinaryIO, *, encoding: str | None = None) -> dict[str, str] | None:
+    """The tags of the next game of a stream, without reading its moves (python-chess's ``read_headers``).
+
+    The stream is left at the start of the following game, so ``read_headers`` and :func:`read_game`
+    can be mixed; returns None at the end. Binary streams are decoded as in :func:`read_game`. About ten
+    times faster than :func:`read_game` on master games: the move text is skipped, not played.
+    """
+    text, _at_end = _next_game_text(source, encoding)
+    if text is None:
+        return None
+    return split_headers(text)[0]
+
+
+def skip_game(source: TextIO | BinaryIO, *, encoding: str | None = None) -> bool:
+    """Skip the next game of a stream without reading it; False at the end (python-chess's ``skip_game``)."""
+    return _next_game_text(source, encoding)[0] is not None
+
+
+_RECORD_SUFFIXES = (".pgn", ".txt", ".xqf", ".ubb", ".dhtml", ".dhtmlxq", ".epd", ".fen")
+
+
+def _is_path(text: str) -> bool:
+    """True for a string that names a file rather than holding PGN: one short line that is an existing
+    file or ends in a record extension (``1. h2e2`` and ``[Event "x"]`` are text)."""
+    if not text or len(text) > 4096 or "\n" in text or text.lstrip().startswith(("[", "{")):
+        return False
+    if text.lower().endswith(_RECORD_SUFFIXES):
+        return True
+    try:
+        return os.path.isfile(text)
+    except (OSError, ValueError):
+        return False
+
+
+def _is_binary(stream: object) -> bool:
+    if isinstance(stream, io.TextIOBase):
+        return False
+    if isinstance(stream, io.RawIOBase | io.BufferedIOBase):
+        return True
+    return "b" in getattr(stream, "mode", "")
+
+
+def _stream_encoding(stream: BinaryIO, encoding: str | None) -> str:
+    """The encoding of a binary stream: given, remembered from an earlier call, or sniffed from a sample."""
+    if encoding:
+        return encoding
+    known = getattr(stream, "_xiangqi_encoding", None)
+    if known:
+        return known
+    sample = b""
+    if stream.seekable():
+        pos = stream.tell()
+        sample = stream.read(1 << 16)
+        stream.seek(pos)
+    elif hasattr(stream, "peek"):
+        sample = stream.peek(1 << 16)
+    if b"\n" in sample[:-1]:
+        sample = sample[:sample.rindex(b"\n") + 1]  # whole lines: no character cut at the end
+    try:
+        enc = decode_lenient(sample)[1] if sample else "utf-8"
+    except XiangqiError:
+        enc = "gb18030"
+    if enc == "utf-8-sig":
+        enc = "utf-8"  # the BOM is stripped from the first tag line
+    try:
+        stream._xiangqi_encoding = enc  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return enc
+
+
+def _next_game_text(stream: TextIO | BinaryIO, encoding: str | None = None) -> tuple[str | None, bool]:
+    """The text of the next game of a stream (None at the end) and whether the stream ended with it.
+
+    A game ends before a tag line that follows move text (as :func:`iter_game_texts`); the stream is
+    put back to the start of that line (``seek``; a pushed-back line when it is not seekable).
+    """
+    binary = _is_binary(stream)
+    enc = _stream_encoding(stream, encoding) if binary else ""  # type: ignore[arg-type]
+
+    def decode(raw: bytes) -> str:
+        try:
+            return raw.decode(enc)
+        except UnicodeDecodeError:
+            return decode_lenient(raw)[0] if len(raw) < 1 << 16 else raw.decode(enc, "replace")
+        except XiangqiError:
+            return raw.decode(enc, "replace")
+
     buf: list[str] = []
     depth = 0
     seen_moves = seen_game_tag = False
     pushback = getattr(stream, "_xiangqi_pushback", None)
+    seekable = stream.seekable()
+    line = ""
     while True:
-        pos = stream.tell() if stream.seekable() else None
+        pos = stream.tell() if seekable else None
         if pushback is not None:
             line, pushback = pushback, None
-            stream._xiangqi_pushback = None  # type: ignore[attr-defined]
+            stream._xiangqi_pushback = None  # type: ignore[union-attr]
         else:
-            line = stream.readline()
+            raw = stream.readline()
+            line = decode(raw) if binary else raw  # type: ignore[arg-type]
         if not line:
             break
-        stripped = line.strip()
+        stripped = line.strip().lstrip("\ufeff")
         is_tag = depth == 0 and stripped.startswith("[") and stripped.endswith("]")
         if is_tag and (seen_moves or (seen_game_tag and _is_game_tag(stripped))):
             if pos is not None:
                 stream.seek(pos)
                 break
             # Not seekable: keep the line for the next call through a pushback attribute.
-            stream._xiangqi_pushback = line  # type: ignore[attr-defined]
+            stream._xiangqi_pushback = line  # type: ignore[union-attr]
             break
         buf.append(line)
         if is_tag:
@@ -559,18 +894,77 @@ def _read_from_stream(stream: TextIO) -> Game | None:
         depth = max(0, depth + line.count("{") - line.count("}"))
     text = "".join(buf)
     if not text.strip():
-        return None
-    return _parse_game_text(text)
+        return None, True
+    return text, not line
+
+
+def split_headers(text: str) -> tuple[dict[str, str], int, list[str]]:
+    """The tags at the top of one game's PGN text, where its move text starts (a character offset) and
+    the problems of unreadable tag lines. The fast header-only scan of :func:`read_headers` and the import."""
+    headers: dict[str, str] = {}
+    errors: list[str] = []
+    pos = 0
+    n = 0
+    length = len(text)
+    while pos < length:
+        end = text.find("\n", pos)
+        end = length if end < 0 else end + 1
+        s = text[pos:end].strip().lstrip("\ufeff")
+        n += 1
+        if s:
+            if not s.startswith("["):
+                break
+            m = _TAG_RE.match(s) or _TAG_LOOSE_RE.match(s)
+            if m:
+                headers[m.group(1)] = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
+            else:
+                errors.append(RecordProblem(f"line {n}: cannot read tag {s[:60]!r}", "tag"))
+        pos = end
+    return headers, pos, errors
 
 
 def read_games(text: str) -> list[Game]:
     """Read every game of a (multi-game) PGN text; see :func:`read_game` for the error policy."""
-    games = []
-    for chunk in iter_game_texts(text):
-        game = _parse_game_text(chunk)
+    return [game for game, _start in read_games_at(text)]
+
+
+def read_games_at(text: str) -> list[tuple[Game, int]]:
+    """Every game of a PGN text with the character offset where its text starts."""
+    out = []
+    chunks = list(iter_game_texts(text))
+    start = 0
+    for i, chunk in enumerate(chunks):
+        at = text.find(chunk[:64], start) if chunk else start
+        start = at if at >= 0 else start
+        game = _parse_game_text(chunk, last=i == len(chunks) - 1)
         if game is not None:
-            games.append(game)
-    return games
+            out.append((game, start))
+        start += len(chunk)
+    return out
+
+
+def replacement_places(game: Game) -> list[str]:
+    """Where the U+FFFD characters of ``game`` are, in the order of the text: ``"tag Event"``,
+    ``"the comment before the first move"``, ``"the comment after ply 7"``, …"""
+    places = [f"tag {k}" for k, v in game.headers.items() for _ in range(v.count("\ufffd"))]
+    places += ["the comment before the first move"] * game.comment.count("\ufffd")
+
+    def walk(node: GameNode, ply: int) -> None:
+        while node.variations:
+            main = node.variations[0]
+            for alt in [main, *node.variations[1:]]:
+                places.extend([f"the comment before ply {ply + 1}"] * alt.starting_comment.count("\ufffd"))
+                places.extend([f"the comment after ply {ply + 1}"] * alt.comment.count("\ufffd"))
+                if alt is not main:
+                    walk(alt, ply + 1)
+            node, ply = main, ply + 1
+
+    try:
+        walk(game, 0)
+    except RecursionError:
+        pass
+    places += ["the comment after the result"] * game.final_comment.count("\ufffd")
+    return places
 
 
 def read_pgn_file(path_or_bytes: str | bytes, encoding: str | None = None) -> list[Game]:
@@ -591,7 +985,13 @@ def _clean_comment(text: str) -> str:
 
 def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool = False,
                traditional: bool = False, columns: int = 80) -> str:
-    """PGN text of ``game`` with moves in ``notation`` (``"chinese"``, ``"wxf"`` or ``"iccs"``).
+    """PGN text of ``game`` with moves in ``notation`` (``"chinese"``, ``"wxf"``, ``"iccs"`` or ``"san"``).
+
+    ``"san"`` writes the chess-style PGN of WinBoard/XBoard and Fairy-Stockfish (:func:`_write_san_game`:
+    White = Red, ``[Variant "xiangqi"]``, Fairy-Stockfish's SAN with ranks 1-10, :mod:`xiangqi.core.san`).
+
+    ICCS moves are written ``H2-E2``, the form of 中国象棋电脑应用规范(三) that 象棋巫师 reads (its reader
+    takes five characters from an upper-case file letter: FORMATS.md §3); the reader reads ``h2e2`` too.
 
     Tags: Game, Event, Site, Date, Round, RedTeam, Red, BlackTeam, Black, Result first (those
     present; Game, Event, Date, Red, Black, Result always), then the others in their order,
@@ -605,11 +1005,15 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
     game's FEN header is bad.
     """
     key = notation.lower()
+    if key == "san":
+        return _write_san_game(game, columns)
     if key not in NOTATIONS:
-        raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf or iccs)")
+        raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf, iccs or san)")
     options: dict[str, object] = {}
     if key == "chinese":
         options = {"fullwidth_black": fullwidth_black, "traditional": traditional}
+    if key == "iccs":
+        key = "iccs-dash"
     start = game.board()
     headers = dict(game.headers)
     headers.pop("FEN", None)
@@ -626,8 +1030,38 @@ def write_game(game: Game, *, notation: str = "chinese", fullwidth_black: bool =
             out.write(f'[{tag} "{_escape(value)}"]\n')
     if not (start.board_fen() == _STANDARD_BOARD and start.turn):
         out.write(f'[FEN "{start.fen()}"]\n')
-    out.write(f'[Format "{NOTATIONS[key]}"]\n\n')
+    out.write(f'[Format "{NOTATIONS[notation.lower()]}"]\n\n')
 
+    return out.getvalue() + _movetext(game, start, headers, key, options, columns)
+
+
+_SAN_FIRST_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+
+
+def _write_san_game(game: Game, columns: int) -> str:
+    """The chess-style PGN of WinBoard/XBoard and Fairy-Stockfish: Seven Tag Roster with White = Red,
+    ``[Variant "xiangqi"]``, ``FEN``/``SetUp`` for another start, SAN moves with ranks 1-10."""
+    start = game.board()
+    headers = {k: v for k, v in game.headers.items()
+               if k not in ("Game", "Format", "FEN", "SetUp", "Variant")}
+    headers["White"] = headers.pop("Red", "")
+    out = io.StringIO()
+    for tag in _SAN_FIRST_TAGS:
+        default = "*" if tag == "Result" else "?" if tag in ("Site", "Round") else ""
+        out.write(f'[{tag} "{_escape(headers.get(tag, default))}"]\n')
+    for tag, value in headers.items():
+        if tag not in _SAN_FIRST_TAGS:
+            out.write(f'[{tag} "{_escape(value)}"]\n')
+    out.write('[Variant "xiangqi"]\n')
+    if not (start.board_fen() == _STANDARD_BOARD and start.turn):
+        out.write(f'[SetUp "1"]\n[FEN "{start.fen()}"]\n')
+    out.write("\n")
+    return out.getvalue() + _movetext(game, start, headers, "san", {}, columns)
+
+
+def _movetext(game: Game, start: Board, headers: dict[str, str], key: str, options: dict[str, object],
+              columns: int) -> str:
+    out = io.StringIO()
     tokens: list[str] = []
     if game.comment:
         tokens.append("{" + _clean_comment(game.comment) + "}")

@@ -8,18 +8,20 @@ lines means EPD, anything else is read as PGN.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from pathlib import Path
 
 from xiangqi.core.dhtmlxq import read_dhtmlxq_games, write_dhtmlxq
-from xiangqi.core.encoding import decode_bytes, encode_text, read_source
+from xiangqi.core.encoding import decode_lenient, encode_text, read_source
 from xiangqi.core.epd import EpdEntry, epd_to_games, read_epd, write_epd
-from xiangqi.core.errors import XiangqiError
-from xiangqi.core.pgn import Game, read_games, write_game
+from xiangqi.core.errors import RecordProblem, XiangqiError
+from xiangqi.core.pgn import Game, read_games_at, replacement_places, write_game
 from xiangqi.core.xqf import read_xqf, write_xqf
 
-__all__ = ["FORMATS", "RecordError", "detect_format", "format_from_path", "read_records", "write_records"]
+__all__ = ["FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "detect_format", "format_from_path",
+           "read_records", "write_records"]
 
 #: Record formats and the file extensions that select them.
 FORMATS = {"pgn": (".pgn", ".txt"), "xqf": (".xqf",), "dhtmlxq": (".ubb", ".dhtml", ".dhtmlxq"),
@@ -78,12 +80,19 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
         games = epd_to_games(read_epd(data, problems))
         games[0].errors.extend(f"EPD {p}" for p in problems)  # read_epd raised if no game
         return games
-    text, _enc = decode_bytes(data, encoding)
+    text, enc, bad = decode_lenient(data, encoding)
     if kind == "dhtmlxq":
-        return read_dhtmlxq_games(text)
+        games = read_dhtmlxq_games(text)
+        for byte, _char in bad:
+            games[0].errors.append(RecordProblem(f"encoding: byte {byte} is not valid {enc}: read as U+FFFD",
+                                                 "encoding", None, byte))
+        return games
     if kind != "pgn":
         raise RecordError(f"unknown record format {kind!r} (expected one of {', '.join(FORMATS)})")
-    games = read_games(text)
+    at = read_games_at(text)
+    games = [g for g, _start in at]
+    if bad and games:
+        _place_bad_bytes(at, bad, enc)
     if not any(g.variations or any(v for k, v in g.headers.items() if k not in ("Game", "Result"))
                for g in games):
         detail = f": {games[0].errors[0]}" if games and games[0].errors else ""
@@ -91,19 +100,57 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     return games
 
 
+#: Encodings of the old Chinese programs (象棋巫师, XQStudio): their Chinese PGN gets full-width black digits.
+GB_ENCODINGS = frozenset({"gbk", "gb2312", "gb18030", "hz"})
+
+
+def is_gb_encoding(encoding: str) -> bool:
+    """True for GBK and its relatives (GB2312, GB18030, cp936), whatever the spelling of the name."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return False
+    return name in GB_ENCODINGS or name in ("cp936", "ms936")
+
+
+def _place_bad_bytes(at: list[tuple[Game, int]], bad: list[tuple[int, int]], enc: str) -> None:
+    """Add an ``encoding`` problem to the game holding each replaced byte, naming the byte, game and place."""
+    seen: dict[int, int] = {}
+    for byte, char in bad:
+        i = max((k for k, (_g, start) in enumerate(at) if start <= char), default=0)
+        game = at[i][0]
+        places = replacement_places(game)
+        n = seen.get(i, 0)
+        seen[i] = n + 1
+        place = places[n] if n < len(places) else "the move text"
+        m = re.search(r"ply (\d+)", place)
+        game.errors.append(RecordProblem(
+            f"encoding: byte {byte} (game {i + 1}, {place}) is not valid {enc}: read as U+FFFD, the rest "
+            "kept",
+            "encoding", int(m.group(1)) if m else None, byte))
+
+
 def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", encoding: str = "utf-8",
-                  fullwidth_black: bool = False, traditional: bool = False) -> bytes:
+                  fullwidth_black: bool | None = None, traditional: bool = False,
+                  warnings: list[str] | None = None) -> bytes:
     """The bytes of ``games`` in ``fmt`` (``pgn``, ``xqf``, ``dhtmlxq``, ``epd``).
 
     PGN and DhtmlXQ hold several games (separated by a blank line); XQF holds exactly one (raises
     :class:`RecordError` otherwise); EPD writes each game's start position with its ``Event`` as
     the name. Text is encoded with ``encoding`` (UTF-8 by default, ``gbk`` for old programs);
-    ``fullwidth_black`` (象棋巫师's ``马２进３``) and ``traditional`` apply to Chinese PGN move text.
+    ``fullwidth_black`` (象棋巫师's ``马２进３``) and ``traditional`` apply to Chinese PGN move text;
+    ``fullwidth_black=None`` (the default) means full-width for a GBK-family ``encoding`` and ASCII
+    otherwise: 象棋巫师's reader takes every Chinese move as 8 GBK bytes (4 double-byte characters, xqbase
+    ``pgnfile.cpp``), so an ASCII black digit makes it read the wrong move without a word.
+    XQF cannot hold every header, long strings or NAGs: when ``warnings`` is a list, what is dropped or
+    cut is appended to it (:func:`xiangqi.core.xqf.xqf_losses`).
     """
+    if fullwidth_black is None:
+        fullwidth_black = is_gb_encoding(encoding)
     if fmt == "xqf":
         if len(games) != 1:
             raise RecordError(f"an XQF file holds one game, got {len(games)}: convert them one at a time")
-        return write_xqf(games[0])
+        return write_xqf(games[0], warnings=warnings)
     if fmt == "pgn":
         texts = (write_game(g, notation=notation, fullwidth_black=fullwidth_black, traditional=traditional)
                  for g in games)

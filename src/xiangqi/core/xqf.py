@@ -36,10 +36,10 @@ from xiangqi.core.board import (
     grid_board_fen,
 )
 from xiangqi.core.encoding import read_source
-from xiangqi.core.errors import FenError, XiangqiError
+from xiangqi.core.errors import FenError, RecordProblem, XiangqiError
 from xiangqi.core.pgn import Game, GameNode
 
-__all__ = ["XqfError", "read_xqf", "write_xqf", "XQF_RESULTS"]
+__all__ = ["XqfError", "read_xqf", "write_xqf", "xqf_losses", "XQF_RESULTS", "XQF_HEADERS"]
 
 HEADER_SIZE = 0x400
 _SLOT_TYPES = (ROOK, HORSE, ELEPHANT, ADVISOR, KING, ADVISOR, ELEPHANT, HORSE, ROOK, CANNON, CANNON,
@@ -53,6 +53,11 @@ _STRINGS = (
     (0x140, 16, "Black"), (0x150, 64, "TimeControl"), (0x190, 16, "RedTime"), (0x1A0, 16, "BlackTime"),
     (0x1D0, 16, "Annotator"), (0x1E0, 16, "Author"),
 )
+#: The headers an XQF file holds (Pascal strings), besides ``Result`` (a byte) and ``FEN`` (the piece table).
+XQF_HEADERS = tuple(name for _offset, _size, name in _STRINGS)
+# PGN-only tags that say nothing XQF needs: the game kind, the move notation, the start position (stored
+# as the piece table) and the result (stored as a byte)
+_NOT_LOST = {"Game", "Format", "FEN", "SetUp", "Result"}
 _COPYRIGHT = b"[(C) Copyright Mr. Dong Shiwei.]"
 _MAX_COMMENT = 1 << 20  # larger comment lengths are corrupt data
 
@@ -202,13 +207,15 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
     """Parse the pre-order record stream into a tree of raw records (iteratively: files can be deep)."""
     errors: list[str] = []
     pos = 0
+    count = 0  # records read
 
     def read_one() -> tuple[int, int, bool, bool, str] | None:
-        nonlocal pos
+        nonlocal pos, count
         if pos + 4 > len(body):
             return None
         a, b, flags = body[pos], body[pos + 1], body[pos + 2]
         pos += 4
+        count += 1
         if keys is None:
             has_next, has_var = bool(flags & 0xF0), bool(flags & 0x0F)
             frm, to = (a - 0x18) & 0xFF, (b - 0x20) & 0xFF
@@ -222,12 +229,16 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
                 length = None if raw_length is None else raw_length - keys.rmk_size
         comment = ""
         if length is None:
-            errors.append(f"record at byte {HEADER_SIZE + pos - 4}: truncated comment length")
+            errors.append(RecordProblem(
+                f"truncated: record {count} at byte {HEADER_SIZE + pos - 4}: the file ends in its comment "
+                "length", "truncated", None, HEADER_SIZE + pos))
             length = 0
         if length > 0:
             if length > _MAX_COMMENT or pos + length > len(body):
-                errors.append(f"record at byte {HEADER_SIZE + pos - 8}: comment length {length} "
-                              "runs past the end")
+                errors.append(RecordProblem(
+                    f"truncated: record {count} at byte {HEADER_SIZE + pos - 8}: comment length {length} "
+                    f"runs past the end of the file ({len(body) - pos} bytes left)", "truncated", None,
+                    HEADER_SIZE + pos))
                 length = max(0, min(length, len(body) - pos))
             comment = _decode_comment(body[pos:pos + length])
             pos += length
@@ -246,7 +257,11 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
     root = _Record(0, 0, head[4] if head else "")
     if head is None:
         if body:
-            errors.append(f"the first record is cut short ({len(body)} of 4 bytes)")
+            errors.append(RecordProblem(f"truncated: the first record is cut short ({len(body)} of 4 bytes)",
+                                        "truncated", 0, HEADER_SIZE))
+        else:
+            errors.append(RecordProblem("truncated: the file ends right after its 1024-byte header, with no "
+                                        "move record", "truncated", 0, HEADER_SIZE))
         return root, errors
     parent = root
     pending: list[_Record] = []
@@ -268,7 +283,9 @@ def _read_records(body: bytes, version: int, keys: _Keys | None) -> tuple[_Recor
         else:
             expect_more = False
     if expect_more:
-        errors.append("the move records end early (truncated file)")
+        errors.append(RecordProblem(f"truncated: the move records end early, after {count - 1} move "
+                                    f"record(s) (byte {HEADER_SIZE + pos}; the records promise more)",
+                                    "truncated", None, HEADER_SIZE + pos))
     return root, errors
 
 
@@ -295,25 +312,72 @@ def _build(game: Game, root: _Record, board: Board, errors: list[str]) -> None:
             stack.append((child, new, after))
 
 
-def _encode_string(text: str, size: int) -> bytes:
+def _fit(text: str, size: int) -> tuple[bytes, str]:
+    """The GB18030 bytes of ``text`` that fit a ``size``-byte Pascal string, and their text."""
     data = b""
+    n = 0
     for ch in text:
         enc = ch.encode("gb18030")
         if len(data) + len(enc) > size - 1:
             break
         data += enc
+        n += 1
+    return data, text[:n]
+
+
+def _encode_string(text: str, size: int) -> bytes:
+    data, _kept = _fit(text, size)
     return bytes([len(data)]) + data + b"\x00" * (size - 1 - len(data))
 
 
-def write_xqf(game: Game) -> bytes:
+def xqf_losses(game: Game) -> list[str]:
+    """What :func:`write_xqf` cannot keep of ``game``, one sentence each (empty when nothing is lost).
+
+    XQF (FORMATS.md §7) holds the headers :data:`XQF_HEADERS` as Pascal strings of fixed size (15 bytes
+    of GBK for the names, the date and the site, 63 for title, event and time rule), the result as
+    ``*``/``1-0``/``0-1``/``1/2-1/2``, and one comment per move; it has no field for other headers
+    (``Round``, ``ECCO``, ``Opening``, ``Variation``, ``RedTeam``, …), for NAGs (``$1``…) or for the
+    comment after the result. Each header that is dropped is named, and each string cut at its field
+    size is given with what is kept.
+    """
+    out: list[str] = []
+    dropped = [k for k, v in game.headers.items()
+               if v.strip() and k not in _NOT_LOST and k not in XQF_HEADERS]
+    if dropped:
+        out.append(f"XQF has no field for {', '.join(dropped)}: dropped")
+    for _offset, size, name in _STRINGS:
+        value = game.headers.get(name, "")
+        data, kept = _fit(value, size)
+        if kept != value:
+            out.append(f"{name} cut to the {size - 1} bytes of its XQF field: {value!r} -> {kept!r}")
+    result = game.headers.get("Result", "*").strip()
+    if result not in _RESULT_BYTES:
+        out.append(f"Result {result!r} is not one XQF holds (1-0, 0-1, 1/2-1/2, *): written as unknown")
+    nags = sum(1 for node in game._walk() if node.nags)
+    if nags:
+        out.append(f"XQF has no annotation glyphs: the NAGs of {nags} move(s) dropped")
+    if game.final_comment:
+        out.append(f"XQF has no comment after the result: {_short(game.final_comment)!r} dropped")
+    return out
+
+
+def _short(text: str, n: int = 30) -> str:
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def write_xqf(game: Game, *, warnings: list[str] | None = None) -> bytes:
     """The XQF 1.0 bytes (unencrypted, version byte 10) of ``game``, with every variation and comment.
 
-    Strings are GBK (GB18030), cut to their field sizes (names: 15 bytes). A variation's
+    Strings are GBK (GB18030), cut to their field sizes (names: 15 bytes). What XQF cannot hold
+    (:func:`xqf_losses`: headers it has no field for, strings cut, NAGs, the final comment) is appended to
+    ``warnings`` when a list is given, one sentence each. A variation's
     ``starting_comment`` has no place in XQF and is put before the move's own comment.
     Type byte: 0 (全局) from the standard start, 3 (残局) from another position.
     Raises :class:`~xiangqi.core.errors.FenError` when the game's FEN header is bad.
     """
     board = game.board()
+    if warnings is not None:
+        warnings.extend(xqf_losses(game))
     header = bytearray(HEADER_SIZE)
     header[0:2] = b"XQ"
     header[2] = 10

@@ -16,9 +16,10 @@ work on the CCPD set (53.7k files, about 31k distinct move texts).
 
 Which games are skipped: EPD/FEN position lists (one problem for the file); a game with no move,
 with an unreadable start position, or whose main line stops at an unreadable or illegal move (or
-is cut short, in XQF/DhtmlXQ) is skipped with the reader's message. Other reader messages (a broken
-variation, an unreadable tag, an unterminated comment) are reported as warnings and the game is
-stored. Only the main line is stored; variations are not.
+is cut short: a problem of kind ``truncated`` in any format, e.g. a PGN that ends inside a comment or
+a variation) is skipped with the reader's message. Other reader messages (a broken variation, an
+unreadable tag) are reported as warnings and the game is stored. Only the main line is stored;
+variations are not.
 
 Speed: rows go in with ``executemany`` in chunks of :data:`CHUNK` games, one transaction per chunk;
 SQLite gets ``synchronous=OFF`` for the import.
@@ -26,11 +27,13 @@ SQLite gets ``synchronous=OFF`` for the import.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import dataclasses
 import fnmatch
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -43,12 +46,12 @@ from pathlib import Path
 from sqlalchemy import Engine, insert, select, text
 
 from xiangqi.core.board import STARTING_BOARD_FEN, Board
-from xiangqi.core.encoding import decode_bytes
+from xiangqi.core.encoding import decode_lenient
 from xiangqi.core.errors import XiangqiError
-from xiangqi.core.pgn import RESULTS, Game, iter_game_texts, read_game
+from xiangqi.core.pgn import RESULTS, Game, _parse_game_text, iter_game_texts
 from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_records
+from xiangqi.db import keys as _keys
 from xiangqi.db.dates import normalise_date
-from xiangqi.db.keys import iter_game_index
 from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
@@ -175,7 +178,8 @@ def _fingerprint(chunk: str) -> bytes:
 def _split_file(name: str, data: bytes, seen: set[bytes],
                 problems: list[Problem]) -> Iterator[tuple[int | None, str | bytes | None, bool]]:
     """The units of work of one file: ``(index, game text, whole)`` for each new PGN game text (``whole``:
-    the file holds that text only), ``(index, None, whole)`` for a PGN game text already seen in this
+    True when the file holds that text only, :data:`_LAST` for the last of several texts, else False),
+    ``(index, None, whole)`` for a PGN game text already seen in this
     run, ``(None, data, True)`` for a file of another format."""
     fmt = format_from_path(name.rsplit("::", 1)[-1])
     kind = detect_format(data)
@@ -186,28 +190,51 @@ def _split_file(name: str, data: bytes, seen: set[bytes],
         yield None, data, True
         return
     try:
-        text, _enc = decode_bytes(data)
+        text, enc, bad = decode_lenient(data)
     except XiangqiError as exc:
         problems.append(Problem(name, None, str(exc)))
         return
     chunks = [c for c in iter_game_texts(text) if c.strip()]
     whole = len(chunks) == 1
+    if bad:
+        _tell_bad_bytes(name, text, chunks, bad, enc, problems)
     for index, chunk in enumerate(chunks):
         fp = _fingerprint(chunk)
         if fp in seen:
             yield index, None, whole
             continue
         seen.add(fp)
-        yield index, chunk, whole
+        yield index, chunk, whole if index < len(chunks) - 1 else (whole or _LAST)
     if not chunks:
         problems.append(Problem(name, None, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))
+
+
+def _tell_bad_bytes(name: str, text: str, chunks: list[str], bad: list[tuple[int, int]], enc: str,
+                    problems: list[Problem]) -> None:
+    """A warning per byte that was read as U+FFFD (a stray byte in a comment), naming its game."""
+    starts = []
+    pos = 0
+    for chunk in chunks:
+        at = text.find(chunk[:64], pos)
+        pos = at if at >= 0 else pos
+        starts.append(pos)
+        pos += len(chunk)
+    for byte, char in bad:
+        index = max((i for i, s in enumerate(starts) if s <= char), default=0)
+        problems.append(Problem(name, index, f"encoding: byte {byte} is not valid {enc}: read as U+FFFD, "
+                                "the rest kept", skipped=False))
 
 
 def _has_content(game: Game) -> bool:
     return bool(game.variations or any(v for k, v in game.headers.items() if k not in ("Game", "Result")))
 
 
-def _parse_unit(name: str, index: int | None, unit: str | bytes, whole: bool, collection: str) -> list[tuple]:
+#: The ``whole`` value of the last game text of a file holding several (a cut file's last game is flagged).
+_LAST = 2
+
+
+def _parse_unit(name: str, index: int | None, unit: str | bytes, whole: bool | int,
+                collection: str) -> list[tuple]:
     """Read one unit (:func:`_split_file`) into ``("row", row)``, ``("skip", Problem)`` and
     ``("warn", Problem)`` items, the rows with their index data (runs in worker processes too)."""
     out: list[tuple] = []
@@ -217,9 +244,9 @@ def _parse_unit(name: str, index: int | None, unit: str | bytes, whole: bool, co
         except (XiangqiError, ValueError) as exc:
             return [("file", Problem(name, None, str(exc)))]
     else:
-        game = read_game(unit)
+        game = _parse_game_text(unit, last=bool(whole))  # one game's text already (no split again)
         if game is None or not _has_content(game):
-            where = None if whole else index
+            where = None if whole is True else index
             return [("file", Problem(name, where, "no game found (not a PGN, XQF, DhtmlXQ or EPD record)"))]
         games = [(index, game)]
     for i, game in games:
@@ -314,20 +341,60 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
 
 
 def _index_data(row: dict) -> None:
-    """Add ``_pos`` (key, ply, next move) and ``_boards`` (material, key, packed pieces) to a row."""
+    """Add ``_pos`` (key, ply, next move) and ``_boards`` (material, key, packed pieces) to a row.
+
+    The same rows as :func:`xiangqi.db.keys.iter_game_index` gives (the test compares them), computed
+    for speed with the pieces kept in per-kind sorted lists updated by each move, so that packing a
+    position is one ``bytes`` of their concatenation instead of a scan of the 90 squares.
+    """
     board = row.pop("_board")
-    names: list[str | None] = list(row["moves"].split())
+    moves = row.pop("_moves")
+    names: list[str | None] = row["moves"].split()
     names.append(None)
+    b = list(board.squares)
+    red = board.turn
+    z = _keys._Z
+    side = _keys.BLACK_TO_MOVE
+    k = _keys._key(b, red)
+    groups: list[list[int]] = [[] for _ in range(15)]
+    for sq, code in enumerate(b):
+        if code:
+            groups[code + 7].append(sq)
+    ordered = [groups[code + 7] for code in _keys.PIECE_ORDER]
+    counts = _keys._counts(b)
+    clamped = any(counts[c + 7] > _keys._MAX[abs(c) - 1] for c in _keys.PIECE_ORDER)
+    base = _keys.material_signature(b, True) >> 1
+    weights = _keys._WEIGHTS
+    chain = itertools.chain.from_iterable
+    top, wrap = 1 << 63, 1 << 64
     pos: list[tuple] = []
     brd: list[tuple] = []
     known: set[int] = set()
-    steps = iter_game_index(board.squares, board.turn, row.pop("_moves"))
-    for ply, (key, material, pack) in enumerate(steps):
-        k = key - (1 << 64) if key >= 1 << 63 else key  # to_signed
-        pos.append((k, ply, names[ply]))
-        if k not in known:
-            known.add(k)
-            brd.append((material, k, pack()))
+    ply = 0
+    while True:
+        s = k - wrap if k >= top else k  # to_signed
+        pos.append((s, ply, names[ply]))
+        if s not in known:
+            known.add(s)
+            brd.append((base * 2 + (1 if red else 0), s, bytes(chain(ordered))))
+        if ply == len(moves):
+            break
+        frm, to = moves[ply]
+        code = b[frm]
+        cap = b[to]
+        k ^= z[code + 7][frm] ^ z[code + 7][to] ^ side
+        group = groups[code + 7]
+        group.remove(frm)
+        bisect.insort(group, to)
+        if cap:
+            k ^= z[cap + 7][to]
+            groups[cap + 7].remove(to)
+        b[to] = code
+        b[frm] = 0
+        if cap:
+            base = (_keys.material_signature(b, True) >> 1) if clamped else base - weights[cap]
+        red = not red
+        ply += 1
     row["_pos"] = pos
     row["_boards"] = brd
 
