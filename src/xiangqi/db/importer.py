@@ -50,8 +50,10 @@ from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_
 from xiangqi.db.dates import normalise_date
 from xiangqi.db.keys import iter_game_index
 from xiangqi.db.schema import boards, games, positions
+from xiangqi.study.ecco import classify as _classify_ecco
 
-__all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
+__all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash",
+           "computed_ecco"]
 
 #: Games per transaction.
 CHUNK = 1000
@@ -299,7 +301,7 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
         "black": h.get("Black", "").strip(),
         "result": result if result in RESULTS else ("1/2-1/2" if result == "½-½" else "*"),
         "ecco": ecco.upper() if _ECCO_RE.match(ecco) else None,
-        "ecco_computed": None,
+        "ecco_computed": None if custom else computed_ecco(moves),
         "opening": opening,
         "headers": json.dumps(h, ensure_ascii=False),
         "fen": full_fen if custom else None,
@@ -311,6 +313,13 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
         "_moves": [(m.from_square, m.to_square) for m in moves],
         "_board": board,
     }
+
+
+def computed_ecco(moves: list) -> str | None:
+    """The ECCO code of a main line from the standard start, by :func:`xiangqi.study.ecco.classify`
+    (the file's ``[ECCO]`` tag is not read; it goes to the ``ecco`` column). About 80 µs a game."""
+    found = _classify_ecco(moves)
+    return found.code if found is not None else None
 
 
 def _index_data(row: dict) -> None:
