@@ -6,6 +6,7 @@ import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
+import { markBookMoves, renderOpening } from "./opening.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
 import { request, socket } from "./net.js";
@@ -175,6 +176,8 @@ function render(st) {
   ui.clockAt = performance.now();
   renderClocks();
   renderMoves(st);
+  renderOpening(st, browsing()); // opening.js: the ECCO line and the book marks
+  markBookMoves(st);
   if (prev && prev.id === st.id && st.moves.length > prev.moves.length) {
     const last = st.moves[st.moves.length - 1];
     sound.play(st.result ? "end" : last.check ? "check" : last.capture ? "capture" : "move");
