@@ -10,6 +10,12 @@ first compile takes 15–50 s), the levels of at most
 pure-Python search of :mod:`xiangqi.engine.pysearch`, and hints and draw-offer
 judgements use its best move and score; the stronger levels wait for the kernels.
 
+The opening book (:mod:`xiangqi.engine.book`, the one shipped with the package unless another is
+given): while the position is in the book for the level (:func:`book_choices`), the computer's move is
+drawn from the book at once, without a search: 大师 among the best-scored moves, the lower levels more
+widely and for fewer plies, so games start differently. The draw uses the player's own
+``random.Random`` (``book_seed`` makes it repeatable); out of the book the level searches as before.
+
 The engine searches one position at a time. Requests take turns by priority
 (:class:`SearchTicket`): the game's own move goes first and stops a running hint,
 analysis or draw judgement; those wait, and any request can be cancelled
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import random
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -73,6 +80,42 @@ def material_balance(board: Board) -> int:
     return total
 
 
+#: ``EnginePlayer(book=DEFAULT_BOOK)``: the book shipped with the package.
+DEFAULT_BOOK = "default"
+
+
+def book_ply(board: Board) -> int:
+    """Plies played before ``board``'s position by its move counter (0 at a game's first move)."""
+    return max(0, 2 * (board.fullmove_number - 1) + (0 if board.turn else 1))
+
+
+def book_choices(board: Board, level: str, book: Any = DEFAULT_BOOK) -> list[tuple[Any, float]]:
+    """The book moves ``level`` may play in ``board``'s position, with their chances
+    (:func:`xiangqi.engine.book.candidates`; ``(BookMove, probability)``): empty when the position is
+    out of the book, past the level's book depth, or there is no book (``book`` None, or the shipped
+    one missing). ``book``: an :class:`~xiangqi.engine.book.OpeningBook`, :data:`DEFAULT_BOOK` or None."""
+    if book is None:
+        return []
+    from xiangqi.engine import book as books
+
+    if book == DEFAULT_BOOK:
+        book = books.default_book()
+        if book is None:
+            return []
+    if level not in books.LEVEL_STYLES:
+        return []
+    ply = book_ply(board)
+    if ply >= books.LEVEL_STYLES[level].max_ply:
+        return []  # out of this level's book: no probe at all
+    return books.candidates(book.probe(board), level, ply)
+
+
+def is_book_move(board: Board, move: Move, level: str, book: Any = DEFAULT_BOOK) -> bool:
+    """Whether the computer at ``level`` would take ``move`` from the book in ``board``'s position
+    (it is one of :func:`book_choices`): what the game marks as a book move."""
+    return any(m.move == move for m, _p in book_choices(board, level, book))
+
+
 class SearchCancelledError(Exception):
     """A search request was cancelled (:meth:`EnginePlayer.cancel`) before it gave its answer."""
 
@@ -110,11 +153,15 @@ class EnginePlayer:
     """The built-in engine as a player. One search at a time; requests take turns by
     :class:`SearchTicket` priority (the game's move first), and are thread-safe.
 
-    ``hash_mb`` is the transposition-table size in MiB.
+    ``hash_mb`` is the transposition-table size in MiB. ``book``: the opening book the levels play
+    from (:data:`DEFAULT_BOOK`: the shipped one; an :class:`~xiangqi.engine.book.OpeningBook`; None:
+    no book); ``book_seed`` seeds the draw among book moves (None: a fresh seed).
     """
 
-    def __init__(self, hash_mb: int = 64) -> None:
+    def __init__(self, hash_mb: int = 64, *, book: Any = DEFAULT_BOOK, book_seed: int | None = None) -> None:
         self.hash_mb = hash_mb
+        self.book = book
+        self._rng = random.Random(book_seed)
         self._engine: Any = None
         self._cond = threading.Condition()
         self._running: SearchTicket | None = None
@@ -243,8 +290,13 @@ class EnginePlayer:
         play (初级) is answered by it at once; the others wait for the kernels.
         ``ticket`` (kind ``move``) lets the caller cancel it; a move goes before every
         query and stops a running one. Raises :class:`SearchCancelledError` when cancelled.
+        In a position of the level's book the move comes from the book at once (:meth:`book_move`).
         """
         with self._turn(ticket, "move") as t:
+            booked = self.book_move(board, level)
+            if booked is not None:
+                self._check(t)
+                return booked
             if self._quick_level(level) and self._use_quick():
                 from xiangqi.engine import pysearch
 
@@ -263,6 +315,18 @@ class EnginePlayer:
             res = self._get().play(board.copy(), lv)
             self._check(t)
         return res.move
+
+    def book_move(self, board: Board, level: str) -> Move | None:
+        """A move for ``level`` drawn from the book (:func:`book_choices`), or None out of the book."""
+        choices = book_choices(board, level, self.book)
+        if not choices:
+            return None
+        x = self._rng.random()
+        for m, p in choices:
+            x -= p
+            if x < 0:
+                return m.move
+        return choices[-1][0].move
 
     def hint(self, board: Board, level: str, time_s: float = 1.0,
              ticket: SearchTicket | None = None) -> dict[str, Any]:

@@ -107,20 +107,26 @@ class Snapshot:
 
 @dataclasses.dataclass
 class MoveRecord:
-    """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五), whether it captured / checked, and
-    ``wxf`` (``C2.5``; empty only if the notation module failed)."""
+    """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五), whether it captured / checked,
+    ``wxf`` (``C2.5``; empty only if the notation module failed) and ``book``: a computer's move taken
+    from its opening book (:func:`xiangqi.app.players.is_book_move`)."""
 
     iccs: str
     chinese: str
     capture: bool
     check: bool
     wxf: str = ""
+    #: Set on the instance for a book move; not a dataclass field, so records and ``asdict`` are as before.
+    book = False
 
     def as_dict(self) -> dict[str, Any]:
-        """``{iccs, chinese, capture, check, wxf}`` (what ``dataclasses.asdict`` gives, ten times faster:
-        the state lists every move and is built for every change)."""
-        return {"iccs": self.iccs, "chinese": self.chinese, "capture": self.capture, "check": self.check,
-                "wxf": self.wxf}
+        """``{iccs, chinese, capture, check, wxf}``, plus ``"book": True`` for a book move (built by
+        hand: ten times faster than ``dataclasses.asdict``, and the state lists every move)."""
+        d = {"iccs": self.iccs, "chinese": self.chinese, "capture": self.capture, "check": self.check,
+             "wxf": self.wxf}
+        if self.book:
+            d["book"] = True
+        return d
 
 
 class GameSession:
@@ -249,8 +255,11 @@ class GameSession:
         except (ImportError, XiangqiError):  # pragma: no cover - the move is legal; notation is total
             wxf = ""
         capture = self.board.is_capture(move)
+        book = self._from_book(move)
         self.board.push(move)
         rec = MoveRecord(move.iccs(), text, capture, self.board.is_check(), wxf)
+        if book:
+            rec.book = True
         self.moves.append(rec)
         self._refresh_outcome()
         if clocked:
@@ -274,6 +283,17 @@ class GameSession:
         if d is not None and d.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
             return True
         return bool(self.board.move_stack)
+
+    def _from_book(self, move: Move) -> bool:
+        """Whether the computer, to move now, plays ``move`` from its book (see :class:`MoveRecord`)."""
+        if self.players[self.board.turn] != "engine":
+            return False
+        from xiangqi.app.players import is_book_move
+
+        try:
+            return is_book_move(self.board, move, self.level)
+        except Exception:  # noqa: BLE001 - a damaged book file must not stop the game; no mark then
+            return False
 
     def undo(self) -> int:
         """Take back the last step (悔棋), as casual play allows even after the game has ended.
@@ -366,7 +386,8 @@ class GameSession:
         """JSON-ready view of the game for the page.
 
         Keys: ``id``, ``fen``, ``start_fen``, ``turn`` (``red``/``black``), ``players``,
-        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check, wxf}``), ``last_move``
+        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check, wxf}`` and ``book: true`` on a book
+        move), ``last_move``
         (ICCS or None), ``check`` (square name of the king in check or None), ``legal``
         (from-square → ICCS moves), ``forbidden`` (ICCS → reason of a move that would
         lose by a forbidden repetition), ``result`` (None or ``{result, winner,
