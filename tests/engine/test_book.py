@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
-
 from tests.engine.test_protocol import Conversation
+
 from xiangqi.core.board import Board, Move
 from xiangqi.db import connect, import_paths
 from xiangqi.db.book import build_book
@@ -72,7 +71,8 @@ def by_move(found):
 
 
 def test_counts_at_the_start_by_hand(tiny_book):
-    assert by_move(tiny_book.probe(Board())) == {"h2e2": (3, 3, 0.5), "b2e2": (1, 1, 1.0), "c3c4": (1, 0, None)}
+    assert by_move(tiny_book.probe(Board())) == {"h2e2": (3, 3, 0.5), "b2e2": (1, 1, 1.0),
+                                                 "c3c4": (1, 0, None)}
     # most played first
     assert [m.iccs for m in tiny_book.probe(Board())][0] == "h2e2"
 
@@ -111,7 +111,8 @@ def test_file_format(tiny_book):
     assert raw[:8] == b"XQBOOK01"
     n = int.from_bytes(raw[8:12], "little")
     header = json.loads(raw[12:12 + n])
-    assert header["version"] == 1 and header["entries"] == len(tiny_book) and header["source"] == "hand-written"
+    assert header["version"] == 1 and header["entries"] == len(tiny_book)
+    assert header["source"] == "hand-written"
     assert (12 + n) % 16 == 0 and len(raw) == 12 + n + len(tiny_book) * 22
     assert isinstance(tiny_book.table, np.memmap) and tiny_book.table.dtype.itemsize == 22
     keys = np.asarray(tiny_book.keys)
@@ -267,7 +268,8 @@ def test_shipped_book_levels_start_differently():
     # chance ∝ count * exp(30 * (weight - 0.600))
     master = {m.iccs: p for m, p in books.candidates(found, "master", 0)}
     assert set(master) == {"h2e2", "c3c4", "g0e2"}
-    assert master["c3c4"] == pytest.approx(0.603, abs=0.002) and master["h2e2"] == pytest.approx(0.328, abs=0.002)
+    assert master["c3c4"] == pytest.approx(0.603, abs=0.002)
+    assert master["h2e2"] == pytest.approx(0.328, abs=0.002)
     assert books.best(found).iccs == "c3c4"  # the UCI OwnBook answer: the best weight
     beginner = books.candidates(found, "beginner", 0)
     assert len(beginner) == len(found) == 19 and max(p for _, p in beginner) < 0.3
@@ -281,10 +283,12 @@ def test_book_cli(tiny_book, capsys):
 
     assert main(["book", "probe", "--book", str(tiny_book.path), "h2e2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("h9g7  马8进7") and "3 games ( 75.0%)" in out[0] and "score  33.3% of 3" in out[0]
+    assert out[0].startswith("h9g7  马8进7") and "3 games ( 75.0%)" in out[0]
+    assert "score  33.3% of 3" in out[0]
     assert main(["book", "probe", "--book", str(tiny_book.path), "--json", "h2e2", "b9c7"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert rows == [{"move": "h0g2", "count": 1, "scored": 1, "score": 0.5, "weight": 0.0546, "chinese": "马二进三"}]
+    assert rows == [{"move": "h0g2", "count": 1, "scored": 1, "score": 0.5, "weight": 0.0546,
+                     "chinese": "马二进三"}]
     assert main(["book", "probe", "--book", str(tiny_book.path), "a0a1"]) == 0
     assert capsys.readouterr().out.strip() == "(out of book)"
     assert main(["book", "probe", "--book", str(tiny_book.path), "a0a5"]) == 2

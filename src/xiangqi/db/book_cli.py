@@ -99,6 +99,7 @@ def cmd_book_probe(args: argparse.Namespace) -> int:
             print(json.dumps({**m.as_dict(), "chinese": move_to_chinese(board, m.move)}, ensure_ascii=False))
             continue
         score = "  -  " if m.score is None else f"{100 * m.score:5.1f}%"
-        print(f"{m.iccs}  {move_to_chinese(board, m.move):<6}  {m.count:6d} games ({100 * m.count / total:5.1f}%)"
+        share = 100 * m.count / total
+        print(f"{m.iccs}  {move_to_chinese(board, m.move):<6}  {m.count:6d} games ({share:5.1f}%)"
               f"  score {score} of {m.scored}  weight {m.weight:.3f}")
     return 0

@@ -152,7 +152,8 @@ class BookMove:
     def as_dict(self) -> dict[str, Any]:
         """``{move, count, scored, score, weight}`` (JSON-ready; ``score`` and ``weight`` rounded)."""
         return {"move": self.iccs, "count": self.count, "scored": self.scored,
-                "score": None if self.score is None else round(self.score, 4), "weight": round(self.weight, 4)}
+                "score": None if self.score is None else round(self.score, 4),
+                "weight": round(self.weight, 4)}
 
 
 class OpeningBook:
@@ -174,7 +175,8 @@ class OpeningBook:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise BookError(f"{self.path}: damaged book header ({exc})") from None
         if header.get("version") != VERSION:
-            raise BookError(f"{self.path}: book version {header.get('version')!r}, this program reads {VERSION}")
+            raise BookError(f"{self.path}: book version {header.get('version')!r}, "
+                            f"this program reads {VERSION}")
         self.header: dict[str, Any] = header
         offset = 12 + n
         entries = int(header.get("entries", 0))
