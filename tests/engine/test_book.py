@@ -176,17 +176,50 @@ def test_engine_player_and_session_mark_book_moves(tiny_book):
     assert book_choices(board_after("h2e2 h9g7 h0g2"), "master", tiny_book) == []  # out of book: it searches
     assert EnginePlayer(book=None).book_move(Board(), "master") is None
 
-    from unittest import mock
-
+    # the game marks the computer's book moves: the player remembers what it took from the book
     s = GameSession(red="engine", black="human", level="master")
-    with mock.patch.object(books, "default_book", lambda path=None: tiny_book):  # the game's book
-        s.play("h2e2")    # the computer's move, in the book
-        s.play("h9g7")    # the human's: never marked
-        s.play("a3a4")    # the computer's, not a book move here
+    mv = player.choose(s.snapshot().board, "master")
+    assert mv.iccs() in ("h2e2", "b2e2", "c3c4")
+    s.play(mv)              # the computer's move, from the book
+    s.play("h7g7")          # the human's: never marked
+    s.play("a3a4")          # a computer move that did not come from the book (e.g. a search)
     st = s.state()
     assert [m.get("book", False) for m in st["moves"]] == [True, False, False]
-    assert st["moves"][0] == {"iccs": "h2e2", "chinese": "炮二平五", "capture": False, "check": False,
-                              "wxf": "C2.5", "book": True}
+    assert st["moves"][0]["book"] is True
+    assert set(st["moves"][1]) == {"iccs", "chinese", "capture", "check", "wxf"}
+    # kept in the saved record, so a restored game keeps its marks
+    rec = s.to_record()
+    assert rec["book"] == [0]
+    again = GameSession.from_record(json.loads(json.dumps(rec)))
+    assert [m.book for m in again.moves] == [True, False, False]
+    assert "book" not in GameSession(red="human", black="human").to_record()
+
+
+def test_the_games_computer_opens_from_the_shipped_book(tmp_path):
+    """The server's own player uses the shipped book: the computer's first moves come at once, without
+    the engine (no warm-up here: a search would wait for the kernels), and are marked."""
+    import time
+
+    from tests.webclient import api_client
+
+    from xiangqi.web.server import create_app
+
+    with api_client(create_app(tmp_path, warmup=False, engine_delay_s=0)) as c:
+        r = c.post("/api/game/new", json={"red": "engine", "black": "human", "level": "master"})
+        assert r.status_code == 200
+        deadline = time.monotonic() + 20
+        st = c.get("/api/game").json()
+        while not st["moves"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            st = c.get("/api/game").json()
+        assert st["moves"][0]["iccs"] in ("h2e2", "c3c4", "g0e2") and st["moves"][0]["book"] is True
+        reply = "h9g7" if st["moves"][0]["iccs"] != "g0e2" else "h7e7"
+        st = c.post("/api/game/move", json={"move": reply}).json()
+        assert "book" not in st["moves"][1]
+        while len(st["moves"]) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            st = c.get("/api/game").json()
+        assert st["moves"][2]["book"] is True and st["opening"] is not None
 
 
 # -- the UCI/UCCI options ------------------------------------------------------------------------------

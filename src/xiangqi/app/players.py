@@ -10,11 +10,12 @@ first compile takes 15–50 s), the levels of at most
 pure-Python search of :mod:`xiangqi.engine.pysearch`, and hints and draw-offer
 judgements use its best move and score; the stronger levels wait for the kernels.
 
-The opening book (:mod:`xiangqi.engine.book`, the one shipped with the package unless another is
-given): while the position is in the book for the level (:func:`book_choices`), the computer's move is
-drawn from the book at once, without a search: 大师 among the best-scored moves, the lower levels more
-widely and for fewer plies, so games start differently. The draw uses the player's own
-``random.Random`` (``book_seed`` makes it repeatable); out of the book the level searches as before.
+The opening book (:mod:`xiangqi.engine.book`; the game's player, made by the web server, uses the
+one shipped with the package): while the position is in the book for the level (:func:`book_choices`),
+the computer's move is drawn from the book at once, without a search: 大师 among the best-scored moves,
+the lower levels more widely and for fewer plies, so games start differently. The draw uses the
+player's own ``random.Random`` (``book_seed`` makes it repeatable); out of the book the level searches
+as before. Each book move is remembered (:func:`took_from_book`), so the game can mark it.
 
 The engine searches one position at a time. Requests take turns by priority
 (:class:`SearchTicket`): the game's own move goes first and stops a running hint,
@@ -26,6 +27,7 @@ board it is given and only reads it: callers hand over a private copy (a
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import random
@@ -110,10 +112,25 @@ def book_choices(board: Board, level: str, book: Any = DEFAULT_BOOK) -> list[tup
     return books.candidates(book.probe(board), level, ply)
 
 
-def is_book_move(board: Board, move: Move, level: str, book: Any = DEFAULT_BOOK) -> bool:
-    """Whether the computer at ``level`` would take ``move`` from the book in ``board``'s position
-    (it is one of :func:`book_choices`): what the game marks as a book move."""
-    return any(m.move == move for m, _p in book_choices(board, level, book))
+#: The last book moves the players took, as (FEN, ICCS): what :func:`took_from_book` answers from.
+_BOOK_LOG: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
+_BOOK_LOG_SIZE = 256
+_book_log_lock = threading.Lock()
+
+
+def _remember_book_move(board: Board, move: Move) -> None:
+    with _book_log_lock:
+        _BOOK_LOG[(board.fen(), move.iccs())] = None
+        _BOOK_LOG.move_to_end((board.fen(), move.iccs()))
+        while len(_BOOK_LOG) > _BOOK_LOG_SIZE:
+            _BOOK_LOG.popitem(last=False)
+
+
+def took_from_book(board: Board, move: Move) -> bool:
+    """Whether a player of this process took ``move`` from its book in ``board``'s position (one of the
+    last 256 book moves; the position is its FEN, move counters included): what the game marks."""
+    with _book_log_lock:
+        return (board.fen(), move.iccs()) in _BOOK_LOG
 
 
 class SearchCancelledError(Exception):
@@ -154,11 +171,12 @@ class EnginePlayer:
     :class:`SearchTicket` priority (the game's move first), and are thread-safe.
 
     ``hash_mb`` is the transposition-table size in MiB. ``book``: the opening book the levels play
-    from (:data:`DEFAULT_BOOK`: the shipped one; an :class:`~xiangqi.engine.book.OpeningBook`; None:
-    no book); ``book_seed`` seeds the draw among book moves (None: a fresh seed).
+    from (None, the default: no book; :data:`DEFAULT_BOOK`: the shipped one; an
+    :class:`~xiangqi.engine.book.OpeningBook`); ``book_seed`` seeds the draw among book moves (None:
+    a fresh seed).
     """
 
-    def __init__(self, hash_mb: int = 64, *, book: Any = DEFAULT_BOOK, book_seed: int | None = None) -> None:
+    def __init__(self, hash_mb: int = 64, *, book: Any = None, book_seed: int | None = None) -> None:
         self.hash_mb = hash_mb
         self.book = book
         self._rng = random.Random(book_seed)
@@ -322,11 +340,14 @@ class EnginePlayer:
         if not choices:
             return None
         x = self._rng.random()
+        pick = choices[-1][0].move
         for m, p in choices:
             x -= p
             if x < 0:
-                return m.move
-        return choices[-1][0].move
+                pick = m.move
+                break
+        _remember_book_move(board, pick)
+        return pick
 
     def hint(self, board: Board, level: str, time_s: float = 1.0,
              ticket: SearchTicket | None = None) -> dict[str, Any]:

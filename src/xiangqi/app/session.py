@@ -109,7 +109,7 @@ class Snapshot:
 class MoveRecord:
     """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五), whether it captured / checked,
     ``wxf`` (``C2.5``; empty only if the notation module failed) and ``book``: a computer's move taken
-    from its opening book (:func:`xiangqi.app.players.is_book_move`)."""
+    from its opening book (:func:`xiangqi.app.players.took_from_book`)."""
 
     iccs: str
     chinese: str
@@ -288,12 +288,9 @@ class GameSession:
         """Whether the computer, to move now, plays ``move`` from its book (see :class:`MoveRecord`)."""
         if self.players[self.board.turn] != "engine":
             return False
-        from xiangqi.app.players import is_book_move
+        from xiangqi.app.players import took_from_book
 
-        try:
-            return is_book_move(self.board, move, self.level)
-        except Exception:  # noqa: BLE001 - a damaged book file must not stop the game; no mark then
-            return False
+        return took_from_book(self.board, move)
 
     def undo(self) -> int:
         """Take back the last step (悔棋), as casual play allows even after the game has ended.
@@ -548,9 +545,10 @@ class GameSession:
         return s
 
     def to_record(self) -> dict[str, Any]:
-        """Everything needed to rebuild the session (JSON-ready)."""
+        """Everything needed to rebuild the session (JSON-ready); ``book``: the plies (0-based) of the
+        computer's book moves, only when there are some."""
         d = self.declared
-        return {
+        out = {
             "id": self.id, "start_fen": self.start_fen, "moves": [m.iccs for m in self.moves],
             "red": self.players[RED], "black": self.players[BLACK], "level": self.level,
             "rules": self.rules, "headers": self.headers, "created": self.created,
@@ -558,6 +556,10 @@ class GameSession:
             "declared": None if d is None else {"termination": d.termination.value, "winner": d.winner,
                                                  "reason_zh": d.reason_zh, "reason_en": d.reason_en},
         }
+        book = [i for i, m in enumerate(self.moves) if m.book]
+        if book:
+            out["book"] = book
+        return out
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> GameSession:
@@ -571,6 +573,9 @@ class GameSession:
             s.created = rec.get("created") or s.created
             for mv in rec["moves"]:
                 s.play(mv, clocked=False)
+            for i in rec.get("book") or ():
+                if isinstance(i, int) and 0 <= i < len(s.moves):
+                    s.moves[i].book = True
             d = rec.get("declared")
             if d:
                 s.declared = Outcome(Termination(d["termination"]), d["winner"], d["reason_zh"],

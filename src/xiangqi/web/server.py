@@ -73,7 +73,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from xiangqi.app.clock import TimeControl
-from xiangqi.app.players import EnginePlayer, levels
+from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer, levels
 from xiangqi.app.position import validate_position
 from xiangqi.app.sandbox import (
     RECORD_BUDGET_S,
@@ -215,7 +215,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     :class:`xiangqi.web.security.LocalGuard` (``port`` None: the port each request arrived on).
     ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``."""
     store = Store(data_dir)
-    player = player or EnginePlayer()
+    player = player or EnginePlayer(book=DEFAULT_BOOK)  # the game's computer opens from the book
     records = RecordSandbox(record_budget_s)
 
     @contextlib.asynccontextmanager
