@@ -113,10 +113,19 @@ def test_file_format(tiny_book):
     header = json.loads(raw[12:12 + n])
     assert header["version"] == 1 and header["entries"] == len(tiny_book)
     assert header["source"] == "hand-written"
-    assert (12 + n) % 16 == 0 and len(raw) == 12 + n + len(tiny_book) * 22
+    positions = header["positions"]
+    index_at = (12 + n + len(tiny_book) * 22 + 15) // 16 * 16
+    assert (12 + n) % 16 == 0 and len(raw) == index_at + positions * 8 + (positions + 1) * 4
     assert isinstance(tiny_book.table, np.memmap) and tiny_book.table.dtype.itemsize == 22
-    keys = np.asarray(tiny_book.keys)
-    assert np.all(keys[1:] >= keys[:-1])  # sorted: a probe is a binary search
+    table = np.asarray(tiny_book.table)
+    assert np.all(np.diff(table["key"].astype(object)) >= 0)  # sorted by key (then move)
+    # the index: distinct keys, contiguous (searchsorted copies a strided column), and row starts
+    keys = tiny_book.keys
+    assert isinstance(keys, np.memmap) and keys.flags["C_CONTIGUOUS"] and np.all(keys[1:] > keys[:-1])
+    assert list(keys) == sorted(set(table["key"].tolist()))
+    starts = tiny_book.starts
+    assert starts[0] == 0 and starts[-1] == len(tiny_book)
+    assert all(set(table["key"][starts[i]:starts[i + 1]]) == {keys[i]} for i in range(positions))
 
 
 def test_keys_are_the_position_index_keys(tiny):

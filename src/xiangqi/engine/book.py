@@ -2,8 +2,9 @@
 
 A book says, for the positions of the opening, which moves masters played there, in how many games
 and with what result. It is built from a games database (:func:`xiangqi.db.book.build_book`,
-``xiangqi book build``) and read here without any database: the file is one sorted numpy array, so a
-probe is two binary searches (:func:`numpy.searchsorted`) over a memory map, a few microseconds.
+``xiangqi book build``) and read here without any database: the file is one sorted numpy structured
+array and a position index, memory-mapped, so a probe is one binary search
+(:func:`numpy.searchsorted`) over the index's keys and a slice of the table, a few microseconds.
 
 File format (version 1, little-endian)
 --------------------------------------
@@ -13,7 +14,11 @@ File format (version 1, little-endian)
 - Then ``entries`` records of :data:`ENTRY` (22 bytes, packed): ``key`` (uint64, the position),
   ``move`` (uint16, ``from_square * 90 + to_square``), ``count`` (uint32, games that played the move
   there), ``scored`` (uint32, those of them with a known result), ``score`` (float32, the points of
-  the side to move per scored game: win 1, draw ½, loss 0). Sorted by key, then by count descending.
+  the side to move per scored game: win 1, draw ½, loss 0). Sorted by key, then move.
+- Then, from the next multiple of 16 bytes, the position index: ``positions`` distinct keys (uint64,
+  ascending) and ``positions + 1`` start rows (uint32; the moves of key i are rows start[i] to
+  start[i + 1] - 1). A separate contiguous key array because :func:`numpy.searchsorted` copies a
+  strided column (the table's ``key`` field) on every call: 150 µs against 12 µs here.
 
 The key is the games database's position key (:mod:`xiangqi.db.keys`: a 64-bit Zobrist key of the
 pieces and the side to move, numbers from SplitMix64 seeded with :data:`SEED`), computed again here so
@@ -180,14 +185,20 @@ class OpeningBook:
         self.header: dict[str, Any] = header
         offset = 12 + n
         entries = int(header.get("entries", 0))
+        npos = int(header.get("positions", 0))
+        index_at = _align16(offset + entries * ENTRY.itemsize)
         size = self.path.stat().st_size
-        if size < offset + entries * ENTRY.itemsize:
-            raise BookError(f"{self.path}: cut short ({size} bytes for {entries} entries)")
+        if size < index_at + npos * 8 + (npos + 1) * 4 or (npos == 0) != (entries == 0):
+            raise BookError(f"{self.path}: cut short ({size} bytes for {entries} moves in {npos} positions)")
         if entries:
             self.table = np.memmap(self.path, dtype=ENTRY, mode="r", offset=offset, shape=(entries,))
+            self.keys = np.memmap(self.path, dtype="<u8", mode="r", offset=index_at, shape=(npos,))
+            self.starts = np.memmap(self.path, dtype="<u4", mode="r", offset=index_at + npos * 8,
+                                    shape=(npos + 1,))
         else:
             self.table = np.zeros(0, dtype=ENTRY)
-        self.keys = self.table["key"]
+            self.keys = np.zeros(0, dtype="<u8")
+            self.starts = np.zeros(1, dtype="<u4")
 
     def __len__(self) -> int:
         return int(self.table.shape[0])
@@ -197,9 +208,10 @@ class OpeningBook:
 
     def _rows(self, key: int) -> np.ndarray:
         k = np.uint64(key)
-        lo = int(np.searchsorted(self.keys, k, side="left"))
-        hi = int(np.searchsorted(self.keys, k, side="right"))
-        return self.table[lo:hi]
+        i = int(np.searchsorted(self.keys, k))
+        if i >= len(self.keys) or int(self.keys[i]) != key:
+            return self.table[:0]
+        return self.table[int(self.starts[i]):int(self.starts[i + 1])]
 
     def probe(self, board: Board) -> list[BookMove]:
         """The book moves of ``board``'s position, most played first (ties: the better weight).
@@ -230,25 +242,36 @@ class OpeningBook:
 def write_book(path: str | os.PathLike[str], keys: np.ndarray, moves: np.ndarray, counts: np.ndarray,
                scored: np.ndarray, scores: np.ndarray, header: dict[str, Any]) -> int:
     """Write a book file at ``path`` from parallel arrays (canonical keys as uint64, move codes, counts,
-    scored counts, scores); sorts them (key, then count descending). ``header`` is stored with
-    ``version`` and ``entries`` filled in. Returns the file size in bytes. Written to a temporary
-    file first and renamed, so a reader never sees half a book."""
+    scored counts, scores), one entry per (key, move); sorts them (key, then move) and adds the position
+    index. ``header`` is stored with ``version``, ``entries`` and ``positions`` filled in. Returns the
+    file size in bytes. Written to a temporary file first and renamed, so a reader never sees half a
+    book."""
     table = np.zeros(len(keys), dtype=ENTRY)
     table["key"], table["move"], table["count"] = keys, moves, counts
     table["scored"], table["score"] = scored, scores
-    order = np.lexsort((table["move"], -table["count"].astype(np.int64), table["key"]))
-    table = table[order]
-    head = dict(header, version=VERSION, entries=int(len(table)))
+    table = table[np.lexsort((table["move"], table["key"]))]
+    first = np.ones(len(table), dtype=bool)
+    first[1:] = table["key"][1:] != table["key"][:-1]
+    starts = np.append(np.flatnonzero(first), len(table)).astype("<u4")
+    pkeys = np.ascontiguousarray(table["key"][first], dtype="<u8")
+    head = dict(header, version=VERSION, entries=int(len(table)), positions=int(len(pkeys)))
     raw = json.dumps(head, ensure_ascii=False, sort_keys=True).encode("utf-8")
-    pad = (-(12 + len(raw))) % 16
-    raw += b" " * pad
+    raw += b" " * (_align16(12 + len(raw)) - 12 - len(raw))
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         fh.write(MAGIC + len(raw).to_bytes(4, "little") + raw)
-        fh.write(table.tobytes())
+        body = table.tobytes()
+        fh.write(body)
+        fh.write(b"\0" * (_align16(12 + len(raw) + len(body)) - 12 - len(raw) - len(body)))
+        fh.write(pkeys.tobytes())
+        fh.write(starts.tobytes())
     os.replace(tmp, path)
     return path.stat().st_size
+
+
+def _align16(n: int) -> int:
+    return (n + 15) // 16 * 16
 
 
 def default_book_path() -> Path:
