@@ -83,3 +83,6 @@ def test_state_and_saved_pgn_through_the_api(tmp_path):
         gid = c.get("/api/library").json()[0]["id"]
         text = c.get(f"/api/library/{gid}/pgn").text
         assert '[ECCO "B05"]' in text and '[Opening "中炮对进左马"]' in text
+        replay = c.get(f"/api/library/{gid}/replay").json()
+        assert replay["opening"] == {"code": "B05", "name": "中炮对进左马"}
+        assert all("book" not in m for m in replay["moves"])  # two humans: no book move

@@ -417,7 +417,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         # game was saved: 棋手, 电脑·初级 or Player, Computer (Beginner)); the page shows them.
         return {"id": row_id, "title": g["title"], "notes": g["notes"], "fens": fens,
                 "red": g["red"], "black": g["black"], "level": g["level"],
-                "moves": [{"iccs": m.iccs, "chinese": m.chinese} for m in s.moves],
+                "moves": [{"iccs": m.iccs, "chinese": m.chinese, **({"book": True} if m.book else {})}
+                          for m in s.moves],
+                "opening": s.opening(),  # ECCO {code, name} from the moves, or None
                 "result": None if out is None else {"result": out.result(), "reason_zh": out.reason_zh,
                                                     "reason_en": out.reason_en}}
 
