@@ -204,6 +204,30 @@ def test_engine_player_and_session_mark_book_moves(tiny_book):
     assert "book" not in GameSession(red="human", black="human").to_record()
 
 
+def test_the_player_leaves_the_book_and_searches(tiny_book, monkeypatch):
+    import xiangqi.engine
+    from xiangqi.app.players import EnginePlayer
+
+    monkeypatch.setattr(xiangqi.engine, "is_ready", lambda: True)  # the kernels "compiled": no pysearch
+    searched = []
+
+    class FakeEngine:
+        def play(self, board, level):
+            searched.append(board.fen())
+            return type("R", (), {"move": Move.from_iccs("a3a4")})()
+
+    p = EnginePlayer(book=tiny_book, book_seed=1)
+    p._engine = FakeEngine()
+    assert p.choose(board_after("h2e2"), "master").iccs() in ("h9g7", "b9c7") and searched == []
+    out = board_after("h2e2 h9g7 h0g2")  # not in the book
+    assert p.choose(out, "master") == Move.from_iccs("a3a4") and searched == [out.fen()]
+    # 初级 leaves the book after 6 plies even where the book goes on: the same start position, told it
+    # is ply 6 by its move counter, is searched
+    late = Board("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 4")
+    assert p.choose(late, "beginner") == Move.from_iccs("a3a4") and len(searched) == 2
+    assert p.choose(late, "master").iccs() in ("h2e2", "b2e2", "c3c4") and len(searched) == 2
+
+
 def test_the_games_computer_opens_from_the_shipped_book(tmp_path):
     """The server's own player uses the shipped book: the computer's first moves come at once, without
     the engine (no warm-up here: a search would wait for the kernels), and are marked."""
