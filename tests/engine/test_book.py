@@ -226,6 +226,14 @@ def test_the_player_leaves_the_book_and_searches(tiny_book, monkeypatch):
     late = Board("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 4")
     assert p.choose(late, "beginner") == Move.from_iccs("a3a4") and len(searched) == 2
     assert p.choose(late, "master").iccs() in ("h2e2", "b2e2", "c3c4") and len(searched) == 2
+    # a damaged shipped book: the level searches (the problem is logged), the game goes on
+    def broken(path=None):
+        raise books.BookError("openings.xqbook: cut short")
+
+    monkeypatch.setattr(books, "default_book", broken)
+    q = EnginePlayer(book="default")
+    q._engine = FakeEngine()
+    assert q.choose(Board(), "master") == Move.from_iccs("a3a4") and len(searched) == 3
 
 
 def test_the_games_computer_opens_from_the_shipped_book(tmp_path):

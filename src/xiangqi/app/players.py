@@ -335,8 +335,19 @@ class EnginePlayer:
         return res.move
 
     def book_move(self, board: Board, level: str) -> Move | None:
-        """A move for ``level`` drawn from the book (:func:`book_choices`), or None out of the book."""
-        choices = book_choices(board, level, self.book)
+        """A move for ``level`` drawn from the book (:func:`book_choices`), or None out of the book (and
+        when the book file cannot be read: the level then searches, and the problem is logged once)."""
+        from xiangqi.core.errors import XiangqiError
+
+        try:
+            choices = book_choices(board, level, self.book)
+        except XiangqiError as exc:  # a damaged or missing book file must not stop the game
+            if not getattr(self, "_book_failed", False):
+                self._book_failed = True
+                import logging
+
+                logging.getLogger(__name__).error("the opening book is not usable: %s", exc)
+            return None
         if not choices:
             return None
         x = self._rng.random()
