@@ -568,7 +568,13 @@ class EngineServer:
         sent), or None when the position is out of the book."""
         if not self.own_book:
             return None
-        book = self.book()
+        from xiangqi.engine.book import BookError
+
+        try:
+            book = self.book()
+        except BookError as exc:  # the shipped book damaged: say so and search
+            self.error(f"OwnBook: {exc}; searching instead")
+            return None
         if book is None:
             return None
         from xiangqi.engine.book import best
