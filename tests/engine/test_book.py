@@ -354,6 +354,11 @@ def test_shipped_book_levels_start_differently():
 
 def test_book_cli(tiny_book, capsys):
     from xiangqi.cli import main
+    from xiangqi.db import book as db_book
+    from xiangqi.db import book_cli
+
+    assert (book_cli.DEFAULT_MIN_GAMES, book_cli.DEFAULT_MAX_PLY) == (db_book.DEFAULT_MIN_GAMES,
+                                                                      db_book.DEFAULT_MAX_PLY)
 
     assert main(["book", "probe", "--book", str(tiny_book.path), "h2e2"]) == 0
     out = capsys.readouterr().out.splitlines()

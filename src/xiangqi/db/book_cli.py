@@ -11,6 +11,11 @@ import sys
 
 __all__ = ["register"]
 
+# xiangqi.db.book.DEFAULT_MIN_GAMES / DEFAULT_MAX_PLY, written out so that building the parsers imports
+# neither numpy nor the engine (tests/engine/test_book.py checks they agree)
+DEFAULT_MIN_GAMES = 3
+DEFAULT_MAX_PLY = 30
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``book`` with its ``build`` and ``probe`` subcommands to the CLI's subparsers."""
@@ -33,8 +38,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="database: an SQLAlchemy URL or an SQLite file path (default: games.db in "
                         "$XIANGQI_DATA_DIR or the user data dir)")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the book file to write")
-    from xiangqi.db.book import DEFAULT_MAX_PLY, DEFAULT_MIN_GAMES
-
     p.add_argument("--min-games", type=int, default=DEFAULT_MIN_GAMES, metavar="N",
                    help=f"keep a move played in at least N games there (default {DEFAULT_MIN_GAMES})")
     p.add_argument("--max-ply", type=int, default=DEFAULT_MAX_PLY, metavar="P",
