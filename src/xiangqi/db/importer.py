@@ -50,10 +50,8 @@ from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_
 from xiangqi.db.dates import normalise_date
 from xiangqi.db.keys import iter_game_index
 from xiangqi.db.schema import boards, games, positions
-from xiangqi.study.ecco import classify as _classify_ecco
 
-__all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash",
-           "computed_ecco"]
+__all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
 
 #: Games per transaction.
 CHUNK = 1000
@@ -318,7 +316,9 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
 def computed_ecco(moves: list) -> str | None:
     """The ECCO code of a main line from the standard start, by :func:`xiangqi.study.ecco.classify`
     (the file's ``[ECCO]`` tag is not read; it goes to the ``ecco`` column). About 80 µs a game."""
-    found = _classify_ecco(moves)
+    from xiangqi.study.ecco import classify  # imported on first use: not on every CLI start
+
+    found = classify(moves)
     return found.code if found is not None else None
 
 
