@@ -350,13 +350,9 @@ class EnginePlayer:
             return None
         if not choices:
             return None
-        x = self._rng.random()
-        pick = choices[-1][0].move
-        for m, p in choices:
-            x -= p
-            if x < 0:
-                pick = m.move
-                break
+        from xiangqi.engine.book import draw
+
+        pick = draw(choices, self._rng).move
         _remember_book_move(board, pick)
         return pick
 

@@ -56,7 +56,7 @@ from xiangqi.core.errors import XiangqiError
 
 __all__ = ["MAGIC", "VERSION", "ENTRY", "SEED", "BookError", "BookMove", "OpeningBook", "LevelStyle",
            "LEVEL_STYLES", "position_keys", "encode_move", "decode_move", "mirror_move", "wilson_lower",
-           "write_book", "default_book_path", "default_book", "choose", "best"]
+           "write_book", "default_book_path", "default_book", "candidates", "choose", "draw", "best"]
 
 MAGIC = b"XQBOOK01"
 VERSION = 1
@@ -355,11 +355,15 @@ def choose(moves: Sequence[BookMove], level: str | LevelStyle, ply: int,
            rng: random.Random | None = None) -> BookMove | None:
     """One book move for ``level`` at ``ply`` drawn by :func:`candidates` with ``rng`` (seed it for
     repeatable games), or None when the level is out of its book."""
-    cands = candidates(moves, level, ply)
+    return draw(candidates(moves, level, ply), rng)
+
+
+def draw(cands: Sequence[tuple[BookMove, float]], rng: random.Random | None = None) -> BookMove | None:
+    """One move of ``cands`` (``(move, probability)``, as :func:`candidates` gives) drawn with ``rng``;
+    None when there is none."""
     if not cands:
         return None
-    rng = rng or random.Random()
-    x = rng.random()
+    x = (rng or random.Random()).random()
     for m, p in cands:
         x -= p
         if x < 0:
