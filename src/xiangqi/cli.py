@@ -340,6 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
     from xiangqi.db.cli import register as register_db
 
     register_db(sub)
+    from xiangqi.db.book_cli import register as register_book
+
+    register_book(sub)
 
     p = sub.add_parser("convert", help="convert game records: PGN, XQF, DhtmlXQ/UBB, EPD",
                        description="Read IN (format sniffed from its content) and write OUT in the format "

@@ -185,8 +185,8 @@ def test_migration_creates_the_schema_once(tmp_path):
     ({"result": "draw"}, 1),
     ({"result": "unknown"}, 16),             # the wxf games have no result
     ({"ecco": "A1"}, 2),                     # A11, A15
-    ({"ecco": "E"}, 3),                      # E44, E46, E38
-    ({"ecco": "C00-C99"}, 3),                # C84, C32, C04
+    ({"ecco": "E"}, 3 + 2),                  # tags E44, E46, E38; computed: wxf E01, E00
+    ({"ecco": "C00-C99"}, 3 + 8 + 1),        # tags C84, C32, C04; computed: 8 wxf, mixed's good game C00
     ({"ecco": "d03"}, 1),
     ({"opening": "三步虎"}, 1),               # the UBB game's Opening tag
     ({"comment": "聂棋圣"}, 1),               # xqbase's annotated game

@@ -10,6 +10,13 @@ first compile takes 15–50 s), the levels of at most
 pure-Python search of :mod:`xiangqi.engine.pysearch`, and hints and draw-offer
 judgements use its best move and score; the stronger levels wait for the kernels.
 
+The opening book (:mod:`xiangqi.engine.book`; the game's player, made by the web server, uses the
+one shipped with the package): while the position is in the book for the level (:func:`book_choices`),
+the computer's move is drawn from the book at once, without a search: 大师 among the best-scored moves,
+the lower levels more widely and for fewer plies, so games start differently. The draw uses the
+player's own ``random.Random`` (``book_seed`` makes it repeatable); out of the book the level searches
+as before. Each book move is remembered (:func:`took_from_book`), so the game can mark it.
+
 The engine searches one position at a time. Requests take turns by priority
 (:class:`SearchTicket`): the game's own move goes first and stops a running hint,
 analysis or draw judgement; those wait, and any request can be cancelled
@@ -20,8 +27,10 @@ board it is given and only reads it: callers hand over a private copy (a
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
+import random
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -74,6 +83,57 @@ def material_balance(board: Board) -> int:
     return total
 
 
+#: ``EnginePlayer(book=DEFAULT_BOOK)``: the book shipped with the package.
+DEFAULT_BOOK = "default"
+
+
+def book_ply(board: Board) -> int:
+    """Plies played before ``board``'s position by its move counter (0 at a game's first move)."""
+    return max(0, 2 * (board.fullmove_number - 1) + (0 if board.turn else 1))
+
+
+def book_choices(board: Board, level: str, book: Any = DEFAULT_BOOK) -> list[tuple[Any, float]]:
+    """The book moves ``level`` may play in ``board``'s position, with their chances
+    (:func:`xiangqi.engine.book.candidates`; ``(BookMove, probability)``): empty when the position is
+    out of the book, past the level's book depth, or there is no book (``book`` None, or the shipped
+    one missing). ``book``: an :class:`~xiangqi.engine.book.OpeningBook`, :data:`DEFAULT_BOOK` or None."""
+    if book is None:
+        return []
+    from xiangqi.engine import book as books
+
+    if book == DEFAULT_BOOK:
+        book = books.default_book()
+        if book is None:
+            return []
+    if level not in books.LEVEL_STYLES:
+        return []
+    ply = book_ply(board)
+    if ply >= books.LEVEL_STYLES[level].max_ply:
+        return []  # out of this level's book: no probe at all
+    return books.candidates(book.probe(board), level, ply)
+
+
+#: The last book moves the players took, as (FEN, ICCS): what :func:`took_from_book` answers from.
+_BOOK_LOG: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
+_BOOK_LOG_SIZE = 256
+_book_log_lock = threading.Lock()
+
+
+def _remember_book_move(board: Board, move: Move) -> None:
+    with _book_log_lock:
+        _BOOK_LOG[(board.fen(), move.iccs())] = None
+        _BOOK_LOG.move_to_end((board.fen(), move.iccs()))
+        while len(_BOOK_LOG) > _BOOK_LOG_SIZE:
+            _BOOK_LOG.popitem(last=False)
+
+
+def took_from_book(board: Board, move: Move) -> bool:
+    """Whether a player of this process took ``move`` from its book in ``board``'s position (one of the
+    last 256 book moves; the position is its FEN, move counters included): what the game marks."""
+    with _book_log_lock:
+        return (board.fen(), move.iccs()) in _BOOK_LOG
+
+
 class SearchCancelledError(Exception):
     """A search request was cancelled (:meth:`EnginePlayer.cancel`) before it gave its answer."""
 
@@ -111,16 +171,21 @@ class EnginePlayer:
     """The built-in engine as a player. One search at a time; requests take turns by
     :class:`SearchTicket` priority (the game's move first), and are thread-safe.
 
-    ``hash_mb`` is the transposition-table size in MiB. Every search holds :attr:`gate`
+    ``hash_mb`` is the transposition-table size in MiB. ``book``: the opening book the levels play
+    from (None, the default: no book; :data:`DEFAULT_BOOK`: the shipped one; an
+    :class:`~xiangqi.engine.book.OpeningBook`); ``book_seed`` seeds the draw among book moves (None:
+    a fresh seed). Every search holds :attr:`gate`
     (:class:`~xiangqi.app.background.ForegroundGate`), so background analysis gives way to it.
     """
 
-    def __init__(self, hash_mb: int = 64) -> None:
+    def __init__(self, hash_mb: int = 64, *, book: Any = None, book_seed: int | None = None) -> None:
         self.hash_mb = hash_mb
         #: Held while this player searches; background engine work waits for it or stops.
         self.gate = ForegroundGate()
         #: The search result behind the last :meth:`choose` (score for the side that moved), or None.
         self.last_result: Any = None
+        self.book = book
+        self._rng = random.Random(book_seed)
         self._engine: Any = None
         self._cond = threading.Condition()
         self._running: SearchTicket | None = None
@@ -257,8 +322,13 @@ class EnginePlayer:
         play (初级) is answered by it at once; the others wait for the kernels.
         ``ticket`` (kind ``move``) lets the caller cancel it; a move goes before every
         query and stops a running one. Raises :class:`SearchCancelledError` when cancelled.
+        In a position of the level's book the move comes from the book at once (:meth:`book_move`).
         """
         with self._turn(ticket, "move") as t:
+            booked = self.book_move(board, level)
+            if booked is not None:
+                self._check(t)
+                return booked
             if self._quick_level(level) and self._use_quick():
                 from xiangqi.engine import pysearch
 
@@ -279,6 +349,28 @@ class EnginePlayer:
             self._check(t)
             self.last_result = res
         return res.move
+
+    def book_move(self, board: Board, level: str) -> Move | None:
+        """A move for ``level`` drawn from the book (:func:`book_choices`), or None out of the book (and
+        when the book file cannot be read: the level then searches, and the problem is logged once)."""
+        from xiangqi.core.errors import XiangqiError
+
+        try:
+            choices = book_choices(board, level, self.book)
+        except XiangqiError as exc:  # a damaged or missing book file must not stop the game
+            if not getattr(self, "_book_failed", False):
+                self._book_failed = True
+                import logging
+
+                logging.getLogger(__name__).error("the opening book is not usable: %s", exc)
+            return None
+        if not choices:
+            return None
+        from xiangqi.engine.book import draw
+
+        pick = draw(choices, self._rng).move
+        _remember_book_move(board, pick)
+        return pick
 
     def hint(self, board: Board, level: str, time_s: float = 1.0,
              ticket: SearchTicket | None = None) -> dict[str, Any]:

@@ -113,20 +113,26 @@ class Snapshot:
 
 @dataclasses.dataclass
 class MoveRecord:
-    """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五), whether it captured / checked, and
-    ``wxf`` (``C2.5``; empty only if the notation module failed)."""
+    """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五), whether it captured / checked,
+    ``wxf`` (``C2.5``; empty only if the notation module failed) and ``book``: a computer's move taken
+    from its opening book (:func:`xiangqi.app.players.took_from_book`)."""
 
     iccs: str
     chinese: str
     capture: bool
     check: bool
     wxf: str = ""
+    #: Set on the instance for a book move; not a dataclass field, so records and ``asdict`` are as before.
+    book = False
 
     def as_dict(self) -> dict[str, Any]:
-        """``{iccs, chinese, capture, check, wxf}`` (what ``dataclasses.asdict`` gives, ten times faster:
-        the state lists every move and is built for every change)."""
-        return {"iccs": self.iccs, "chinese": self.chinese, "capture": self.capture, "check": self.check,
-                "wxf": self.wxf}
+        """``{iccs, chinese, capture, check, wxf}``, plus ``"book": True`` for a book move (built by
+        hand: ten times faster than ``dataclasses.asdict``, and the state lists every move)."""
+        d = {"iccs": self.iccs, "chinese": self.chinese, "capture": self.capture, "check": self.check,
+             "wxf": self.wxf}
+        if self.book:
+            d["book"] = True
+        return d
 
 
 class GameSession:
@@ -283,8 +289,11 @@ class GameSession:
         except (ImportError, XiangqiError):  # pragma: no cover - the move is legal; notation is total
             wxf = ""
         capture = self.board.is_capture(move)
+        book = self._from_book(move)
         self.board.push(move)
         rec = MoveRecord(move.iccs(), text, capture, self.board.is_check(), wxf)
+        if book:
+            rec.book = True
         self.moves.append(rec)
         self._refresh_outcome()
         if clocked:
@@ -308,6 +317,14 @@ class GameSession:
         if d is not None and d.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
             return True
         return bool(self.board.move_stack)
+
+    def _from_book(self, move: Move) -> bool:
+        """Whether the computer, to move now, plays ``move`` from its book (see :class:`MoveRecord`)."""
+        if self.players[self.board.turn] != "engine":
+            return False
+        from xiangqi.app.players import took_from_book
+
+        return took_from_book(self.board, move)
 
     def undo(self, *, coach: bool = False) -> int:
         """Take back the last step (悔棋), as casual play allows even after the game has ended.
@@ -381,6 +398,20 @@ class GameSession:
 
     # -- views -----------------------------------------------------------
 
+    def opening(self) -> dict[str, str] | None:
+        """The game's ECCO opening so far, from its moves: ``{"code": "C30", "name": "中炮过河车…"}``.
+
+        Classified by :func:`xiangqi.study.ecco.classify` (the first 20 plies; the ECCO 2004 names,
+        which are Chinese only); None before the first move and for a game that did not start from
+        the standard position (ECCO names openings of the full board only). About 0.1 ms.
+        """
+        if not self.moves:
+            return None
+        from xiangqi.study.ecco import classify
+
+        found = classify(self.board)
+        return None if found is None else {"code": found.code, "name": found.name}
+
     def legal_moves_by_square(self) -> dict[str, list[str]]:
         """Legal moves of the side to move grouped by from-square: ``{"h2": ["h2e2", ...]}``.
 
@@ -392,13 +423,14 @@ class GameSession:
         """JSON-ready view of the game for the page.
 
         Keys: ``id``, ``fen``, ``start_fen``, ``turn`` (``red``/``black``), ``players``,
-        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check, wxf}``), ``last_move``
+        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check, wxf}`` and ``book: true`` on a book
+        move), ``last_move``
         (ICCS or None), ``check`` (square name of the king in check or None), ``legal``
         (from-square → ICCS moves), ``forbidden`` (ICCS → reason of a move that would
         lose by a forbidden repetition), ``result`` (None or ``{result, winner,
         termination, reason_zh, reason_en, headline_zh, headline_en, why_zh, why_en}``: ``why_*``
         is the reason without the headline, e.g. 红方认输 of 黑胜 — 红方认输), ``can_undo``
-        (:meth:`can_undo`), ``version``.
+        (:meth:`can_undo`), ``opening`` (:meth:`opening`: ``{code, name}`` or None), ``version``.
 
         A query: it works on its own copy of the board (legal-move generation and the referee
         make and take back moves), so the session's board is never changed, not even for a moment.
@@ -448,6 +480,7 @@ class GameSession:
             "legal": {} if out is not None else _legal_by_square(b),
             "forbidden": forbidden,
             "result": result,
+            "opening": self.opening(),
         }
 
     # -- records ---------------------------------------------------------
@@ -471,7 +504,8 @@ class GameSession:
         return f"电脑·{lv.name_zh if lv else self.level}"
 
     def pgn_headers(self, language: str = "zh") -> dict[str, str]:
-        """PGN tags of this game: Game, Event, Date, Red, Black, Result (and FEN when not the start).
+        """PGN tags of this game: Game, Event, Date, Red, Black, Result (and FEN when not the start;
+        ECCO, Opening and Variation, the ECCO 2004 name split at its "：", when :meth:`opening` names one).
 
         Event and the player names are written in the interface ``language`` (``zh``: 象棋对局,
         棋手, 电脑·初级; ``en``: Xiangqi game, Player, Computer (Beginner)); names kept from an
@@ -489,6 +523,14 @@ class GameSession:
             h["Result"] = out.result()
         if self.start_fen != STARTING_FEN:
             h["FEN"] = self.start_fen
+        opening = self.opening()
+        if opening is not None:  # computed from the moves: it replaces a tag kept from a record
+            name, _, variation = opening["name"].partition("：")
+            h["ECCO"], h["Opening"] = opening["code"], name
+            if variation:
+                h["Variation"] = variation
+            else:
+                h.pop("Variation", None)
         return h
 
     def to_pgn(self, notation: str = "chinese", language: str = "zh") -> str:
@@ -547,9 +589,10 @@ class GameSession:
         return s
 
     def to_record(self) -> dict[str, Any]:
-        """Everything needed to rebuild the session (JSON-ready)."""
+        """Everything needed to rebuild the session (JSON-ready); ``book``: the plies (0-based) of the
+        computer's book moves, only when there are some."""
         d = self.declared
-        return {
+        out = {
             "id": self.id, "start_fen": self.start_fen, "moves": [m.iccs for m in self.moves],
             "red": self.players[RED], "black": self.players[BLACK], "level": self.level,
             "rules": self.rules, "headers": self.headers, "created": self.created,
@@ -558,6 +601,10 @@ class GameSession:
                                                  "reason_zh": d.reason_zh, "reason_en": d.reason_en},
             **({"extras": dict(self.extras)} if self.extras else {}),
         }
+        book = [i for i, m in enumerate(self.moves) if m.book]
+        if book:
+            out["book"] = book
+        return out
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> GameSession:
@@ -573,6 +620,9 @@ class GameSession:
                 s.extras = dict(rec["extras"])
             for mv in rec["moves"]:
                 s.play(mv, clocked=False)
+            for i in rec.get("book") or ():
+                if isinstance(i, int) and 0 <= i < len(s.moves):
+                    s.moves[i].book = True
             d = rec.get("declared")
             if d:
                 s.declared = Outcome(Termination(d["termination"]), d["winner"], d["reason_zh"],

@@ -71,7 +71,8 @@ class Filters:
     games without a readable date are outside any range. ``result``: ``1-0``/``red``, ``0-1``/``black``,
     ``1/2-1/2``/``draw``, ``*``/``unknown``. ``ecco``: a code (``A15``), a prefix (``A``, ``A1``) or a
     range (``A10-A19``), matched against the file's tag and the computed code. ``opening``: substring of
-    the opening name. ``comment``: substring of the comments. ``collection``: exact name.
+    the opening name (the file's ``Opening`` tag, or the ECCO 2004 name of the tag's or the computed
+    code). ``comment``: substring of the comments. ``collection``: exact name.
     """
 
     player: str | None = None
@@ -95,9 +96,14 @@ class Filters:
             out.append(or_(g.red.icontains(self.player, autoescape=True),
                            g.black.icontains(self.player, autoescape=True)))
         for value, col in ((self.red, g.red), (self.black, g.black), (self.event, g.event),
-                           (self.site, g.site), (self.opening, g.opening), (self.comment, g.comments)):
+                           (self.site, g.site), (self.comment, g.comments)):
             if value:
                 out.append(col.icontains(value, autoescape=True))
+        if self.opening:
+            # the file's Opening tag, or an ECCO code (tag or computed) whose 2004 name holds the text
+            codes = _ecco_codes_named(self.opening)
+            out.append(or_(g.opening.icontains(self.opening, autoescape=True),
+                           *([g.ecco_computed.in_(codes), g.ecco.in_(codes)] if codes else [])))
         for value, name in ((self.date_from, "date_from"), (self.date_to, "date_to")):
             if value and not _DATE.match(value):
                 raise SearchError(f"{name} {value!r}: expected YYYY, YYYY-MM or YYYY-MM-DD")
@@ -125,6 +131,14 @@ class Filters:
         if self.collection:
             out.append(g.collection == self.collection)
         return out
+
+
+def _ecco_codes_named(text: str) -> list[str]:
+    """The ECCO 2004 codes whose name (:func:`xiangqi.study.ecco.code_names`) contains ``text``."""
+    from xiangqi.study.ecco import code_names
+
+    needle = text.strip()
+    return sorted(c for c, n in code_names().items() if needle and needle in n)
 
 
 @dataclasses.dataclass(slots=True)

@@ -42,7 +42,12 @@ Options (UCI names; UCCI uses ``hashsize``, ``level``, ``newgame``, ``usemillise
 limits, and its choice among near-best moves), ``Skill Level`` 0–20 (mapped onto the
 levels, 20 = full strength), and ``UCI_LimitStrength``/``UCI_Elo`` once the levels
 carry a measured Elo (the strongest level whose Elo is at most ``UCI_Elo``; a ``UCI_Elo``
-outside the measured range is clamped to it, with an ``info string`` saying so), and
+outside the measured range is clamped to it, with an ``info string`` saying so).
+``OwnBook`` (UCCI ``usebook``, default off) and ``BookFile`` (UCCI ``bookfiles``; empty: the book
+shipped with the package, :mod:`xiangqi.engine.book`): with the book on, a ``go`` in a position the
+book knows answers at once with the book's best move (the highest Wilson weight,
+:func:`xiangqi.engine.book.best`; ``banmoves``/``searchmoves`` respected) after ``info string book
+<move> games N score S% weight W (K book moves)``; out of the book (or pondering) it searches.
 ``TablebasePath`` (UCCI ``tablebasepath``): a directory of endgame tables probed at the root
 (``info string tablebase KRKA: win for the side to move, mate in 9 plies``; docs/TABLEBASES.md).
 Also ``go perft N`` and ``d`` (show the board) for debugging.
@@ -278,6 +283,10 @@ class EngineServer:
         self.elo: int | None = None
         self.use_millisec = False
         self.ponder_option = False
+        #: OwnBook / BookFile: the opening book (:mod:`xiangqi.engine.book`), opened on first use.
+        self.own_book = False
+        self.book_file = ""
+        self._book: Any = None
         self._worker: threading.Thread | None = None
         self._stop_requested = threading.Event()
         self._ponderhit = threading.Event()
@@ -412,6 +421,8 @@ class EngineServer:
             ("Level", f"type combo default {FULL_STRENGTH} {combo}"),
             ("Skill Level", "type spin default 20 min 0 max 20"),
             ("TablebasePath", "type string default <empty>"),
+            ("OwnBook", "type check default false"),
+            ("BookFile", "type string default <empty>"),
         ]
         elos = self._level_elos()
         if elos:
@@ -448,6 +459,8 @@ class EngineServer:
         self.send("option tablebasepath type string default <empty>")
         levels = " ".join(f"var {n}" for n in [FULL_STRENGTH, *self.levels])
         self.send(f"option level type combo {levels} default {FULL_STRENGTH}")
+        self.send("option usebook type check default false")
+        self.send("option bookfiles type string default <empty>")
         self.send("ucciok")
 
     def _cmd_isready(self, args: list[str]) -> None:
@@ -529,11 +542,62 @@ class EngineServer:
             if path:
                 self.send(f"info string tablebases in {path}: "
                           + (", ".join(found) if found else "none yet (the directory has no table files)"))
-        elif key in ("batch", "debug", "usebook", "bookfiles", "threads", "uci analysemode",
+        elif key in ("ownbook", "usebook"):
+            self.own_book = self._bool_option(name, value)
+        elif key in ("bookfile", "bookfiles"):
+            self._set_book_file(value)
+        elif key in ("batch", "debug", "threads", "uci analysemode",
                      "uci showwdl", "move overhead"):
             pass  # accepted; no effect on this engine
         else:
             raise ProtocolError(f"unknown option {name!r}")
+
+    def _set_book_file(self, value: str) -> None:
+        """``BookFile``: open the book now, so a bad file is told at once (the old book stays then)."""
+        from xiangqi.engine.book import BookError, OpeningBook
+
+        path = "" if value in ("", "<empty>") else value
+        if path:
+            try:
+                book = OpeningBook(path)
+            except BookError as exc:
+                raise ProtocolError(f"BookFile: {exc}") from None
+        else:
+            book = None
+        self.book_file, self._book = path, book
+
+    def book(self) -> Any:
+        """The opening book in force (BookFile's, else the shipped one; None when neither is there)."""
+        if self._book is None and not self.book_file:
+            from xiangqi.engine.book import default_book
+
+            self._book = default_book()
+        return self._book
+
+    def _book_move(self, board: Board, allowed: list[Move]) -> Move | None:
+        """With OwnBook on: the book's best move among ``allowed`` (an ``info string book`` line is
+        sent), or None when the position is out of the book."""
+        if not self.own_book:
+            return None
+        from xiangqi.engine.book import BookError
+
+        try:
+            book = self.book()
+        except BookError as exc:  # the shipped book damaged: say so and search
+            self.error(f"OwnBook: {exc}; searching instead")
+            return None
+        if book is None:
+            return None
+        from xiangqi.engine.book import best
+
+        moves = [m for m in book.probe(board) if m.move in allowed]
+        pick = best(moves)
+        if pick is None:
+            return None
+        score = "-" if pick.score is None else f"{100 * pick.score:.1f}%"
+        self.send(f"info string book {pick.iccs} games {pick.count} score {score} weight {pick.weight:.3f} "
+                  f"({len(moves)} book moves)")
+        return pick.move
 
     @staticmethod
     def _int_option(name: str, value: str, lo: int, hi: int) -> int:
@@ -930,6 +994,10 @@ class EngineServer:
         legal = [m for m in board.legal_moves if m not in req.excluded]
         if not legal:
             return None, None, None
+        if not req.ponder:
+            booked = self._book_move(board, legal)
+            if booked is not None:
+                return booked, None, None
         if req.ponder:
             res, best = self._search_once(board, self.make_limit(infinite=True), req)
             # UCI: no bestmove while pondering until 'ponderhit' or 'stop'.

@@ -74,7 +74,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from xiangqi.app.clock import TimeControl
-from xiangqi.app.players import EnginePlayer, levels
+from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer, levels
 from xiangqi.app.position import validate_position
 from xiangqi.app.sandbox import (
     RECORD_BUDGET_S,
@@ -217,7 +217,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     :class:`xiangqi.web.security.LocalGuard` (``port`` None: the port each request arrived on).
     ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``."""
     store = Store(data_dir)
-    player = player or EnginePlayer()
+    player = player or EnginePlayer(book=DEFAULT_BOOK)  # the game's computer opens from the book
     records = RecordSandbox(record_budget_s)
 
     @contextlib.asynccontextmanager
@@ -426,7 +426,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         # game was saved: 棋手, 电脑·初级 or Player, Computer (Beginner)); the page shows them.
         return {"id": row_id, "title": g["title"], "notes": g["notes"], "fens": fens,
                 "red": g["red"], "black": g["black"], "level": g["level"],
-                "moves": [{"iccs": m.iccs, "chinese": m.chinese} for m in s.moves],
+                "moves": [{"iccs": m.iccs, "chinese": m.chinese, **({"book": True} if m.book else {})}
+                          for m in s.moves],
+                "opening": s.opening(),  # ECCO {code, name} from the moves, or None
                 "result": None if out is None else {"result": out.result(), "reason_zh": out.reason_zh,
                                                     "reason_en": out.reason_en}}
 

@@ -12,6 +12,7 @@ import { createRecordBrowser } from "./record.js";
 import { createReview } from "./review.js";
 import { createCoach } from "./coach.js";
 import { createProfile, ratingLine } from "./profile.js";
+import { markBookMoves, renderOpening } from "./opening.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
 import { request, socket } from "./net.js";
@@ -247,6 +248,8 @@ function render(st) {
   renderClocks();
   renderMoves(st);
   if (!away) tellEngine();
+  renderOpening(st, browsing()); // opening.js: the ECCO line and the book marks
+  markBookMoves(st);
   if (prev && prev.id === st.id && st.moves.length > prev.moves.length) {
     const last = st.moves[st.moves.length - 1];
     sound.play(st.result ? "end" : last.check ? "check" : last.capture ? "capture" : "move");

@@ -3,6 +3,7 @@
 
 export const TEXT = {
   zh: {
+    opening: "开局", book_move: "开局库着法", book_mark: "库",
     title: "象棋", new_game: "新局", undo: "悔棋", hint: "提示", draw: "提和", resign: "认输", flip: "翻转",
     save: "保存", open: "打开", settings: "设置", moves: "着法", red: "红方", black: "黑方",
     human: "棋手", computer: "电脑", level: "难度", play_as: "执子", play_red: "执红（先走）",
@@ -64,6 +65,7 @@ export const TEXT = {
     rv_clean: "没有明显失误", rv_practice: "练习", rv_inaccuracy: "缓着", rv_mistake: "错着", rv_blunder: "败着",
   },
   en: {
+    opening: "Opening", book_move: "Book move", book_mark: "book",
     title: "Xiangqi", new_game: "New game", undo: "Undo", hint: "Hint", draw: "Offer draw", resign: "Resign",
     flip: "Flip", save: "Save", open: "Open", settings: "Settings", moves: "Moves", red: "Red", black: "Black",
     human: "Human", computer: "Computer", level: "Level", play_as: "Play as", play_red: "Red (moves first)",
