@@ -10,7 +10,7 @@ position index (``positions``: key → game, ply, next move):
 - the most recent games (by normalised date, undated games last, then the newest import) in which
   the position occurs, with the move each played from it;
 - the ECCO code and name of the opening when the position was given by moves from the standard start
-  (:func:`xiangqi.study.ecco.classify`).
+  (:func:`xiangqi.study.ecco.classify`; a FEN alone names no opening).
 
 Counting: a game counts once per move it played from the position, and once in the position's total,
 however often the position recurs in it (a repetition); a game that ends in the position counts in
@@ -35,30 +35,12 @@ from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.db.keys import key_of, mirror_key_of
 from xiangqi.db.schema import games, positions
-from xiangqi.db.search import _HIT_COLUMNS, GameHit, SearchError
+from xiangqi.db.search import _HIT_COLUMNS, MINE, SOURCES, GameHit, SearchError, source_clause
 
 __all__ = ["MINE", "SOURCES", "ExploreMove", "Exploration", "explore", "source_clause", "mirror_move",
-           "position_of"]
+           "position_of", "opening_of"]
 
-#: Collection name of the user's own games (saved from the app's library).
-MINE = "mine"
-#: The sources the explorer and the browser accept.
-SOURCES = ("master", "mine", "both")
 _RESULTS = {"1-0": "red", "1/2-1/2": "draw", "0-1": "black"}
-
-
-def source_clause(source: str):
-    """The SQL condition on ``games`` for a source name (None for ``both``).
-
-    Raises :class:`~xiangqi.db.search.SearchError` for a name outside :data:`SOURCES`.
-    """
-    if source == "master":
-        return games.c.collection != MINE
-    if source == "mine":
-        return games.c.collection == MINE
-    if source == "both":
-        return None
-    raise SearchError(f"source {source!r}: expected one of {', '.join(SOURCES)}")
 
 
 def mirror_move(iccs: str) -> str:
@@ -238,15 +220,30 @@ def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str
     ended = sum(agg[None][:4]) if None in agg else 0
 
     hits, top_moves = _top_games(engine, key, mkey, where_source, top) if top else ([], [])
-    ecco = opening = None
-    if played and not fen:
-        from xiangqi.study.ecco import classify
-
-        found = classify(played)
-        if found is not None:
-            ecco, opening = found.code, found.name
+    ecco, opening = _opening(fen, played)
     return Exploration(fen=board.fen(), source=source, mirror=mirror, games=total, ended=ended, moves=out,
                        top=hits, top_moves=top_moves, ecco=ecco, opening=opening)
+
+
+def _opening(fen: str | None, played: list[Move]) -> tuple[str | None, str | None]:
+    if not played:
+        return None, None
+    if fen:
+        start = Board(fen)
+        if start.board_fen() != Board().board_fen() or not start.turn:
+            return None, None
+    from xiangqi.study.ecco import classify
+
+    found = classify(played)
+    return (found.code, found.name) if found is not None else (None, None)
+
+
+def opening_of(fen: str | None, moves: list[str] | tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``(ECCO code, name)`` of the opening after ``moves`` from ``fen`` when that is the standard start
+    (:func:`xiangqi.study.ecco.classify`), else ``(None, None)``. Raises :class:`SearchError` for a bad
+    FEN or move."""
+    _board, played = position_of(fen, moves)
+    return _opening(fen, played)
 
 
 def _top_games(engine: Engine, key: int, mkey: int, where_source, top: int) -> tuple[list[GameHit], list]:

@@ -27,6 +27,8 @@ too complex to read within its time budget (records are read in a child process:
 - ``GET  /api/levels``: ``[{key, name_zh, name_en, elo, elo_error, elo_games, rank_zh}]`` (Elo measured
   by matches with its 95 % error bar, None while unmeasured; rank name of DESIGN.md);
   ``GET/PUT /api/settings``; ``GET /api/library`` …
+- The games database (opening explorer, database browser): ``/api/explore``, ``/api/db/…``, in
+  :mod:`xiangqi.web.db_api`.
 
 WebSocket ``/ws/game/{game_id}?token=…``: the server sends ``{"type": "state", "state": …}``
 on connect and after every change, ``{"type": "replaced", "id": new}`` when another
@@ -89,6 +91,7 @@ from xiangqi.app.settings import SettingsError
 from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
+from xiangqi.web.db_api import create_db_router
 from xiangqi.web.hub import GameHub, HintCancelledError, MoveProvider
 from xiangqi.web.limits import (
     JSON_BODY_LIMIT,
@@ -244,6 +247,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
     app.state.hub = hub
     app.state.store = store
+
+    app.include_router(create_db_router(app, store))  # the games database: explorer, browser (db_api.py)
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
