@@ -12,6 +12,8 @@ import uuid
 import pytest
 
 PG_ENV = "XIANGQI_TEST_PG_URL"
+#: Set by .ci/run: there, no PostgreSQL URL is a failure, not a skip.
+REQUIRE_ENV = "XIANGQI_REQUIRE_PG"
 BACKENDS = ["sqlite", "postgresql"]
 
 
@@ -48,6 +50,8 @@ class Backends:
         if self.backend == "sqlite":
             return f"sqlite:///{self.tmp.mktemp('db') / 'games.db'}"
         admin = os.environ.get(PG_ENV)
+        if not admin and os.environ.get(REQUIRE_ENV):
+            pytest.fail(f"${REQUIRE_ENV} is set but ${PG_ENV} is not: the PostgreSQL server did not start")
         if not admin:
             pytest.skip(f"PostgreSQL: set ${PG_ENV} to a server URL (.ci/run does) to run on PostgreSQL too")
         url, drop = _new_pg_database(admin)
