@@ -166,3 +166,31 @@ def test_cli_explore(engine, capsys):
     assert d["games"] == 1 and d["moves"][0]["text"] == "马8进7"
     assert main(["db", "explore", "--db", url, "--fen", "bad"]) == 2
     assert "bad FEN" in capsys.readouterr().err
+
+
+def test_recent_games_the_same_by_the_date_walk(engine, monkeypatch):
+    import importlib
+
+    ex = importlib.import_module("xiangqi.db.explore")  # the module (xiangqi.db.explore is also the function)
+
+    for moves in (["h2e2"], [], ["h2e2", "h9g7"]):
+        for source in ("both", "master"):
+            plain = explore(engine, moves=moves, source=source, top=4)
+            monkeypatch.setattr(ex, "SCAN_DATES", -1)  # every position walks the date index
+            ex.changed()
+            walked = explore(engine, moves=moves, source=source, top=4)
+            monkeypatch.setattr(ex, "SCAN_DATES", 500)
+            ex.changed()
+            assert [(h.id, h.ply, h.mirrored) for h in walked.top] == \
+                [(h.id, h.ply, h.mirrored) for h in plain.top]
+            assert walked.top_moves == plain.top_moves and walked.moves == plain.moves
+
+
+def test_answers_are_cached_until_the_games_change(engine, tmp_path):
+    first = explore(engine, moves=["c3c4"])
+    assert explore(engine, moves=["c3c4"]) == first
+    path = tmp_path / "one.pgn"
+    path.write_text(_pgn("G9", "c3c4 c6c5", "0-1", "2024"), encoding="utf-8")
+    import_paths(engine, [path])
+    later = explore(engine, moves=["c3c4"])
+    assert later.games == first.games + 1 and later.top[0].event == "G9"

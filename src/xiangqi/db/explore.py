@@ -26,6 +26,7 @@ Sources (:data:`SOURCES`): ``master`` is every imported collection except the us
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections import defaultdict
 
@@ -41,6 +42,8 @@ __all__ = ["MINE", "SOURCES", "ExploreMove", "Exploration", "explore", "source_c
            "position_of", "opening_of"]
 
 _RESULTS = {"1-0": "red", "1/2-1/2": "draw", "0-1": "black"}
+#: Positions in more games than this find their recent games by walking the date index.
+SCAN_DATES = 500
 
 
 def mirror_move(iccs: str) -> str:
@@ -141,13 +144,31 @@ def _pct(n: int, known: int) -> float | None:
     return round(100.0 * n / known, 1) if known else None
 
 
+#: Answers kept per (database, position, source, top) while the games table is unchanged.
+CACHE_SIZE = 4096
+_CACHE: collections.OrderedDict = collections.OrderedDict()
+_generation = [0]
+
+
+def changed() -> None:
+    """Forget the cached answers: games were changed in place (:mod:`xiangqi.db.owned` calls this;
+    imports and deletions change the table's count or highest id, which the cache checks itself)."""
+    _generation[0] += 1
+
+
+def _version(conn) -> tuple:
+    count, top_id = conn.execute(select(func.count(), func.max(games.c.id)).select_from(games)).one()
+    return count, top_id, _generation[0]
+
+
 def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str, ...] = (), *,
             source: str = "both", mirror: bool = True, top: int = 5) -> Exploration:
     """Explore the position after ``moves`` from ``fen`` (default the standard start): module docstring.
 
     ``source``: ``master``, ``mine`` or ``both``; ``mirror``: merge the mirrored position; ``top``: how
     many recent games to return (0–100). Raises :class:`SearchError` for a bad FEN, move, source or
-    ``top``. Reads two or three indexed queries; never writes.
+    ``top``. Reads a few indexed queries and never writes; answers are cached (:data:`CACHE_SIZE`)
+    while the games table is unchanged, so the common opening positions are looked up once.
     """
     if not 0 <= top <= 100:
         raise SearchError(f"top {top}: expected 0 to 100")
@@ -155,35 +176,57 @@ def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str
     board, played = position_of(fen, moves)
     key = key_of(board)
     mkey = mirror_key_of(board) if mirror else key
+    url = engine.url.render_as_string(hide_password=False)
+    with engine.connect() as conn:
+        version = _version(conn)
+        ck = (url, key, mkey, source, top)
+        hit = _CACHE.get(ck)
+        if hit is not None and hit[0] == version:
+            _CACHE.move_to_end(ck)
+            _v, total, ended, out, hits, top_moves = hit
+        else:
+            total, ended, out = _moves(conn, board, key, mkey, where_source)
+            hits, top_moves = _top_games(conn, key, mkey, where_source, top, total) if top else ([], [])
+            _CACHE[ck] = (version, total, ended, out, hits, top_moves)
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    ecco, opening = _opening(fen, played)
+    return Exploration(fen=board.fen(), source=source, mirror=mirror, games=total, ended=ended,
+                       moves=[dataclasses.replace(m) for m in out],
+                       top=[dataclasses.replace(h) for h in hits], top_moves=list(top_moves), ecco=ecco,
+                       opening=opening)
+
+
+def _moves(conn, board: Board, key: int, mkey: int, where_source) -> tuple[int, int, list[ExploreMove]]:
+    """(games, ended, move rows) of the position ``key`` and its mirror ``mkey``."""
     keys = [key] if mkey == key else [key, mkey]
     p, g = positions.c, games.c
-
     # (key, next move, result) -> distinct games, dated games, sum of years
     year = cast(func.substr(g.date, 1, 4), Integer)
     dist = select(p.key, p.game_id, p.move).where(p.key.in_(keys)).distinct().subquery()
     stmt = (select(dist.c.key, dist.c.move, g.result, func.count(), func.count(year), func.sum(year))
             .join(games, g.id == dist.c.game_id).group_by(dist.c.key, dist.c.move, g.result))
-    total_stmt = select(func.count(func.distinct(p.game_id))).join(games, g.id == p.game_id) \
-        .where(p.key.in_(keys))
     if where_source is not None:
         stmt = stmt.where(where_source)
-        total_stmt = total_stmt.where(where_source)
+        total_stmt = select(func.count(func.distinct(p.game_id))).join(games, g.id == p.game_id) \
+            .where(p.key.in_(keys), where_source)
+    else:
+        total_stmt = select(func.count(func.distinct(p.game_id))).where(p.key.in_(keys))
     agg: dict[str | None, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # red draw black unk n_y sum_y
-    with engine.connect() as conn:
-        rows = conn.execute(stmt).all()
-        total = conn.execute(total_stmt).scalar_one()
-        both: list = []
-        if len(keys) == 2:
-            # games holding the position and its mirror: their moves may coincide after mirroring back
-            a = select(p.game_id).where(p.key == key)
-            b = select(p.game_id).where(p.key == mkey)
-            common = [r[0] for r in conn.execute(a.intersect(b))]
-            if common:
-                cs = select(p.key, p.game_id, p.move, g.result, year).join(games, g.id == p.game_id) \
-                    .where(and_(p.key.in_(keys), p.game_id.in_(common))).distinct()
-                if where_source is not None:
-                    cs = cs.where(where_source)
-                both = conn.execute(cs).all()
+    rows = conn.execute(stmt).all()
+    total = conn.execute(total_stmt).scalar_one()
+    both: list = []
+    if len(keys) == 2:
+        # games holding the position and its mirror: their moves may coincide after mirroring back
+        a = select(p.game_id).where(p.key == key)
+        b = select(p.game_id).where(p.key == mkey)
+        common = [r[0] for r in conn.execute(a.intersect(b))]
+        if common:
+            cs = select(p.key, p.game_id, p.move, g.result, year).join(games, g.id == p.game_id) \
+                .where(and_(p.key.in_(keys), p.game_id.in_(common))).distinct()
+            if where_source is not None:
+                cs = cs.where(where_source)
+            both = conn.execute(cs).all()
     for k, mv, result, n, n_year, sum_year in rows:
         if mv is not None and k != key:
             mv = mirror_move(mv)
@@ -218,11 +261,7 @@ def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str
                                avg_year=round(sum_year / n_year) if n_year else None))
     out.sort(key=lambda m: (-m.games, m.move))
     ended = sum(agg[None][:4]) if None in agg else 0
-
-    hits, top_moves = _top_games(engine, key, mkey, where_source, top) if top else ([], [])
-    ecco, opening = _opening(fen, played)
-    return Exploration(fen=board.fen(), source=source, mirror=mirror, games=total, ended=ended, moves=out,
-                       top=hits, top_moves=top_moves, ecco=ecco, opening=opening)
+    return total, ended, out
 
 
 def _opening(fen: str | None, played: list[Move]) -> tuple[str | None, str | None]:
@@ -246,38 +285,42 @@ def opening_of(fen: str | None, moves: list[str] | tuple[str, ...]) -> tuple[str
     return _opening(fen, played)
 
 
-def _top_games(engine: Engine, key: int, mkey: int, where_source, top: int) -> tuple[list[GameHit], list]:
-    """The ``top`` most recent games holding ``key`` (or ``mkey``): hits and the move each played."""
+def _top_games(conn, key: int, mkey: int, where_source, top: int, total: int) -> tuple[list[GameHit], list]:
+    """The ``top`` most recent games holding ``key`` (or ``mkey``): hits and the move each played.
+
+    A common position (``total`` above :data:`SCAN_DATES`) walks the games newest first (the date
+    index) and probes the position index for each, stopping after ``top`` finds; a rare one reads
+    its few games and sorts them.
+    """
     p, g = positions.c, games.c
     keys = [key] if mkey == key else [key, mkey]
-    sub = (select(p.game_id, func.min(p.ply).label("ply")).where(p.key == key).group_by(p.game_id))
-    msub = (select(p.game_id, func.min(p.ply).label("ply")).where(p.key == mkey).group_by(p.game_id)) \
-        if len(keys) == 2 else None
+    order = (g.date.desc().nulls_last(), g.id.desc())
+    if total > SCAN_DATES:
+        probe = select(p.game_id).where(p.key.in_(keys), p.game_id == g.id).exists()
+        stmt = select(g.id).where(probe).order_by(*order).limit(top)
+    else:
+        sub = select(p.game_id).where(p.key.in_(keys)).distinct().subquery()
+        stmt = select(g.id).join(sub, sub.c.game_id == g.id).order_by(*order).limit(top)
+    if where_source is not None:
+        stmt = stmt.where(where_source)
+    ids = [r[0] for r in conn.execute(stmt)]
+    if not ids:
+        return [], []
+    first: dict[int, tuple[int, bool]] = {}
+    for gid, k, ply in conn.execute(select(p.game_id, p.key, func.min(p.ply))
+                                    .where(p.key.in_(keys), p.game_id.in_(ids)).group_by(p.game_id, p.key)):
+        if gid not in first or ply < first[gid][0]:
+            first[gid] = (ply, k != key)
+    rows = {r[0]: r for r in conn.execute(select(*_HIT_COLUMNS, g.moves).where(g.id.in_(ids)))}
     hits: list[GameHit] = []
     moves: list[str | None] = []
-    with engine.connect() as conn:
-        found: dict[int, tuple] = {}
-        for part, mirrored in ((sub, False), (msub, True)):
-            if part is None:
-                continue
-            s = part.subquery()
-            stmt = (select(*_HIT_COLUMNS, s.c.ply, g.moves).join(s, s.c.game_id == g.id)
-                    .order_by(g.date.desc().nulls_last(), g.id.desc()).limit(top))
-            if where_source is not None:
-                stmt = stmt.where(where_source)
-            for row in conn.execute(stmt):
-                gid = row[0]
-                if gid not in found or row[-2] < found[gid][0]:
-                    found[gid] = (row[-2], mirrored, row)
-        # as the SQL order: dated first, later dates first (text order of YYYY[-MM[-DD]]), newest id first
-        ordered = sorted(found.values(), key=lambda t: (t[2][4] is not None, t[2][4] or "", t[2][0]),
-                         reverse=True)[:top]
-        for ply, mirrored, row in ordered:
-            hit = GameHit(*row[:len(_HIT_COLUMNS)])
-            hit.ply, hit.mirrored = ply, mirrored
-            line = row[-1].split()
-            mv = line[ply] if ply < len(line) else None
-            hits.append(hit)
-            moves.append(mirror_move(mv) if mv and mirrored else mv)
+    for gid in ids:
+        row = rows[gid]
+        ply, mirrored = first[gid]
+        hit = GameHit(*row[:len(_HIT_COLUMNS)])
+        hit.ply, hit.mirrored = ply, mirrored
+        line = row[-1].split()
+        mv = line[ply] if ply < len(line) else None
+        hits.append(hit)
+        moves.append(mirror_move(mv) if mv and mirrored else mv)
     return hits, moves
-

@@ -24,6 +24,7 @@ from sqlalchemy import Engine, and_, delete, insert, select, update
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import Game
+from xiangqi.db.explore import changed as _explore_changed
 from xiangqi.db.importer import _index_data, game_row
 from xiangqi.db.keys import iter_game_keys, to_signed
 from xiangqi.db.schema import boards, games, positions
@@ -105,6 +106,7 @@ def put_game(engine: Engine, game: Game, *, source: str, token: str, collection:
                                              for k, ply, mv in pos])
         if brd and board_insert is not None:
             conn.execute(board_insert, [{"material": m, "key": k, "pieces": pk} for m, k, pk in brd])
+    _explore_changed()
     return gid
 
 
@@ -117,6 +119,7 @@ def remove_game(engine: Engine, source: str, collection: str = MINE) -> bool:
             return False
         _delete_index(conn, int(old.id), _old_keys(old.fen, old.moves))
         conn.execute(delete(games).where(g.id == old.id))
+    _explore_changed()
     return True
 
 
