@@ -1,6 +1,8 @@
 """Games database (issue 13): import speed with the position index, size on disk, search latencies.
 
-Run: ``.venv/bin/python bench/bench_db.py [--games N] [--db PATH] [--queries 200] [--similar 30]``.
+Run: ``.venv/bin/python bench/bench_db.py [--games N] [--db PATH] [--queries 200] [--similar 30]``;
+``bench/bench_db.py queries --db URL [--db URL2]`` times the page's queries (position search, the
+opening explorer) on databases already built (:func:`bench_queries`).
 
 Imports the CCPD master games (``對局/大師對局`` of the tarball, read member by member) and the
 wxf-masters PGN files into a fresh SQLite database and prints: files and games read, games stored,
@@ -215,5 +217,77 @@ def main() -> None:
     tmp.cleanup()
 
 
+# -- position search and explorer latency on a database already built (issue 13, the web side) ------
+
+def bench_queries(url: str, *, queries: int = 200, seed: int = 13) -> dict[str, tuple[float, float]]:
+    """p50/p99 (ms) of the queries the page makes, on the database at ``url`` (SQLite or PostgreSQL).
+
+    - ``position``: ``search_games(fen=…, limit=20)``, the browser's first page, for random positions
+      of stored games (any ply: mostly rare positions) and ``position_open`` for plies 0–12 (common
+      ones, many games); ``…_mirror`` the same with ``mirror=True``;
+    - ``explore``: :func:`xiangqi.db.explore.explore` (moves, results, 5 recent games), for plies
+      0–16 of random games (the explorer's usual case), its answer cache emptied before each query;
+      ``explore_cached`` the same positions again (answered from the cache); ``explore_start`` the
+      start position (every game: the worst case), uncached;
+    - ``count``: ``count_games(fen=…)`` for the opening positions (the browser's total).
+    Each query runs once after one warm-up query; the database is only read.
+    """
+    from xiangqi.db import count_games
+    from xiangqi.db.explore import changed, explore
+
+    def cold(f):
+        changed()
+        return explore(engine, f).moves
+
+    rng = random.Random(seed)
+    engine = connect(url, migrate=False)
+    anywhere = sample_positions(engine, queries, rng)
+    opening = sample_positions(engine, queries, rng, 0, 12)
+    early = sample_positions(engine, queries, rng, 0, 16)
+    cases = {
+        "position": (lambda f: search_games(engine, fen=f, limit=20), anywhere),
+        "position_mirror": (lambda f: search_games(engine, fen=f, mirror=True, limit=20), anywhere),
+        "position_open": (lambda f: search_games(engine, fen=f, limit=20), opening),
+        "position_open_mirror": (lambda f: search_games(engine, fen=f, mirror=True, limit=20), opening),
+        "count_open": (lambda f: [0] * count_games(engine, fen=f, mirror=True), opening),
+        "explore": (cold, early),
+        "explore_cached": (lambda f: explore(engine, f).moves, early),
+        "explore_start": (cold, [Board().fen()] * max(5, queries // 20)),
+    }
+    out = {}
+    for name, (fn, args) in cases.items():
+        fn(args[0])  # warm-up: the first query pays for the connection and the page cache
+        times, counts = timed(fn, args)
+        out[name] = (pct(times, 0.5), pct(times, 0.99))
+        print(f"{name:22s} p50 {out[name][0]:7.1f} ms  p99 {out[name][1]:7.1f} ms  "
+              f"({len(times)} queries, median {statistics.median(counts):.0f} rows)")
+    engine.dispose()
+    return out
+
+
+def queries_main(argv: list[str] | None = None) -> None:
+    """``bench_db.py queries --db URL [--db URL2 …] [--queries N]``: :func:`bench_queries` on each."""
+    parser = argparse.ArgumentParser(prog="bench_db.py queries",
+                                     description=(bench_queries.__doc__ or "").splitlines()[0])
+    parser.add_argument("--db", action="append", required=True,
+                        help="SQLAlchemy URL or SQLite path (repeatable)")
+    parser.add_argument("--queries", type=int, default=200, help="queries per kind (default 200)")
+    args = parser.parse_args(argv)
+    for url in args.db:
+        engine = connect(url, migrate=False)
+        from sqlalchemy import func, select
+
+        with engine.connect() as conn:
+            n = conn.execute(select(func.count()).select_from(games)).scalar_one()
+        engine.dispose()
+        print(f"-- {engine.url.render_as_string(hide_password=True)}: {n} games")
+        bench_queries(url, queries=args.queries)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:2] == ["queries"]:
+        queries_main(sys.argv[2:])
+    else:
+        main()

@@ -6,15 +6,14 @@ WXF and Chinese, except that in LIU DianZhong - LIU DaHua the ICCS file plays th
 (``e5e6``) where the WXF and Chinese files play the rear one (``－Ｐ＋１``, ``后兵进一``), so they are
 16 different games; xqbase's SAMPLE is one game in PGN and XQF; the UBB file is one game.
 
-The shared database of most tests is a new SQLite file, or ``$XIANGQI_TEST_DB_URL`` when set (checked
-with a local PostgreSQL 15: ``postgresql+psycopg://postgres@/games?host=/tmp/pg&port=54329``).
+The shared database of most tests is built twice, in a new SQLite file and in a new PostgreSQL database
+(``$XIANGQI_TEST_PG_URL``, see conftest.py): every import, dedupe and search test runs on both.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 
@@ -52,23 +51,9 @@ AFTER_B2E2 = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/4C2C1/9/RNBAKABNR b - - 
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    """(engine, report) of a database holding SOURCES: a new SQLite file, or the database at
-    ``$XIANGQI_TEST_DB_URL`` (e.g. a PostgreSQL one), emptied first."""
-    url = os.environ.get("XIANGQI_TEST_DB_URL")
-    if url:
-        from sqlalchemy import create_engine, text
-
-        from xiangqi.db.schema import metadata
-
-        scratch = create_engine(url)
-        metadata.drop_all(scratch)
-        with scratch.begin() as conn:
-            conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
-        scratch.dispose()
-    else:
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'games.db'}"
-    engine = connect(url)
+def db(backend):
+    """(engine, report) of a new database holding SOURCES, on SQLite and on PostgreSQL (conftest.py)."""
+    engine = backend.connect()
     report = import_paths(engine, SOURCES)
     return engine, report
 

@@ -272,6 +272,11 @@ class Store:
         self.notices: list[dict[str, Any]] = []
         self.read_only = False
         self._checked: dict[int, tuple[str, str | None]] = {}  # library row -> (record digest, problem)
+        #: Called with no argument after every committed change of the library (a game kept, updated,
+        #: renamed or deleted): the games database's copy of the user's games follows it
+        #: (:mod:`xiangqi.app.gamesdb`). A listener must return at once; its errors are logged, never
+        #: raised, so indexing can never lose or block a save.
+        self.library_listeners: list[Any] = []
         self._lock_fd = _lock_data_dir(self.data_dir)
         try:
             self.engine = self._open()
@@ -477,15 +482,29 @@ class Store:
         library as unfinished unless it has no moves. Player names are written in
         ``language``. Raises :class:`StorageError` (:class:`StorageFullError` …): nothing written.
         """
+        library = False
         with self.engine.begin() as conn:
             self._write_current(conn, session, slot)
             if session.is_over:
                 self._write_library(conn, session, language)
+                library = True
             elif conn.execute(sa.select(games.c.id).where(games.c.game_id == session.id)).first():
                 self._write_library(conn, session, language)
+                library = True
             if abandoned is not None and abandoned is not session and abandoned.moves \
                     and not abandoned.is_over:  # a finished game is in the library already
                 self._write_library(conn, abandoned, language)
+                library = True
+        if library:
+            self._library_changed()
+
+    def _library_changed(self) -> None:
+        """Tell :attr:`library_listeners` (after the commit); a failing listener is logged only."""
+        for listener in list(self.library_listeners):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - indexing must never fail a save
+                log.exception("a library listener failed")
 
     def load_current(self, slot: str = "current") -> GameSession | None:
         """The saved current game, or None if there is none.
@@ -535,7 +554,9 @@ class Store:
         with result ``*``.
         """
         with self.engine.begin() as conn:
-            return self._write_library(conn, session, language, pgn)
+            row_id = self._write_library(conn, session, language, pgn)
+        self._library_changed()
+        return row_id
 
     def _write_library(self, conn: sa.Connection, session: GameSession, language: str,
                        pgn: str | None = None) -> int:
@@ -632,12 +653,18 @@ class Store:
         with self.engine.begin() as conn:
             if not values:
                 return conn.execute(sa.select(games.c.id).where(games.c.id == row_id)).first() is not None
-            return conn.execute(sa.update(games).where(games.c.id == row_id).values(**values)).rowcount > 0
+            done = conn.execute(sa.update(games).where(games.c.id == row_id).values(**values)).rowcount > 0
+        if done:
+            self._library_changed()
+        return done
 
     def delete_game(self, row_id: int) -> bool:
         """Delete a library game; False if there is no such row."""
         with self.engine.begin() as conn:
-            return conn.execute(sa.delete(games).where(games.c.id == row_id)).rowcount > 0
+            done = conn.execute(sa.delete(games).where(games.c.id == row_id)).rowcount > 0
+        if done:
+            self._library_changed()
+        return done
 
     # -- settings --------------------------------------------------------
 

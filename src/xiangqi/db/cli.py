@@ -1,4 +1,5 @@
-"""The ``xiangqi db`` subcommands: ``import``, ``search`` and ``info`` (registered by :mod:`xiangqi.cli`).
+"""The ``xiangqi db`` subcommands: ``import``, ``search``, ``explore`` and ``info`` (registered by
+:mod:`xiangqi.cli`).
 
 This module only builds the argument parsers at import time; the database modules (SQLAlchemy,
 Alembic) are imported when a command runs.
@@ -15,11 +16,11 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``db`` with its ``import``, ``search`` and ``info`` subcommands to the CLI's subparsers."""
+    """Add ``db`` with its ``import``, ``search``, ``explore`` and ``info`` subcommands to the CLI."""
     db = sub.add_parser("db", help="the games database: import record files, search games and positions",
                         description="A database of games (SQLite in the user data dir by default, or any "
                                     "SQLAlchemy URL with --db) with a position index.")
-    dsub = db.add_subparsers(dest="db_command", metavar="{import,search,info}", required=True)
+    dsub = db.add_subparsers(dest="db_command", metavar="{import,search,explore,info}", required=True)
     db_help = ("database: an SQLAlchemy URL (sqlite:///games.db, postgresql+psycopg://user@host/name) or an "
                "SQLite file path (default: games.db in $XIANGQI_DATA_DIR or the user data dir)")
 
@@ -70,6 +71,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--offset", type=int, default=0, help="skip this many games first")
     p.add_argument("--json", action="store_true", help="one JSON object per game per line")
     p.set_defaults(func=cmd_db_search)
+
+    p = dsub.add_parser("explore", help="the opening explorer: the moves played from a position, and results",
+                        description="For the position after MOVES (ICCS such as h2e2, or Chinese such as "
+                                    "炮二平五) from --fen or the standard start: every move played from it "
+                                    "in the database with its number of games, Red win / draw / Black win "
+                                    "percentages (of the games with a known result) and mean year, and the "
+                                    "most recent games. Mirrored positions are merged (moves mirrored back) "
+                                    "unless --no-mirror.")
+    p.add_argument("moves", nargs="*", metavar="MOVE", help="moves from the start (or from --fen)")
+    p.add_argument("--db", default=None, help=db_help)
+    p.add_argument("--fen", default=None, help="start from this position instead of the standard start")
+    p.add_argument("--source", default="both", choices=["master", "mine", "both"],
+                   help="master: imported collections; mine: the games saved in the app; both (default)")
+    p.add_argument("--no-mirror", dest="mirror", action="store_false",
+                   help="do not merge the left-right mirrored position")
+    p.add_argument("--top", type=int, default=5, help="recent games to list (default 5, at most 100)")
+    p.add_argument("--json", action="store_true", help="the whole answer as one JSON object")
+    p.set_defaults(func=cmd_db_explore)
 
     p = dsub.add_parser("info", help="print the database URL, schema revision and counts")
     p.add_argument("--db", default=None, help=db_help)
@@ -159,6 +178,39 @@ def cmd_db_search(args: argparse.Namespace) -> int:
     else:
         print(_table(hits, similar=bool(args.similar), position=bool(args.fen or args.similar)))
         print(f"{len(hits)} games")
+    return 0
+
+
+def cmd_db_explore(args: argparse.Namespace) -> int:
+    """``xiangqi db explore``: print the explorer's table (moves in Chinese notation) or its JSON."""
+    from xiangqi.db.database import connect
+    from xiangqi.db.explore import explore
+
+    engine = connect(args.db)
+    found = explore(engine, args.fen, args.moves, source=args.source, mirror=args.mirror, top=args.top)
+    if args.json:
+        print(json.dumps(found.to_dict(), ensure_ascii=False))
+        return 0
+    if found.ecco:
+        print(f"{found.ecco} {found.opening}")
+    print(found.fen)
+    cols = [("move", 10), ("games", 6), ("red%", 6), ("draw%", 6), ("black%", 6), ("year", 5)]
+
+    def pct(v) -> str:
+        return "" if v is None else f"{v:.1f}"
+
+    lines = ["  ".join(_cut(name, w) for name, w in cols).rstrip()]
+    for m in found.moves:
+        cells = [m.text, str(m.games), pct(m.red_pct), pct(m.draw_pct), pct(m.black_pct),
+                 str(m.avg_year or "")]
+        lines.append("  ".join(_cut(c, w) for c, (_n, w) in zip(cells, cols, strict=True)).rstrip())
+    print("\n".join(lines))
+    print(f"{found.games} games" + (f", {found.ended} end here" if found.ended else ""))
+    if found.top:
+        print()
+        print("recent games")
+        hits = found.top
+        print(_table(hits, similar=False, position=True))
     return 0
 
 

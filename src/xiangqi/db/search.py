@@ -46,7 +46,12 @@ from xiangqi.db.keys import (
 from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["SearchError", "Filters", "GameHit", "search_games", "count_games", "similar_games", "similarity",
-           "RESULT_NAMES"]
+           "RESULT_NAMES", "MINE", "SOURCES", "source_clause"]
+
+#: Collection name of the user's own games (the app's library, :mod:`xiangqi.db.owned`).
+MINE = "mine"
+#: Source names: ``master`` = every collection but :data:`MINE`, ``mine``, ``both`` = all.
+SOURCES = ("master", "mine", "both")
 
 #: Words accepted for results, beside the PGN tokens themselves.
 RESULT_NAMES = {"red": "1-0", "1-0": "1-0", "black": "0-1", "0-1": "0-1", "draw": "1/2-1/2",
@@ -61,6 +66,20 @@ class SearchError(XiangqiError):
     """A search that cannot be run as asked (bad FEN, unknown result word, malformed date or ECCO code)."""
 
 
+def source_clause(source: str):
+    """The SQL condition on ``games`` for a source name of :data:`SOURCES` (None for ``both``).
+
+    Raises :class:`SearchError` for another name.
+    """
+    if source == "master":
+        return games.c.collection != MINE
+    if source == "mine":
+        return games.c.collection == MINE
+    if source == "both":
+        return None
+    raise SearchError(f"source {source!r}: expected one of {', '.join(SOURCES)}")
+
+
 @dataclasses.dataclass(slots=True)
 class Filters:
     """Header filters; every field set must match (AND). Text fields match a case-insensitive substring.
@@ -72,7 +91,8 @@ class Filters:
     ``1/2-1/2``/``draw``, ``*``/``unknown``. ``ecco``: a code (``A15``), a prefix (``A``, ``A1``) or a
     range (``A10-A19``), matched against the file's tag and the computed code. ``opening``: substring of
     the opening name (the file's ``Opening`` tag, or the ECCO 2004 name of the tag's or the computed
-    code). ``comment``: substring of the comments. ``collection``: exact name.
+    code). ``comment``: substring of the comments. ``collection``: exact name. ``source``:
+    ``master`` (every collection but the user's own games), ``mine`` or ``both`` (:data:`SOURCES`).
     """
 
     player: str | None = None
@@ -87,6 +107,7 @@ class Filters:
     opening: str | None = None
     comment: str | None = None
     collection: str | None = None
+    source: str | None = None
 
     def clauses(self) -> list:
         """The SQL conditions on the ``games`` table. Raises :class:`SearchError` for a malformed value."""
@@ -130,6 +151,10 @@ class Filters:
                                   "(A10-A19)")
         if self.collection:
             out.append(g.collection == self.collection)
+        if self.source:
+            clause = source_clause(self.source)
+            if clause is not None:
+                out.append(clause)
         return out
 
 

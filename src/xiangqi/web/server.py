@@ -28,6 +28,8 @@ too complex to read within its time budget (records are read in a child process:
   by matches with its 95 % error bar, None while unmeasured; rank name of DESIGN.md);
   ``GET/PUT /api/settings``; ``GET /api/library`` …
 - The analysis board's routes and its engine socket ``/ws/analysis``: :mod:`xiangqi.web.analysis_api`.
+- The games database (opening explorer, database browser): ``/api/explore``, ``/api/db/…``, in
+  :mod:`xiangqi.web.db_api`.
 
 WebSocket ``/ws/game/{game_id}?token=…``: the server sends ``{"type": "state", "state": …}``
 on connect and after every change, ``{"type": "replaced", "id": new}`` when another
@@ -90,6 +92,7 @@ from xiangqi.app.settings import SettingsError
 from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
+from xiangqi.web.db_api import create_db_router
 from xiangqi.web.hub import GameHub, HintCancelledError, MoveProvider
 from xiangqi.web.limits import (
     JSON_BODY_LIMIT,
@@ -253,6 +256,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     from xiangqi.web.coach_api import create_router as coach_router
 
     app.include_router(coach_router(hub))
+
+    app.include_router(create_db_router(app, store))  # the games database: explorer, browser (db_api.py)
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:

@@ -5,7 +5,9 @@
 import { createAnalysis } from "./analysis.js";
 import { createBoard } from "./board.js";
 import { createEnginePanel } from "./enginepanel.js";
+import { createDatabase } from "./database.js";
 import { createEditor } from "./editor.js";
+import { createExplorer } from "./explorer.js";
 import { createLibrary } from "./library.js";
 import { createPractice } from "./practice.js";
 import { createRecordBrowser } from "./record.js";
@@ -92,6 +94,17 @@ function tellEngine() {
   } else if (st) {
     engine.setPosition({ fen: st.start_fen, moves: st.moves.map((m) => m.iccs), shownFen: st.fen });
   }
+}
+
+// The position on the board, whatever shows it (game, replay, record, editor): the explorer follows it.
+const boardWatch = { fen: "", listeners: [] };
+{
+  const set = board.set;
+  board.set = (update) => {
+    set(update);
+    if (update && update.fen) boardWatch.fen = update.fen;
+    for (const fn of boardWatch.listeners) fn();
+  };
 }
 
 // -- server access ----------------------------------------------------------
@@ -836,7 +849,17 @@ const library = createLibrary({
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
   onReview: (id) => review.start({ library_id: id }),
 });
-$("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
+// 棋谱库: the database browser (database.js) with the saved games in its 我的对局 tab, which it opens
+// on first when there are saved games.
+let libraryOpened = false;
+$("#btn-library").addEventListener("click", async () => {
+  try {
+    if (libraryOpened) { database.openDialog(); return; }
+    libraryOpened = true;
+    await library.refresh();
+    database.openDialog($("#lib-empty").hidden ? "mine" : "db");
+  } catch (e) { toast(e.message); }
+});
 const profile = createProfile({ api, toast });
 $("#btn-profile").addEventListener("click", () => profile.open());
 const record = createRecordBrowser({
@@ -970,6 +993,67 @@ const practice = createPractice({
 });
 window.xiangqiPractice = { open: (source) => practice.open(source), close: () => practice.close() };
 
+// -- games database: browser and opening explorer ------------------------------------
+
+/** A database game (``GET /api/db/games/{id}``) in the record viewer, at the searched position's ply. */
+async function openDbGame(game, hit) {
+  if (library.active) library.close();
+  if (ui.editing) editor.close();
+  const name = `${game.red || "?"}-${game.black || "?"}.pgn`;
+  await record.open(game.pgn, name);
+  const ply = hit && hit.ply !== null && hit.ply !== undefined ? hit.ply : 0;
+  if (ply) record.go(ply);
+}
+
+const database = createDatabase({
+  api, library,
+  openGame: (game, hit) => openDbGame(game, hit).catch((e) => toast(`${t("error")}: ${e.message}`)),
+});
+
+/** What the board shows, for the explorer (see explorer.js). A game against the computer: not allowed. */
+function explorerContext() {
+  if (ui.editing) return { kind: "editor", fen: boardWatch.fen, allowed: true, playable: false };
+  if (record.active) return { kind: "record", fen: boardWatch.fen, ...record.position(), allowed: true, playable: true };
+  if (library.active) return { kind: "replay", fen: boardWatch.fen, ...library.position(), allowed: true, playable: true };
+  const st = ui.state;
+  if (!st) return { kind: "game", fen: boardWatch.fen, allowed: false, playable: false };
+  const twoHumans = st.players.red === "human" && st.players.black === "human";
+  return { kind: "game", fen: st.fen, start: st.start_fen, moves: st.moves.map((m) => m.iccs),
+    allowed: twoHumans || Boolean(st.result), playable: twoHumans && humanToMove(st) };
+}
+
+/** A move clicked in the explorer: followed in a record or replay, played in a two-player game. */
+async function playExplorerMove(iccs) {
+  const ctx = explorerContext();
+  if (ctx.kind === "record") {
+    if (record.follow(iccs)) return;
+    if (!(await confirmDialog(t("explorer"), t("ex_not_in_record"), t("ex_analyse"), t("cancel")))) return;
+    await record.playOn("analysis");
+    if (record.active || !ui.state) return; // the game could not be set up (told by a toast)
+    // the new game's socket may still be opening: the move goes by REST, its answer is the state
+    const st = await api("/api/game/move", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ move: iccs, game_id: ui.state.id }),
+    });
+    if (st && st.id) render(st);
+  } else if (ctx.kind === "replay") {
+    if (!library.follow(iccs)) toast(t("ex_not_in_game"));
+  } else if (ctx.kind === "game" && ctx.playable) {
+    tryMove(iccs);
+  }
+}
+
+const explorer = createExplorer({
+  api, context: explorerContext, onPlay: (m) => playExplorerMove(m).catch((e) => toast(`${t("error")}: ${e.message}`)),
+  onOpenGame: async (hit) => {
+    try { await openDbGame(await api(`/api/db/games/${hit.id}`), hit); } catch (e) { toast(`${t("error")}: ${e.message}`); }
+  },
+});
+boardWatch.listeners.push(() => explorer.update());
+$("#btn-search-pos").addEventListener("click", () => database.searchPosition(boardWatch.fen || (ui.state && ui.state.fen)));
+window.xqExplorer = explorer;
+window.xqDatabase = database;
+
 $("#btn-edit").addEventListener("click", () => {
   if (practice.active) practice.close();
   ui.editing = true;
@@ -999,6 +1083,7 @@ function applySettings() {
   record.refresh();
   if (analysis.source !== "current") analysis.render();
   review.refresh();
+  explorer.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
 }

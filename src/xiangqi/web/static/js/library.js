@@ -157,6 +157,15 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
 
   return {
     openList, replay, close, go, refresh,
+    /** The replay's line: ``{start: FEN, moves: [ICCS up to the position shown]}``, or null. */
+    position() { return game ? { start: game.fens[0], moves: game.moves.slice(0, ply).map((m) => m.iccs) } : null; },
+    /** Step on when the game's next move is ``iccs``; false otherwise. */
+    follow(iccs) {
+      if (!game || !game.moves[ply] || game.moves[ply].iccs !== iccs) return false;
+      stopAuto();
+      go(ply + 1);
+      return true;
+    },
     /** The replayed game's players as the library stored them, ``{red, black}``, or null. */
     players() { return game ? { red: game.red || "", black: game.black || "" } : null; },
     get active() { return game !== null; },

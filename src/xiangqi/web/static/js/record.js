@@ -218,7 +218,7 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
   function playHere(mode) {
     const moves = line.slice(1, pos + 1).map((id) => node(id).move);
     const h = rec.headers;
-    onPlay({ fen: node(line[0]).fen, moves, mode, headers: { Event: h.Event || "", Red: h.Red || "", Black: h.Black || "" } });
+    return onPlay({ fen: node(line[0]).fen, moves, mode, headers: { Event: h.Event || "", Red: h.Red || "", Black: h.Black || "" } });
   }
 
   $("#rc-first").addEventListener("click", () => go(0));
@@ -234,6 +234,18 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
 
   return {
     open, close, go, choose, goBack, save,
+    /** Play on from the node shown (``mode``: red, black, two, analysis); resolves when the game is set up. */
+    playOn: (mode) => playHere(mode),
+    /** The line shown: ``{start: FEN, moves: [ICCS to the node on the board]}``, or null. */
+    position() { return rec ? { start: node(line[0]).fen, moves: line.slice(1, pos + 1).map((id) => node(id).move) } : null; },
+    /** Step to the next node when its move (or a variation's) is ``iccs``; false when the record has none. */
+    follow(iccs) {
+      if (!rec) return false;
+      const cid = node(line[pos]).children.find((c) => node(c).move === iccs);
+      if (cid === undefined) return false;
+      choose(cid);
+      return true;
+    },
     get active() { return rec !== null; },
     /** The record's tree, the node shown and the file name, for the analysis view (or null). */
     snapshot() { return rec ? { view: rec, node: line[pos], name } : null; },

@@ -1,0 +1,326 @@
+"""The opening explorer: the moves played from a position in the games database, with their results.
+
+:func:`explore` takes a position (a FEN, or moves from the standard start) and answers, from the
+position index (``positions``: key → game, ply, next move):
+
+- every move played from that position, with the number of games that played it, how those games
+  ended (Red win / draw / Black win, as counts and as percentages of the games with a known result;
+  games without a result are counted apart as ``unknown``), and the average year of the games with a
+  readable date;
+- the most recent games (by normalised date, undated games last, then the newest import) in which
+  the position occurs, with the move each played from it;
+- the ECCO code and name of the opening when the position was given by moves from the standard start
+  (:func:`xiangqi.study.ecco.classify`; a FEN alone names no opening).
+
+Counting: a game counts once per move it played from the position, and once in the position's total,
+however often the position recurs in it (a repetition); a game that ends in the position counts in
+the total and in ``ended`` but under no move. With ``mirror=True`` (the default) the games where the
+left-right mirror of the position occurs are merged in, their moves mirrored back (a game reaching
+炮八平五 counts for 炮二平五 from the mirrored side); a game in which both the position and its mirror
+occur still counts once per distinct move after mirroring back. For a symmetric position (the start)
+the mirror is the position itself and nothing is merged twice.
+
+Sources (:data:`SOURCES`): ``master`` is every imported collection except the user's own games,
+``mine`` is the collection :data:`MINE` (the games the app saves to its library), ``both`` is all.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections import defaultdict
+
+from sqlalchemy import Engine, Integer, and_, cast, func, select
+
+from xiangqi.core.board import Board, Move
+from xiangqi.core.errors import XiangqiError
+from xiangqi.db.keys import key_of, mirror_key_of
+from xiangqi.db.schema import games, positions
+from xiangqi.db.search import _HIT_COLUMNS, MINE, SOURCES, GameHit, SearchError, source_clause
+
+__all__ = ["MINE", "SOURCES", "ExploreMove", "Exploration", "explore", "source_clause", "mirror_move",
+           "position_of", "opening_of"]
+
+_RESULTS = {"1-0": "red", "1/2-1/2": "draw", "0-1": "black"}
+#: Positions in more games than this find their recent games by walking the date index.
+SCAN_DATES = 500
+
+
+def mirror_move(iccs: str) -> str:
+    """The left-right mirror of an ICCS move (file a ↔ i, b ↔ h, …; ranks kept): ``b2e2`` → ``h2e2``."""
+    files = "abcdefghi"
+    return f"{files[8 - files.index(iccs[0])]}{iccs[1]}{files[8 - files.index(iccs[2])]}{iccs[3]}"
+
+
+def position_of(fen: str | None = None, moves: list[str] | tuple[str, ...] = ()) -> tuple[Board, list[Move]]:
+    """The board after ``moves`` (ICCS, Chinese or WXF, each checked legal) from ``fen`` (default the
+    standard start), and the moves played. Raises :class:`SearchError` naming the bad FEN or move."""
+    try:
+        board = Board(fen) if fen else Board()
+    except (XiangqiError, ValueError) as exc:
+        raise SearchError(f"bad FEN {fen!r}: {exc}") from None
+    played = []
+    for i, text in enumerate(moves):
+        try:
+            played.append(board.push_text(text))
+        except (XiangqiError, ValueError) as exc:
+            raise SearchError(f"move {i + 1} {text!r}: {exc}") from None
+    return board, played
+
+
+@dataclasses.dataclass(slots=True)
+class ExploreMove:
+    """One move played from the explored position.
+
+    ``move``: ICCS (``h2e2``); ``text``: the move in Chinese notation (``炮二平五``); ``games``: games
+    that played it; ``red``/``draw``/``black``/``unknown``: how many of them ended so; the ``*_pct``
+    fields: percentages (0–100, one decimal) of the games with a known result (None when none has one);
+    ``avg_year``: the mean year of its dated games (None when none is dated), rounded to an integer.
+    """
+
+    move: str
+    text: str
+    games: int
+    red: int
+    draw: int
+    black: int
+    unknown: int
+    red_pct: float | None
+    draw_pct: float | None
+    black_pct: float | None
+    avg_year: int | None
+
+    def to_dict(self) -> dict:
+        """The move as a JSON-ready dict (the field names as keys)."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(slots=True)
+class Exploration:
+    """The explorer's answer for one position.
+
+    ``fen``: the position; ``source``; ``mirror``; ``games``: distinct games in which it occurs (or its
+    mirror, with ``mirror``); ``ended``: those that end in it; ``moves``: :class:`ExploreMove` rows, most
+    played first (ties: ICCS order); ``top``: the most recent games with it (:class:`GameHit` with
+    ``ply`` = where it occurs, ``mirrored``), ``top_moves``: for each top game the ICCS move it played
+    from the position as seen from this side (None when the game ends there); ``ecco``/``opening``:
+    the opening's code and name when the position was reached by moves from the standard start.
+    """
+
+    fen: str
+    source: str
+    mirror: bool
+    games: int
+    ended: int
+    moves: list[ExploreMove]
+    top: list[GameHit]
+    top_moves: list[str | None]
+    ecco: str | None = None
+    opening: str | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the fields, ``moves`` as dicts and ``top`` as hit dicts with ``next_move`` (ICCS)
+        and ``next_text`` (Chinese) of the move each game played from the position."""
+        board = Board(self.fen)
+        top = []
+        for hit, mv in zip(self.top, self.top_moves, strict=True):
+            d = hit.to_dict()
+            d["next_move"] = mv
+            d["next_text"] = _text(board, mv) if mv else None
+            top.append(d)
+        return {"fen": self.fen, "source": self.source, "mirror": self.mirror, "games": self.games,
+                "ended": self.ended, "moves": [m.to_dict() for m in self.moves], "top": top,
+                "ecco": self.ecco, "opening": self.opening}
+
+
+def _text(board: Board, iccs: str) -> str:
+    try:
+        return board.move_text(Move.from_iccs(iccs), "chinese")
+    except (XiangqiError, ValueError):
+        return iccs  # a stored move that is not legal here (a key collision): shown as ICCS
+
+
+def _pct(n: int, known: int) -> float | None:
+    return round(100.0 * n / known, 1) if known else None
+
+
+#: Answers kept per (database, position, source, top) while the games table is unchanged.
+CACHE_SIZE = 4096
+_CACHE: collections.OrderedDict = collections.OrderedDict()
+_generation = [0]
+
+
+def changed() -> None:
+    """Forget the cached answers: games were changed in place (:mod:`xiangqi.db.owned` calls this;
+    imports and deletions change the table's count or highest id, which the cache checks itself)."""
+    _generation[0] += 1
+
+
+def _version(conn) -> tuple:
+    count, top_id = conn.execute(select(func.count(), func.max(games.c.id)).select_from(games)).one()
+    return count, top_id, _generation[0]
+
+
+def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str, ...] = (), *,
+            source: str = "both", mirror: bool = True, top: int = 5) -> Exploration:
+    """Explore the position after ``moves`` from ``fen`` (default the standard start): module docstring.
+
+    ``source``: ``master``, ``mine`` or ``both``; ``mirror``: merge the mirrored position; ``top``: how
+    many recent games to return (0–100). Raises :class:`SearchError` for a bad FEN, move, source or
+    ``top``. Reads a few indexed queries and never writes; answers are cached (:data:`CACHE_SIZE`)
+    while the games table is unchanged, so the common opening positions are looked up once.
+    """
+    if not 0 <= top <= 100:
+        raise SearchError(f"top {top}: expected 0 to 100")
+    where_source = source_clause(source)
+    board, played = position_of(fen, moves)
+    key = key_of(board)
+    mkey = mirror_key_of(board) if mirror else key
+    url = engine.url.render_as_string(hide_password=False)
+    with engine.connect() as conn:
+        version = _version(conn)
+        ck = (url, key, mkey, source, top)
+        hit = _CACHE.get(ck)
+        if hit is not None and hit[0] == version:
+            _CACHE.move_to_end(ck)
+            _v, total, ended, out, hits, top_moves = hit
+        else:
+            total, ended, out = _moves(conn, board, key, mkey, where_source)
+            hits, top_moves = _top_games(conn, key, mkey, where_source, top, total) if top else ([], [])
+            _CACHE[ck] = (version, total, ended, out, hits, top_moves)
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    ecco, opening = _opening(fen, played)
+    return Exploration(fen=board.fen(), source=source, mirror=mirror, games=total, ended=ended,
+                       moves=[dataclasses.replace(m) for m in out],
+                       top=[dataclasses.replace(h) for h in hits], top_moves=list(top_moves), ecco=ecco,
+                       opening=opening)
+
+
+def _moves(conn, board: Board, key: int, mkey: int, where_source) -> tuple[int, int, list[ExploreMove]]:
+    """(games, ended, move rows) of the position ``key`` and its mirror ``mkey``."""
+    keys = [key] if mkey == key else [key, mkey]
+    p, g = positions.c, games.c
+    # (key, next move, result) -> distinct games, dated games, sum of years
+    year = cast(func.substr(g.date, 1, 4), Integer)
+    dist = select(p.key, p.game_id, p.move).where(p.key.in_(keys)).distinct().subquery()
+    stmt = (select(dist.c.key, dist.c.move, g.result, func.count(), func.count(year), func.sum(year))
+            .join(games, g.id == dist.c.game_id).group_by(dist.c.key, dist.c.move, g.result))
+    if where_source is not None:
+        stmt = stmt.where(where_source)
+        total_stmt = select(func.count(func.distinct(p.game_id))).join(games, g.id == p.game_id) \
+            .where(p.key.in_(keys), where_source)
+    else:
+        total_stmt = select(func.count(func.distinct(p.game_id))).where(p.key.in_(keys))
+    agg: dict[str | None, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # red draw black unk n_y sum_y
+    rows = conn.execute(stmt).all()
+    total = conn.execute(total_stmt).scalar_one()
+    both: list = []
+    if len(keys) == 2:
+        # games holding the position and its mirror: their moves may coincide after mirroring back
+        a = select(p.game_id).where(p.key == key)
+        b = select(p.game_id).where(p.key == mkey)
+        common = [r[0] for r in conn.execute(a.intersect(b))]
+        if common:
+            cs = select(p.key, p.game_id, p.move, g.result, year).join(games, g.id == p.game_id) \
+                .where(and_(p.key.in_(keys), p.game_id.in_(common))).distinct()
+            if where_source is not None:
+                cs = cs.where(where_source)
+            both = conn.execute(cs).all()
+    for k, mv, result, n, n_year, sum_year in rows:
+        if mv is not None and k != key:
+            mv = mirror_move(mv)
+        a = agg[mv]
+        a[("red", "draw", "black").index(_RESULTS[result]) if result in _RESULTS else 3] += n
+        a[4] += n_year
+        a[5] += sum_year or 0
+    # undo the double count of a game that played the same move (after mirroring back) from both sides
+    seen: dict[tuple[int, str | None], int] = defaultdict(int)
+    info: dict[int, tuple[str, int | None]] = {}
+    for k, gid, mv, result, yr in both:
+        if mv is not None and k != key:
+            mv = mirror_move(mv)
+        seen[(gid, mv)] += 1
+        info[gid] = (result, yr)
+    for (gid, mv), n in seen.items():
+        if n > 1:
+            result, yr = info[gid]
+            a = agg[mv]
+            a[("red", "draw", "black").index(_RESULTS[result]) if result in _RESULTS else 3] -= n - 1
+            if yr is not None:
+                a[4] -= n - 1
+                a[5] -= (n - 1) * yr
+    out = []
+    for mv, (red, draw, black, unknown, n_year, sum_year) in agg.items():
+        if mv is None:
+            continue
+        known = red + draw + black
+        out.append(ExploreMove(move=mv, text=_text(board, mv), games=known + unknown, red=red, draw=draw,
+                               black=black, unknown=unknown, red_pct=_pct(red, known),
+                               draw_pct=_pct(draw, known), black_pct=_pct(black, known),
+                               avg_year=round(sum_year / n_year) if n_year else None))
+    out.sort(key=lambda m: (-m.games, m.move))
+    ended = sum(agg[None][:4]) if None in agg else 0
+    return total, ended, out
+
+
+def _opening(fen: str | None, played: list[Move]) -> tuple[str | None, str | None]:
+    if not played:
+        return None, None
+    if fen:
+        start = Board(fen)
+        if start.board_fen() != Board().board_fen() or not start.turn:
+            return None, None
+    from xiangqi.study.ecco import classify
+
+    found = classify(played)
+    return (found.code, found.name) if found is not None else (None, None)
+
+
+def opening_of(fen: str | None, moves: list[str] | tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``(ECCO code, name)`` of the opening after ``moves`` from ``fen`` when that is the standard start
+    (:func:`xiangqi.study.ecco.classify`), else ``(None, None)``. Raises :class:`SearchError` for a bad
+    FEN or move."""
+    _board, played = position_of(fen, moves)
+    return _opening(fen, played)
+
+
+def _top_games(conn, key: int, mkey: int, where_source, top: int, total: int) -> tuple[list[GameHit], list]:
+    """The ``top`` most recent games holding ``key`` (or ``mkey``): hits and the move each played.
+
+    A common position (``total`` above :data:`SCAN_DATES`) walks the games newest first (the date
+    index) and probes the position index for each, stopping after ``top`` finds; a rare one reads
+    its few games and sorts them.
+    """
+    p, g = positions.c, games.c
+    keys = [key] if mkey == key else [key, mkey]
+    order = (g.date.desc().nulls_last(), g.id.desc())
+    if total > SCAN_DATES:
+        probe = select(p.game_id).where(p.key.in_(keys), p.game_id == g.id).exists()
+        stmt = select(g.id).where(probe).order_by(*order).limit(top)
+    else:
+        sub = select(p.game_id).where(p.key.in_(keys)).distinct().subquery()
+        stmt = select(g.id).join(sub, sub.c.game_id == g.id).order_by(*order).limit(top)
+    if where_source is not None:
+        stmt = stmt.where(where_source)
+    ids = [r[0] for r in conn.execute(stmt)]
+    if not ids:
+        return [], []
+    first: dict[int, tuple[int, bool]] = {}
+    for gid, k, ply in conn.execute(select(p.game_id, p.key, func.min(p.ply))
+                                    .where(p.key.in_(keys), p.game_id.in_(ids)).group_by(p.game_id, p.key)):
+        if gid not in first or ply < first[gid][0]:
+            first[gid] = (ply, k != key)
+    rows = {r[0]: r for r in conn.execute(select(*_HIT_COLUMNS, g.moves).where(g.id.in_(ids)))}
+    hits: list[GameHit] = []
+    moves: list[str | None] = []
+    for gid in ids:
+        row = rows[gid]
+        ply, mirrored = first[gid]
+        hit = GameHit(*row[:len(_HIT_COLUMNS)])
+        hit.ply, hit.mirrored = ply, mirrored
+        line = row[-1].split()
+        mv = line[ply] if ply < len(line) else None
+        hits.append(hit)
+        moves.append(mirror_move(mv) if mv and mirrored else mv)
+    return hits, moves
