@@ -523,6 +523,11 @@ class GameSession:
             h["Result"] = out.result()
         if self.start_fen != STARTING_FEN:
             h["FEN"] = self.start_fen
+            from xiangqi.core.variants import shuffle_number
+
+            shuffle = shuffle_number(self.start_fen)
+            if shuffle is not None:  # a 随机开局 start: say which shuffle
+                h["Variant"], h["Shuffle"] = "random", str(shuffle)
         opening = self.opening()
         if opening is not None:  # computed from the moves: it replaces a tag kept from a record
             name, _, variation = opening["name"].partition("：")

@@ -388,6 +388,14 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def get_levels() -> list[dict[str, Any]]:
         return [dataclasses.asdict(lv) for lv in levels()]
 
+    @app.get("/api/variants/random")
+    async def random_start_position() -> dict[str, Any]:
+        """A 随机开局 start (:mod:`xiangqi.core.variants`): ``{"number": 0-89, "fen"}``."""
+        from xiangqi.core.variants import random_start
+
+        number, board = random_start()
+        return {"number": number, "fen": board.fen()}
+
     # -- settings and library ---------------------------------------------------
 
     @app.get("/api/settings")

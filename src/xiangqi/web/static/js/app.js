@@ -700,6 +700,9 @@ async function newGame(mode, level, options = {}) {
   const giver = players[0] === "engine" || players[1] === "human" && players[0] === "human" ? "red" : "black";
   const body = { red: players[0], black: players[1], level, clock: options.clock || null };
   body.fen = options.fen || handicapFen(options.handicap, giver);
+  if (!options.fen && options.start === "random") { // 随机开局: a shuffle from the server, handicap ignored
+    body.fen = (await api("/api/variants/random")).fen;
+  }
   // the adaptive level and coach mode are the coach's (web/coach_api.py)
   const coached = level === "adaptive" || options.coach;
   if (coached) body.coach = Boolean(options.coach);
@@ -724,7 +727,7 @@ $("#dlg-new").addEventListener("close", () => {
   if (dlg.returnValue !== "ok") return;
   const form = dlg.querySelector("form");
   newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value,
-    coach: form.coach.checked })
+    coach: form.coach.checked, start: form.start.value })
     .catch((e) => toast(`${t("error")}: ${e.message}`));
 });
 
