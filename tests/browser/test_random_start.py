@@ -1,4 +1,4 @@
-"""随机开局 in the page: a shuffled start from the new-game dialog, played and resigned, the shuffle in the PGN."""
+"""随机开局 in the page: a shuffled start from the new-game dialog, played and resigned; the PGN names it."""
 
 from __future__ import annotations
 
