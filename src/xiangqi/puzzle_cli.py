@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -226,8 +227,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
         if looked >= args.limit:
             break
         looked += 1
-        key = f"game{ref['game']}" if "game" in ref else f"{ref.get('file', 'file')}#{ref['index']}"
-        pid = f"mined-{key}"
+        key = f"game{ref['game']}" if "game" in ref else f"{ref.get('file', 'file')}-{ref['index']}"
+        pid = "mined-" + re.sub(r"[^A-Za-z0-9_.-]", "_", key)[:70]
         if pid in seen:
             continue
         v = P.mine_game(fen, moves, result, engine=engine, depth=args.depth or P.DEFAULT_DEPTH, source=source,
