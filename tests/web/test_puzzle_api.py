@@ -88,9 +88,9 @@ def test_wrong_move_is_refused_then_retry_and_the_rating_falls(client):
 def test_any_mate_is_accepted_and_hint_and_solution(client):
     a = start(client, "t-mengong")
     h = client.post(f"/api/puzzles/attempt/{a['attempt']}/hint").json()
-    assert h == {"from": "a5", "hints": 1}
+    assert h == {"from": "a5", "piece": "C", "hints": 1}
     h = client.post(f"/api/puzzles/attempt/{a['attempt']}/hint").json()
-    assert h["move"] == "a5a9"
+    assert (h["move"], h["text"], h["text_en"]) == ("a5a9", "炮九进四", "C9+4")
     s = client.post(f"/api/puzzles/attempt/{a['attempt']}/solution").json()
     assert s["solution"] == ["a5a9"] and s["rest"] == ["a5a9"] and s["done"]
     assert s["rating_change"]["score"] == 0.0

@@ -41,7 +41,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.core.board import Board, Move
+from xiangqi.core.board import Board, Move, square_name
 from xiangqi.study import puzzles as P
 from xiangqi.study import rating as G
 
@@ -296,6 +296,7 @@ class Trainer:
                 "goal_en": P.goal_text(p.goal, p.mate, p.red, "en"), "themes": p.themes, "source": p.source,
                 "ref": p.ref, "rating": round(pr.rating), "moves": (len(p.solution) + 1) // 2,
                 "played": list(a.played), "dests": {} if a.done else _dests(a.board), "done": a.done,
+                "check": square_name(a.board.king(a.board.turn)) if a.board.is_check() else None,
                 "clean": a.clean, "rating_change": a.rating_change}
 
     def _engine(self):
@@ -379,16 +380,20 @@ class Trainer:
         return {"verdict": "right", "reply": reply, **self.view(a)}
 
     def hint(self, aid: str) -> dict[str, Any]:
-        """The square of the piece to move (first hint), then the whole move: ``{"from", "move"?}``.
+        """The piece to move (first hint: ``{"from", "piece"}``, its square and FEN letter), then the whole
+        move (``"move"`` ICCS, ``"text"`` Chinese notation, ``"text_en"`` WXF).
         Off the book the engine's best move. A hint makes the attempt count as failed for the ratings."""
         a = self._get(aid)
         if a.done:
             raise PuzzleError("the puzzle is already finished", 409)
         best = self._best(a)
         a.hints += 1
-        out = {"from": best[:2], "hints": a.hints}
+        mv = Move.from_iccs(best)
+        piece = a.board.piece_at(mv.from_square)
+        out = {"from": best[:2], "piece": piece.symbol() if piece else None, "hints": a.hints}
         if a.hints >= 2:
-            out["move"] = best
+            out.update({"move": best, "text": a.board.move_text(mv, "chinese"),
+                        "text_en": a.board.move_text(mv, "wxf")})
         return out
 
     def _best(self, a: Attempt) -> str:

@@ -4,6 +4,7 @@
 
 import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
+import { createPuzzles } from "./puzzles.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
@@ -667,6 +668,7 @@ async function openRecord(data, name) {
   try {
     if (library.active) library.close();
     if (ui.editing) editor.close();
+    if (puzzles.active) puzzles.close();
     await record.open(data, name);
     $("#dlg-open").close();
     toast(t("opened"));
@@ -700,7 +702,7 @@ function openOpenDialog() {
   $("#dlg-open").showModal();
 }
 
-$("#btn-new").addEventListener("click", openNewDialog);
+$("#btn-new").addEventListener("click", () => { if (puzzles.active) puzzles.close(); openNewDialog(); });
 $("#btn-undo").addEventListener("click", () => { if (!browsing()) undo(); });
 $("#btn-hint").addEventListener("click", () => { if (!browsing()) send({ type: "hint" }); });
 $("#btn-draw").addEventListener("click", async () => {
@@ -741,7 +743,10 @@ const library = createLibrary({
   },
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
 });
-$("#btn-library").addEventListener("click", () => library.openList().catch((e) => toast(e.message)));
+$("#btn-library").addEventListener("click", () => {
+  if (puzzles.active) puzzles.close();
+  library.openList().catch((e) => toast(e.message));
+});
 const record = createRecordBrowser({
   board, api, toast, notation,
   onEnter: () => {
@@ -777,7 +782,24 @@ const record = createRecordBrowser({
 window.xqRecord = record;
 window.xqLibrary = library;
 
+const puzzles = createPuzzles({
+  board, api, toast, restoreMove: tryMove,
+  onEnter: () => {
+    if (library.active) library.close();
+    if (record.active) record.close();
+    if (ui.editing) editor.close();
+    ui.replaying = true;
+    $("#hint-line").hidden = true;
+    document.body.classList.add("replaying");
+    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
+  },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+window.xqPuzzles = puzzles;
+$("#btn-puzzles").addEventListener("click", () => { if (!puzzles.active) puzzles.open(); });
+
 $("#btn-edit").addEventListener("click", () => {
+  if (puzzles.active) puzzles.close();
   ui.editing = true;
   $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");
@@ -802,6 +824,7 @@ function applySettings() {
   $("#set-trad").checked = Boolean(s.traditional);
   $("#set-notation").value = notation();
   record.refresh();
+  if (window.xqPuzzles) window.xqPuzzles.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
 }
