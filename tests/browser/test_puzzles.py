@@ -106,3 +106,37 @@ def test_puzzle_mode_phone(quick_server, engine_ready, driver, page):
         page.click("#btn-settings")
         page.select_option("#set-language", "zh")
         page.keyboard.press("Escape")
+
+
+def test_endgame_practice(quick_server, engine_ready, driver, page):
+    from xiangqi.core.board import Board
+    from xiangqi.engine import tablebase as tb
+
+    tb.generate("KRKA", quick_server.data_dir / "tablebases")
+    table = tb.Tablebase(quick_server.data_dir / "tablebases")
+    driver.open(quick_server.url)
+    page.click("#btn-endgame")
+    page.wait_for_selector("body[data-endgame-status='eg_your_move']")
+    expect(page.locator("#eg-name")).to_have_text("单车对将")  # the first table listed
+    page.select_option("#eg-ending", "KRKA")
+    page.wait_for_function("window.xqEndgame.view && window.xqEndgame.view.ending === 'KRKA'")
+    expect(page.locator("#eg-name")).to_have_text("车对士")
+    page.click("#eg-dtm")
+    page.wait_for_selector("body[data-endgame-dtm]")
+    fen = page.evaluate("window.xqEndgame.view.fen")
+    pr = table.probe(Board(fen))
+    expect(page.locator("#eg-dtm-line")).to_contain_text(f"{(pr.dtm + 1) // 2} 步杀")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "endgame-start.png"))
+    driver.click_move(pr.best[0])
+    page.wait_for_selector("body[data-endgame-status='eg_kept']")
+    page.wait_for_function(f"window.xqEndgame.view.moves.length === 2 && window.xqEndgame.view.fen !== '{fen}'")
+    after = page.evaluate("window.xqEndgame.view")
+    assert table.probe(Board(after["fen"])).dtm == pr.dtm - 2  # the defence resisted longest
+    page.click("#eg-undo")
+    page.wait_for_selector("body[data-endgame-status='eg_your_move']")
+    assert page.evaluate("window.xqEndgame.view.fen") == fen
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(SHOTS / "endgame-phone.png"), full_page=True)
+    page.click("#eg-exit")
+    expect(page.locator("#endgame")).to_be_hidden()

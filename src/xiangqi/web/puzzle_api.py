@@ -111,3 +111,71 @@ def puzzles_hint(request: Request, attempt: AttemptId) -> dict[str, Any]:
 def puzzles_solution(request: Request, attempt: AttemptId) -> dict[str, Any]:
     """Show the solution and end the attempt (failed)."""
     return _call(trainer(request).solution, attempt)
+
+
+# -- endgame practice (残局练习) --------------------------------------------------------------
+# - ``GET /api/endgames`` -> ``{"endings": [{"name", "zh"}]}`` (the tables present)
+# - ``POST /api/endgames/start`` ``{"ending": "KRKA"}`` or ``{"fen": ...}`` -> a session view
+# - ``POST /api/endgames/{session}/move`` ``{"move"}`` -> ``{"reply", "before", "verdict", ...}``
+# - ``POST /api/endgames/{session}/undo``; ``GET /api/endgames/{session}/dtm`` -> ``{"wdl", "dtm", "mate_in", "best"}``
+
+Ending = Annotated[str, StringConstraints(min_length=2, max_length=12, pattern=r"^[KARNBCPHEkarnbcphe]+$")]
+Fen = Annotated[str, StringConstraints(min_length=10, max_length=120)]
+
+
+class EndgameStartBody(_Strict):
+    ending: Ending | None = None
+    fen: Fen | None = None
+
+
+def endgame_trainer(request: Request):
+    """The app's endgame trainer over ``<data dir>/tablebases``, made on first use."""
+    app = request.app
+    t = getattr(app.state, "endgame_trainer", None)
+    if t is None:
+        from xiangqi.app.endgame_trainer import EndgameTrainer
+
+        t = EndgameTrainer(app.state.store.data_dir / "tablebases")
+        app.state.endgame_trainer = t
+    return t
+
+
+def _ecall(fn, *args, **kw) -> dict[str, Any]:
+    from xiangqi.app.endgame_trainer import EndgameError
+
+    try:
+        return fn(*args, **kw)
+    except EndgameError as exc:
+        raise HTTPException(exc.status, str(exc)) from None
+
+
+@router.get("/api/endgames")
+def endgames(request: Request) -> dict[str, Any]:
+    """The endings whose tables are present."""
+    return {"endings": endgame_trainer(request).endings()}
+
+
+@router.post("/api/endgames/start")
+def endgame_start(request: Request, body: EndgameStartBody) -> dict[str, Any]:
+    """Start practising a random won position of an ending, or a given FEN."""
+    if (body.ending is None) == (body.fen is None):
+        raise HTTPException(422, "give exactly one of ending and fen")
+    return _ecall(endgame_trainer(request).start, body.ending, body.fen)
+
+
+@router.post("/api/endgames/{session}/move")
+def endgame_move(request: Request, session: AttemptId, body: MoveBody) -> dict[str, Any]:
+    """The player's move; the table's longest resistance answers."""
+    return _ecall(endgame_trainer(request).move, session, body.move.replace("-", "").lower())
+
+
+@router.post("/api/endgames/{session}/undo")
+def endgame_undo(request: Request, session: AttemptId) -> dict[str, Any]:
+    """Take back the last move pair."""
+    return _ecall(endgame_trainer(request).undo, session)
+
+
+@router.get("/api/endgames/{session}/dtm")
+def endgame_dtm(request: Request, session: AttemptId) -> dict[str, Any]:
+    """The distance to mate, on request."""
+    return _ecall(endgame_trainer(request).dtm, session)

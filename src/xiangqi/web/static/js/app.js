@@ -4,6 +4,7 @@
 
 import { createBoard } from "./board.js";
 import { createEditor } from "./editor.js";
+import { createEndgame } from "./endgame.js";
 import { createPuzzles } from "./puzzles.js";
 import { createLibrary } from "./library.js";
 import { createRecordBrowser } from "./record.js";
@@ -669,6 +670,7 @@ async function openRecord(data, name) {
     if (library.active) library.close();
     if (ui.editing) editor.close();
     if (puzzles.active) puzzles.close();
+    if (endgame.active) endgame.close();
     await record.open(data, name);
     $("#dlg-open").close();
     toast(t("opened"));
@@ -702,7 +704,11 @@ function openOpenDialog() {
   $("#dlg-open").showModal();
 }
 
-$("#btn-new").addEventListener("click", () => { if (puzzles.active) puzzles.close(); openNewDialog(); });
+$("#btn-new").addEventListener("click", () => {
+  if (puzzles.active) puzzles.close();
+  if (endgame.active) endgame.close();
+  openNewDialog();
+});
 $("#btn-undo").addEventListener("click", () => { if (!browsing()) undo(); });
 $("#btn-hint").addEventListener("click", () => { if (!browsing()) send({ type: "hint" }); });
 $("#btn-draw").addEventListener("click", async () => {
@@ -745,6 +751,7 @@ const library = createLibrary({
 });
 $("#btn-library").addEventListener("click", () => {
   if (puzzles.active) puzzles.close();
+  if (endgame.active) endgame.close();
   library.openList().catch((e) => toast(e.message));
 });
 const record = createRecordBrowser({
@@ -782,17 +789,26 @@ const record = createRecordBrowser({
 window.xqRecord = record;
 window.xqLibrary = library;
 
+/** Enter a board mode of its own (puzzles, endgame practice): the game's actions close. */
+function enterOwnMode() {
+  if (library.active) library.close();
+  if (record.active) record.close();
+  if (ui.editing) editor.close();
+  ui.replaying = true;
+  $("#hint-line").hidden = true;
+  document.body.classList.add("replaying");
+  if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
+}
+const endgame = createEndgame({
+  board, api, toast, restoreMove: tryMove,
+  onEnter: () => { if (puzzles.active) puzzles.close(); enterOwnMode(); },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+window.xqEndgame = endgame;
+$("#btn-endgame").addEventListener("click", () => { if (!endgame.active) endgame.open(); });
 const puzzles = createPuzzles({
   board, api, toast, restoreMove: tryMove,
-  onEnter: () => {
-    if (library.active) library.close();
-    if (record.active) record.close();
-    if (ui.editing) editor.close();
-    ui.replaying = true;
-    $("#hint-line").hidden = true;
-    document.body.classList.add("replaying");
-    if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
-  },
+  onEnter: () => { if (endgame.active) endgame.close(); enterOwnMode(); },
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
 });
 window.xqPuzzles = puzzles;
@@ -800,6 +816,7 @@ $("#btn-puzzles").addEventListener("click", () => { if (!puzzles.active) puzzles
 
 $("#btn-edit").addEventListener("click", () => {
   if (puzzles.active) puzzles.close();
+  if (endgame.active) endgame.close();
   ui.editing = true;
   $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");
@@ -825,6 +842,7 @@ function applySettings() {
   $("#set-notation").value = notation();
   record.refresh();
   if (window.xqPuzzles) window.xqPuzzles.refresh();
+  if (window.xqEndgame) window.xqEndgame.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
 }

@@ -268,11 +268,11 @@ export function createPuzzles({ board, api, toast, onEnter, onExit, restoreMove 
   }
 
   async function open() {
+    onEnter(); // first: it closes the other modes, which give the board and the panel back
     active = true;
     document.body.classList.add("puzzling");
     $("#puzzles").hidden = false;
     $("#game-panel").hidden = true;
-    onEnter();
     try {
       await loadCatalog();
     } catch (e) {
