@@ -130,7 +130,8 @@ def test_endgame_practice(quick_server, engine_ready, driver, page):
     page.screenshot(path=str(SHOTS / "endgame-start.png"))
     driver.click_move(pr.best[0])
     page.wait_for_selector("body[data-endgame-status='eg_kept']")
-    page.wait_for_function(f"window.xqEndgame.view.moves.length === 2 && window.xqEndgame.view.fen !== '{fen}'")
+    page.wait_for_function(
+        f"window.xqEndgame.view.moves.length === 2 && window.xqEndgame.view.fen !== '{fen}'")
     after = page.evaluate("window.xqEndgame.view")
     assert table.probe(Board(after["fen"])).dtm == pr.dtm - 2  # the defence resisted longest
     page.click("#eg-undo")

@@ -107,8 +107,10 @@ class EndgameTrainer:
         except TablebaseError as exc:
             raise EndgameError(str(exc)) from None
         if end.name not in self.tb.available():
-            raise EndgameError(f"no table for {end.name}: generate it with xiangqi tb generate {end.name}", 404)
-        pieces = [("K", True)] + [(c, True) for c in end.red] + [("K", False)] + [(c, False) for c in end.black]
+            raise EndgameError(f"no table for {end.name}: generate it with xiangqi tb generate {end.name}",
+                               404)
+        pieces = ([("K", True)] + [(c, True) for c in end.red]
+                  + [("K", False)] + [(c, False) for c in end.black])
         longest: tuple[int, Board] | None = None
         for _ in range(SAMPLES):
             grid: list[str | None] = [None] * 90

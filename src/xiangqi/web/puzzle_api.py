@@ -117,7 +117,8 @@ def puzzles_solution(request: Request, attempt: AttemptId) -> dict[str, Any]:
 # - ``GET /api/endgames`` -> ``{"endings": [{"name", "zh"}]}`` (the tables present)
 # - ``POST /api/endgames/start`` ``{"ending": "KRKA"}`` or ``{"fen": ...}`` -> a session view
 # - ``POST /api/endgames/{session}/move`` ``{"move"}`` -> ``{"reply", "before", "verdict", ...}``
-# - ``POST /api/endgames/{session}/undo``; ``GET /api/endgames/{session}/dtm`` -> ``{"wdl", "dtm", "mate_in", "best"}``
+# - ``POST /api/endgames/{session}/undo``;
+# - ``GET /api/endgames/{session}/dtm`` -> ``{"wdl", "dtm", "mate_in", "best"}``
 
 Ending = Annotated[str, StringConstraints(min_length=2, max_length=12, pattern=r"^[KARNBCPHEkarnbcphe]+$")]
 Fen = Annotated[str, StringConstraints(min_length=10, max_length=120)]
