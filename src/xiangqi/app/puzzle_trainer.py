@@ -259,7 +259,10 @@ class Trainer:
         if not fresh:
             return None
         me = self.player()["rating"]
-        rated = [(abs(self.puzzle_rating(p.id).rating - me), p) for p in fresh]
+        with self.db.connect() as conn:
+            now = {r.puzzle_id: r.rating for r in conn.execute(sa.select(rating_table.c.puzzle_id,
+                                                                         rating_table.c.rating))}
+        rated = [(abs(now.get(p.id, p.rating) - me), p) for p in fresh]
         width = NEAR
         while True:
             near = [p for d, p in rated if d <= width]

@@ -68,7 +68,7 @@ from xiangqi.study.review import eval_win_chance
 __all__ = ["Puzzle", "Rejected", "Verdict", "verify", "candidates_from_game", "decisive_start",
            "mine_game", "material_points", "themes_of", "load_puzzles", "iter_collection", "ImportRun",
            "WIN_MIN", "MARGIN", "MATE1_SECOND_MAX", "MATERIAL_MIN", "DEFAULT_DEPTH", "REASONS",
-           "DATA_FILE", "COLLECTIONS", "goal_text"]
+           "DATA_FILE", "COLLECTIONS", "goal_text", "normalise"]
 
 #: Win chance (-100..100, solver's side) the best move must reach: about +2.7 pawns (265 cp).
 WIN_MIN = 70.0
@@ -258,7 +258,7 @@ def themes_of(fen: str, solution: Sequence[str], goal: str, mate: int | None) ->
         tags.append("chouJiang")
     if rooks[not red] > rooks[red]:
         tags.append("winRook")
-    if goal == "mate" and _men_gong(board):
+    if _men_gong(board):  # the line ends in this mate (whatever the stated goal)
         tags.append("menGong")
     return tags
 
@@ -467,13 +467,25 @@ def verify(fen: str, line: Sequence[str], *, engine=None, depth: int = DEFAULT_D
         if not solution or not allow_win_goal:
             return Rejected("goal_not_reached", f"line {solution}")
         goal = "win"
-    if goal == "mate":
-        mate_n = solver_moves
-    else:
-        mate_n = None
+    mate_n = solver_moves if goal == "mate" else None
     themes = themes_of(fen, solution, goal, mate_n)
-    return Puzzle(id=pid, fen=fen, solution=solution, goal=goal, mate=mate_n, themes=themes, source=source,
-                  ref=dict(ref or {}), rating=_start_rating(goal, solver_moves), check=check)
+    return normalise(Puzzle(id=pid, fen=fen, solution=solution, goal=goal, mate=mate_n, themes=themes,
+                            source=source, ref=dict(ref or {}), rating=_start_rating(goal, solver_moves),
+                            check=check))
+
+
+def normalise(p: Puzzle) -> Puzzle:
+    """A ``mate`` goal only when the engine's (or the table's) forced mate at the start has the
+    line's length: a line that mates sooner (a weak defence in the record) or a mate the search did
+    not see at the start is stated as ``win`` (the line still ends in mate). Themes follow."""
+    if p.goal != "mate":
+        return p
+    dtm = p.check.get("dtm")
+    forced = p.check.get("mate") if "tablebase" not in p.check else ((dtm + 1) // 2 if dtm else None)
+    if forced == p.mate:
+        return p
+    return dataclasses.replace(p, goal="win", mate=None, themes=themes_of(p.fen, p.solution, "win", None),
+                               rating=_start_rating("win", (len(p.solution) + 1) // 2))
 
 
 # ---------------------------------------------------------------------------
@@ -667,7 +679,7 @@ class ImportRun:
 
     def puzzles(self) -> list[Puzzle]:
         """The verified puzzles so far, sorted by id."""
-        return [Puzzle.from_dict(r["puzzle"]) for _k, r in sorted(self.done.items()) if r["ok"]]
+        return [normalise(Puzzle.from_dict(r["puzzle"])) for _k, r in sorted(self.done.items()) if r["ok"]]
 
     def write(self, out: str | os.PathLike[str]) -> int:
         """Write the data file (JSON lines, compact); returns the number of puzzles."""
