@@ -40,6 +40,15 @@ def test_puzzle_mode(quick_server, engine_ready, driver, page):
     expect(page.locator("#btn-undo")).to_be_disabled()
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "puzzle-start.png"))
+    # 翻转 turns the puzzle's board round (and back)
+    box = page.locator("#board").bounding_box()
+    mid = box["y"] + box["height"] / 2
+    assert piece_at(page, "d0").bounding_box()["y"] > mid
+    king_y = "document.querySelector(\".xq-piece[data-sq='d0']\").getBoundingClientRect().y"
+    page.click("#btn-flip")
+    page.wait_for_function(f"{king_y} < {mid}")
+    page.click("#btn-flip")
+    page.wait_for_function(f"{king_y} > {mid}")
 
     # a wrong move (the king steps aside: no mate in two) is refused and taken back
     driver.click_move("d0d1")

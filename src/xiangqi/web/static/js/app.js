@@ -726,7 +726,12 @@ $("#btn-resign").addEventListener("click", async () => {
   if (browsing()) return;
   if (await confirmDialog(t("resign"), t("confirm_resign"), t("resign"), t("cancel")) && !browsing()) send({ type: "resign" });
 });
-$("#btn-flip").addEventListener("click", () => { ui.flipped = !ui.flipped; render(ui.state); });
+$("#btn-flip").addEventListener("click", () => {
+  if (puzzles.active) return puzzles.flip();
+  if (endgame.active) return endgame.flip();
+  ui.flipped = !ui.flipped;
+  render(ui.state);
+});
 $("#btn-save").addEventListener("click", () => { $("#dlg-save").returnValue = ""; $("#dlg-save").showModal(); });
 $("#btn-open").addEventListener("click", openOpenDialog);
 $("#btn-settings").addEventListener("click", () => $("#dlg-settings").showModal());

@@ -42,6 +42,8 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
   let busy = false;
   let status = null;
   let timer = null;
+  let flipped = false;
+  let shown = null; // what the board shows now, for flip()
 
   function setStatus(key, cls = "", values = {}) {
     status = [key, cls, values];
@@ -54,9 +56,16 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
   function show(fen, { lastMove = null, movable = false, animate = true } = {}) {
     board.set({
       fen, lastMove, animate, shapes: [], check: view && view.fen === fen ? view.check : null,
-      orientation: view && !view.red ? "black" : "red",
+      orientation: (view && !view.red) !== flipped ? "black" : "red",
       dests: movable && view ? view.dests : {}, movable, onMove,
     });
+    shown = { fen, lastMove, movable };
+  }
+
+  /** 翻转: turn the board round. */
+  function flip() {
+    flipped = !flipped;
+    if (shown) show(shown.fen, { ...shown, animate: false, movable: shown.movable && !busy });
   }
 
   function render() {
@@ -180,5 +189,5 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
     if (status) setStatus(...status);
   }
 
-  return { open, close, refresh, get active() { return active; }, get view() { return view; } };
+  return { open, close, refresh, flip, get active() { return active; }, get view() { return view; } };
 }

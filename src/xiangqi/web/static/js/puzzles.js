@@ -69,6 +69,8 @@ export function createPuzzles({ board, api, toast, onEnter, onExit, restoreMove 
   let active = false;
   let timer = null;
   let catalog = null;
+  let flipped = false;
+  let shown = null; // what the board shows now, for flip()
 
   let status = null; // [key, class, values] of the status line, for a change of language
 
@@ -84,10 +86,17 @@ export function createPuzzles({ board, api, toast, onEnter, onExit, restoreMove 
   function showBoard(fen, { lastMove = null, check = null, movable = false, shapes = [], animate = true } = {}) {
     board.set({
       fen, lastMove, check, shapes, animate,
-      orientation: view && !view.red ? "black" : "red",
+      orientation: (view && !view.red) !== flipped ? "black" : "red",
       dests: movable && view ? view.dests : {}, movable,
       onMove: onBoardMove,
     });
+    shown = { fen, lastMove, check, movable };
+  }
+
+  /** 翻转: turn the board round (the solver's side at the top). */
+  function flip() {
+    flipped = !flipped;
+    if (shown) showBoard(shown.fen, { ...shown, animate: false, movable: shown.movable && !busy });
   }
 
   function renderPlayer() {
@@ -304,5 +313,5 @@ export function createPuzzles({ board, api, toast, onEnter, onExit, restoreMove 
     if (status) setStatus(...status);
   }
 
-  return { open, close, refresh, get active() { return active; }, get view() { return view; } };
+  return { open, close, refresh, flip, get active() { return active; }, get view() { return view; } };
 }
