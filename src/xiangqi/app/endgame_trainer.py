@@ -93,6 +93,23 @@ class EndgameTrainer:
         self._lock = threading.Lock()
         self.sessions: collections.OrderedDict[str, _Session] = collections.OrderedDict()
 
+    def move(self, sid: str, text: str) -> dict[str, Any]:
+        """The player's move and the defence's answer: ``{"reply", "before", ...view}``, ``before`` the
+        player's verdict before the move (``verdict`` is after the reply). 409 when over, 422 illegal."""
+        with self._lock:
+            return self._move_locked(sid, text)
+
+    def undo(self, sid: str) -> dict[str, Any]:
+        """Take back the player's last move (and the reply). 409 when there is none."""
+        with self._lock:
+            return self._undo_locked(sid)
+
+    def dtm(self, sid: str) -> dict[str, Any]:
+        """The table's verdict now: ``{"wdl" (side to move), "dtm" plies or None, "mate_in" moves of the
+        winner or None, "best": ICCS moves}``."""
+        with self._lock:
+            return self._dtm_locked(sid)
+
     def endings(self) -> list[dict[str, str]]:
         """The endings whose tables are present: ``[{"name", "zh"}]``."""
         return [{"name": n, "zh": ending_name_zh(n)} for n in self.tb.available()]
@@ -222,7 +239,7 @@ class EndgameTrainer:
             return "draw"
         return pr.wdl if mine else ("loss" if pr.wdl == "win" else "win")
 
-    def move(self, sid: str, text: str) -> dict[str, Any]:
+    def _move_locked(self, sid: str, text: str) -> dict[str, Any]:
         """The player's move and the defence's answer: ``{"reply", "before", ...view}``, ``before`` the
         player's verdict before the move (``verdict`` is after the reply). 409 when over, 422 illegal."""
         s = self._get(sid)
@@ -263,7 +280,7 @@ class EndgameTrainer:
                 s.over = "draw"
         return self.view(s, reply=reply, before=before)
 
-    def undo(self, sid: str) -> dict[str, Any]:
+    def _undo_locked(self, sid: str) -> dict[str, Any]:
         """Take back the player's last move (and the reply). 409 when there is none."""
         s = self._get(sid)
         b = s.board
@@ -276,7 +293,7 @@ class EndgameTrainer:
         s.verdict = self._player_verdict(s) or "draw"
         return self.view(s)
 
-    def dtm(self, sid: str) -> dict[str, Any]:
+    def _dtm_locked(self, sid: str) -> dict[str, Any]:
         """The table's verdict now: ``{"wdl" (side to move), "dtm" plies or None, "mate_in" moves of the
         winner or None, "best": ICCS moves}``."""
         s = self._get(sid)

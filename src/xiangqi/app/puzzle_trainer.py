@@ -107,6 +107,8 @@ class Attempt:
     rated: bool = False
     played: list[str] = dataclasses.field(default_factory=list)
     rating_change: dict | None = None
+    #: One request at a time per attempt (the routes run in a thread pool: a double click).
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def clean(self) -> bool:
@@ -333,6 +335,10 @@ class Trainer:
         """Judge the solver's move ``text`` (ICCS): ``{"verdict": "right"|"wrong"|"solved", "reply":
         ICCS or None, **view}``. 422 for an illegal or malformed move, 409 when the attempt is over."""
         a = self._get(aid)
+        with a.lock:
+            return self._move(a, text)
+
+    def _move(self, a: Attempt, text: str) -> dict[str, Any]:
         if a.done:
             raise PuzzleError("the puzzle is already finished", 409)
         try:
@@ -387,6 +393,10 @@ class Trainer:
         move (``"move"`` ICCS, ``"text"`` Chinese notation, ``"text_en"`` WXF).
         Off the book the engine's best move. A hint makes the attempt count as failed for the ratings."""
         a = self._get(aid)
+        with a.lock:
+            return self._hint(a)
+
+    def _hint(self, a: Attempt) -> dict[str, Any]:
         if a.done:
             raise PuzzleError("the puzzle is already finished", 409)
         best = self._best(a)
@@ -414,6 +424,10 @@ class Trainer:
         """Give up: ``{"solution": the whole line from the start, "rest": the moves from here}``; the
         attempt ends as failed (rated once)."""
         a = self._get(aid)
+        with a.lock:
+            return self._solution(a)
+
+    def _solution(self, a: Attempt) -> dict[str, Any]:
         a.shown = True
         rest = list(a.puzzle.solution[a.ply:]) if a.on_book else []
         if not a.on_book and not a.done:
