@@ -11,10 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = ["register", "mined_file", "DEFAULT_SOURCE"]
-
-#: The CCPD archive as the project keeps it (its folders 中局 殘局 殺局_殺法_練習題 全盤戰術 are read).
-DEFAULT_SOURCE = "/work/shared/corpus/ccpd/CCPD-Dataset-original-big5.tar.gz"
+__all__ = ["register", "mined_file"]
 
 
 def mined_file() -> Path:
@@ -38,8 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "decided; a rerun continues where the last stopped, and the puzzle "
                                     "file is rewritten after every --chunk records. Run niced: "
                                     "nice -n 19 xiangqi puzzles import.")
-    p.add_argument("source", nargs="?", default=DEFAULT_SOURCE,
-                   help="the CCPD .tar.gz or an unpacked Dataset folder (default: %(default)s)")
+    p.add_argument("source", help="CCPD-Dataset-original-big5.tar.gz or an unpacked Dataset folder "
+                                  "(its folders 殺局_殺法_練習題 殘局 全盤戰術 中局 are read)")
     p.add_argument("--out", default=None,
                    help="puzzle file (default: the package's study/data/puzzles.jsonl)")
     p.add_argument("--state", default=None,

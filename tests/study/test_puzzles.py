@@ -139,3 +139,20 @@ def test_shipped_file_is_valid():
         if p.goal == "mate":
             assert b.is_checkmate() or b.is_stalemate()
             assert p.mate == (len(p.solution) + 1) // 2
+
+
+def test_iter_collection_reads_the_archive_and_the_folder(tmp_path):
+    import tarfile
+
+    text = f'[Game "Chinese Chess"]\n[Result "1-0"]\n[FEN "{MEN_GONG}"]\n\n1. 炮九進四\n'.encode("big5")
+    root = tmp_path / "Dataset"
+    for coll, name in (("殘局", "00000002.pgn"), ("殺局_殺法_練習題", "00000001.pgn"), ("大師對局", "x.pgn")):
+        (root / coll).mkdir(parents=True)
+        (root / coll / name).write_bytes(text)
+    arc = tmp_path / "ccpd.tar.gz"
+    with tarfile.open(arc, "w:gz") as tar:
+        tar.add(root, arcname="Dataset")
+    want = [("殺局_殺法_練習題", "00000001.pgn", text), ("殘局", "00000002.pgn", text)]
+    assert list(P.iter_collection(arc)) == want
+    assert list(P.iter_collection(root)) == want
+    assert P.record_id("殘局", "00000002.pgn") == "ccpd-end-00000002"

@@ -127,3 +127,20 @@ def test_bad_moves(client):
         r = client.post(f"/api/puzzles/attempt/{aid}/move", json={"move": bad})
         assert r.status_code == status, (bad, r.text)
     assert client.post(f"/api/puzzles/attempt/{aid}/move", json={}).status_code == 422
+
+
+def test_the_page_offers_the_shipped_and_the_mined_puzzles(tmp_path):
+    import json
+
+    from xiangqi.study.puzzles import load_puzzles
+
+    shipped = load_puzzles()
+    (tmp_path / "puzzles").mkdir()
+    mined = {**MEN_GONG.to_dict(), "id": "mined-game7", "source": "mined/db"}
+    (tmp_path / "puzzles" / "mined.jsonl").write_text(json.dumps(mined) + "\n", encoding="utf-8")
+    app = create_app(tmp_path)
+    with api_client(app) as c:
+        d = c.get("/api/puzzles").json()
+        assert d["count"] == len(shipped) + 1 and d["sources"]["mined/db"] == 1
+        a = c.post("/api/puzzles/next", json={"source": "mined"}).json()
+        assert a["id"] == "mined-game7" and a["goal_zh"] == "红先 · 一步杀"
