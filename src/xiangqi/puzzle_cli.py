@@ -90,6 +90,7 @@ def _nice() -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """``xiangqi puzzles import``: decide the records not yet decided; prints the counts as JSON."""
     from xiangqi.study import puzzles as P
 
     out = Path(args.out) if args.out else P.DATA_FILE
@@ -125,6 +126,7 @@ def _load(path: str | None):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """``xiangqi puzzles list``: one line per puzzle (id, task, rating, themes, source), or ``--stats``."""
     ps = _load(args.file)
     if args.theme:
         ps = [p for p in ps if args.theme in p.themes]
@@ -155,6 +157,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    """``xiangqi puzzles show ID``: the board, the task and the solution in Chinese notation; 1 if unknown."""
     from xiangqi.core.board import Board, Move
     from xiangqi.study.puzzles import goal_text
 
@@ -192,6 +195,7 @@ def _db_games(url: str | None, limit: int):
 
 
 def cmd_mine(args: argparse.Namespace) -> int:
+    """``xiangqi puzzles mine``: mine decisive games; appends puzzles to --out, prints a JSON summary."""
     from xiangqi.study import puzzles as P
 
     out = Path(args.out) if args.out else mined_file()
