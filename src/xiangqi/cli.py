@@ -344,6 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_book(sub)
 
+    from xiangqi.puzzle_cli import register as register_puzzles
+
+    register_puzzles(sub)
+
     p = sub.add_parser("convert", help="convert game records: PGN, XQF, DhtmlXQ/UBB, EPD",
                        description="Read IN (format sniffed from its content) and write OUT in the format "
                                    "of its extension (.pgn .xqf .ubb .epd) or --to. '-' is stdin/stdout.")

@@ -267,6 +267,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             body["state"] = hub.state()
         return JSONResponse(body, status_code=e.status_code)
 
+    from xiangqi.web.puzzle_api import router as puzzle_router
+
+    app.include_router(puzzle_router)
+
     # -- pages -------------------------------------------------------------
 
     @app.get("/", include_in_schema=False)

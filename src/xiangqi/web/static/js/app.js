@@ -8,6 +8,8 @@ import { createEnginePanel } from "./enginepanel.js";
 import { createDatabase } from "./database.js";
 import { createEditor } from "./editor.js";
 import { createExplorer } from "./explorer.js";
+import { createEndgame } from "./endgame.js";
+import { createPuzzles } from "./puzzles.js";
 import { createLibrary } from "./library.js";
 import { createPractice } from "./practice.js";
 import { createRecordBrowser } from "./record.js";
@@ -771,6 +773,8 @@ async function openRecord(data, name) {
   try {
     if (library.active) library.close();
     if (ui.editing) editor.close();
+    if (puzzles.active) puzzles.close();
+    if (endgame.active) endgame.close();
     await record.open(data, name);
     $("#dlg-open").close();
     toast(t("opened"));
@@ -804,7 +808,11 @@ function openOpenDialog() {
   $("#dlg-open").showModal();
 }
 
-$("#btn-new").addEventListener("click", openNewDialog);
+$("#btn-new").addEventListener("click", () => {
+  if (puzzles.active) puzzles.close();
+  if (endgame.active) endgame.close();
+  openNewDialog();
+});
 $("#btn-undo").addEventListener("click", () => { if (!browsing()) undo(); });
 $("#btn-hint").addEventListener("click", () => {
   if (browsing()) return;
@@ -827,7 +835,12 @@ $("#btn-resign").addEventListener("click", async () => {
   if (browsing()) return;
   if (await confirmDialog(t("resign"), t("confirm_resign"), t("resign"), t("cancel")) && !browsing()) send({ type: "resign" });
 });
-$("#btn-flip").addEventListener("click", () => { ui.flipped = !ui.flipped; render(ui.state); });
+$("#btn-flip").addEventListener("click", () => {
+  if (puzzles.active) return puzzles.flip();
+  if (endgame.active) return endgame.flip();
+  ui.flipped = !ui.flipped;
+  render(ui.state);
+});
 $("#btn-save").addEventListener("click", () => { $("#dlg-save").returnValue = ""; $("#dlg-save").showModal(); });
 $("#btn-open").addEventListener("click", openOpenDialog);
 $("#btn-settings").addEventListener("click", () => $("#dlg-settings").showModal());
@@ -856,6 +869,8 @@ const library = createLibrary({
 // on first when there are saved games.
 let libraryOpened = false;
 $("#btn-library").addEventListener("click", async () => {
+  if (puzzles.active) puzzles.close();
+  if (endgame.active) endgame.close();
   try {
     if (libraryOpened) { database.openDialog(); return; }
     libraryOpened = true;
@@ -1057,8 +1072,35 @@ $("#btn-search-pos").addEventListener("click", () => database.searchPosition(boa
 window.xqExplorer = explorer;
 window.xqDatabase = database;
 
+/** Enter a board mode of its own (puzzles, endgame practice): the game's actions close. */
+function enterOwnMode() {
+  if (library.active) library.close();
+  if (record.active) record.close();
+  if (ui.editing) editor.close();
+  ui.replaying = true;
+  $("#hint-line").hidden = true;
+  document.body.classList.add("replaying");
+  if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
+}
+const endgame = createEndgame({
+  board, api, toast, restoreMove: tryMove,
+  onEnter: () => { if (puzzles.active) puzzles.close(); enterOwnMode(); },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+window.xqEndgame = endgame;
+$("#btn-endgame").addEventListener("click", () => { if (!endgame.active) endgame.open(); });
+const puzzles = createPuzzles({
+  board, api, toast, restoreMove: tryMove,
+  onEnter: () => { if (endgame.active) endgame.close(); enterOwnMode(); },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+window.xqPuzzles = puzzles;
+$("#btn-puzzles").addEventListener("click", () => { if (!puzzles.active) puzzles.open(); });
+
 $("#btn-edit").addEventListener("click", () => {
   if (practice.active) practice.close();
+  if (puzzles.active) puzzles.close();
+  if (endgame.active) endgame.close();
   ui.editing = true;
   $("#hint-line").hidden = true; // the editor's position is not the game's
   editor.open(ui.state ? ui.state.fen : "");
@@ -1087,6 +1129,8 @@ function applySettings() {
   if (analysis.source !== "current") analysis.render();
   review.refresh();
   explorer.refresh();
+  if (window.xqPuzzles) window.xqPuzzles.refresh();
+  if (window.xqEndgame) window.xqEndgame.refresh();
   fillLevels();
   if (ui.state) render(ui.state);
 }

@@ -1,0 +1,304 @@
+"""Endgame practice (残局练习): play a won tablebase position against perfect defence.
+
+The tables are the ones in ``<data dir>/tablebases`` (``xiangqi tb generate``). A practice session
+starts from a position the player picks (FEN) or from a random won position of an ending: pieces
+placed at random on their legal squares (kings and advisors in the palace, elephants on their
+seven points, pawns where a pawn can stand), kept when the position is legal, the stronger side
+(Red in the table, the player) is to move and the table says it wins in at least
+:data:`MIN_DTM` plies (at most :data:`SAMPLES` tries; else the longest win found).
+
+After each of the player's moves the table judges it (the win kept, thrown away to a draw, or
+lost); the opponent answers with the table's longest resistance (among the moves that lose
+slowest, the first in ICCS order: :meth:`xiangqi.engine.tablebase.Tablebase.probe`), or with a
+drawing move when the player has let the win go. ``undo`` takes back the last pair of moves. The
+distance to mate is given only on request (:meth:`EndgameTrainer.dtm`).
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+from xiangqi.core.board import Board, Move, in_palace, square_name
+
+__all__ = ["EndgameTrainer", "EndgameError", "MIN_DTM", "SAMPLES", "ENDING_NAMES_ZH"]
+
+MIN_DTM = 9
+SAMPLES = 4000
+MAX_SESSIONS = 32
+_ZH = {"R": "车", "N": "马", "C": "炮", "P": "兵", "A": "士", "B": "象"}
+#: Chinese names of a few endings; others are spelt from the pieces (车马 对 士象全).
+ENDING_NAMES_ZH = {"KRKAABB": "单车对士象全", "KRK": "单车对将", "KNK": "单马对将", "KPK": "单兵对将"}
+
+
+class EndgameError(Exception):
+    """A refused request; ``status`` the HTTP status (404 unknown, 409 over, 422 bad input)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def ending_name_zh(name: str) -> str:
+    """``KRKAABB`` -> ``单车对士象全``; otherwise the pieces in Chinese, e.g. ``车兵对士``."""
+    if name in ENDING_NAMES_ZH:
+        return ENDING_NAMES_ZH[name]
+    red, black = name[1:].split("K")
+    black_zh = "士象全" if black == "AABB" else ("".join(_ZH[c] for c in black) or "将")
+    return "".join(_ZH[c] for c in red) + "对" + black_zh
+
+
+def _squares_for(letter: str, red: bool) -> list[int]:
+    """Squares a piece of that FEN letter (upper case) and colour can stand on."""
+    out = []
+    for sq in range(90):
+        f, r = sq % 9, sq // 9
+        rr = r if red else 9 - r
+        if letter == "K" and in_palace(sq, red):
+            out.append(sq)
+        elif letter == "A" and (f, rr) in ((3, 0), (5, 0), (4, 1), (3, 2), (5, 2)):
+            out.append(sq)
+        elif letter == "B" and (f, rr) in ((2, 0), (6, 0), (0, 2), (4, 2), (8, 2), (2, 4), (6, 4)):
+            out.append(sq)
+        elif letter == "P" and (rr >= 5 or (rr in (3, 4) and f % 2 == 0)):
+            out.append(sq)
+        elif letter in "RNC":
+            out.append(sq)
+    return out
+
+
+class _Session:
+    def __init__(self, sid: str, board: Board, ending: str, player_red: bool) -> None:
+        self.id = sid
+        self.board = board
+        self.ending = ending
+        self.player_red = player_red
+        self.start_fen = board.fen()
+        self.verdict = "win"  # the player's: win | draw | loss
+        self.over: str | None = None  # "mate" (the player mated), "mated", "draw" (no mating material)
+
+
+class EndgameTrainer:
+    """Practice sessions over the tables in ``directory`` (``<data dir>/tablebases`` in the app)."""
+
+    def __init__(self, directory: str | Path, *, seed: int | None = None) -> None:
+        from xiangqi.engine.tablebase import Tablebase
+
+        self.tb = Tablebase(directory)
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self.sessions: collections.OrderedDict[str, _Session] = collections.OrderedDict()
+
+    def move(self, sid: str, text: str) -> dict[str, Any]:
+        """The player's move and the defence's answer: ``{"reply", "before", ...view}``, ``before`` the
+        player's verdict before the move (``verdict`` is after the reply). 409 when over, 422 illegal."""
+        with self._lock:
+            return self._move_locked(sid, text)
+
+    def undo(self, sid: str) -> dict[str, Any]:
+        """Take back the player's last move (and the reply). 409 when there is none."""
+        with self._lock:
+            return self._undo_locked(sid)
+
+    def dtm(self, sid: str) -> dict[str, Any]:
+        """The table's verdict now: ``{"wdl" (side to move), "dtm" plies or None, "mate_in" moves of the
+        winner or None, "best": ICCS moves}``."""
+        with self._lock:
+            return self._dtm_locked(sid)
+
+    def endings(self) -> list[dict[str, str]]:
+        """The endings whose tables are present: ``[{"name", "zh"}]``."""
+        return [{"name": n, "zh": ending_name_zh(n)} for n in self.tb.available()]
+
+    def random_position(self, ending: str) -> Board:
+        """A random won position of ``ending`` with the stronger side (Red) to move (see the module doc).
+        404 when the table is absent, 422 when no position was found."""
+        from xiangqi.engine.tablebase import Ending, TablebaseError
+
+        try:
+            end = Ending.parse(ending)
+        except TablebaseError as exc:
+            raise EndgameError(str(exc)) from None
+        if end.name not in self.tb.available():
+            raise EndgameError(f"no table for {end.name}: generate it with xiangqi tb generate {end.name}",
+                               404)
+        pieces = ([("K", True)] + [(c, True) for c in end.red]
+                  + [("K", False)] + [(c, False) for c in end.black])
+        longest: tuple[int, Board] | None = None
+        for _ in range(SAMPLES):
+            grid: list[str | None] = [None] * 90
+            ok = True
+            for letter, red in pieces:
+                free = [s for s in _squares_for(letter, red) if grid[s] is None]
+                if not free:
+                    ok = False
+                    break
+                grid[self._rng.choice(free)] = letter if red else letter.lower()
+            if not ok:
+                continue
+            rows = []
+            for r in range(9, -1, -1):
+                row, empty = "", 0
+                for f in range(9):
+                    p = grid[r * 9 + f]
+                    if p is None:
+                        empty += 1
+                        continue
+                    if empty:
+                        row += str(empty)
+                        empty = 0
+                    row += p
+                rows.append(row + (str(empty) if empty else ""))
+            try:
+                b = Board("/".join(rows) + " w - - 0 1")
+            except Exception:
+                continue
+            if b.is_check() or not any(True for _ in b.legal_moves):
+                continue
+            try:
+                got = self.tb.value(b)
+            except Exception:
+                continue
+            if got is None or got[0] <= 0 or got[0] == -32768:
+                continue
+            if got[0] >= MIN_DTM:
+                return b
+            if longest is None or got[0] > longest[0]:
+                longest = (got[0], b)
+        if longest is not None:  # an ending whose mates are all short (车 vs 将)
+            return longest[1]
+        raise EndgameError(f"no won position of {end.name} found in {SAMPLES} tries")
+
+    def start(self, ending: str | None = None, fen: str | None = None) -> dict[str, Any]:
+        """A new session from ``fen`` (a won position in the tables, the side to move plays) or a
+        random won position of ``ending``. 422 for a position outside the tables or not won."""
+        if fen:
+            try:
+                board = Board(fen)
+            except Exception as exc:
+                raise EndgameError(f"bad FEN: {exc}") from None
+            pr = self._probe(board)
+            if pr is None:
+                raise EndgameError("the position is not in the tables generated here")
+            if pr.wdl != "win":
+                raise EndgameError(f"the side to move does not win here (the table says {pr.wdl})")
+            name = pr.ending
+        else:
+            if not ending:
+                raise EndgameError("give an ending or a FEN")
+            board = self.random_position(ending)
+            name = self._probe(board).ending
+        s = _Session(uuid.uuid4().hex[:16], board, name, board.turn)
+        with self._lock:
+            self.sessions[s.id] = s
+            while len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        return self.view(s)
+
+    def _probe(self, board: Board):
+        from xiangqi.engine.tablebase import TablebaseError
+
+        try:
+            return self.tb.probe(board)
+        except TablebaseError as exc:
+            raise EndgameError(str(exc)) from None
+
+    def _get(self, sid: str) -> _Session:
+        s = self.sessions.get(sid)
+        if s is None:
+            raise EndgameError(f"no practice session {sid!r}", 404)
+        return s
+
+    def view(self, s: _Session, **extra) -> dict[str, Any]:
+        """What the page shows: ``{"session", "fen", "ending", "ending_zh", "red", "dests", "verdict",
+        "over", "check", "moves"}`` (``verdict`` the player's win/draw/loss by the table)."""
+        b = s.board
+        dests: dict[str, list[str]] = {}
+        if s.over is None and b.turn == s.player_red:
+            for m in b.legal_moves:
+                dests.setdefault(m.iccs()[:2], []).append(m.iccs())
+        return {"session": s.id, "fen": b.fen(), "start_fen": s.start_fen, "ending": s.ending,
+                "ending_zh": ending_name_zh(s.ending), "red": s.player_red, "dests": dests,
+                "verdict": s.verdict, "over": s.over,
+                "check": square_name(b.king(b.turn)) if b.is_check() else None,
+                "moves": [m.iccs() for m in b.move_stack], **extra}
+
+    def _player_verdict(self, s: _Session) -> str | None:
+        """The player's win/draw/loss in the position now (None outside the tables: a capture left
+        no mating material counts as a draw)."""
+        b = s.board
+        pr = self._probe(b)
+        if pr is None:
+            return "draw"
+        mine = b.turn == s.player_red
+        if pr.wdl == "draw":
+            return "draw"
+        return pr.wdl if mine else ("loss" if pr.wdl == "win" else "win")
+
+    def _move_locked(self, sid: str, text: str) -> dict[str, Any]:
+        """The player's move and the defence's answer: ``{"reply", "before", ...view}``, ``before`` the
+        player's verdict before the move (``verdict`` is after the reply). 409 when over, 422 illegal."""
+        s = self._get(sid)
+        if s.over:
+            raise EndgameError("the practice game is over", 409)
+        b = s.board
+        if b.turn != s.player_red:
+            raise EndgameError("not the player's turn", 409)
+        try:
+            mv = Move.from_iccs(text)
+        except Exception:
+            raise EndgameError(f"not an ICCS move: {text!r}") from None
+        if not b.is_legal(mv):
+            raise EndgameError(f"illegal move {mv.iccs()} in {b.fen()}")
+        before = s.verdict
+        b.push(mv)
+        reply = None
+        if not any(True for _ in b.legal_moves):
+            s.over = "mate"
+            s.verdict = "win"
+            return self.view(s, reply=None, before=before)
+        pr = self._probe(b)
+        if pr is None:  # no mating material left (a capture): a draw
+            s.over = "draw"
+            s.verdict = "draw"
+            return self.view(s, reply=None, before=before)
+        if pr.best:
+            reply = sorted(pr.best)[0]
+        else:  # the defender loses at once (no best list for a loss in 0): any legal move
+            reply = min(m.iccs() for m in b.legal_moves)
+        b.push(Move.from_iccs(reply))
+        if not any(True for _ in b.legal_moves):
+            s.over = "mated"
+            s.verdict = "loss"
+        else:
+            s.verdict = self._player_verdict(s) or "draw"
+            if self.tb.value(b) == (0, ""):
+                s.over = "draw"
+        return self.view(s, reply=reply, before=before)
+
+    def _undo_locked(self, sid: str) -> dict[str, Any]:
+        """Take back the player's last move (and the reply). 409 when there is none."""
+        s = self._get(sid)
+        b = s.board
+        if not b.move_stack:
+            raise EndgameError("nothing to take back", 409)
+        b.pop()
+        if b.move_stack and b.turn != s.player_red:
+            b.pop()
+        s.over = None
+        s.verdict = self._player_verdict(s) or "draw"
+        return self.view(s)
+
+    def _dtm_locked(self, sid: str) -> dict[str, Any]:
+        """The table's verdict now: ``{"wdl" (side to move), "dtm" plies or None, "mate_in" moves of the
+        winner or None, "best": ICCS moves}``."""
+        s = self._get(sid)
+        pr = self._probe(s.board)
+        if pr is None:
+            return {"wdl": "draw", "dtm": None, "mate_in": None, "best": []}
+        return {"wdl": pr.wdl, "dtm": pr.dtm, "mate_in": (pr.dtm + 1) // 2 if pr.dtm is not None else None,
+                "best": pr.best}

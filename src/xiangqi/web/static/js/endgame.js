@@ -1,0 +1,193 @@
+// Endgame practice (残局练习): a won tablebase position against perfect defence. The server
+// (web/puzzle_api.py, app/endgame_trainer.py) answers each move with the table's longest
+// resistance and says whether the win is still there; the distance to mate only on request.
+
+import { parseFen } from "./board.js";
+import { boardFen } from "./editor.js";
+import { TEXT, fill, language, t } from "./i18n.js";
+
+Object.assign(TEXT.zh, {
+  endgame: "残局练习", eg_title: "残局练习", eg_ending: "残局", eg_new: "换一局", eg_undo: "悔棋", eg_dtm: "显示步数",
+  eg_none: "还没有残局库：请先运行 xiangqi tb generate KRK KRKA …", eg_your_move: "红先胜：请走棋，对方按残局库最顽强地防守",
+  eg_your_move_black: "黑先胜：请走棋，对方按残局库最顽强地防守",
+  eg_kept: "好棋，仍是胜势", eg_draw: "这步棋失去了胜势（和棋），可以悔棋再试", eg_loss: "这步棋反而要输了，可以悔棋再试",
+  eg_mate: "将死！练习完成", eg_mated: "被将死了", eg_drawn: "子力不足，和棋",
+  eg_dtm_win: "残局库：走棋方胜，{n} 步杀（{p} 个半回合）", eg_dtm_loss: "残局库：走棋方负，{n} 步后被杀", eg_dtm_draw: "残局库：和棋",
+});
+Object.assign(TEXT.en, {
+  endgame: "Endgames", eg_title: "Endgame practice", eg_ending: "Ending", eg_new: "New position", eg_undo: "Take back",
+  eg_dtm: "Show distance to mate", eg_none: "No tablebases yet: run xiangqi tb generate KRK KRKA …",
+  eg_your_move: "Red to play and win: the defence plays the table's longest resistance",
+  eg_your_move_black: "Black to play and win: the defence plays the table's longest resistance",
+  eg_kept: "Good: still winning", eg_draw: "That lets the win go (a draw): take it back and try again",
+  eg_loss: "That move loses: take it back and try again", eg_mate: "Mate! Practice done", eg_mated: "Mated",
+  eg_drawn: "No mating material left: a draw",
+  eg_dtm_win: "Tablebase: the side to move mates in {n} ({p} plies)", eg_dtm_loss: "Tablebase: the side to move is mated in {n}",
+  eg_dtm_draw: "Tablebase: draw",
+});
+
+const $ = (sel) => document.querySelector(sel);
+const REPLY_DELAY_MS = 400;
+
+function applyMove(fen, mv) {
+  const pieces = parseFen(fen);
+  pieces[mv.slice(2, 4)] = pieces[mv.slice(0, 2)];
+  delete pieces[mv.slice(0, 2)];
+  return boardFen(pieces);
+}
+
+export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove }) {
+  let view = null;
+  let active = false;
+  let busy = false;
+  let status = null;
+  let timer = null;
+  let flipped = false;
+  let shown = null; // what the board shows now, for flip()
+
+  function setStatus(key, cls = "", values = {}) {
+    status = [key, cls, values];
+    const el = $("#eg-status");
+    el.textContent = fill(t(key), values);
+    el.className = "pz-status " + cls;
+    document.body.dataset.endgameStatus = key;
+  }
+
+  function show(fen, { lastMove = null, movable = false, animate = true } = {}) {
+    board.set({
+      fen, lastMove, animate, shapes: [], check: view && view.fen === fen ? view.check : null,
+      orientation: (view && !view.red) !== flipped ? "black" : "red",
+      dests: movable && view ? view.dests : {}, movable, onMove,
+    });
+    shown = { fen, lastMove, movable };
+  }
+
+  /** 翻转: turn the board round. */
+  function flip() {
+    flipped = !flipped;
+    if (shown) show(shown.fen, { ...shown, animate: false, movable: shown.movable && !busy });
+  }
+
+  function render() {
+    $("#eg-name").textContent = view ? (language() === "zh" ? view.ending_zh : view.ending) : "";
+    $("#eg-dtm-line").textContent = "";
+    $("#eg-undo").disabled = !view || view.moves.length === 0;
+    document.body.dataset.endgameVerdict = view ? view.verdict : "";
+  }
+
+  async function start() {
+    const ending = $("#eg-ending").value;
+    if (!ending) { setStatus("eg_none", "bad"); return; }
+    try {
+      view = await api("/api/endgames/start", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ ending }) });
+    } catch (e) {
+      toast(`${t("error")}: ${e.message}`);
+      return;
+    }
+    render();
+    setStatus(view.red ? "eg_your_move" : "eg_your_move_black");
+    show(view.fen, { movable: true, animate: false });
+  }
+
+  function verdictStatus(res) {
+    if (res.over === "mate") return setStatus("eg_mate", "good");
+    if (res.over === "mated") return setStatus("eg_mated", "bad");
+    if (res.over === "draw") return setStatus("eg_drawn", "bad");
+    if (res.verdict === "win") return setStatus("eg_kept", "good");
+    return setStatus(res.verdict === "draw" ? "eg_draw" : "eg_loss", "bad");
+  }
+
+  async function onMove(mv) {
+    if (!active || busy || !view) return;
+    busy = true;
+    show(applyMove(view.fen, mv), { lastMove: mv });
+    let res;
+    try {
+      res = await api(`/api/endgames/${view.session}/move`, { method: "POST",
+        headers: { "Content-Type": "application/json" }, body: JSON.stringify({ move: mv }) });
+    } catch (e) {
+      busy = false;
+      toast(`${t("error")}: ${e.message}`);
+      show(view.fen, { movable: true, animate: false });
+      return;
+    }
+    view = res;
+    busy = false;
+    render();
+    verdictStatus(res);
+    timer = setTimeout(() => show(res.fen, { lastMove: res.reply || mv, movable: !res.over }),
+      res.reply ? REPLY_DELAY_MS : 0);
+  }
+
+  async function undo() {
+    if (!view || busy) return;
+    clearTimeout(timer);
+    try {
+      view = await api(`/api/endgames/${view.session}/undo`, { method: "POST" });
+    } catch (e) {
+      toast(`${t("error")}: ${e.message}`);
+      return;
+    }
+    render();
+    setStatus(view.red ? "eg_your_move" : "eg_your_move_black");
+    show(view.fen, { movable: true, animate: false, lastMove: view.moves[view.moves.length - 1] || null });
+  }
+
+  async function dtm() {
+    if (!view) return;
+    const d = await api(`/api/endgames/${view.session}/dtm`);
+    const key = d.wdl === "win" ? "eg_dtm_win" : d.wdl === "loss" ? "eg_dtm_loss" : "eg_dtm_draw";
+    $("#eg-dtm-line").textContent = fill(t(key), { n: d.mate_in, p: d.dtm });
+    document.body.dataset.endgameDtm = String(d.dtm);
+  }
+
+  $("#eg-new").addEventListener("click", () => { if (!busy) start(); });
+  $("#eg-ending").addEventListener("change", () => { if (!busy) start(); });
+  $("#eg-undo").addEventListener("click", undo);
+  $("#eg-dtm").addEventListener("click", () => dtm().catch((e) => toast(e.message)));
+  $("#eg-exit").addEventListener("click", () => close());
+
+  async function open() {
+    onEnter(); // first: it closes the other modes, which give the board and the panel back
+    active = true;
+    document.body.classList.add("puzzling");
+    $("#endgame").hidden = false;
+    $("#game-panel").hidden = true;
+    let list = [];
+    try {
+      list = (await api("/api/endgames")).endings;
+    } catch (e) {
+      toast(`${t("error")}: ${e.message}`);
+    }
+    const sel = $("#eg-ending");
+    sel.replaceChildren(...list.map((x) => new Option(language() === "zh" ? `${x.zh} (${x.name})` : x.name, x.name)));
+    if (!list.length) {
+      view = null;
+      render();
+      setStatus("eg_none", "bad");
+      show("9/9/9/9/9/9/9/9/9/9", { animate: false });
+      return;
+    }
+    await start();
+  }
+
+  function close() {
+    clearTimeout(timer);
+    active = false;
+    busy = false;
+    document.body.classList.remove("puzzling");
+    $("#endgame").hidden = true;
+    $("#game-panel").hidden = false;
+    board.set({ onMove: restoreMove, shapes: [] });
+    onExit();
+  }
+
+  function refresh() {
+    if (!active) return;
+    render();
+    if (status) setStatus(...status);
+  }
+
+  return { open, close, refresh, flip, get active() { return active; }, get view() { return view; } };
+}

@@ -1,0 +1,80 @@
+"""Endgame practice against the tablebase: random won positions, the longest resistance, a move that
+throws the win away (and its undo), the distance to mate on request, bad input."""
+
+from __future__ import annotations
+
+import pytest
+from tests.webclient import api_client
+
+from xiangqi.core.board import Board, Move
+from xiangqi.engine import tablebase as tb
+from xiangqi.web.server import create_app
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    for name in ("KRK", "KRKA"):
+        tb.generate(name, d / "tablebases")
+    return d
+
+
+@pytest.fixture()
+def client(tables):
+    with api_client(create_app(tables)) as c:
+        yield c
+
+
+def test_endings_listed(client):
+    assert client.get("/api/endgames").json() == {"endings": [{"name": "KRK", "zh": "单车对将"},
+                                                              {"name": "KRKA", "zh": "车对士"}]}
+
+
+def test_play_to_mate_against_the_longest_resistance(client, tables):
+    table = tb.Tablebase(tables / "tablebases")
+    v = client.post("/api/endgames/start", json={"ending": "KRKA"}).json()
+    assert v["verdict"] == "win" and v["red"] is True and v["ending"] == "KRKA" and v["dests"]
+    d = client.get(f"/api/endgames/{v['session']}/dtm").json()
+    assert d["wdl"] == "win" and d["dtm"] >= 9 and d["mate_in"] == (d["dtm"] + 1) // 2
+    sid = v["session"]
+    for _ in range(40):
+        d = client.get(f"/api/endgames/{sid}/dtm").json()
+        b = Board(v["fen"])
+        b.push(Move.from_iccs(d["best"][0]))
+        defence = table.probe(b) if any(True for _ in b.legal_moves) else None
+        v = client.post(f"/api/endgames/{sid}/move", json={"move": d["best"][0]}).json()
+        if v["over"]:
+            break
+        assert v["verdict"] == "win" and v["before"] == "win"
+        assert v["reply"] == sorted(defence.best)[0]  # the slowest loss
+        after = table.probe(Board(v["fen"]))
+        assert after.wdl == "win" and after.dtm == d["dtm"] - 2
+    assert v["over"] == "mate" and v["dests"] == {}
+    assert client.post(f"/api/endgames/{sid}/move", json={"move": "a0a1"}).status_code == 409
+
+
+def test_a_move_that_throws_the_win_away_and_undo(client, tables):
+    table = tb.Tablebase(tables / "tablebases")
+    fen = "4k4/4a4/3R5/9/9/9/9/9/9/3K5 w - - 0 1"  # 车 vs 士: 车 d7-d9?? is taken (士 or 将): a draw
+    assert table.probe(Board(fen)).wdl == "win"
+    v = client.post("/api/endgames/start", json={"fen": fen}).json()
+    r = client.post(f"/api/endgames/{v['session']}/move", json={"move": "d7d9"}).json()
+    assert r["before"] == "win" and r["reply"] in ("e8d9", "e9d9")
+    assert r["verdict"] == "draw" and r["over"] == "draw"
+    u = client.post(f"/api/endgames/{v['session']}/undo").json()
+    assert u["fen"] == fen and u["verdict"] == "win" and u["moves"] == [] and u["over"] is None
+    assert client.post(f"/api/endgames/{v['session']}/undo").status_code == 409
+
+
+def test_start_from_fen_and_bad_input(client):
+    v = client.post("/api/endgames/start", json={"fen": "4k4/9/9/9/9/9/9/9/R8/3K5 w - - 0 1"}).json()
+    assert v["ending"] == "KRK" and v["verdict"] == "win"
+    cases = [({"ending": "KXK"}, 422), ({"ending": "KNK"}, 404), ({}, 422),
+             ({"ending": "KRK", "fen": "4k4/9/9/9/9/9/9/9/R8/3K5 w - - 0 1"}, 422),
+             ({"fen": "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"}, 422),
+             ({"fen": "4k4/9/9/9/9/9/9/9/r8/3K5 w - - 0 1"}, 422), ({"ending": 5}, 422), ({"x": 1}, 422)]
+    for body, status in cases:
+        r = client.post("/api/endgames/start", json=body)
+        assert r.status_code == status, (body, r.text)
+    assert client.get("/api/endgames/abcdef/dtm").status_code == 404
+    assert client.post("/api/endgames/abcdef/move", json={"move": "a0a1"}).status_code == 404
