@@ -38,6 +38,7 @@ from typing import Any
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
+from xiangqi.core.outcome import Outcome
 from xiangqi.engine.client import EngineError, EngineTerminatedError, Limit, SimpleEngine
 
 #: Balanced openings (name, ICCS moves), each a common master-game start (ECCO families A–E).
@@ -280,8 +281,13 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
             return _forfeit(red, black, opening, board, side, f"{eng.name}: {exc}", round_no, times)
         used = time.monotonic() - t0
         times[eng.name].append(used)
-        if res.move is None:  # the engine says it has no move; the referee disagrees (no outcome above)
-            return _forfeit(red, black, opening, board, side, f"{eng.name} sent no move", round_no, times)
+        if res.move is None:  # no move: a draw claim (ElephantEye) or a resignation, judged by our referee
+            ruling = judge_claim(board, rules)
+            if ruling is not None:
+                return GameResult(red.name, black.name, opening[0], ruling.result(),
+                                  f"{ruling.reason_en} (claimed by {eng.name})", board, round_no, times)
+            what = "resigned" if res.resigned else "sent no move (an invalid draw claim)"
+            return _forfeit(red, black, opening, board, side, f"{eng.name} {what}", round_no, times)
         if tc.uses_clock:
             clock[side] -= used
             if clock[side] < -time_margin:
@@ -292,6 +298,58 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
                 moves_in_period[side] = 0
                 clock[side] += tc.base or 0.0
         board.push(res.move)
+
+
+def judge_claim(board: Board, rules: object | None = None) -> Outcome | None:
+    """Our referee's ruling on a draw claimed by the side to move of ``board`` (an engine that
+    answers ``nobestmove`` or ``bestmove (none)``, as ElephantEye does in a position it holds drawn).
+
+    The claim is valid, and the drawn :class:`~xiangqi.core.outcome.Outcome` returned, when
+
+    1. the referee rules the position drawn already (:meth:`Board.outcome`: the natural move
+       limit, a drawn repetition at its third occurrence, neither side with attacking material);
+    2. **the move limit**: the claimant's next move reaches the rule set's natural move limit
+       (``halfmove_clock + 1 >= move_limit_plies``, RULES.md §4) and it has a legal move that is
+       not a capture (a claim "with the intended move", as the FIDE Laws art. 9.3 allow);
+    3. **a repetition the rules rule drawn**: the position occurred before since the last
+       capture (a cycle from its first occurrence to now) and
+       :func:`~xiangqi.core.referee.rule_cycle` rules that cycle a draw (no side forbidden, or both).
+       When it rules the *opponent's* moves forbidden (the opponent checks or chases
+       perpetually), that ruling is returned: the claimant wins, as the referee would rule at
+       the third occurrence (ElephantEye claims any repetition, also one it wins by rule);
+    4. **dead material**: neither side has a rook, horse, cannon or pawn (RULES.md §6); this is
+       also case 1, kept for the reason text.
+
+    Otherwise (a position the claimant has lost, a cycle in which the claimant's own moves are
+    forbidden, or no draw rule met) None: the claim is invalid and the claimant forfeits.
+    """
+    from xiangqi.core.board import Termination
+    from xiangqi.core.classify import classify_cycle
+    from xiangqi.core.outcome import draw
+    from xiangqi.core.referee import get_rules, rule_cycle
+
+    out = board.outcome(rules)
+    if out is not None:
+        return out if out.winner is None else None
+    rs = get_rules(rules)
+    if board.halfmove_clock + 1 >= rs.move_limit_plies and any(
+            not board.is_capture(m) for m in board.legal_moves):
+        n = rs.move_limit_plies
+        return draw(Termination.MOVE_LIMIT, f"{n // 2}回合未吃子，判和（提和成立）",
+                    f"{n // 2} moves without a capture with the claimant's next move")
+    # the earliest earlier occurrence of this position (same side to move) since the last capture
+    key = (tuple(board.squares), board.turn)
+    b = board.copy()
+    first = None
+    for back in range(1, min(len(board.move_stack), board.halfmove_clock) + 1):
+        b.pop()
+        if back % 2 == 0 and (tuple(b.squares), b.turn) == key:
+            first = len(board.move_stack) - back
+    if first is not None:
+        ruling = rule_cycle(classify_cycle(board, first, rs), rs)
+        if ruling.winner is None or ruling.winner == board.turn:
+            return ruling
+    return None
 
 
 def _limit(tc: TimeControl, clock: dict[bool, float | None], done: dict[bool, int], side: bool) -> Limit:
@@ -760,5 +818,5 @@ def search_speed(depth: int = 9, hash_mb: int = 64) -> tuple[int, float, list[st
 
 
 __all__ = ["OPENINGS", "GameResult", "MatchError", "MatchResult", "PlayerSpec", "Rating", "TimeControl",
-           "elo_difference", "elo_from_score", "fit_ratings", "opening_board", "peer_perft_speed",
-           "perft_speed", "play_game", "run_match", "search_speed"]
+           "elo_difference", "elo_from_score", "fit_ratings", "judge_claim", "opening_board",
+           "peer_perft_speed", "perft_speed", "play_game", "run_match", "search_speed"]
