@@ -614,7 +614,8 @@ class MatchResult:
 def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
               openings: Sequence[tuple[str, str]] = OPENINGS, ply_cap: int = DEFAULT_PLY_CAP,
               time_margin: float = 0.5, on_game: Callable[[GameResult, MatchResult], None] | None = None,
-              tc_b: TimeControl | None = None, concurrency: int = 1, first: int = 0) -> MatchResult:
+              tc_b: TimeControl | None = None, concurrency: int = 1, first: int = 0,
+              until: Callable[[MatchResult], bool] | None = None) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; pairs of games share an opening with colours
     swapped (A has Red in odd-numbered games). ``on_game`` is called after each game.
 
@@ -623,7 +624,10 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
     per worker thread, reused for that worker's games); games are numbered,
     reported to ``on_game`` and listed in the result in the same order as when
     played one by one. ``first`` is the index of the first game (0-based), so a
-    match continued later goes on with the next openings and colours.
+    match continued later goes on with the next openings and colours. ``until(result)``, when
+    given, is asked after each game (after ``on_game``, in game order); when it says True the
+    match ends there (games still running are ended and left out): ``xiangqi match --sprt``
+    stops so once a bound is crossed.
 
     An engine that crashes is restarted for the next game. Raises :class:`MatchError`
     for bad settings and :class:`EngineError` if an engine cannot be started at all.
@@ -642,20 +646,35 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
         b = dataclasses.replace(b, name=b.name + "#2")
     result = MatchResult(a.name, b.name, tc, tc_b=tc_b)
     indices = range(first, first + games)
+
+    def deliver(g: GameResult, res: MatchResult) -> None:
+        if on_game is not None:
+            on_game(g, res)
+        if until is not None and until(res):
+            raise _MatchDone
+
     if concurrency == 1:
         engines: dict[str, SimpleEngine] = {}
         try:
             for i in indices:
                 g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin)
                 result.games.append(g)
-                if on_game is not None:
-                    on_game(g, result)
+                deliver(g, result)
+        except _MatchDone:
+            pass
         finally:
             for eng in engines.values():
                 eng.quit()
         return result
-    return _run_concurrent(a, b, indices, tc, tc_b, openings, ply_cap, time_margin, on_game, result,
-                           min(concurrency, games))
+    try:
+        return _run_concurrent(a, b, indices, tc, tc_b, openings, ply_cap, time_margin, deliver, result,
+                               min(concurrency, games))
+    except _MatchDone:
+        return result
+
+
+class _MatchDone(Exception):
+    """Raised through the game loop when ``run_match``'s ``until`` says the match is over."""
 
 
 def _match_game(a: PlayerSpec, b: PlayerSpec, i: int, engines: dict[str, SimpleEngine], tc: TimeControl,
