@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from xiangqi.core.records import read_records
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/corpus.py, also when loaded by path
 from corpus import CORPUS, RESULTS  # noqa: E402
 
@@ -95,8 +97,6 @@ def _chunk_path(out: Path, k: int) -> Path:
 def generate(corpus: str, out: Path, chunk: int, min_ply: int, limit_chunks: int | None) -> None:
     """Write every missing chunk (module docstring); prints one line per chunk."""
     import tarfile
-
-    from xiangqi.core.records import read_records
 
     out.mkdir(parents=True, exist_ok=True)
     seen: set[int] = set()
