@@ -25,11 +25,12 @@ engine's evaluation up to its integer rounding (``check`` verifies it on a sampl
 **The fit**: the result for Red ``y`` (1 / ½ / 0) against ``sigmoid(K e)``; Texel's mean squared
 error. The scale ``K`` is fitted first on the current evaluation (golden-section search on the
 training games) and then held, so the tuned values stay in the engine's centipawns (the search's
-margins are in centipawns). θ is then fitted by full-batch Adam (numpy + Numba; no other
-dependency) with an L2 penalty ``lambda`` pulling the piece-square offsets and pattern weights
-toward the current values (squares seldom visited cannot run away), on the training games; the
-validation games (1/10 of the games, chosen by game hash, never split across the sets) are
-scored every 25 steps and the step with the lowest validation error is kept (early stopping).
+margins are in centipawns). θ is then fitted by Adam (numpy + Numba; no other dependency; each
+step on one of ``--shards`` fixed parts of the training games) with an L2 penalty ``lambda``
+pulling the piece-square offsets and pattern weights toward the current values (squares seldom
+visited cannot run away). The validation games (1/10 of the games, chosen by game hash, never
+split across the sets) are scored every 25 steps and the step with the lowest validation error
+is kept (early stopping; every 100 steps the best so far is written as a checkpoint).
 
 Output: an ``.npz`` with ``PST_MG``, ``PST_EG`` (15 × 90, the engine's layout) and ``W``, rounded
 to integers, which the engine loads instead of its own tables when ``XIANGQI_EVAL`` names it
@@ -370,7 +371,15 @@ def split(games: np.ndarray, valid_mod: int = 10) -> tuple[np.ndarray, np.ndarra
     return np.flatnonzero(~v), np.flatnonzero(v)
 
 
-def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, limit: int | None) -> dict:
+def _write(out: str, th: np.ndarray, k: float, report: dict | None = None) -> None:
+    mg, eg, w = tables(th)
+    np.savez(out, PST_MG=mg, PST_EG=eg, W=w, K=k)
+    if report is not None:
+        Path(out).with_suffix(".json").write_text(json.dumps(report, indent=1))
+
+
+def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, limit: int | None,
+         shards: int = 1, lam_material: float = 0.0) -> dict:
     """Fit K, then θ (module docstring); write the candidate and its report; return the report."""
     t0 = time.time()
     data = load(data_dir)
@@ -392,6 +401,10 @@ def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, 
           f"({time.time() - t0:.0f}s)", flush=True)
     mtr = Model(feats, tr, data["result"])
     mva = Model(feats, va, data["result"])
+    # mini-batches: the training games in ``shards`` fixed parts, one part per step (stochastic Adam)
+    rng = np.random.default_rng(seed)
+    parts = [mtr] if shards <= 1 else [Model(feats, np.sort(p), data["result"])
+                                       for p in np.array_split(rng.permutation(tr), shards)]
     th0 = initial_theta()
     k = fit_k(mtr, th0)
     e0_tr, e0_va = mtr.error(th0, k), mva.error(th0, k)
@@ -404,6 +417,7 @@ def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, 
     frozen[O_VMG + 1] = frozen[O_VEG + 1] = True  # the king's material cancels
     reg = np.zeros(NPARAM)
     reg[O_PMG:O_W + NPAT] = lam
+    reg[O_VMG:O_VEG + NT] = lam_material
     th = th0.copy()
     m = np.zeros(NPARAM)
     v = np.zeros(NPARAM)
@@ -411,7 +425,7 @@ def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, 
     best = (e0_va, th0.copy(), 0)
     hist = []
     for step in range(1, steps + 1):
-        err, g = mtr.grad(th, k)
+        err, g = parts[step % len(parts)].grad(th, k)
         g += 2.0 * reg * (th - th0)
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
@@ -422,6 +436,8 @@ def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, 
             hist.append((step, err, ev))
             if ev < best[0]:
                 best = (ev, th.copy(), step)
+                if step % 100 == 0:
+                    _write(out, th, k)  # a checkpoint: an interrupted run leaves its best so far
             if step % 100 == 0:
                 print(f"step {step}: train {err:.6f} validation {ev:.6f} (best {best[0]:.6f} at {best[2]}; "
                       f"{time.time() - t0:.0f}s)", flush=True)
@@ -435,7 +451,8 @@ def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, 
     th_r[O_W:O_W + NPAT] = w
     report = {
         "positions": n, "games": n_games, "train": len(tr), "validation": len(va), "K": k,
-        "lambda": lam, "lr": lr, "steps": steps, "best_step": best[2],
+        "lambda": lam, "lambda_material": lam_material, "lr": lr, "steps": steps, "shards": shards,
+        "best_step": best[2],
         "error_before": {"train": e0_tr, "validation": e0_va},
         "error_after": {"train": mtr.error(th_r, k), "validation": mva.error(th_r, k)},
         "material_mg": [round(float(x), 1) for x in th[O_VMG:O_VMG + NT]],
@@ -443,8 +460,7 @@ def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, 
         "W_before": W.tolist(), "W_after": w.tolist(), "history": hist,
         "seconds": round(time.time() - t0),
     }
-    np.savez(out, PST_MG=mg, PST_EG=eg, W=w, K=k)
-    Path(out).with_suffix(".json").write_text(json.dumps(report, indent=1))
+    _write(out, th, k, report)
     print(json.dumps({k_: v_ for k_, v_ in report.items() if k_ != "history"}, indent=1))
     return report
 
@@ -476,10 +492,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="/work/tune-data", help="tools/texel_data.py's chunk directory")
     ap.add_argument("--out", default="/work/tune-data/candidate.npz", help="candidate parameters (.npz)")
-    ap.add_argument("--steps", type=int, default=1500, help="Adam steps (full batch)")
+    ap.add_argument("--steps", type=int, default=300, help="Adam steps")
     ap.add_argument("--lr", type=float, default=1.0, help="Adam step size (centipawns)")
-    ap.add_argument("--lambda", dest="lam", type=float, default=1e-7,
+    ap.add_argument("--lambda", dest="lam", type=float, default=1e-6,
                     help="L2 pull of piece-square offsets and pattern weights toward the current values")
+    ap.add_argument("--lambda-material", dest="lam_material", type=float, default=1e-6,
+                    help="the same pull for the material values (0 = free; free material lets the "
+                         "midgame/endgame split drift, see docs/ENGINE.md)")
+    ap.add_argument("--shards", type=int, default=4,
+                    help="training games split into this many mini-batches, one per step (1 = full batch)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None, help="use only the first N positions (a test run)")
     ap.add_argument("--check", type=int, default=0, metavar="N",
@@ -488,7 +509,8 @@ def main() -> None:
     if args.check:
         check(args.data, args.check)
     else:
-        tune(args.data, args.out, args.steps, args.lr, args.lam, args.seed, args.limit)
+        tune(args.data, args.out, args.steps, args.lr, args.lam, args.seed, args.limit, args.shards,
+             args.lam_material)
 
 
 if __name__ == "__main__":

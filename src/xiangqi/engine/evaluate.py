@@ -130,9 +130,10 @@ PST_MG, PST_EG = _build_psts()
 #: with other tables are never reused.
 EVAL_ENV = "XIANGQI_EVAL"
 
-# Pattern weights (centipawns), hand-set. tools/tune_eval.py fits them to master-game results
-# (Texel's method); its fit lowered the error a little but lost a self-play match clearly
-# (5-16-3 at 0.1 s/move), so these hand values stay until a tuning run also wins a match.
+# Pattern weights (centipawns), hand-set. tools/texel_tune.py fits them together with the material
+# and piece-square tables to master-game results (Texel's method, docs/ENGINE.md); the first
+# attempt (tools/tune_eval.py: these weights alone) lost a self-play match 5-16-3, for the reasons
+# docs/ENGINE.md measures, so the hand values stay until a tuned set passes an SPRT.
 W = np.array([
     3,    # 0 rook mobility per reachable square
     4,    # 1 horse mobility per free leg/destination
