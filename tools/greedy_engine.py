@@ -41,6 +41,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    # imported before the handshake is answered, so that the first 'go' is not slowed by it
+    from xiangqi.engine.evaluate import ORDER_VALUE  # noqa: F401 (numba and the tables load here)
     from xiangqi.engine.protocol import parse_position
 
     rng = random.Random(args.seed)
