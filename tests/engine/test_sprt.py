@@ -133,3 +133,15 @@ def test_run_match_stops_when_a_bound_is_crossed():
     res = run_match(a, b, 100, TimeControl(depth=1), until=until)
     assert s.status() == "H1" and len(res.games) < 100 and res.wins == len(res.games)
     assert len(res.games) % 2 == 0
+
+
+def test_sprt_state_from_a_match_pgn():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    import sprt_pgn
+
+    pgn = "".join(f'[Event "x"]\n[Red "{r}"]\n[Black "{b}"]\n[Result "{res}"]\n\n1. h2e2 *\n\n'
+                  for r, b, res in [("A", "B", "1-0"), ("B", "A", "1/2-1/2"), ("A", "B", "0-1"),
+                                    ("B", "A", "0-1"), ("A", "C", "1-0")])
+    # every game PLAYER played counts (a match file holds one pairing)
+    assert sprt_pgn.scores(pgn, "A") == [1.0, 0.5, 0.0, 1.0, 1.0]
+    assert sprt_pgn.scores(pgn, "B") == [0.0, 0.5, 1.0, 0.0]

@@ -153,8 +153,8 @@ LEVELS: dict[str, Level] = with_elos(BASE_LEVELS, load_elos())
 #: Levels the engine plays (``xiangqi engine``'s ``Level`` option, ``xiangqi match builtin:novice``,
 #: :func:`get_level`) that the app's level list does not offer yet. 入门 (below 初级): a one-ply
 #: search plus captures that overlooks the reply on three moves in five and its captures on
-#: three in ten; even then it plays the best move by what it looked at, never a random one. It joins :data:`LEVELS`
-#: once bench/calibrate_levels.py has measured it (docs/ENGINE.md has its match against
+#: three in ten; even then it plays the best move by what it looked at, never a random one. It
+#: joins :data:`LEVELS` once bench/calibrate_levels.py has measured it (docs/ENGINE.md has its match against
 #: tools/greedy_engine.py).
 EXTRA_LEVELS: dict[str, Level] = with_elos({
     "novice": Level("novice", "入门", "Novice", depth=1, time=0.3, multipv=4, margin_cp=120,
