@@ -9,7 +9,9 @@ is a command line (``fairy-stockfish``, ``/usr/games/sjaakii``, ``"eleeye"``).
   plies; game ``2k`` and ``2k+1`` use the same opening with colours swapped.
 * **Adjudication** by our own rules referee (``board.outcome()``: mate, stalemate,
   perpetual check and repetition rulings, the 60-move rule, dead material), plus a
-  ply cap (a draw), an illegal move or a crash (a loss for that engine), and — with
+  ply cap (a draw), an illegal move or a crash (a loss for that engine), an engine's
+  ``nobestmove`` / ``bestmove (none)`` judged as a draw claim (:func:`judge_claim`: valid
+  → the referee's ruling, invalid → a loss for the claimant), and — with
   a clock time control — a loss on time when an engine overdraws its clock by
   more than ``time_margin`` seconds.
 * **Result**: the score of A and the Elo difference with its 95 % error bar
