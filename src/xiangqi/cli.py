@@ -201,9 +201,27 @@ def cmd_match(args: argparse.Namespace) -> int:
                 fh.write(res.game_pgn(g) + "\n")
             pgn_mode[0] = "a"
 
+    sprt = None
+    if args.sprt is not None:
+        from xiangqi.engine.sprt import Sprt
+
+        try:
+            sprt = Sprt(args.sprt[0], args.sprt[1], args.alpha, args.beta, args.sprt_model)
+        except ValueError as exc:
+            raise XiangqiError(f"--sprt: {exc}") from None
+
+    def until(res) -> bool:
+        sprt.add(res.games[-1].score_for(res.a))
+        if sprt.status() == "continue":
+            return False
+        return args.sprt_model == "trinomial" or len(res.games) % 2 == 0
+
     res = run_match(a, b, args.games, tc, openings=openings, ply_cap=args.ply_cap,
-                    time_margin=args.time_margin, on_game=report, tc_b=tc_b, concurrency=args.concurrency)
+                    time_margin=args.time_margin, on_game=report, tc_b=tc_b, concurrency=args.concurrency,
+                    until=until if sprt is not None else None)
     print(res.summary())
+    if sprt is not None:
+        print(sprt.summary())
     if args.pgn:
         print(f"PGN: {args.pgn}")
     return 0
@@ -428,6 +446,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-margin", type=float, default=0.5,
                    help="seconds an engine may overdraw its clock before it loses on time")
     p.add_argument("--pgn", default="match.pgn", help="write the games here ('' for none)")
+    p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"), default=None,
+                   help="sequential probability ratio test of H0 'A is ELO0 stronger' against H1 'ELO1': "
+                        "stops when a bound is crossed (--games is then the most games played)")
+    p.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate (default 0.05)")
+    p.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate (default 0.05)")
+    p.add_argument("--sprt-model", choices=("pentanomial", "trinomial"), default="pentanomial",
+                   help="outcomes per colour-swapped game pair (fishtest's pentanomial, the default) "
+                        "or per game (W/D/L)")
     p.set_defaults(func=cmd_match)
 
     p = sub.add_parser("ecco", help="print each game's ECCO opening code and name, computed from its moves",

@@ -14,6 +14,10 @@ happens on ``go`` depends on MODE:
 * ``first``: plays the first legal move in ICCS order of the position it was given
   (from the start both sides then shuffle a rook: a threefold repetition at ply 8).
 * ``slow``: like ``first`` after sleeping 0.4 s.
+* ``claim``: like ``first``, but answers ``nobestmove`` (ElephantEye's draw claim) when the
+  position it was given occurred before in the game.
+* ``nobestmove``: always ``nobestmove``; ``none``: always ``bestmove (none)``;
+  ``resign``: always ``bestmove resign``.
 """
 
 from __future__ import annotations
@@ -62,7 +66,15 @@ def main() -> int:
                 return 3
             if mode == "hang":
                 continue
-            if mode in ("first", "slow"):
+            if mode == "claim":
+                say("nobestmove" if repeated(position) else f"bestmove {first_legal(position)}")
+            elif mode == "nobestmove":
+                say("nobestmove")
+            elif mode == "none":
+                say("bestmove (none)")
+            elif mode == "resign":
+                say("bestmove resign")
+            elif mode in ("first", "slow"):
                 if mode == "slow":
                     time.sleep(0.4)
                 say(f"bestmove {first_legal(position)}")
@@ -94,6 +106,19 @@ def first_legal(position: str) -> str:
     board = parse_position(position.split()[1:])
     moves = sorted(m.iccs() for m in board.legal_moves)
     return moves[0] if moves else "(none)"
+
+
+def repeated(position: str) -> bool:
+    from xiangqi.engine.protocol import parse_position
+
+    board = parse_position(position.split()[1:])
+    now = board.position_key()
+    b = board.copy()
+    while b.move_stack:
+        b.pop()
+        if b.position_key() == now:
+            return True
+    return False
 
 
 if __name__ == "__main__":

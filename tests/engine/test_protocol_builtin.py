@@ -89,8 +89,8 @@ def test_uci_options_are_announced(uci):
     lines = uci.until("uciok")
     names = [x.split(" type ")[0][len("option name "):] for x in lines if x.startswith("option")]
     assert {"Hash", "MultiPV", "Level", "Skill Level", "Ponder"} <= set(names)
-    assert "option name Level type combo default full var full var beginner var intermediate var advanced " \
-           "var master" in lines
+    assert "option name Level type combo default full var full var novice var beginner var intermediate " \
+           "var advanced var master" in lines
     # UCI_Elo spans the measured levels of the shipped ratings file (none: no such options)
     from xiangqi.engine.levels import load_elos
 

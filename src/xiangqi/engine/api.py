@@ -540,6 +540,46 @@ class Engine:
 
     # -- levels ------------------------------------------------------------------
 
+    def _slip(self, board: Board, lv: Level, lines: list, res: SearchResult,
+              rng: random.Random) -> SearchResult | None:
+        """A beginner's blind spot (``Level.miss_threat`` / ``miss_capture``), or None to play on
+        normally: never when in check or when the search found a mate."""
+        if lines[0][0] > K.MATE_BOUND or board.is_check():
+            return None
+        r = rng.random()
+        if r < lv.miss_threat:
+            # judged without the reply: the static evaluation right after each legal move
+            _, mg_mod, _, ev_mod = _kernels()
+            scored = []
+            for mv in board.legal_moves:
+                b = board.copy()
+                b.push(mv, validate=False)
+                out = b.outcome()
+                if out is not None and out.winner is not None:
+                    if out.winner == board.turn:
+                        return None  # a win on the board: it sees that
+                    continue  # a move the rules forbid
+                bd, ks, side = mg_mod.board_arrays(b)
+                static = int(ev_mod.evaluate(bd, ks, side, *ev_mod.material_state(bd)))
+                scored.append((-static, mv.iccs(), mv))
+            if not scored:
+                return None
+            scored.sort(key=lambda t: (-t[0], t[1]))
+            mv = _soft_pick([(s, m) for s, _, m in scored], lv, rng)
+            return SearchResult(mv, None, None, res.depth, res.nodes, res.time_s, [mv], None)
+        if r < lv.miss_threat + lv.miss_capture:
+            quiet = [(s, pv) for s, pv in lines if pv and int(board.squares[pv[0] & 127]) == 0]
+            if not quiet or len(quiet) == len(lines):
+                return None  # no capture among its lines to overlook (or nothing else to play)
+            score, pv = _soft_pick([(s, (s, pv)) for s, pv in quiet], lv, rng)
+            moves = self._pv_moves(board, pv)
+            if not moves:
+                return None
+            cp, mate = _score_fields(score)
+            return SearchResult(moves[0], cp, mate, res.depth, res.nodes, res.time_s, moves,
+                                moves[1] if len(moves) > 1 else None)
+        return None
+
     def play(self, board: Board, level: str | Level, *, seed: int | None = None) -> SearchResult:
         """Choose a move for ``board`` at ``level`` (key, Chinese or English name, or a :class:`Level`).
 
@@ -552,13 +592,17 @@ class Engine:
         limit = Limit(depth=lv.depth, nodes=lv.nodes, time=lv.time)
         res = self.search(board, limit, multipv=lv.multipv)
         lines = self.last_lines
+        rng = random.Random(seed)
+        if res.move is not None and lines and (lv.miss_threat > 0 or lv.miss_capture > 0):
+            slip = self._slip(board, lv, lines, res, rng)
+            if slip is not None:
+                return slip
         if res.move is None or lv.multipv <= 1 or len(lines) < 2 or lv.temperature_cp <= 0:
             return res
         best = lines[0][0]
         cands = [(s, pv) for s, pv in lines if s >= best - lv.margin_cp]
         if best > K.MATE_BOUND or len(cands) < 2:
             return res
-        rng = random.Random(seed)
         weights = [math.exp((s - best) / lv.temperature_cp) for s, _ in cands]
         s, pv = rng.choices(cands, weights=weights)[0]
         moves = self._pv_moves(board, pv)
@@ -567,6 +611,16 @@ class Engine:
         cp, mate = _score_fields(s)
         return SearchResult(moves[0], cp, mate, res.depth, res.nodes, res.time_s, moves,
                             moves[1] if len(moves) > 1 else None)
+
+
+def _soft_pick(cands: list[tuple[int, object]], lv: Level, rng: random.Random) -> object:
+    """One of ``cands`` ((score, item), best first) within the level's margin of the best, drawn
+    with weight ``exp((score - best) / temperature)``."""
+    best = cands[0][0]
+    near = [(s, x) for s, x in cands if s >= best - lv.margin_cp]
+    if lv.temperature_cp <= 0 or len(near) < 2:
+        return near[0][1]
+    return rng.choices(near, weights=[math.exp((s - best) / lv.temperature_cp) for s, _ in near])[0][1]
 
 
 def warmup(background: bool = True) -> threading.Thread | None:

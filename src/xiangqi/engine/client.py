@@ -598,8 +598,9 @@ class SimpleEngine:
         """
         tokens, lines = self._search(board, limit, multipv=None, timeout=timeout, grace=grace)
         info = lines.get(1, {})
-        if tokens[0] == "nobestmove" or len(tokens) < 2 or tokens[1] in ("(none)", "0000", "none"):
-            return PlayResult(None, None, info)
+        if tokens[0] == "nobestmove" or len(tokens) < 2 or tokens[1] in ("(none)", "0000", "none", "resign"):
+            # no move: a draw claim (ElephantEye's nobestmove) or a resignation; the caller judges it
+            return PlayResult(None, None, info, resigned=len(tokens) > 1 and "resign" in tokens[1:])
         move = self.move_from_engine(tokens[1])
         if not board.is_legal(move):
             raise IllegalEngineMoveError(f"{self.name}: illegal move {tokens[1]!r} ({move.iccs()}) "

@@ -18,6 +18,8 @@ point for the tuning script (tools/tune_eval.py).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from xiangqi.engine._numba import njit
@@ -121,9 +123,17 @@ def _build_psts() -> tuple[np.ndarray, np.ndarray]:
 
 PST_MG, PST_EG = _build_psts()
 
-# Pattern weights (centipawns), hand-set. tools/tune_eval.py fits them to master-game results
-# (Texel's method); its fit lowered the error a little but lost a self-play match clearly
-# (5-16-3 at 0.1 s/move), so these hand values stay until a tuning run also wins a match.
+#: Environment variable naming an ``.npz`` of tuned tables (``PST_MG``, ``PST_EG`` int (15, 90), ``W``
+#: int (12,)) that replace the built-in ones, as tools/texel_tune.py writes them: how a tuning
+#: candidate is played against the shipped evaluation (``xiangqi match --sprt``, docs/ENGINE.md).
+#: The Numba cache directory includes the file's digest (:mod:`._numba`), so kernels compiled
+#: with other tables are never reused.
+EVAL_ENV = "XIANGQI_EVAL"
+
+# Pattern weights (centipawns), hand-set. tools/texel_tune.py fits them together with the material
+# and piece-square tables to master-game results (Texel's method, docs/ENGINE.md); the first
+# attempt (tools/tune_eval.py: these weights alone) lost a self-play match 5-16-3, for the reasons
+# docs/ENGINE.md measures, so the hand values stay until a tuned set passes an SPRT.
 W = np.array([
     3,    # 0 rook mobility per reachable square
     4,    # 1 horse mobility per free leg/destination
@@ -138,6 +148,26 @@ W = np.array([
     20,   # 10 enemy rook on an open line toward the king
     10,   # 11 tempo (side to move)
 ], np.int64)
+
+
+def load_tables(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(PST_MG, PST_EG, W)`` from a tuned ``.npz`` (see :data:`EVAL_ENV`).
+
+    Raises ValueError when an array is missing or has the wrong shape.
+    """
+    with np.load(path) as z:
+        missing = [k for k in ("PST_MG", "PST_EG", "W") if k not in z.files]
+        if missing:
+            raise ValueError(f"{path}: no array {', '.join(missing)} (expected PST_MG, PST_EG, W)")
+        mg, eg, w = (np.ascontiguousarray(z[k], dtype=np.int64) for k in ("PST_MG", "PST_EG", "W"))
+    if mg.shape != (15, 90) or eg.shape != (15, 90) or w.shape != W.shape:
+        raise ValueError(f"{path}: shapes {mg.shape}, {eg.shape}, {w.shape}; expected (15, 90), (15, 90), "
+                         f"{W.shape}")
+    return mg, eg, w
+
+
+if os.environ.get(EVAL_ENV):
+    PST_MG, PST_EG, W = load_tables(os.environ[EVAL_ENV])
 
 
 @njit

@@ -1,4 +1,4 @@
-"""Playing levels 初级 / 中级 / 高级 / 大师 (DESIGN.md decision 8).
+"""Playing levels 入门 / 初级 / 中级 / 高级 / 大师 (DESIGN.md decision 8).
 
 A level is a search limit plus a controlled amount of error: the engine searches
 the best ``multipv`` moves, keeps those within ``margin_cp`` of the best one, and
@@ -6,7 +6,9 @@ picks among them with probability ``exp((score - best) / temperature_cp)``.
 The weak levels therefore lose the way people do — a shallow search misses
 tactics a few plies deep, and they choose among *reasonable* moves — rather than
 by a random blunder every few moves: a move that loses material at the level's
-depth is never inside the margin.
+depth is never inside the margin. 入门 adds a beginner's blind spots (``miss_threat``,
+``miss_capture``): now and then it judges a move without looking at the reply, or does not
+see a capture; even then it plays the best move by what it looked at.
 
 ``elo`` is the rating measured by matches (``bench/calibrate_levels.py``, which
 writes :data:`ELO_FILE`; None while not measured), with its 95 % error bar
@@ -65,6 +67,13 @@ class Level:
     multipv: int = 1
     margin_cp: int = 0
     temperature_cp: float = 0.0
+    #: Chance per move (not in check, no mate found) of looking only at its own move: the move is
+    #: chosen by the static evaluation right after it, the opponent's reply unseen (a beginner who
+    #: misses the threat: it may leave a piece en prise or walk into a capture).
+    miss_threat: float = 0.0
+    #: Chance per move of not seeing its captures: the move is chosen among the non-captures of
+    #: the searched lines (a beginner who misses a piece it could take).
+    miss_capture: float = 0.0
     elo: int | None = None
     #: Half-width of the 95 % interval of ``elo`` (Elo points); None when unknown.
     elo_error: int | None = None
@@ -141,6 +150,17 @@ def with_elos(levels: dict[str, Level], elos: dict[str, dict[str, int | None]]) 
 #: The levels in order of strength, with their measured Elo from :data:`ELO_FILE` when it has one.
 LEVELS: dict[str, Level] = with_elos(BASE_LEVELS, load_elos())
 
+#: Levels the engine plays (``xiangqi engine``'s ``Level`` option, ``xiangqi match builtin:novice``,
+#: :func:`get_level`) that the app's level list does not offer yet. 入门 (below 初级): a one-ply
+#: search plus captures that overlooks the reply on three moves in five and its captures on
+#: three in ten; even then it plays the best move by what it looked at, never a random one. It
+#: joins :data:`LEVELS` once bench/calibrate_levels.py has measured it (docs/ENGINE.md has its match against
+#: tools/greedy_engine.py).
+EXTRA_LEVELS: dict[str, Level] = with_elos({
+    "novice": Level("novice", "入门", "Novice", depth=1, time=0.3, multipv=4, margin_cp=120,
+                    temperature_cp=50.0, miss_threat=0.6, miss_capture=0.3),
+}, load_elos())
+
 
 def get_level(name: str | Level) -> Level:
     """The level named by its key (``"master"``), Chinese (``"大师"``) or English (``"Master"``) name.
@@ -151,8 +171,9 @@ def get_level(name: str | Level) -> Level:
     if isinstance(name, Level):
         return name
     text = str(name).strip()
-    for lv in LEVELS.values():
+    for lv in (*LEVELS.values(), *EXTRA_LEVELS.values()):
         if text.lower() in (lv.key, lv.name_en.lower()) or text == lv.name_zh:
             return lv
-    known = ", ".join(f"{lv.key}/{lv.name_zh}/{lv.name_en}" for lv in LEVELS.values())
+    every = (*EXTRA_LEVELS.values(), *LEVELS.values())
+    known = ", ".join(f"{lv.key}/{lv.name_zh}/{lv.name_en}" for lv in every)
     raise ValueError(f"unknown level {name!r}; expected one of {known}")

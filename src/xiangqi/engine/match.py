@@ -9,7 +9,9 @@ is a command line (``fairy-stockfish``, ``/usr/games/sjaakii``, ``"eleeye"``).
   plies; game ``2k`` and ``2k+1`` use the same opening with colours swapped.
 * **Adjudication** by our own rules referee (``board.outcome()``: mate, stalemate,
   perpetual check and repetition rulings, the 60-move rule, dead material), plus a
-  ply cap (a draw), an illegal move or a crash (a loss for that engine), and — with
+  ply cap (a draw), an illegal move or a crash (a loss for that engine), an engine's
+  ``nobestmove`` / ``bestmove (none)`` judged as a draw claim (:func:`judge_claim`: valid
+  → the referee's ruling, invalid → a loss for the claimant), and — with
   a clock time control — a loss on time when an engine overdraws its clock by
   more than ``time_margin`` seconds.
 * **Result**: the score of A and the Elo difference with its 95 % error bar
@@ -38,6 +40,7 @@ from typing import Any
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
+from xiangqi.core.outcome import Outcome
 from xiangqi.engine.client import EngineError, EngineTerminatedError, Limit, SimpleEngine
 
 #: Balanced openings (name, ICCS moves), each a common master-game start (ECCO families A–E).
@@ -280,8 +283,13 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
             return _forfeit(red, black, opening, board, side, f"{eng.name}: {exc}", round_no, times)
         used = time.monotonic() - t0
         times[eng.name].append(used)
-        if res.move is None:  # the engine says it has no move; the referee disagrees (no outcome above)
-            return _forfeit(red, black, opening, board, side, f"{eng.name} sent no move", round_no, times)
+        if res.move is None:  # no move: a draw claim (ElephantEye) or a resignation, judged by our referee
+            ruling = judge_claim(board, rules)
+            if ruling is not None:
+                return GameResult(red.name, black.name, opening[0], ruling.result(),
+                                  f"{ruling.reason_en} (claimed by {eng.name})", board, round_no, times)
+            what = "resigned" if res.resigned else "sent no move (an invalid draw claim)"
+            return _forfeit(red, black, opening, board, side, f"{eng.name} {what}", round_no, times)
         if tc.uses_clock:
             clock[side] -= used
             if clock[side] < -time_margin:
@@ -292,6 +300,58 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
                 moves_in_period[side] = 0
                 clock[side] += tc.base or 0.0
         board.push(res.move)
+
+
+def judge_claim(board: Board, rules: object | None = None) -> Outcome | None:
+    """Our referee's ruling on a draw claimed by the side to move of ``board`` (an engine that
+    answers ``nobestmove`` or ``bestmove (none)``, as ElephantEye does in a position it holds drawn).
+
+    The claim is valid, and the drawn :class:`~xiangqi.core.outcome.Outcome` returned, when
+
+    1. the referee rules the position drawn already (:meth:`Board.outcome`: the natural move
+       limit, a drawn repetition at its third occurrence, neither side with attacking material);
+    2. **the move limit**: the claimant's next move reaches the rule set's natural move limit
+       (``halfmove_clock + 1 >= move_limit_plies``, RULES.md §4) and it has a legal move that is
+       not a capture (a claim "with the intended move", as the FIDE Laws art. 9.3 allow);
+    3. **a repetition the rules rule drawn**: the position occurred before since the last
+       capture (a cycle from its first occurrence to now) and
+       :func:`~xiangqi.core.referee.rule_cycle` rules that cycle a draw (no side forbidden, or both).
+       When it rules the *opponent's* moves forbidden (the opponent checks or chases
+       perpetually), that ruling is returned: the claimant wins, as the referee would rule at
+       the third occurrence (ElephantEye claims any repetition, also one it wins by rule);
+    4. **dead material**: neither side has a rook, horse, cannon or pawn (RULES.md §6); this is
+       also case 1, kept for the reason text.
+
+    Otherwise (a position the claimant has lost, a cycle in which the claimant's own moves are
+    forbidden, or no draw rule met) None: the claim is invalid and the claimant forfeits.
+    """
+    from xiangqi.core.board import Termination
+    from xiangqi.core.classify import classify_cycle
+    from xiangqi.core.outcome import draw
+    from xiangqi.core.referee import get_rules, rule_cycle
+
+    out = board.outcome(rules)
+    if out is not None:
+        return out if out.winner is None else None
+    rs = get_rules(rules)
+    if board.halfmove_clock + 1 >= rs.move_limit_plies and any(
+            not board.is_capture(m) for m in board.legal_moves):
+        n = rs.move_limit_plies
+        return draw(Termination.MOVE_LIMIT, f"{n // 2}回合未吃子，判和（提和成立）",
+                    f"{n // 2} moves without a capture with the claimant's next move")
+    # the earliest earlier occurrence of this position (same side to move) since the last capture
+    key = (tuple(board.squares), board.turn)
+    b = board.copy()
+    first = None
+    for back in range(1, min(len(board.move_stack), board.halfmove_clock) + 1):
+        b.pop()
+        if back % 2 == 0 and (tuple(b.squares), b.turn) == key:
+            first = len(board.move_stack) - back
+    if first is not None:
+        ruling = rule_cycle(classify_cycle(board, first, rs), rs)
+        if ruling.winner is None or ruling.winner == board.turn:
+            return ruling
+    return None
 
 
 def _limit(tc: TimeControl, clock: dict[bool, float | None], done: dict[bool, int], side: bool) -> Limit:
@@ -556,7 +616,8 @@ class MatchResult:
 def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
               openings: Sequence[tuple[str, str]] = OPENINGS, ply_cap: int = DEFAULT_PLY_CAP,
               time_margin: float = 0.5, on_game: Callable[[GameResult, MatchResult], None] | None = None,
-              tc_b: TimeControl | None = None, concurrency: int = 1, first: int = 0) -> MatchResult:
+              tc_b: TimeControl | None = None, concurrency: int = 1, first: int = 0,
+              until: Callable[[MatchResult], bool] | None = None) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; pairs of games share an opening with colours
     swapped (A has Red in odd-numbered games). ``on_game`` is called after each game.
 
@@ -565,7 +626,10 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
     per worker thread, reused for that worker's games); games are numbered,
     reported to ``on_game`` and listed in the result in the same order as when
     played one by one. ``first`` is the index of the first game (0-based), so a
-    match continued later goes on with the next openings and colours.
+    match continued later goes on with the next openings and colours. ``until(result)``, when
+    given, is asked after each game (after ``on_game``, in game order); when it says True the
+    match ends there (games still running are ended and left out): ``xiangqi match --sprt``
+    stops so once a bound is crossed.
 
     An engine that crashes is restarted for the next game. Raises :class:`MatchError`
     for bad settings and :class:`EngineError` if an engine cannot be started at all.
@@ -584,20 +648,35 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
         b = dataclasses.replace(b, name=b.name + "#2")
     result = MatchResult(a.name, b.name, tc, tc_b=tc_b)
     indices = range(first, first + games)
+
+    def deliver(g: GameResult, res: MatchResult) -> None:
+        if on_game is not None:
+            on_game(g, res)
+        if until is not None and until(res):
+            raise _MatchDone
+
     if concurrency == 1:
         engines: dict[str, SimpleEngine] = {}
         try:
             for i in indices:
                 g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin)
                 result.games.append(g)
-                if on_game is not None:
-                    on_game(g, result)
+                deliver(g, result)
+        except _MatchDone:
+            pass
         finally:
             for eng in engines.values():
                 eng.quit()
         return result
-    return _run_concurrent(a, b, indices, tc, tc_b, openings, ply_cap, time_margin, on_game, result,
-                           min(concurrency, games))
+    try:
+        return _run_concurrent(a, b, indices, tc, tc_b, openings, ply_cap, time_margin, deliver, result,
+                               min(concurrency, games))
+    except _MatchDone:
+        return result
+
+
+class _MatchDone(Exception):
+    """Raised through the game loop when ``run_match``'s ``until`` says the match is over."""
 
 
 def _match_game(a: PlayerSpec, b: PlayerSpec, i: int, engines: dict[str, SimpleEngine], tc: TimeControl,
@@ -760,5 +839,5 @@ def search_speed(depth: int = 9, hash_mb: int = 64) -> tuple[int, float, list[st
 
 
 __all__ = ["OPENINGS", "GameResult", "MatchError", "MatchResult", "PlayerSpec", "Rating", "TimeControl",
-           "elo_difference", "elo_from_score", "fit_ratings", "opening_board", "peer_perft_speed",
-           "perft_speed", "play_game", "run_match", "search_speed"]
+           "elo_difference", "elo_from_score", "fit_ratings", "judge_claim", "opening_board",
+           "peer_perft_speed", "perft_speed", "play_game", "run_match", "search_speed"]

@@ -349,8 +349,9 @@ class EngineServer:
         """Level name → level object."""
         if self._levels is None:
             from xiangqi.engine import LEVELS
+            from xiangqi.engine.levels import EXTRA_LEVELS
 
-            self._levels = dict(LEVELS)
+            self._levels = {**EXTRA_LEVELS, **LEVELS}
         return self._levels
 
     def make_limit(self, **kw: Any) -> Any:

@@ -1,0 +1,63 @@
+"""The SPRT state of a match from its PGN (``xiangqi match --pgn``), e.g. of a match that was
+stopped before a bound was reached.
+
+    python tools/sprt_pgn.py match.pgn PLAYER ELO0 ELO1 [--alpha 0.05 --beta 0.05] [--model trinomial]
+
+Games are taken in file order (the match writes them in game order, so games 2k and 2k+1 are the
+colour-swapped pair); PLAYER is A's name as in the Red/Black tags. Prints
+:meth:`xiangqi.engine.sprt.Sprt.summary`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from xiangqi.engine.sprt import Sprt
+
+TAG = re.compile(r'^\[(Red|Black|Result) "([^"]*)"\]', re.M)
+
+
+def scores(text: str, player: str) -> list[float]:
+    """PLAYER's score in each game of the PGN ``text``, in order."""
+    out, tags = [], {}
+    for key, value in TAG.findall(text):
+        tags[key] = value
+        if key == "Result":
+            res = tags.get("Result")
+            if res in ("1-0", "0-1", "1/2-1/2") and player in (tags.get("Red"), tags.get("Black")):
+                if res == "1/2-1/2":
+                    out.append(0.5)
+                else:
+                    out.append(1.0 if (res == "1-0") == (tags.get("Red") == player) else 0.0)
+            tags = {}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("pgn")
+    ap.add_argument("player")
+    ap.add_argument("elo0", type=float)
+    ap.add_argument("elo1", type=float)
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--beta", type=float, default=0.05)
+    ap.add_argument("--model", choices=("pentanomial", "trinomial"), default="pentanomial")
+    args = ap.parse_args()
+    with open(args.pgn, encoding="utf-8") as fh:
+        games = scores(fh.read(), args.player)
+    s = Sprt(args.elo0, args.elo1, args.alpha, args.beta, args.model)
+    stopped = None
+    for i, g in enumerate(games):
+        s.add(g)
+        if stopped is None and s.status() != "continue" and (args.model == "trinomial" or i % 2 == 1):
+            stopped = i + 1
+    print(f"{len(games)} games of {args.player}" + (f"; a bound was first crossed after game {stopped}"
+                                                   if stopped else ""))
+    print(s.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
