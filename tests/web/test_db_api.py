@@ -76,7 +76,8 @@ def test_explore_bad_input(client, params, field):
     ({"player": "胡榮華"}, 5), ({"red": "胡榮華"}, 3), ({"black": "胡榮華"}, 2), ({"event": "全國"}, 5),
     ({"date_from": "1990", "date_to": "1999"}, 4),  # ccpd 09, 10, G2 (1999) and G8 (1990)
     ({"result": "draw"}, 1 + 2), ({"result": "0-1"}, 7 + 2), ({"ecco": "C00-C99"}, 3),
-    ({"ecco": "e"}, 3), ({"opening": "中炮"}, None), ({"comment": "zzz-nothing"}, 0),
+    ({"ecco": "e"}, 3 + 1),  # + G5 (c3c4, 仙人指路): no tag, E00 computed from its moves
+    ({"opening": "中炮"}, None), ({"comment": "zzz-nothing"}, 0),
     ({"source": "mine"}, 1), ({"source": "master"}, 15 + 7), ({"source": "both"}, 15 + 8),
     ({"fen": AFTER_H2E2}, 5 + 6), ({"fen": AFTER_H2E2, "mirror": "true"}, 6 + 7),
     ({"fen": AFTER_H2E2, "source": "mine"}, 1),
