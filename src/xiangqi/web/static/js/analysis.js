@@ -29,7 +29,8 @@ const $ = (sel) => document.querySelector(sel);
  * the position shown; ``toast(text)`` a short message; ``onTree()`` after the game's tree was fetched
  * again (the review puts its marks back).
  */
-export function createAnalysis({ board, api, moveText, onChange, shapes, toast, onTree = () => {} }) {
+export function createAnalysis({ board, api, moveText, onChange, shapes, toast, onTree = () => {},
+  onRendered = () => {} }) {
   let tree = null; // {nodes, source: "current"|"library"|"record", gameId, libraryId, title, headers, played}
   let cur = 0; // the node shown
   let following = true; // the current game's view shows its last move (the page shows the live game)
@@ -535,6 +536,7 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast, 
     markCurrent();
     document.body.dataset.treeNodes = String(tree.nodes.length);
     document.body.dataset.treeVariations = String(variations());
+    onRendered(tree.source); // e.g. the book marks of the live game's moves (opening.js)
   }
 
   function markCurrent() {

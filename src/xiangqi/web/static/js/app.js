@@ -64,6 +64,7 @@ const analysis = createAnalysis({
   board, api: (...a) => api(...a), moveText: nodeText, toast: (x) => toast(x), shapes: boardShapes,
   onChange: () => analysisChanged(),
   onTree: () => review.reapply(),
+  onRendered: (source) => { if (source === "current" && ui.state) markBookMoves(ui.state); },
 });
 window.xqAnalysis = analysis;
 
