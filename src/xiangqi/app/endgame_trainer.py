@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from xiangqi.core.board import Board, Move, in_palace, square_name
+from xiangqi.core.board import Board, Move, grid_board_fen, in_palace, square_name
 
 __all__ = ["EndgameTrainer", "EndgameError", "MIN_DTM", "SAMPLES", "ENDING_NAMES_ZH"]
 
@@ -140,21 +140,8 @@ class EndgameTrainer:
                 grid[self._rng.choice(free)] = letter if red else letter.lower()
             if not ok:
                 continue
-            rows = []
-            for r in range(9, -1, -1):
-                row, empty = "", 0
-                for f in range(9):
-                    p = grid[r * 9 + f]
-                    if p is None:
-                        empty += 1
-                        continue
-                    if empty:
-                        row += str(empty)
-                        empty = 0
-                    row += p
-                rows.append(row + (str(empty) if empty else ""))
             try:
-                b = Board("/".join(rows) + " w - - 0 1")
+                b = Board(grid_board_fen(grid) + " w - - 0 1")
             except Exception:
                 continue
             if b.is_check() or not any(True for _ in b.legal_moves):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import random as _random
 
-from xiangqi.core.board import Board
+from xiangqi.core.board import Board, grid_board_fen
 
 __all__ = ["SLOTS", "ARRANGEMENTS", "STANDARD_SHUFFLE", "random_start", "shuffle_number", "random_start_fen"]
 
@@ -35,32 +35,12 @@ STANDARD_SHUFFLE: int = ARRANGEMENTS.index("RNNRCC")
 
 def _fen(arrangement: str) -> str:
     """The FEN of one arrangement (Red to move, move 1)."""
-    grid: list[list[str | None]] = [[None] * 9 for _ in range(10)]  # grid[rank][file]
-    back = "..BAKAB.."
-    for f, ch in enumerate(back):
-        if ch != ".":
-            grid[0][f] = ch
-            grid[9][f] = ch.lower()
-    for f in (0, 2, 4, 6, 8):
-        grid[3][f] = "P"
-        grid[6][f] = "p"
-    for (f, r), ch in zip(SLOTS, arrangement, strict=True):
-        grid[r][f] = ch
-        grid[9 - r][f] = ch.lower()
-    rows = []
-    for r in range(9, -1, -1):
-        row, empty = "", 0
-        for f in range(9):
-            ch = grid[r][f]
-            if ch is None:
-                empty += 1
-                continue
-            if empty:
-                row += str(empty)
-                empty = 0
-            row += ch
-        rows.append(row + (str(empty) if empty else ""))
-    return "/".join(rows) + " w - - 0 1"
+    grid: list[str | None] = [None] * 90  # by square, rank * 9 + file
+    for (f, r), ch in [((f, 0), ch) for f, ch in enumerate("..BAKAB..") if ch != "."] \
+            + [((f, 3), "P") for f in (0, 2, 4, 6, 8)] + list(zip(SLOTS, arrangement, strict=True)):
+        grid[r * 9 + f] = ch
+        grid[(9 - r) * 9 + f] = ch.lower()
+    return grid_board_fen(grid) + " w - - 0 1"
 
 
 def random_start_fen(number: int) -> str:
