@@ -37,10 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from xiangqi.core.records import read_records
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/corpus.py, also when loaded by path
-from corpus import CORPUS, RESULTS  # noqa: E402
+from corpus import CORPUS, RESULTS, read_games  # noqa: E402
 
 FOLDER = "/大師對局/"
 MIN_PLIES = 30
@@ -96,8 +94,6 @@ def _chunk_path(out: Path, k: int) -> Path:
 
 def generate(corpus: str, out: Path, chunk: int, min_ply: int, limit_chunks: int | None) -> None:
     """Write every missing chunk (module docstring); prints one line per chunk."""
-    import tarfile
-
     out.mkdir(parents=True, exist_ok=True)
     seen: set[int] = set()
     for p in sorted(out.glob("chunk-*.npz")):
@@ -122,60 +118,60 @@ def generate(corpus: str, out: Path, chunk: int, min_ply: int, limit_chunks: int
         print(f"chunk {k}: {len(buf['games'])} new games, {len(buf['side'])} positions "
               f"({time.time() - t0:.0f}s)", flush=True)
 
-    with tarfile.open(corpus, "r:gz") as tar:
-        for member in tar:
-            if not (member.isfile() and FOLDER in member.name and member.name.endswith(".pgn")):
+    stopped = False
+
+    def admit(_name: str) -> bool:
+        """Chunk bookkeeping per game file (asked before it is read): False for a file of a chunk
+        already on disk, or once ``limit_chunks`` chunks are done."""
+        nonlocal k, in_chunk, skipping, buf, stopped
+        if stopped:
+            return False
+        if in_chunk == chunk:
+            flush()
+            k += 1
+            in_chunk = 0
+            if limit_chunks is not None and k >= limit_chunks:
+                stopped = True
+                return False
+            skipping = _chunk_path(out, k).exists()
+            buf = {"bd": [], "side": [], "result": [], "game": [], "ply": [], "games": []}
+        in_chunk += 1
+        return not skipping
+
+    for _name, recs in read_games(corpus, FOLDER, keep=admit):
+        for g in recs:
+            res = RESULTS.get(g.headers.get("Result", ""))
+            if res is None or g.errors:
                 continue
-            if in_chunk == chunk:
-                flush()
-                k += 1
-                in_chunk = 0
-                if limit_chunks is not None and k >= limit_chunks:
-                    return
-                skipping = _chunk_path(out, k).exists()
-                buf = {"bd": [], "side": [], "result": [], "game": [], "ply": [], "games": []}
-            in_chunk += 1
-            if skipping:
+            moves = g.mainline_moves()
+            if len(moves) < MIN_PLIES:
                 continue
-            data = tar.extractfile(member)
-            if data is None:
+            gh = game_hash([m.iccs() for m in moves])
+            if gh in seen:
                 continue
-            try:
-                recs = read_records(data.read())
-            except Exception:  # noqa: BLE001 - a damaged record is skipped, the rest is used
+            b = g.board()
+            rows = []
+            ok = True
+            for ply, m in enumerate(moves):
+                if not b.is_legal(m):
+                    ok = False
+                    break
+                b.push(m, validate=False)
+                if ply + 1 >= min_ply:
+                    q, bd, side = quiet(b)
+                    if q:
+                        rows.append((bd, side, ply + 1))
+            if not ok:
                 continue
-            for g in recs:
-                res = RESULTS.get(g.headers.get("Result", ""))
-                if res is None or g.errors:
-                    continue
-                moves = g.mainline_moves()
-                if len(moves) < MIN_PLIES:
-                    continue
-                gh = game_hash([m.iccs() for m in moves])
-                if gh in seen:
-                    continue
-                b = g.board()
-                rows = []
-                ok = True
-                for ply, m in enumerate(moves):
-                    if not b.is_legal(m):
-                        ok = False
-                        break
-                    b.push(m, validate=False)
-                    if ply + 1 >= min_ply:
-                        q, bd, side = quiet(b)
-                        if q:
-                            rows.append((bd, side, ply + 1))
-                if not ok:
-                    continue
-                seen.add(gh)
-                buf["games"].append(gh)
-                for bd, side, ply in rows:
-                    buf["bd"].append(bd)
-                    buf["side"].append(side)
-                    buf["result"].append(res)
-                    buf["game"].append(gh)
-                    buf["ply"].append(ply)
+            seen.add(gh)
+            buf["games"].append(gh)
+            for bd, side, ply in rows:
+                buf["bd"].append(bd)
+                buf["side"].append(side)
+                buf["result"].append(res)
+                buf["game"].append(gh)
+                buf["ply"].append(ply)
+    if not stopped:
         flush()
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from xiangqi.core.board import Board
+from xiangqi.core.records import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -93,7 +94,7 @@ def test_positions_are_quiet(data_dir):
         assert not b.is_check()
         assert quiet(b)[0]
     # of the 15 games' positions from ply 10 on, the test drops some (checks, open captures)
-    plies = sum(len(texel_data.read_records(p.read_bytes())[0].mainline_moves()) - 9 for p in GAMES)
+    plies = sum(len(read_records(p.read_bytes())[0].mainline_moves()) - 9 for p in GAMES)
     assert 0.5 * plies < len(data["side"]) < plies
 
 
