@@ -30,3 +30,18 @@ def test_ctrl_c_stops_a_long_perft_at_once() -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "Traceback" not in err
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    """`xiangqi puzzles list --json | head -1` (300 kB, more than a pipe holds): the reader closes
+    the pipe after one line; the command stops with 141 (128 + SIGPIPE) and no traceback, instead
+    of a BrokenPipeError."""
+    proc = subprocess.Popen([sys.executable, "-m", "xiangqi", "puzzles", "list", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what `head -1` does after its line
+    _, err = proc.communicate(timeout=60)
+    assert first.strip()
+    assert proc.returncode == 141, err.decode(errors="replace")
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

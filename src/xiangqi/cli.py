@@ -535,6 +535,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`xiangqi db search … | head`): stop quietly, as Unix tools do; stdout
+        # is pointed at /dev/null so that the interpreter's final flush does not raise again
+        # (the recipe of the Python docs, "Note on SIGPIPE" in the signal module)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 
 if __name__ == "__main__":
