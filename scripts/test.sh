@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Set up everything the tests need, then run lint and the whole default test suite.
-# Extra arguments go to pytest (e.g. -m slow).
+# Extra arguments go to pytest (e.g. -m slow). The tests run on every core (pytest-xdist, one worker per
+# core, each test file on one worker so its fixtures are built once); XIANGQI_TEST_WORKERS=0 runs them
+# in this process, e.g. to debug with -x --pdb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
 .venv/bin/ruff check src tests bench
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$(mktemp -d)}"
 set +e
-.venv/bin/python -m pytest "$@"
+workers="${XIANGQI_TEST_WORKERS:-auto}"
+if [ "$workers" = 0 ]; then
+    .venv/bin/python -m pytest "$@"
+else
+    .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@"
+fi
 rc=$?
 set -e
 if [ "$rc" = 5 ]; then

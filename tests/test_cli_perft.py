@@ -20,15 +20,21 @@ def test_perft_prints_the_count_on_the_last_line(engine: str, capsys: pytest.Cap
 
 
 def test_ctrl_c_stops_a_long_perft_at_once() -> None:
+    # The child says "ready" once the command line is imported (a busy machine can take many seconds
+    # for that); the interrupt is sent after it, so it lands inside the command, as a user's Ctrl-C does.
+    child = ("import sys, xiangqi.cli; sys.stderr.write('ready\\n'); sys.stderr.flush(); "
+             "sys.exit(xiangqi.cli.main(['perft', '9']))")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "xiangqi.cli", "perft", "9"],
+        [sys.executable, "-c", child],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(3)  # inside the kernel by now (or still compiling it)
+    assert proc.stderr is not None
+    assert proc.stderr.readline().strip() == "ready"
+    time.sleep(2)  # inside the kernel by now (or still compiling it)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert "Traceback" not in err
 
 
