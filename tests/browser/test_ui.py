@@ -85,7 +85,8 @@ def test_long_move_list_scrolls_inside_its_panel_at_1366x768(quick_server, drive
     page.click("#btn-open")
     page.fill("#paste-text", pgn)
     page.click("#btn-paste-open")
-    expect(page.locator("#rc-ply")).to_have_text("0 / 120")
+    # the record is read in a sandboxed child process: seconds on a busy machine
+    expect(page.locator("#rc-ply")).to_have_text("0 / 120", timeout=30_000)
     for _ in range(30):
         page.keyboard.press("ArrowRight")
     page.click("#rc-last")
@@ -506,7 +507,8 @@ def test_messages_reach_the_page_in_its_language(quick_server, driver, page):
     page.click("#btn-open")
     page.fill("#paste-text", "4k4/9/9/9/9/9/9/9/9/9 w - - 0 1")
     page.click("#btn-paste-open")
-    expect(page.locator("#open-error")).to_contain_text("红方必须恰有一个将（帅）")
+    # read in the sandboxed child process: seconds on a busy machine
+    expect(page.locator("#open-error")).to_contain_text("红方必须恰有一个将（帅）", timeout=30_000)
     assert not re.search(r"[A-Za-z]{3,}", TOKEN.sub("", page.inner_text("#open-error")))
     page.fill("#paste-text", "1. h2e2 h9g7 2. a0a5 *")  # a record with a problem: shown above its moves
     page.click("#btn-paste-open")
