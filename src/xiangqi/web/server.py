@@ -234,6 +234,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         hub.arm_clock()
         yield
         await hub.shutdown()
+        with contextlib.suppress(Exception):
+            app.state.engines.close()  # the added engines' processes (web/engines_api.py)
         store.close()
 
     # No /docs, /redoc or /openapi.json: the page is the server's only client; the schema stays
@@ -270,6 +272,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     from xiangqi.web.puzzle_api import router as puzzle_router
 
     app.include_router(puzzle_router)
+    from xiangqi.web.engines_api import create_router as engines_router
+
+    app.include_router(engines_router(app, hub, store))  # Settings → engines: added UCI/UCCI engines
 
     # -- pages -------------------------------------------------------------
 
