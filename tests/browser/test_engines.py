@@ -22,7 +22,7 @@ SHOTS = Path(os.environ.get("XQ_SHOTS", "/tmp/shots-engines"))
 def server(tmp_path):
     # the game's computer is the real player (no stand-in move provider), so that an added engine
     # is what answers; the built-in engine is not used by this test
-    srv = LiveServer(tmp_path / "data")
+    srv = LiveServer(tmp_path / "data", warmup=False)
     srv.start()
     yield srv
     srv.stop()
@@ -32,11 +32,12 @@ def add_engine(page, mode: str) -> None:
     before = page.locator("#eng-list .eng-item").count()
     page.fill("#eng-path", f"{sys.executable} {FAKE} {mode}")
     page.click("#eng-check")
-    expect(page.locator("#eng-status")).to_contain_text("FakeEngine（UCI，")
+    # a handshake starts a Python program: on a busy machine that takes seconds
+    expect(page.locator("#eng-status")).to_contain_text("FakeEngine（UCI，", timeout=30_000)
     expect(page.locator("#eng-options [data-option='Hash']")).to_have_value("16")
     page.fill("#eng-new-time", "0.2")
     page.click("#eng-add")
-    expect(page.locator("#eng-list .eng-item")).to_have_count(before + 1)
+    expect(page.locator("#eng-list .eng-item")).to_have_count(before + 1, timeout=30_000)
 
 
 def test_an_added_engine_plays_and_analyses(server, driver, page):
@@ -47,7 +48,7 @@ def test_an_added_engine_plays_and_analyses(server, driver, page):
     # a program that is not an engine: the reason, in Chinese
     page.fill("#eng-path", "/bin/cat /dev/null")
     page.click("#eng-check")
-    expect(page.locator("#eng-status")).to_contain_text("握手失败")
+    expect(page.locator("#eng-status")).to_contain_text("握手失败", timeout=30_000)
     expect(page.locator("#eng-add")).to_be_disabled()
     add_engine(page, "first")      # plays the first legal move
     add_engine(page, "variant")    # answers in ranks 1-10 like Fairy-Stockfish, with a PV
