@@ -79,3 +79,48 @@ def test_an_added_engine_plays_and_analyses(server, driver, page):
     expect(best.locator(".ep-pv")).to_contain_text("炮二平五", timeout=20_000)
     expect(best.locator(".ep-score")).to_have_text("+0.30")
     page.screenshot(path=str(SHOTS / "analysis-added-engine-desktop.png"))
+
+
+def test_a_round_robin_in_the_page_shows_its_cross_table(server, driver, page):
+    """Three added engines (see tests/web/test_tournament_api.py for why the results are certain):
+    the cross table fills in, the points are right, and the games are in the library."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    registry = server.app.state.engines
+    for mode in ("first", "illegal", "die"):
+        registry.add(sys.executable, [FAKE, mode], movetime_s=0.1)
+    driver.open(server.url)
+    page.click("#btn-settings")
+    expect(page.locator("#eng-list .eng-item")).to_have_count(3)
+    page.click("#btn-tournament")
+    for key in ("engine:1", "engine:2", "engine:3"):
+        page.check(f"#tn-players input[value='{key}']")
+    page.fill("#tn-games", "2")
+    page.fill("#tn-movetime", "0.1")
+    page.click("#tn-start")
+    page.wait_for_selector("body[data-tournament='done']", timeout=90_000)
+    expect(page.locator("#tn-status")).to_have_text("比赛结束：6 局，已存入棋谱库")
+    expect(page.locator("#tn-table td[data-cell='0-1']")).to_have_text("2-0-0")
+    expect(page.locator("#tn-table td[data-cell='1-2']")).to_have_text("1-0-1")
+    expect(page.locator("#tn-table .tn-points")).to_have_text(["4", "1", "1"])
+    page.screenshot(path=str(SHOTS / "tournament-desktop.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(SHOTS / "tournament-phone.png"))
+    rows = server.app.state.store.list_games()
+    assert len(rows) == 6 and {r["result"] for r in rows} <= {"1-0", "0-1"}
+
+
+@pytest.mark.slow
+@pytest.mark.ci
+def test_a_round_robin_of_three_levels(server, driver, page, engine_ready):
+    """The issue's case: three built-in levels, two games a pair, at 0.05 s a move."""
+    driver.open(server.url)
+    page.click("#btn-settings")
+    page.click("#btn-tournament")
+    for key in ("beginner", "intermediate", "advanced"):
+        page.check(f"#tn-players input[value='{key}']")
+    page.fill("#tn-movetime", "0.05")
+    page.click("#tn-start")
+    page.wait_for_selector("body[data-tournament='done']", timeout=600_000)
+    points = [float(x) for x in page.locator("#tn-table .tn-points").all_inner_texts()]
+    assert sum(points) == 6.0  # 6 games, a point each
+    page.screenshot(path=str(SHOTS / "tournament-levels-desktop.png"))

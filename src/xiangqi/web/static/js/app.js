@@ -10,6 +10,7 @@ import { createEditor } from "./editor.js";
 import { createExplorer } from "./explorer.js";
 import { createEndgame } from "./endgame.js";
 import { createEngines } from "./engines.js";
+import { createTournament } from "./tournament.js";
 import { createPuzzles } from "./puzzles.js";
 import { createLibrary } from "./library.js";
 import { createPractice } from "./practice.js";
@@ -1092,6 +1093,14 @@ const engines = createEngines({
   api, toast, onChange: () => { fillLevels(); if (ui.state) renderPlayers(ui.state); },
 });
 window.xqEngines = engines;
+// engine matches: a round-robin of levels and added engines with its cross table (tournament.js)
+const tournament = createTournament({
+  api,
+  levels: () => (ui.levels || []).map((lv) => ({ key: lv.key, name: language() === "zh" ? lv.name_zh : lv.name_en })),
+  engines: () => engines.list.map((e) => ({ key: e.key, name: e.name })),
+  onGame: () => {},
+});
+$("#btn-tournament").addEventListener("click", () => { $("#dlg-settings").close(); tournament.open(); });
 const endgame = createEndgame({
   board, api, toast, restoreMove: tryMove,
   onEnter: () => { if (puzzles.active) puzzles.close(); enterOwnMode(); },
