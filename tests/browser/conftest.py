@@ -44,9 +44,12 @@ def browser_context_args(browser_context_args):
 class LiveServer:
     """A uvicorn server in a thread serving ``create_app(data_dir)``; ``restart()`` keeps the data dir."""
 
-    def __init__(self, data_dir: Path, move_provider: Callable | None = None) -> None:
+    def __init__(self, data_dir: Path, move_provider: Callable | None = None,
+                 warmup: bool | None = None) -> None:
         self.data_dir = data_dir
         self.move_provider = move_provider
+        #: compile the engine kernels at start (default: when the real engine plays)
+        self.warmup = move_provider is None if warmup is None else warmup
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self._server: uvicorn.Server | None = None
@@ -56,7 +59,7 @@ class LiveServer:
     def start(self) -> None:
         # With a stand-in computer player the engine kernels are not needed: skip their warmup.
         self.app = create_app(self.data_dir, move_provider=self.move_provider, player=_ENGINE,
-                              warmup=self.move_provider is None, engine_delay_s=0.05, port=self.port)
+                              warmup=self.warmup, engine_delay_s=0.05, port=self.port)
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                                 lifespan="on")
         self._server = uvicorn.Server(config)

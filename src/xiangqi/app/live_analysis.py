@@ -47,11 +47,13 @@ class LiveAnalysis:
     """The engine panel of one page. Thread-safe; see the module docstring.
 
     ``gate`` is the server's foreground gate (``hub.player.gate``); ``hash_mb`` the engine's table;
-    ``max_seconds``/``max_depth`` bound one position's search.
+    ``max_seconds``/``max_depth`` bound one position's search. ``engine``: the searcher (default:
+    a built-in :class:`xiangqi.engine.Engine`, made at the first search); an added engine's
+    :class:`xiangqi.app.engines.ExternalAnalyser` analyses with that engine instead.
     """
 
     def __init__(self, gate: ForegroundGate, *, hash_mb: int = 16, max_seconds: float = MAX_SECONDS,
-                 max_depth: int = MAX_DEPTH) -> None:
+                 max_depth: int = MAX_DEPTH, engine: Any = None) -> None:
         self.gate = gate
         self.hash_mb = hash_mb
         self.max_seconds = max_seconds
@@ -60,7 +62,9 @@ class LiveAnalysis:
         self._job: dict[str, Any] | None = None  # {"id", "board", "multipv"}
         self._seq = 0
         self._closed = False
-        self._engine = None
+        self._engine = engine
+        #: The level key of the added engine analysing (``engine:<id>``), None for the built-in one.
+        self.engine_key: str | None = getattr(engine, "key", None)
         self._events: collections.deque[dict[str, Any]] = collections.deque(maxlen=64)
         self._update: dict[str, Any] | None = None
         self._lines: dict[int, Any] = {}

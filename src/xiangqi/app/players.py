@@ -191,6 +191,10 @@ class EnginePlayer:
         self._running: SearchTicket | None = None
         self._waiting: list[SearchTicket] = []
         self._warm_started = False
+        #: The engines the user added (:class:`xiangqi.app.engines.ExternalEngines`), which play the
+        #: levels ``engine:<id>``; None: only the built-in levels.
+        self.externals: Any = None
+        self._external_key: str | None = None  # the added engine searching for a move now
 
     # -- taking turns ----------------------------------------------------------
 
@@ -249,6 +253,9 @@ class EnginePlayer:
             return (None if self._running is None else self._running.kind), len(self._waiting)
 
     def _stop_engine(self) -> None:
+        key = self._external_key
+        if key is not None and self.externals is not None:
+            self.externals.stop(key)
         eng = self._engine
         if eng is not None and hasattr(eng, "stop"):
             eng.stop()
@@ -303,6 +310,10 @@ class EnginePlayer:
         The page shows "engine warming up" instead of "thinking" then. Raises
         :class:`ValueError` for an unknown level.
         """
+        from xiangqi.app.engines import is_engine_key
+
+        if is_engine_key(level):
+            return False  # an added engine is a program of its own
         return not self.kernels_ready() and not self._quick_level(level)
 
     def _use_quick(self) -> bool:
@@ -323,8 +334,23 @@ class EnginePlayer:
         ``ticket`` (kind ``move``) lets the caller cancel it; a move goes before every
         query and stops a running one. Raises :class:`SearchCancelledError` when cancelled.
         In a position of the level's book the move comes from the book at once (:meth:`book_move`).
+        A level ``engine:<id>`` is an engine the user added (:attr:`externals`): it plays its own
+        move (no book), with the same turns and cancelling.
         """
+        from xiangqi.app.engines import EngineSetupError, is_engine_key
+
         with self._turn(ticket, "move") as t:
+            if is_engine_key(level):
+                if self.externals is None:
+                    raise EngineSetupError(f"{level}: no added engines on this server")
+                self._external_key = level
+                try:
+                    move = self.externals.play(level, board.copy(), time_s)
+                finally:
+                    self._external_key = None
+                self._check(t)
+                self.last_result = None  # no score of ours: the computer's conduct waits
+                return move
             booked = self.book_move(board, level)
             if booked is not None:
                 self._check(t)

@@ -152,8 +152,11 @@ class GameSession:
         for side, kind in (("red", red), ("black", black)):
             if kind not in PLAYER_KINDS:
                 raise SessionError(f"{side} player must be one of {', '.join(PLAYER_KINDS)}, got {kind!r}")
-        if level not in LEVEL_KEYS and level != ADAPTIVE:
-            raise SessionError(f"level must be one of {', '.join(LEVEL_KEYS + (ADAPTIVE,))}, got {level!r}")
+        from xiangqi.app.engines import is_engine_key
+
+        if level not in LEVEL_KEYS and level != ADAPTIVE and not is_engine_key(level):
+            raise SessionError(f"level must be one of {', '.join(LEVEL_KEYS + (ADAPTIVE,))} or an added "
+                               f"engine (engine:<id>), got {level!r}")
         self.id = game_id or uuid.uuid4().hex
         self.players: dict[Color, str] = {RED: red, BLACK: black}
         self.level = level
@@ -498,6 +501,9 @@ class GameSession:
             a = self.extras.get("adaptive") or {}
             elo = f" {round(a['elo'])}" if isinstance(a.get("elo"), int | float) else ""
             return f"Computer (Adaptive{elo})" if en else f"电脑·自适应{elo}"
+        if self.level.startswith("engine:"):  # an engine the user added: its own name
+            name = str(self.extras.get("engine_name") or self.level)
+            return name
         lv = next((x for x in levels() if x.key == self.level), None)
         if en:
             return f"Computer ({lv.name_en if lv else self.level})"

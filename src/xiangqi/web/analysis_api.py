@@ -20,7 +20,9 @@ library game, 422 for a malformed body):
 
 WebSocket ``/ws/analysis?token=…`` (the engine panel; one analysis per socket, at most
 :data:`MAX_ANALYSES` sockets analysing at once per server). The page sends ``{"type": "start",
-"fen", "moves"?: [ICCS], "multipv": 1..3}`` (replaces what is searched) and ``{"type": "stop"}``;
+"fen", "moves"?: [ICCS], "multipv": 1..3, "engine"?: "engine:<id>"}`` (replaces what is searched;
+``engine``: an added engine of Settings → engines analyses instead of the built-in one) and
+``{"type": "stop"}``;
 the server sends ``{"type": "started", "id"}``, ``{"type": "info", ...}`` (at most every
 :data:`UPDATE_INTERVAL_S`, see :meth:`xiangqi.app.live_analysis.LiveAnalysis.take_update`),
 ``{"type": "paused"}`` / ``{"type": "resumed"}`` while the game's computer searches (it has
@@ -128,6 +130,8 @@ class StartMessage(_Strict):
     fen: Fen
     moves: list[Iccs] = Field(default_factory=list, max_length=1000)
     multipv: int = Field(default=1, ge=1, le=MAX_MULTIPV)
+    #: An added engine (``engine:<id>``, Settings → engines) instead of the built-in one.
+    engine: Annotated[str, StringConstraints(pattern=r"^engine:[1-9][0-9]{0,8}$")] | None = None
 
 
 def _board(fen: str) -> Board:
@@ -262,6 +266,20 @@ def create_router(hub: Any, store: Any) -> APIRouter:
         return Response(data, media_type=media,
                         headers={"Content-Disposition": f'attachment; filename="analysis.{body.fmt}"'})
 
+    def added_analyser(ws: WebSocket, key: str) -> Any:
+        """The analyser of the added engine ``key`` (web/engines_api.py), or None when there is no
+        such engine or the server is public (added engines are the local user's)."""
+        from xiangqi.app.engines import EngineSetupError, ExternalAnalyser
+
+        registry = getattr(ws.app.state, "engines", None)
+        if registry is None or getattr(ws.app.state, "public", False):
+            return None
+        try:
+            registry.spec(key)
+        except EngineSetupError:
+            return None
+        return ExternalAnalyser(registry, key)
+
     @router.websocket("/ws/analysis")
     async def analysis_socket(ws: WebSocket) -> None:
         await ws.accept()
@@ -323,8 +341,18 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                                                         f"{MAX_ANALYSES} at once); close another panel"})
                         continue
                     holding = True
+                if analysis is not None and analysis.engine_key != req.engine:  # another engine chosen
+                    await asyncio.to_thread(analysis.close)
+                    analysis = None
                 if analysis is None:
-                    analysis = LiveAnalysis(hub.player.gate)
+                    searcher = None
+                    if req.engine is not None:
+                        searcher = added_analyser(ws, req.engine)
+                        if searcher is None:
+                            say({"type": "error", "detail": f"start message: engine: {req.engine} is not "
+                                                            "an added engine of this server"})
+                            continue
+                    analysis = LiveAnalysis(hub.player.gate, engine=searcher)
                 try:
                     job = analysis.start(req.fen, req.moves, req.multipv)
                 except (XiangqiError, ValueError) as exc:

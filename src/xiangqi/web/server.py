@@ -234,6 +234,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         hub.arm_clock()
         yield
         await hub.shutdown()
+        with contextlib.suppress(Exception):
+            app.state.tournaments.close()  # a round-robin's games (web/tournament_api.py)
+        with contextlib.suppress(Exception):
+            app.state.engines.close()  # the added engines' processes (web/engines_api.py)
         store.close()
 
     # No /docs, /redoc or /openapi.json: the page is the server's only client; the schema stays
@@ -270,6 +274,12 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     from xiangqi.web.puzzle_api import router as puzzle_router
 
     app.include_router(puzzle_router)
+    from xiangqi.web.engines_api import create_router as engines_router
+
+    app.include_router(engines_router(app, hub, store))  # Settings → engines: added UCI/UCCI engines
+    from xiangqi.web.tournament_api import create_router as tournament_router
+
+    app.include_router(tournament_router(app, hub, store))  # engine matches: round-robin, cross table
 
     # -- pages -------------------------------------------------------------
 

@@ -9,6 +9,8 @@ import { createDatabase } from "./database.js";
 import { createEditor } from "./editor.js";
 import { createExplorer } from "./explorer.js";
 import { createEndgame } from "./endgame.js";
+import { createEngines } from "./engines.js";
+import { createTournament } from "./tournament.js";
 import { createPuzzles } from "./puzzles.js";
 import { createLibrary } from "./library.js";
 import { createPractice } from "./practice.js";
@@ -485,7 +487,7 @@ function tablebaseText(tb, turn) {
 
 function renderPlayers(st) {
   // the level with its rank and measured Elo when known (e.g. 初级 · 校尉 ≈1440)
-  const lv = (ui.levels || []).find((x) => x.key === st.level);
+  const lv = (ui.levels || []).find((x) => x.key === st.level) || engines.level(st.level);
   const level = coach.levelText(st) || (lv ? levelLabel(lv) : LEVEL_NAMES[language()][st.level] || st.level);
   // a browsed record or library game: its own players' names, not the current game's
   const other = analysis.browsing && analysis.source !== "current" && analysis.tree;
@@ -661,6 +663,7 @@ function fillLevels() {
     sel.appendChild(o);
   }
   coach.addLevelChoice(sel); // 自适应: the strength from the player's rating (coach.js)
+  engines.addLevelChoices(sel); // the engines added in Settings → engines (engines.js)
   sel.value = current;
 }
 
@@ -709,7 +712,9 @@ async function newGame(mode, level, options = {}) {
   // the adaptive level and coach mode are the coach's (web/coach_api.py)
   const coached = level === "adaptive" || options.coach;
   if (coached) body.coach = Boolean(options.coach);
-  const st = await api(coached ? "/api/coach/new" : "/api/game/new", {
+  const added = level.startsWith("engine:"); // an engine of Settings → engines (web/engines_api.py)
+  if (added) { body.engine = Number(level.slice(7)); delete body.level; delete body.coach; }
+  const st = await api(added ? "/api/engines/game" : coached ? "/api/coach/new" : "/api/game/new", {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
   if (analysis.browsing) analysis.backToGame(); // a new game is shown, not the tree browsed before
@@ -1083,6 +1088,19 @@ function enterOwnMode() {
   document.body.classList.add("replaying");
   if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
 }
+// Settings → engines: UCI/UCCI engines of this machine as the computer and the analyser (engines.js)
+const engines = createEngines({
+  api, toast, onChange: () => { fillLevels(); if (ui.state) renderPlayers(ui.state); },
+});
+window.xqEngines = engines;
+// engine matches: a round-robin of levels and added engines with its cross table (tournament.js)
+const tournament = createTournament({
+  api,
+  levels: () => (ui.levels || []).map((lv) => ({ key: lv.key, name: language() === "zh" ? lv.name_zh : lv.name_en })),
+  engines: () => engines.list.map((e) => ({ key: e.key, name: e.name })),
+  onGame: () => {},
+});
+$("#btn-tournament").addEventListener("click", () => { $("#dlg-settings").close(); tournament.open(); });
 const endgame = createEndgame({
   board, api, toast, restoreMove: tryMove,
   onEnter: () => { if (puzzles.active) puzzles.close(); enterOwnMode(); },
@@ -1132,6 +1150,7 @@ function applySettings() {
   explorer.refresh();
   if (window.xqPuzzles) window.xqPuzzles.refresh();
   if (window.xqEndgame) window.xqEndgame.refresh();
+  engines.relabel();
   fillLevels();
   if (ui.state) render(ui.state);
 }
@@ -1194,6 +1213,7 @@ async function start() {
     const [settings, levels, st] = await Promise.all([api("/api/settings"), api("/api/levels"), api("/api/game")]);
     Object.assign(ui.settings, settings || {});
     ui.levels = levels;
+    engines.refresh().catch(() => {}); // the added engines: level choices and the analyser
     applySettings();
     render(st);
     connect(st.id);

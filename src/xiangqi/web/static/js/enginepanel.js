@@ -69,12 +69,15 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
 
   function ask() {
     if (!open || !ws || ws.readyState !== 1 || !pos) return;
-    const k = `${key(pos)}|${$("#ep-multipv").value}`;
+    const engine = $("#ep-engine") ? $("#ep-engine").value : ""; // an added engine (engines.js), or ours
+    const k = `${key(pos)}|${$("#ep-multipv").value}|${engine}`;
     if (k === sent) return;
     sent = k;
     clearLines();
     status(t("ep_thinking"));
-    ws.send(JSON.stringify({ type: "start", fen: pos.fen, moves: pos.moves, multipv: Number($("#ep-multipv").value) }));
+    const msg = { type: "start", fen: pos.fen, moves: pos.moves, multipv: Number($("#ep-multipv").value) };
+    if (engine) msg.engine = engine;
+    ws.send(JSON.stringify(msg));
   }
 
   function clearLines() {
@@ -109,7 +112,8 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
   }
 
   function showInfo(msg) {
-    $("#ep-stats").textContent = fill(t("ep_stats"), { depth: msg.depth, nps: rate(msg.nps) });
+    $("#ep-stats").textContent = msg.nps ? fill(t("ep_stats"), { depth: msg.depth, nps: rate(msg.nps) })
+      : fill(t("ep_depth"), { depth: msg.depth }); // an added engine reports no speed here
     const list = $("#ep-lines");
     list.replaceChildren();
     for (const line of msg.lines) {
@@ -173,6 +177,7 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
 
   $("#an-engine").addEventListener("click", () => setOpen(!open));
   $("#ep-multipv").addEventListener("change", () => ask());
+  if ($("#ep-engine")) $("#ep-engine").addEventListener("change", () => ask());
   window.addEventListener("pagehide", () => { if (ws) ws.close(); });
 
   return {
