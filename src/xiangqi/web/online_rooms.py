@@ -848,7 +848,7 @@ class OnlineService:
 
         game = read_games(pgn)[0]
         token = hashlib.sha256(pgn.encode()).hexdigest()[:32]
-        return put_game(self.games_db.engine, game, source=f"online:{game_id}", token=token,
+        return put_game(self.games_db.engine(), game, source=f"online:{game_id}", token=token,
                         collection="online")
 
     # -- players -----------------------------------------------------------------------------------
