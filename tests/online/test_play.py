@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from tests.online.conftest import recv_until, state_where, wait_for
 
 #: A whole game that ends in mate: Red played by the engine (depth 6), Black always its first legal
@@ -274,3 +275,69 @@ def test_challenge_link_and_computer(server):
     st = wait_for(lambda: (g := b.get(f"/games/{gid}").json())["turn"] == "red"
                   and len(g["moves"]) == 2 and g)
     assert st["moves"][0]["iccs"] == "h2e2"
+
+
+def test_restart_takes_the_game_up_from_the_move_log(tmp_path):
+    from tests.online.conftest import BASE, FAST, ONE_SECOND, Server, first_legal
+    from tests.webclient import _Client
+
+    from xiangqi.web.online_rooms import OnlineConfig
+    from xiangqi.web.server import create_app
+
+    def app():
+        cfg = OnlineConfig(hasher=FAST, grace_s=0.3, presets={"1s": ONE_SECOND}, ping_s=3600)
+        return create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
+
+    first = app()
+    with _Client(first, base_url=BASE) as c1:
+        s = Server(first, c1)
+        a, b = s.player(), s.player()
+        a.register("before1")
+        b.register("before2")
+        gid = s.game_between(a, b, tc="10+5")
+        a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+        b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+        red_ms = a.get(f"/games/{gid}").json()["clock"]["red_ms"]
+        cookies = [dict(a.c.cookies), dict(b.c.cookies)]
+        tokens = [a.token, b.token]
+    second = app()  # a new server process on the same database
+    with _Client(second, base_url=BASE) as c2:
+        players = []
+        for i, (jar, tok) in enumerate(zip(cookies, tokens, strict=True)):
+            c = c2 if i == 0 else _Client(second, base_url=BASE)
+            if i:
+                c.portal = c2.portal
+            c.cookies.update(jar)
+            c.headers.update({"Origin": BASE, "X-Xiangqi-Token": tok})  # the secret is in the database
+            players.append(c)
+        st = players[0].get(f"/api/online/games/{gid}").json()
+        assert [m["iccs"] for m in st["moves"]] == ["h2e2", "h9g7"] and st["status"] == "playing"
+        assert st["turn"] == "red" and abs(st["clock"]["red_ms"] - red_ms) < 2000
+        assert players[0].get("/api/online/me").json()["playing"] == [gid]
+        r = players[0].post(f"/api/online/games/{gid}/move", json={"move": "b0c2"})
+        assert r.status_code == 200, r.text
+        r = players[1].post(f"/api/online/games/{gid}/resign")
+        assert r.json()["result"]["winner"] == "red"
+    assert second.state.online.db.moves(gid) == ["h2e2", "h9g7", "b0c2"]
+
+
+def test_lag_credit_is_capped(server):
+    a, b = server.player(), server.player()
+    a.guest()
+    b.guest()
+    gid = server.game_between(a, b, rated=False)
+    room = server.online.rooms[gid]
+    from xiangqi.core.board import BLACK, RED
+
+    assert room.lag_credit(RED) == 0.0
+    for rtt in (0.1, 0.12, 5.0, 0.08, 0.11):
+        room.note_rtt(RED, rtt)
+    assert room.lag_credit(RED) == pytest.approx(0.055)  # half the median (0.11 s)
+    for _ in range(5):
+        room.note_rtt(BLACK, 2.0)
+    assert room.lag_credit(BLACK) == 0.3
+    before = room.session.clock.left_ms(RED)
+    time.sleep(0.2)
+    a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+    after = room.session.clock.main_ms[RED] - 3000  # the increment of 5+3 added back
+    assert before - after < 250  # about 0.2 s used, less the 0.055 s credit

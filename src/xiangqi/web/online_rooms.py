@@ -62,6 +62,8 @@ OnlineError = LobbyError
 LAG_CAP_S = 0.3
 #: Round trips kept per player for the lag estimate (their median counts).
 RTT_SAMPLES = 5
+#: Seconds a finished game stays in memory without sockets (then it is rebuilt from the store on demand).
+FINISHED_KEEP_S = 600.0
 
 
 @dataclasses.dataclass
@@ -734,11 +736,25 @@ class OnlineService:
         room = OnlineRoom(self, session, seats, preset, rated, saved, status=status, move_provider=provider)
         self.rooms[session.id] = room
         self.registry.add(room)
-        if status == "playing":
-            with contextlib.suppress(RuntimeError):
+        with contextlib.suppress(RuntimeError):  # outside the loop (start-up): armed by the lifespan
+            if status == "playing":
                 room.arm_clock()
                 room.kick_engine()
+            else:
+                self.spawn(self._evict_later(room))
         return room
+
+    async def _evict_later(self, room: OnlineRoom) -> None:
+        """Forget a finished room once nobody has watched it for :data:`FINISHED_KEEP_S` (memory stays
+        bounded; :meth:`room` rebuilds it from the move log when it is asked for again)."""
+        while True:
+            await asyncio.sleep(FINISHED_KEEP_S)
+            if room.watchers == 0 and not any(room.conns.values()):
+                break
+        if self.rooms.get(room.session.id) is room:
+            del self.rooms[room.session.id]
+            self.registry.remove(room.session.id)
+            await room.shutdown()
 
     def room(self, game_id: str) -> OnlineRoom | None:
         """The room of ``game_id``: held in memory, or rebuilt from the move log (a finished game, or
@@ -832,6 +848,7 @@ class OnlineService:
             log.exception("the end of online game %s could not be stored", s.id)
         await room.broadcast()
         self._lobby_changed()
+        self.spawn(self._evict_later(room))
         if room.status == "finished" and s.moves and self.games_db is not None:
             pgn = s.to_pgn("chinese", "zh")
             try:
