@@ -25,12 +25,12 @@ def test_identity_required(server):
     assert bad.status_code == 422  # unknown field
 
 
-def test_one_player_cannot_move_for_the_other(server):
-    a, b, c = server.player(), server.player(), server.player()
+def test_one_player_cannot_move_for_the_other(both_servers):
+    a, b, c = both_servers.player(), both_servers.player(), both_servers.player()
     a.register("redside")
     b.register("blackside")
     c.register("bystander")
-    gid = server.game_between(a, b)
+    gid = both_servers.game_between(a, b)
     r = b.post(f"/games/{gid}/move", json={"move": "h2e2"})  # Red's move, sent by Black
     assert r.status_code == 409 and r.json()["code"] == "not_your_turn"
     r = c.post(f"/games/{gid}/move", json={"move": "h2e2"})
@@ -41,21 +41,21 @@ def test_one_player_cannot_move_for_the_other(server):
     r = a.post(f"/games/{gid}/move", json={"move": "e0e2"})  # illegal: the king steps one point
     assert r.status_code == 400 and r.json()["code"] == "bad_move"
     # a forged guest cookie is nobody
-    d = server.player()
+    d = both_servers.player()
     d.c.cookies.set("xq_guest", "g-0123456789abcdef.00000000000000000000000000000000")
     assert d.get("/me").json()["user"] is None
     assert d.post(f"/games/{gid}/resign").status_code == 403
 
 
-def test_sessions_are_private(server):
-    a, b = server.player(), server.player()
+def test_sessions_are_private(both_servers):
+    a, b = both_servers.player(), both_servers.player()
     a.register("private1")
     b.register("private2")
     token = a.c.cookies.get("xq_session")
     assert b.get("/me").json()["user"]["username"] == "private2"
     prof = b.get("/players/private1").text
     assert token not in prof and "password" not in prof
-    with server.online.engine.connect() as conn:
+    with both_servers.online.engine.connect() as conn:
         stored = [r.token_hash for r in conn.execute(sa.select(login_sessions))]
     assert len(stored) == 2 and token not in stored  # only hashes are kept
     a.post("/logout")
@@ -106,10 +106,10 @@ def test_local_server_has_no_online_play(tmp_path):
         assert c.get("/api/game").status_code == 200
 
 
-def test_login_rate_limit(server):
-    a = server.player()
+def test_login_rate_limit(both_servers):
+    a = both_servers.player()
     a.register("limited")
-    b = server.player()
+    b = both_servers.player()
     codes = [b.post("/login", json={"username": "limited", "password": "wrong wrong"}).status_code
              for _ in range(5)]
     assert codes == [400] * 5

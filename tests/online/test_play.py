@@ -72,11 +72,11 @@ def test_seek_live_in_lobby_then_accept(server):
     assert again.status_code == 404
 
 
-def test_whole_game_to_mate_over_websockets_and_ratings(server, tmp_path):
-    a, b = server.player(), server.player()
+def test_whole_game_to_mate_over_websockets_and_ratings(both_servers, tmp_path):
+    a, b = both_servers.player(), both_servers.player()
     a.register("redplayer")
     b.register("blackplayer")
-    gid = server.game_between(a, b)
+    gid = both_servers.game_between(a, b)
     with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
         assert wa.receive_json() == {"type": "hello", "you": "red", "game_id": gid}
         assert wb.receive_json()["you"] == "black"
@@ -105,24 +105,24 @@ def test_whole_game_to_mate_over_websockets_and_ratings(server, tmp_path):
     assert [p["user"]["username"] for p in board["players"]] == ["redplayer", "blackplayer"]
     assert board["players"][0]["rank_zh"] == "中郎将"  # 1600-1699 (DESIGN.md decision 8)
     # the move log is the source of truth; the game is in the games database for review
-    assert server.online.db.moves(gid) == MATE_LINE
-    db_id = wait_for(lambda: server.online.db.game(gid)["db_id"])
+    assert both_servers.online.db.moves(gid) == MATE_LINE
+    db_id = wait_for(lambda: both_servers.online.db.game(gid)["db_id"])
     import sqlalchemy as sa
 
     from xiangqi.db.schema import games
 
-    with server.app.state.games_db.engine().connect() as c:
+    with both_servers.app.state.games_db.engine().connect() as c:
         row = c.execute(sa.select(games.c.moves, games.c.collection, games.c.result, games.c.ecco_computed)
                         .where(games.c.id == db_id)).one()
     assert row.moves == " ".join(MATE_LINE) and row.collection == "online" and row.result == "1-0"
     assert row.ecco_computed and row.ecco_computed[0] in "ABCDE"
 
 
-def test_server_decides_the_timeout(server):
-    a, b = server.player(), server.player()
+def test_server_decides_the_timeout(both_servers):
+    a, b = both_servers.player(), both_servers.player()
     a.guest()
     b.guest()
-    gid = server.game_between(a, b, tc="1s", rated=False)
+    gid = both_servers.game_between(a, b, tc="1s", rated=False)
     with a.ws(f"/ws/online/game/{gid}") as wa:
         wa.receive_json()
         a.post(f"/games/{gid}/move", json={"move": "h2e2"})
@@ -134,14 +134,14 @@ def test_server_decides_the_timeout(server):
     assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
     late = b.post(f"/games/{gid}/move", json={"move": "h9g7"})
     assert late.status_code == 409 and late.json()["code"] == "game_over"
-    assert server.online.db.game(gid)["termination"] == "timeout"
+    assert both_servers.online.db.game(gid)["termination"] == "timeout"
 
 
-def test_takeback_needs_consent(server):
-    a, b = server.player(), server.player()
+def test_takeback_needs_consent(both_servers):
+    a, b = both_servers.player(), both_servers.player()
     a.register("taker")
     b.register("giver")
-    gid = server.game_between(a, b)
+    gid = both_servers.game_between(a, b)
     a.post(f"/games/{gid}/move", json={"move": "h2e2"})
     b.post(f"/games/{gid}/move", json={"move": "h9g7"})
     a.post(f"/games/{gid}/move", json={"move": "b0c2"})
@@ -158,7 +158,7 @@ def test_takeback_needs_consent(server):
         a.post(f"/games/{gid}/takeback_request")
         st = b.post(f"/games/{gid}/takeback_accept").json()
     assert [m["iccs"] for m in st["moves"]] == ["h2e2", "h9g7"] and st["turn"] == "red"
-    assert server.online.db.moves(gid) == ["h2e2", "h9g7"]
+    assert both_servers.online.db.moves(gid) == ["h2e2", "h9g7"]
     # Black asks after Red replied: Red's reply and Black's move both go
     a.post(f"/games/{gid}/move", json={"move": "b0c2"})
     b.post(f"/games/{gid}/takeback_request")
@@ -187,11 +187,11 @@ def test_draw_offer_and_accept_resign_abort(server):
     assert st["result"]["termination"] == "resignation" and st["result"]["winner"] == "red"
 
 
-def test_reconnect_resyncs_and_disconnect_claim(server):
-    a, b = server.player(), server.player()
+def test_reconnect_resyncs_and_disconnect_claim(both_servers):
+    a, b = both_servers.player(), both_servers.player()
     a.register("stayer")
     b.register("leaver")
-    gid = server.game_between(a, b, rated=False)
+    gid = both_servers.game_between(a, b, rated=False)
     with a.ws(f"/ws/online/game/{gid}") as wa:
         wa.receive_json()
         with b.ws(f"/ws/online/game/{gid}") as wb:
@@ -277,15 +277,19 @@ def test_challenge_link_and_computer(server):
     assert st["moves"][0]["iccs"] == "h2e2"
 
 
-def test_restart_takes_the_game_up_from_the_move_log(tmp_path):
-    from tests.online.conftest import BASE, FAST, ONE_SECOND, Server, first_legal
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_restart_takes_the_game_up_from_the_move_log(tmp_path, backend):
+    from tests.online.conftest import BASE, FAST, ONE_SECOND, Server, first_legal, online_db_url
     from tests.webclient import _Client
 
     from xiangqi.web.online_rooms import OnlineConfig
     from xiangqi.web.server import create_app
 
+    drops: list = []
+    url = online_db_url(backend, tmp_path, drops)
+
     def app():
-        cfg = OnlineConfig(hasher=FAST, grace_s=0.3, presets={"1s": ONE_SECOND}, ping_s=3600)
+        cfg = OnlineConfig(db_url=url, hasher=FAST, grace_s=0.3, presets={"1s": ONE_SECOND}, ping_s=3600)
         return create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
 
     first = app()
@@ -319,6 +323,9 @@ def test_restart_takes_the_game_up_from_the_move_log(tmp_path):
         r = players[1].post(f"/api/online/games/{gid}/resign")
         assert r.json()["result"]["winner"] == "red"
     assert second.state.online.db.moves(gid) == ["h2e2", "h9g7", "b0c2"]
+    second.state.online.engine.dispose()
+    for drop in drops:
+        drop()
 
 
 def test_lag_credit_is_capped(server):
