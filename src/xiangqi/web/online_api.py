@@ -253,11 +253,20 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any):
+        redis_bus = None
+        if config.redis_url:
+            from xiangqi.online.bus import RedisBus
+
+            redis_bus = RedisBus(config.redis_url)
+            await redis_bus.start()
+            service.bus = redis_bus
         n = service.resume_playing()
         if n:
             logging.getLogger(__name__).info("took up %d online games again", n)
         yield
         await service.shutdown()
+        if redis_bus is not None:
+            await redis_bus.close()
 
     router = APIRouter(lifespan=lifespan)
 

@@ -76,7 +76,7 @@ class OnlineConfig:
     ``move_provider``: the computer's move choice in computer games (tests), default the engine.
     ``presets``: extra time controls (tests: a one-second game). ``sockets_per_ip``: open WebSockets
     one address may hold. ``ping_s``: seconds between the server's pings on a game socket.
-    ``max_computer_games``: computer games at once (each has its own engine).
+    ``max_computer_games``: computer games at once (each has its own engine). ``redis_url``: below.
     """
 
     db_url: str | None = None
@@ -91,6 +91,10 @@ class OnlineConfig:
     ping_s: float = 5.0
     max_computer_games: int = 8
     engine_delay_s: float = 0.0
+    #: The event bus over Redis (``redis://…`` or ``unix://…``; :class:`~xiangqi.online.bus.RedisBus`)
+    #: instead of the in-process one. The rooms still live in this process: several processes on one
+    #: database are not supported yet (DESIGN.md, "Growth").
+    redis_url: str | None = None
 
 
 class RoomStore:
