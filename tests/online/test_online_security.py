@@ -141,3 +141,13 @@ def test_sockets_per_address_limited(tmp_path):
             assert refused.value.code == 4429
         with p.ws("/ws/online/lobby") as w4:  # closed ones are counted off
             assert w4.receive_json()["type"] == "lobby"
+
+
+def test_guest_cannot_take_a_rated_seek(server):
+    a, g = server.player(), server.player()
+    a.register("ratedonly")
+    g.guest()
+    seek = a.post("/seeks", json={"time_control": "3+2", "rated": True}).json()
+    r = g.post(f"/seeks/{seek['id']}/accept")
+    assert r.status_code == 401 and r.json()["code"] == "login_required"
+    assert [s["id"] for s in g.get("/lobby").json()["seeks"]] == [seek["id"]]  # still open

@@ -164,6 +164,7 @@ class OnlineRoom(GameHub):
         self.db_id: int | None = None
         self._finished = status != "playing"
         self._claim_tasks: dict[Color, asyncio.Task[None]] = {}
+        self._ratings: dict[Color, dict[str, Any] | None] = {}
 
     # -- identity ----------------------------------------------------------------------------------
 
@@ -214,14 +215,17 @@ class OnlineRoom(GameHub):
                 self.watchers, self.rating_change is not None, self.db_id)
 
     def seat_view(self, color: Color) -> dict[str, Any]:
-        """The contract's Seat."""
+        """The contract's Seat (the ratings are read once and again after the game: they change only
+        when a game ends)."""
         ident = self.seats[color]
-        rating = None
-        if ident.user_id is not None:
-            r, games = self.service.db.rating(ident.user_id, self.preset.category)
-            rating = rating_view(self.preset.category, r, games)
+        if color not in self._ratings:
+            rating = None
+            if ident.user_id is not None:
+                r, games = self.service.db.rating(ident.user_id, self.preset.category)
+                rating = rating_view(self.preset.category, r, games)
+            self._ratings[color] = rating
         return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
-                "rating": rating}
+                "rating": self._ratings[color]}
 
     def state(self) -> dict[str, Any]:
         """The contract's GameState (docs/ONLINE_API.md section 5)."""
@@ -848,6 +852,7 @@ class OnlineService:
                            "delta": round(n.rating) - round(o.rating), "rd": round(n.rd)}
                     for side, o, n in (("red", r_old, r_new), ("black", b_old, b_new))}
                 self.db.set_review(s.id, rating_change=room.rating_change)
+                room._ratings.clear()  # the seats show the new ratings
         except sa.exc.SQLAlchemyError:
             log.exception("the end of online game %s could not be stored", s.id)
         await room.broadcast()
