@@ -348,3 +348,20 @@ def test_lag_credit_is_capped(server):
     a.post(f"/games/{gid}/move", json={"move": "h2e2"})
     after = room.session.clock.main_ms[RED] - 3000  # the increment of 5+3 added back
     assert before - after < 250  # about 0.2 s used, less the 0.055 s credit
+
+
+def test_a_spectator_arriving_does_not_make_a_move_stale(server):
+    a, b, c = server.player(), server.player(), server.player()
+    a.guest()
+    b.guest()
+    gid = server.game_between(a, b, rated=False)
+    v = a.get(f"/games/{gid}").json()["version"]
+    with c.ws(f"/ws/online/game/{gid}") as wc:
+        wc.receive_json()
+        seen = state_where(wc, lambda s: s["watchers"] == 1)
+        assert seen["version"] > v  # the state changed (the watch count) ...
+        r = a.post(f"/games/{gid}/move", json={"move": "h2e2", "version": v})
+        assert r.status_code == 200, r.text  # ... the position did not
+        r = b.post(f"/games/{gid}/move", json={"move": "h9g7", "version": seen["version"]})
+        assert r.status_code == 409 and r.json()["code"] == "stale_version"  # Red has moved since
+        assert b.post(f"/games/{gid}/move", json={"move": "h9g7", "version": 10**6}).status_code == 409
