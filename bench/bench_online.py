@@ -60,8 +60,16 @@ class Stats:
         self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state)
 
 
+_TRANSPORT: httpx.AsyncHTTPTransport | None = None
+
+
 async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
-    c = httpx.AsyncClient(base_url=base, timeout=30)
+    """A new browser (its own cookies; one connection pool for all: an SSL context per client would
+    cost the client process more than the server's work)."""
+    global _TRANSPORT
+    if _TRANSPORT is None:
+        _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200))
+    c = httpx.AsyncClient(base_url=base, timeout=30, transport=_TRANSPORT)
     token = (await c.get("/api/online/csrf")).json()["token"]
     c.headers.update({"X-Xiangqi-Token": token, "Origin": base})
     r = await c.post("/api/online/guest")
@@ -128,8 +136,6 @@ async def pair(base: str, stop: float, stats: Stats, seed: int) -> None:
             stats.games[gid] = []
             await asyncio.gather(player(a, ta, base, gid, "red", stop, stats, rng),
                                  player(b, tb, base, gid, "black", stop, stats, rng))
-            await a.aclose()
-            await b.aclose()
         except Exception as exc:  # counted, and the pair starts a new game
             stats.errors += 1
             print(f"bench_online: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -148,7 +154,16 @@ def rss_mb(pid: int) -> float:
 async def run(args: argparse.Namespace, base: str) -> Stats:
     stats = Stats()
     stop = time.monotonic() + args.seconds
+
+    async def progress() -> None:
+        while True:
+            await asyncio.sleep(10)
+            print(f"bench_online: {len(stats.games)} games, {len(stats.rtt)} moves, {stats.errors} errors",
+                  file=sys.stderr, flush=True)
+
+    ticker = asyncio.get_running_loop().create_task(progress())
     await asyncio.gather(*(pair(base, stop, stats, i) for i in range(args.players // 2)))
+    ticker.cancel()
     return stats
 
 

@@ -584,6 +584,7 @@ class OnlineService:
         self.rooms: dict[str, OnlineRoom] = {}
         self.sockets: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._computers: list[dict[str, Any]] | None = None
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a task of the loop, kept until it ends (errors logged)."""
@@ -668,11 +669,15 @@ class OnlineService:
     # -- the lobby ---------------------------------------------------------------------------------
 
     def computers(self) -> list[dict[str, Any]]:
-        """The computer levels of the lobby: ``[{level, name_zh, name_en, elo, rank_zh}]``."""
-        from xiangqi.app.players import levels
+        """The computer levels of the lobby: ``[{level, name_zh, name_en, elo, rank_zh}]`` (read once:
+        the levels' measured Elo do not change while the server runs)."""
+        if self._computers is None:
+            from xiangqi.app.players import levels
 
-        return [{"level": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en,
-                 "elo": None if lv.elo is None else round(lv.elo), "rank_zh": lv.rank_zh} for lv in levels()]
+            self._computers = [{"level": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en,
+                                "elo": None if lv.elo is None else round(lv.elo), "rank_zh": lv.rank_zh}
+                               for lv in levels()]
+        return [dict(c) for c in self._computers]
 
     def lobby_view(self) -> dict[str, Any]:
         """The contract's lobby (``GET /lobby``)."""
