@@ -164,6 +164,8 @@ async def run(args: argparse.Namespace, base: str) -> Stats:
     ticker = asyncio.get_running_loop().create_task(progress())
     await asyncio.gather(*(pair(base, stop, stats, i) for i in range(args.players // 2)))
     ticker.cancel()
+    if _TRANSPORT is not None:
+        await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
     return stats
 
 
@@ -203,7 +205,11 @@ def main() -> int:
             mem = rss_mb(proc.pid)
         finally:
             proc.terminate()
-            proc.wait(20)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     rtt = sorted(stats.rtt)
     moves = len(rtt)
 
