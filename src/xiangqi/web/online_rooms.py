@@ -704,6 +704,7 @@ class OnlineService:
     async def accept_seek(self, who: Identity, seek_id: str) -> str:
         """Accept a seek: the game starts; its id."""
         seek = self.lobby.take_seek(who, seek_id)
+        self.lobby.drop_seeks_of(who.id)  # the acceptor's own seek would start a second game
         owner_red = seat_colors(seek.color)
         red, black = (seek.by, who) if owner_red else (who, seek.by)
         room = await self.start_game(red, black, seek.preset, seek.rated)
@@ -715,6 +716,8 @@ class OnlineService:
     async def accept_challenge(self, who: Identity, challenge_id: str) -> str:
         """Accept a challenge link: the game starts; its id."""
         ch = self.lobby.take_challenge(who, challenge_id)
+        self.lobby.drop_seeks_of(who.id)
+        self.lobby.drop_seeks_of(ch.by.id)
         owner_red = seat_colors(ch.color)
         red, black = (ch.by, who) if owner_red else (who, ch.by)
         room = await self.start_game(red, black, ch.preset, ch.rated)
