@@ -11,7 +11,7 @@ import inspect
 import pytest
 
 from xiangqi.core import classify
-from xiangqi.core.board import Board, Move
+from xiangqi.core.board import ROOK, Board, Move
 from xiangqi.core.classify import (
     ARTICLES,
     BY_VALUE,
@@ -84,14 +84,17 @@ def test_24_3_joint_chase_two_pieces_win_what_neither_wins_alone():
 
 
 def test_24_3_check_that_wins_material_against_every_defence():
-    # 24.3 "可以下一着开始运用照将…得子" (抽将): the rook behind the horse on the e-file makes
-    # 马六进四-style discovered checks possible: the horse takes the rook on d6 with check and keeps
-    # it whatever Black answers: 捉.
-    mc = cls("3r5/4k4/5a3/3r5/9/4N4/9/9/R8/5K3 w - - 0 1", "a1e1")
-    assert mc.cls == CHASE and mc.chases[0].kind == CHECK_WIN
-    # The same, but the black horse on c2 can answer the discovered check by taking the checking
-    # rook on e1: the check wins nothing against that defence, so it is not 捉.
-    assert cls("3r5/4k4/5a3/3r5/9/4N4/9/2n6/R8/5K3 w - - 0 1", "a1e1").cls == IDLE
+    # 24.3 "可以下一着开始运用照将…得子" (抽将): 车一平五 puts the rook behind the horse on the
+    # e-file. Red, to move again, plays 马五进六 (a discovered check that also attacks the rook on
+    # b5); whatever Black answers (the king steps aside, the advisor or the elephant blocks), the
+    # horse takes the rook: 捉, of kind CHECK_WIN. Before the move no check won anything (the rook
+    # on i1 gives no check: the elephant on g9 covers the rank).
+    mc = cls("4kab2/9/9/9/1rp6/4N4/9/9/8R/5K3 w - - 0 1", "i1e1")
+    assert mc.cls == CHASE and [(c.kind, c.target_type) for c in mc.chases] == [(CHECK_WIN, ROOK)]
+    # The same, but the black horse on c2 can answer every discovered check by taking the checking
+    # rook on e1 (the horse then takes a rook for a rook): the checks win nothing against that
+    # defence, so it is not 捉.
+    assert cls("4kab2/9/9/9/1rp6/4N4/9/2n6/8R/5K3 w - - 0 1", "i1e1").cls == IDLE
 
 
 def test_24_2_kill_needing_five_consecutive_checks():

@@ -264,6 +264,117 @@ def _see(b: Board, sq: int, chaser: Color | None) -> int:
     return gain if gain > 0 else 0
 
 
+#: Value of a mate in the exchange search: more than all the material on the board.
+MATE = 1000
+#: Plies of captures the exchange search (:func:`_qs`) plays out, and its node budget per call:
+#: a longer sequence, or one needing more nodes, is cut there and judged as it stands.
+QS_DEPTH = 8
+QS_NODES = 400
+
+
+def _worth(code: int, sq: int) -> int:
+    """Material value (25.3 子力价值) of the piece ``code`` on ``sq``: :data:`VALUE`, and nothing for
+    an uncrossed pawn (not 子力)."""
+    if abs(code) == PAWN and own_half(sq, code > 0):
+        return 0
+    return VALUE[abs(code)]
+
+
+def _balance(won: list[int], lost: list[int]) -> int:
+    """What a side gains by an exchange in which it took the pieces ``won`` and gave the pieces
+    ``lost`` (their types; uncrossed pawns left out): the values' difference, except that a crossed
+    pawn's value floats (25.3 "兵卒价值浮动"): one pawn traded for several pieces, or one piece for
+    several pawns, is no gain either way (0). One pawn for one piece is judged by the values."""
+    for a, b in ((won, lost), (lost, won)):
+        if len(a) >= 2 and b == [PAWN] and PAWN not in a:
+            return 0
+        if len(a) >= 2 and len(b) == 1 and b[0] != PAWN and all(t == PAWN for t in a):
+            return 0
+    return sum(VALUE[t] for t in won) - sum(VALUE[t] for t in lost)
+
+
+def _captures(b: Board) -> list[tuple[int, int]]:
+    """Legal captures (from, to) of the side to move, most valuable victim first, then least
+    valuable capturer (a king is never a victim: a position where it could be is not legal)."""
+    squares = b.squares
+    turn = b.turn
+    out = []
+    for s in range(90):
+        code = squares[s]
+        if code and (code > 0) == turn:
+            for t in b._pseudo_targets(s):
+                v = squares[t]
+                if v and abs(v) != KING and b._leaves_king_safe(s, t):
+                    out.append((s, t))
+    out.sort(key=lambda m: (-VALUE[abs(squares[m[1]])], VALUE[abs(squares[m[0]])]))
+    return out
+
+
+def _qs(b: Board, chaser: Color, won: list[int], lost: list[int], alpha: int, beta: int, depth: int,
+        budget: _Budget, last: int = -1) -> int:
+    """The complete mutual-capture sequence (24.3 "完整互吃交换") from ``b``: what ``chaser`` has
+    gained (:func:`_balance` of ``won`` and ``lost``, the pieces taken so far) when both sides go on
+    capturing with legal moves only, on any square, and either may stop when capturing no longer
+    pays. Legal moves judge every protector: a piece pinned to its king, a recapture that would face
+    the other king (将帅不能照面), a cannon whose screen has gone, the king as a protector (24.15
+    真根/假根). A side in check may not stop: it is mated (±:data:`MATE`) without a legal move and
+    must capture when every answer is a capture. The chaser's king and pawns only take back on the
+    square of the last capture: the king or a pawn winning material alone is no chase (通则 1, 3).
+    Alpha-beta bounds ``alpha``/``beta`` are from the chaser's side. Where the model stops: quiet
+    moves are not searched (a mate by quiet checks is tested separately, 29.4), and the sequence is
+    cut after ``depth`` captures or when ``budget`` runs out (the position then stands)."""
+    budget.left -= 1
+    mover_is_chaser = b.turn == chaser
+    stand = _balance(won, lost)
+    caps = _captures(b)
+    if b._king_attacked(b.turn):
+        quiet = any(not b.squares[m.to_square] for m in b.generate_legal_moves())
+        if not quiet:
+            if not caps:
+                return -MATE if mover_is_chaser else MATE
+            stand = -MATE if mover_is_chaser else MATE
+    if depth <= 0 or budget.left <= 0 or not caps:
+        return stand if abs(stand) < MATE or not caps else _balance(won, lost)
+    squares = b.squares
+    best = stand
+    for s, t in caps:
+        if mover_is_chaser:
+            if best >= beta:
+                return best
+            alpha = max(alpha, best)
+        else:
+            if best <= alpha:
+                return best
+            beta = min(beta, best)
+        code = squares[s]
+        if mover_is_chaser and t != last and abs(code) in (KING, PAWN):
+            continue
+        victim = squares[t]
+        kind = abs(victim) if _worth(victim, t) else 0
+        b.push(Move(s, t), validate=False)
+        if kind:
+            (won if mover_is_chaser else lost).append(kind)
+        score = _qs(b, chaser, won, lost, alpha, beta, depth - 1, budget, t)
+        if kind:
+            (won if mover_is_chaser else lost).pop()
+        b.pop()
+        if (score > best) if mover_is_chaser else (score < best):
+            best = score
+    return best
+
+
+def _full_exchange(b: Board, frm: int, sq: int) -> int:
+    """What the side to move wins by capturing on ``sq`` with the piece on ``frm`` and playing the
+    complete exchange out (:func:`_qs`): the victim's value less the best the opponent then gets."""
+    me = b.turn
+    victim = b.squares[sq]
+    won = [abs(victim)] if _worth(victim, sq) else []
+    b.push(Move(frm, sq), validate=False)
+    gain = _qs(b, me, won, [], -MATE - 1, MATE + 1, QS_DEPTH, _Budget(QS_NODES), sq)
+    b.pop()
+    return gain
+
+
 def _capture_values(b: Board, chaser: Color | None) -> dict[tuple[int, int], int]:
     """Every legal capture of the side to move with its static exchange value."""
     out = {}
@@ -330,6 +441,14 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
                 reply_other = max(reply_other, g)
         if victim - reply_pin < 0 or victim - reply_other <= 0:
             gain = 0
+    if victim == on_square:
+        # 24.3 完整互吃交换: an even trade on the square that wins more material when the exchange
+        # is played out on every square (a recapture that unguards or uncovers another piece).
+        b.pop()
+        full = _full_exchange(b, frm, sq)
+        b.push(Move(frm, sq), validate=False)
+        if full > 0:
+            gain = full
     # 29.4 / 29.2: before a move, a capture met by a mating attack was no chase yet: the move that
     # parries the mate creates the chase.
     mated = gain > 0 and (mates_by_checks(b, REPLY_MATE_DEPTH) if strict else _mate_in_one(b))
@@ -430,78 +549,90 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
     return out, by_pawn
 
 
-def _check_wins(b: Board) -> dict[int, Chase]:
-    """Material the side to move wins by a check (24.3 "可以下一着开始运用照将或连续照将
-    得子", 抽将): after some check, **every** legal reply (king move, block, capture of
-    the checker) still lets it make a capture that gains on balance — the capture's
-    static exchange less the opponent's best other capture of 子力 in answer
-    (:func:`_best_other_capture`, the exchange played out). A check that the
-    opponent answers by taking the checker or by a block that saves everything wins
-    nothing. A mating check is 杀 (24.2), not a chase. Keyed by the square of the
-    piece won in the worst line for the checker. Where the model stops: one check
-    deep (a win needing a series of checks is not found)."""
+#: Checking moves in a row that a win of material by checks may use (24.3 "照将或连续照将得子"),
+#: and the node budget of one such search; a longer series, or a search out of nodes, wins nothing.
+CHECK_WIN_DEPTH = 2
+CHECK_WIN_NODES = 600
+
+
+def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None = None,
+                   lost: list[int] | None = None) -> tuple[int, int, int]:
+    """Material the side to move wins by one check or a series of up to ``depth`` checks, against
+    every defence (24.3 抽将 "可以下一着开始运用照将或连续照将得子"): the best over its checking
+    moves of the worst over the opponent's replies of the complete exchange that follows (a capture
+    sequence, :func:`_qs`, or another check), counting what the checks and the replies took
+    (:func:`_balance`). A reply that takes the checker, blocks, or counter-checks is a defence like
+    any other. A mating check is 杀 (24.2), not a win of material, and is skipped; a line in which
+    the winner is mated on the immediate reply wins nothing (29.4). Returns (gain, square of the
+    checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check wins."""
     me = b.turn
-    out: dict[int, Chase] = {}
+    won = [] if won is None else won
+    lost = [] if lost is None else lost
     squares = b.squares
+    best = (0, -1, -1)
     for m in _checking_moves(b):
+        if budget.left <= 0:
+            break
+        budget.left -= 1
         first = squares[m.to_square]
+        k1 = abs(first) if first and _worth(first, m.to_square) else 0
         b.push(m, validate=False)
+        if k1:
+            won.append(k1)
         worst: tuple[int, int] | None = None
-        replies = list(b.generate_legal_moves())
-        if not replies:
-            b.pop()
-            continue  # a mate is 杀, not a chase
-        for r in replies:
-            lost = b.squares[r.to_square]
+        for r in list(b.generate_legal_moves()):
+            taken = squares[r.to_square]
+            k2 = abs(taken) if taken and _worth(taken, r.to_square) else 0
             b.push(r, validate=False)
-            best, best_sq = 0, -1
-            for c in list(b.generate_legal_moves()):
-                v = b.squares[c.to_square]
-                if not v or abs(v) == KING:
-                    continue
-                b.push(c, validate=False)
-                g = _val(v, me) - _see(b, c.to_square, me)
-                if g > best:
-                    g -= _best_other_capture(b, c.to_square, g)
+            if k2:
+                lost.append(k2)
+            line, won_sq = _balance(won, lost), (m.to_square if k1 else -1)
+            for s, t in _captures(b):
+                if abs(squares[s]) in (KING, PAWN):
+                    continue  # 通则 1/3: the king or a pawn winning material alone is no chase
+                victim = squares[t]
+                k3 = abs(victim) if _worth(victim, t) else 0
+                b.push(Move(s, t), validate=False)
+                if k3:
+                    won.append(k3)
+                g = _qs(b, me, won, lost, line, MATE + 1, QS_DEPTH, budget, t)
+                if g > line and _mate_in_one(b):
+                    g = line  # 29.4: the winner must not be mated on the immediate reply
+                if k3:
+                    won.pop()
                 b.pop()
-                if g > best:
-                    best, best_sq = g, c.to_square
+                if g > line:
+                    line, won_sq = g, t
+            if depth > 1:
+                deeper = _win_by_checks(b, depth - 1, budget, won, lost)
+                if deeper[0] > line:
+                    line, won_sq = deeper[0], deeper[2]
+            if k2:
+                lost.pop()
             b.pop()
-            line = (_val(first, me) if first else 0) - (_val(lost, me) if lost else 0) + best
             if worst is None or line < worst[0]:
-                worst = (line, best_sq)
-            if worst[0] <= 0:
+                worst = (line, won_sq)
+            if worst[0] <= best[0]:
                 break
+        if k1:
+            won.pop()
         b.pop()
-        if worst is not None and worst[0] > 0 and worst[1] >= 0:
-            # The piece won is found on worst[1] after the reply; track it by its square now.
-            sq = worst[1]
-            code = squares[sq]
-            if code and (code > 0) != me and _is_material(code, sq) and sq not in out:
-                out[sq] = Chase(sq, abs(code), m.from_square, abs(squares[m.from_square]), CHECK_WIN,
-                                worst[0])
-    return out
-
-
-def _best_other_capture(b: Board, sq: int, limit: int) -> int:
-    """The most the side to move of ``b`` wins (static exchange, >= 0) by one capture
-    of 子力 elsewhere than on ``sq``: the answer to a capture that 24.3 "完整互吃交换" plays
-    out (a capture that leaves another piece hanging wins only the balance). Stops
-    once ``limit`` is reached."""
-    best = 0
-    squares = b.squares
-    for m in list(b.generate_legal_moves()):
-        v = squares[m.to_square]
-        if not v or m.to_square == sq or VALUE[abs(v)] <= best or not _is_material(v, m.to_square):
-            continue  # an uncrossed pawn is no 子力 (25.3): taking it wins no material
-        b.push(m, validate=False)
-        g = VALUE[abs(v)] - _see(b, m.to_square, None)
-        b.pop()
-        if g > best:
-            best = g
-            if best >= limit:
-                break
+        if worst is not None and worst[0] > best[0] and worst[1] >= 0:
+            best = (worst[0], m.from_square, worst[1])
     return best
+
+
+def _check_wins(b: Board) -> dict[int, Chase]:
+    """Material the side to move wins by a check or a series of checks against every defence
+    (24.3 抽将, :func:`_win_by_checks`), keyed by the square of the piece won (after the worst
+    reply; the piece is looked up there, or on its square now when the reply moved it)."""
+    gain, frm, sq = _win_by_checks(b, CHECK_WIN_DEPTH, _Budget(CHECK_WIN_NODES))
+    if gain <= 0:
+        return {}
+    code = b.squares[sq]
+    if not code or (code > 0) == b.turn or not _is_material(code, sq):
+        return {}
+    return {sq: Chase(sq, abs(code), frm, abs(b.squares[frm]), CHECK_WIN, gain)}
 
 
 def _checking_moves(b: Board) -> list[Move]:
