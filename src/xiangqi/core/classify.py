@@ -115,6 +115,11 @@ JOINT = "joint"
 #: A chase that wins material through a check (抽将得子, RULES_CXA §1.1 24.3).
 CHECK_WIN = "check"
 
+#: Names of the kinds of chase as the rule book says them (for explanations).
+KIND_ZH = {UNROOTED: "无根子", BY_VALUE: "子力价值", JOINT: "联合捉", CHECK_WIN: "抽将"}
+#: The article behind each class when nothing more specific decided it.
+ARTICLE_TEXT = {CHECK: "第24.1条", KILL: "第24.2条, 连续照将", CHASE: "第24.3条", IDLE: "第24.8条"}
+
 #: One decision procedure per article (2020 edition 第24条 术语, 第25/26条, 2011 line 29.x and the
 #: 棋例通则; RULES.md §5, RULES_CXA.md §1-§3): article -> (term, the function that implements it).
 #: tests/referee/test_articles.py checks that each function exists and cites its article.
@@ -174,6 +179,7 @@ class MoveClass:
     chases: tuple[Chase, ...] = ()
     pawn_chases: tuple[Chase, ...] = ()
     answers_check: bool = False
+    article: str = ""
     targets: frozenset[int] = frozenset()
     pawn_targets: frozenset[int] = frozenset()
 
@@ -721,12 +727,13 @@ def _null(b: Board) -> Board:
     return c
 
 
-def _all_chases(b: Board, moved_to: int, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
+def _all_chases(b: Board, moved_to: int, strict: bool = False,
+                offers: set[int] | None = None) -> tuple[dict[int, Chase], dict[int, Chase]]:
     """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move.
 
     24.4 兑: a piece the side to move offers to exchange (it may take the offered piece back,
     evenly) is not won by a check either: the opponent, to move, exchanges it first."""
-    offers: set[int] = set()
+    offers = set() if offers is None else offers
     plain, by_pawn = _chases(b, moved_to, strict, offers)
     for sq, ch in _check_wins(b).items():
         if sq not in plain and sq not in offers:
@@ -763,22 +770,24 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         chases = tuple(Chase(t, abs(b.squares[t]), move.to_square, mover_type, UNROOTED, 0)
                        for t in sorted(chased))
         cls = CHECK if gives_check else CHASE if chases else IDLE
-        return MoveClass(move, side, cls, chases=chases, answers_check=in_check)
+        art = ("AXF: 将" if gives_check else "AXF: 捉 (rule 32 model)" if chases else "AXF: 闲")
+        return MoveClass(move, side, cls, chases=chases, answers_check=in_check, article=art)
     king_move = abs(b.squares[move.from_square]) == KING
     before = b.copy(stack=False)
     b.push(move)
     if b.is_check():
-        return MoveClass(move, side, CHECK, answers_check=in_check)
+        return MoveClass(move, side, CHECK, answers_check=in_check, article=ARTICLE_TEXT[CHECK])
     if in_check and king_move and rs.answer_check_idle:
         # 通则 2: "走动帅应将后产生的捉、杀为闲" — the king stepping out of check is 闲 even if it
         # creates an attack. Other answers to a check (a block, a capture of the checker) are
         # classified like any move: the article names the king's move only.
-        return MoveClass(move, side, IDLE, answers_check=True)
+        return MoveClass(move, side, IDLE, answers_check=True, article="通则2, 走动帅应将")
     after = _null(b)
     # 24.2: a new mate threat — proven after the move, and proven absent before it (a search
     # that ran out of nodes before the move proves no absence: then the move is no new kill).
     kill = mates_by_checks(after) and mate_status(before) is False
-    after_chase, after_pawn = _all_chases(after, move.to_square)
+    offers: set[int] = set()
+    after_chase, after_pawn = _all_chases(after, move.to_square, offers=offers)
     threatened = False
     old: set[int] = set()
     old_check: set[int] = set()
@@ -803,7 +812,17 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         cls = CHASE
     else:
         cls = IDLE
-    return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check)
+    if cls == KILL:
+        art = ARTICLE_TEXT[KILL]
+    elif cls == CHASE:
+        art = "第24.3条, " + KIND_ZH[new[0].kind]
+    elif after_chase:
+        art = "第29.2条, 从捉到捉"  # the chases it leaves existed before, or the move takes no part
+    elif offers:
+        art = "第24.4条, 兑"
+    else:
+        art = ARTICLE_TEXT[IDLE]
+    return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check, article=art)
 
 
 def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: bool,
