@@ -641,16 +641,49 @@ def _check_wins(b: Board) -> dict[int, Chase]:
     return {sq: Chase(sq, abs(code), frm, abs(b.squares[frm]), CHECK_WIN, gain)}
 
 
+def _check_squares(k: int) -> tuple[frozenset[int], frozenset[int]]:
+    """For an enemy king on ``k``: the squares a moving piece must leave or reach for a move to be
+    able to give check at all (the king's file and rank: rook and cannon lines, screens; the king's
+    diagonal neighbours: the legs of horses attacking it), and the squares from which a horse
+    attacks it. A cheap necessary condition; :func:`_checking_moves` then plays the move."""
+    hit = _CHECK_SQUARES.get(k)
+    if hit is None:
+        f, r = k % 9, k // 9
+        line = {x for x in range(90) if x % 9 == f or x // 9 == r}
+        line |= {x for x in _diagonal_neighbours(k)}
+        horse = {x for x in range(90) if {abs(x % 9 - f), abs(x // 9 - r)} == {1, 2}}
+        hit = _CHECK_SQUARES[k] = (frozenset(line), frozenset(horse | set(_orthogonal_neighbours(k))))
+    return hit
+
+
+_CHECK_SQUARES: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
+
+
 def _checking_moves(b: Board) -> list[Move]:
-    """Legal moves of the side to move that give check (cheaper than testing every legal move:
-    legality is checked only for the moves that check)."""
+    """Legal moves of the side to move that give check. Only moves that leave or reach the enemy
+    king's lines, leave a horse leg next to it, or bring a horse or pawn next to it can check
+    (:func:`_check_squares`); those are played and tested."""
     out = []
     me = b.turn
-    for m in list(b.generate_pseudo_legal_moves()):
-        b.push(m, validate=False)
-        if b.is_check() and not b._king_attacked(me):
-            out.append(m)
-        b.pop()
+    k = b._kings[not me]
+    if k < 0:
+        return out
+    line, near = _check_squares(k)
+    squares = b.squares
+    for frm in range(90):
+        code = squares[frm]
+        if not code or (code > 0) != me:
+            continue
+        t = abs(code)
+        from_line = frm in line
+        for to in b._pseudo_targets(frm):
+            if not (from_line or to in line or (t in (HORSE, PAWN) and to in near)):
+                continue
+            m = Move(frm, to)
+            b.push(m, validate=False)
+            if b.is_check() and not b._king_attacked(me):
+                out.append(m)
+            b.pop()
     return out
 
 
