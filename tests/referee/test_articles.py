@@ -11,7 +11,7 @@ import inspect
 import pytest
 
 from xiangqi.core import classify
-from xiangqi.core.board import ROOK, Board, Move
+from xiangqi.core.board import CANNON, HORSE, ROOK, Board, Move
 from xiangqi.core.classify import (
     ARTICLES,
     BY_VALUE,
@@ -216,3 +216,52 @@ def test_24_4_offered_rook_is_not_won_by_a_check_either():
     assert cls("5k3/9/5c3/4C4/4r4/5R3/6N2/9/9/3K5 w - - 0 1", "f4e4").cls == IDLE
     mc = cls("5k3/9/5c3/4C4/4n4/5R3/6N2/9/9/3K5 w - - 0 1", "f4e4")
     assert mc.cls == CHASE and mc.chases[0].target_type == 4
+
+
+def test_24_3_complete_exchange_that_wins_more_than_the_even_trade():
+    # 24.3 "完整互吃交换后得子": 马八进九 attacks the cannon on c5 (protected by the elephant on e7: a
+    # horse for a cannon is an even trade). But when the elephant takes back it leaves g5's horse
+    # without its protector and the rook on g0 takes it: the exchange played out on every square
+    # wins a piece, so the move chases (two pieces together: 联合捉).
+    mc = cls("4k4/9/4b4/9/2c3n2/9/9/1N7/9/3K2R2 w - - 0 1", "b2a4")
+    assert mc.cls == CHASE and [(c.target_type, c.kind) for c in mc.chases] == [(CANNON, JOINT)]
+    assert mc.article == "第24.3条, 联合捉"
+    # The rook on h0 (no line to g5): the even trade wins nothing more: 闲.
+    assert cls("4k4/9/4b4/9/2c3n2/9/9/1N7/9/3K3R1 w - - 0 1", "b2a4").cls == IDLE
+    # The rook on e0 instead: the elephant cannot take back at all (it would uncover the black king
+    # to the rook: a pinned protector, 假根 24.15), so the cannon is simply unrooted.
+    mc = cls("4k4/9/4b4/9/2c3n2/9/9/1N7/9/3KR4 w - - 0 1", "b2a4")
+    assert mc.cls == CHASE and mc.chases[0].kind == UNROOTED
+
+
+def test_24_4_horses_attacking_each_other_offer_an_exchange():
+    # 24.4 兑: the horse brought to a4 attacks the black horse on c5, which can take it back (its leg
+    # b5 is free): the moved piece offers a same-type exchange, 闲, whatever the complete exchange.
+    mc = cls("4k4/9/4b4/9/2n3c2/9/9/1N7/9/3K2R2 w - - 0 1", "b2a4")
+    assert mc.cls == IDLE and mc.article == "第24.4条, 兑"
+
+
+def test_25_3_floating_pawn_value():
+    # 25.3 子力价值: 车 = 2 马 = 2 炮, 马 = 炮, 士 = 相; a crossed pawn's value floats: one pawn for
+    # several pieces, or one piece for several pawns, is no gain either way.
+    P, A, C, H, R = classify.PAWN, classify.ADVISOR, CANNON, HORSE, ROOK
+    assert classify._balance([R], [H]) == 2 and classify._balance([H], [C]) == 0
+    assert classify._balance([A, C], [P]) == 0 and classify._balance([P], [A, C]) == 0
+    assert classify._balance([H], [P, P]) == 0 and classify._balance([P, P], [H]) == 0
+    assert classify._balance([H], [P]) == 1  # one pawn for one piece: by the values
+    assert classify._balance([P], []) == 1  # a crossed pawn won for nothing is a gain
+
+
+def test_25_3_uncrossed_pawn_is_no_material():
+    # 25.3 子力: a pawn that has not crossed the river is no 子力: the rook attacking a lone black pawn
+    # on its own side of the river chases nothing; across the river it does (捉).
+    assert cls("4k4/9/9/p8/9/9/9/9/9/R2K5 w - - 0 1", "a0a1").cls == IDLE
+    mc = cls("4k4/9/9/9/9/p8/9/9/9/1R1K5 w - - 0 1", "b0a0")
+    assert mc.cls == CHASE and mc.chases[0].target_type == classify.PAWN
+
+
+def test_every_class_names_its_article():
+    # The explanation's article comes from the procedure that decided the class.
+    assert cls("3k5/9/9/9/9/9/9/9/4A3R/4K4 w - - 0 1", "i1i9").article == "第24.1条"
+    assert cls("4k4/9/R2n5/9/9/9/9/9/9/3K5 w - - 0 1", "a7b7").article == "第29.2条, 从捉到捉"
+    assert cls("4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1", "a0a1").article == "第24.8条"
