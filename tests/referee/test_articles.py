@@ -265,3 +265,16 @@ def test_every_class_names_its_article():
     assert cls("3k5/9/9/9/9/9/9/9/4A3R/4K4 w - - 0 1", "i1i9").article == "第24.1条"
     assert cls("4k4/9/R2n5/9/9/9/9/9/9/3K5 w - - 0 1", "a7b7").article == "第29.2条, 从捉到捉"
     assert cls("4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1", "a0a1").article == "第24.8条"
+
+
+def test_24_3_material_won_by_a_series_of_checks():
+    # 24.3 "可以下一着开始运用照将或连续照将得子": 车九进五 checks (the king can only step to e8), then
+    # 车九退一 checks along rank 8 and, when the king steps off it, the rook takes the horse on g8
+    # behind it. One check wins nothing; the series of two wins the horse against every defence.
+    b = Board("4k4/6n2/9/9/1n7/R8/1c7/9/3N5/5K3 w - - 0 1")
+    assert classify._win_by_checks(b, 1, classify._Budget(600))[0] == 0
+    gain, frm, won = classify._win_by_checks(b, 2, classify._Budget(600))
+    assert (gain, frm, won) == (2, 36, 78)  # a horse (2), by the rook from a4, the horse on g8
+    assert classify.CHECK_WIN_DEPTH >= 2
+    [(sq, chase)] = classify._check_wins(b).items()
+    assert sq == 78 and chase.kind == CHECK_WIN and chase.target_type == HORSE

@@ -557,7 +557,7 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
 
 #: Checking moves in a row that a win of material by checks may use (24.3 "照将或连续照将得子"),
 #: and the node budget of one such search; a longer series, or a search out of nodes, wins nothing.
-CHECK_WIN_DEPTH = 2
+CHECK_WIN_DEPTH = 3
 CHECK_WIN_NODES = 600
 
 
