@@ -19,15 +19,27 @@ rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULE
   or a quiet (non-checking) move, or more nodes than the budget, is not found.
 - **捉** 24.3 (and the 29.x conditions of the 2011 line): after the move, with
   the mover to move again, some enemy 子力 (25.3: rook, horse, cannon,
-  advisor, elephant, crossed pawn) can be taken with a gain by value
-  (:func:`_chases`), directly, by a piece the move uncovers, by several pieces
-  together (联合捉), or by a check that wins material against every defence
-  (抽将, :func:`_check_wins`); the gain is a static exchange played with legal
-  moves only (:func:`_see`), so a pinned protector, a protector whose recapture
-  faces the other king, a cannon whose screen goes and the king as a protector
-  are judged as in a game (真根/假根, 24.15); the full exchange then answers it
-  with the opponent's best other capture (26.5 得不偿失, :func:`_exchange_gain`).
-  29.4: a capture after which the capturer is mated at once gains nothing.
+  advisor, elephant, crossed pawn) can be won (:func:`_chases`): taken
+  directly, by a piece the move uncovers, by several pieces together (联合捉),
+  or by one check or a series of up to :data:`CHECK_WIN_DEPTH` checks that
+  wins material against **every** defence, counter-checks and captures of the
+  checker included (抽将, :func:`_win_by_checks`). Judging a capture
+  (:func:`_exchange_gain`):
+
+  * the exchange on the square (:func:`_see`, legal moves only) decides
+    有根/无根 and 子力价值: a pinned protector, a protector whose recapture
+    faces the other king, a cannon whose screen goes and the king as a
+    protector are judged as in a game (真根/假根, 24.15);
+  * 26.5: the opponent's best answering capture elsewhere weighs against it:
+    one the capture opens (被牵子捉子) must not leave a loss (得不偿失), an
+    unchanged independent threat (各吃各子) must be outweighed, and one improved
+    only because the capturer was its root does not count (做根子捉子 is 捉);
+  * 24.3 "完整互吃交换": an even trade on the square still chases when the
+    exchange played out on every square (:func:`_qs`, captures with legal
+    moves, both sides free to stop) wins material, e.g. a recapture that
+    unguards or uncovers another piece;
+  * 29.4: a capture after which the capturer is mated at once gains nothing.
+
   29.2: the chase is created by the move (:func:`_is_new`): it did not exist
   before (a capture that a check or mate threat against the mover kept from
   being played did not exist yet), and the move takes part in it
@@ -39,12 +51,18 @@ rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULE
 - **闲** 24.8: everything else, including 兑/献/拦/跟, and a king move that
   answers a check (通则 2, "走动帅应将后产生的捉、杀为闲").
 
-Values (25.3 子力价值): rook 4, horse 2, cannon 2, advisor 1, elephant 1, pawn 1;
-the chaser's own pawns count 3 in its exchanges because a crossed pawn's value
-floats (通则 6: one pawn for several pieces is no gain). Where the model stops:
-positional judgements (占据要点, 通则 4 — occupying a key drawing point) are not
-modelled, and an exchange is judged on one square plus one answering capture,
-not by a search.
+Each :class:`MoveClass` names the article that decided it (``article``), which
+``xiangqi outcome --explain`` and the game's result show.
+
+Values (25.3 子力价值): rook 4, horse 2, cannon 2, advisor 1, elephant 1, pawn 1
+(车 = 2 马 = 2 炮 = 马 + 炮, 马 = 炮, 士 = 相); an uncrossed pawn is no 子力 and
+wins nothing; a crossed pawn's value floats, as the article says: one pawn for
+several pieces, or one piece for several pawns, is no gain (:func:`_balance`).
+Where the model stops: positional judgements (占据要点, 通则 4 — occupying a key
+drawing point) are not modelled; the complete exchange searches captures only
+(:data:`QS_DEPTH` plies, :data:`QS_NODES` nodes), the checks that win material
+:data:`CHECK_WIN_DEPTH` checks deep within :data:`CHECK_WIN_NODES` nodes, and a
+search that runs out of nodes wins nothing.
 
 The king chasing by itself is 闲 (通则 1); it counts when it only protects,
 recaptures, or lets another piece chase (通则 2, 借帅之力). A pawn's chase
@@ -127,18 +145,18 @@ ARTICLES: dict[str, tuple[str, str]] = {
     "24.1": ("将 check", "classify_move"),
     "24.2": ("杀 kill: mate by one or consecutive checks", "mates_by_checks"),
     "24.3": ("捉 chase: material won on the next move", "_chases"),
-    "24.3 抽将": ("捉 by a check that wins material against every defence", "_check_wins"),
-    "24.3 完整互吃交换": ("the exchange played out", "_exchange_gain"),
+    "24.3 抽将": ("捉 by one check or a series of checks that wins material against every defence",
+                "_win_by_checks"),
+    "24.3 完整互吃交换": ("the exchange played out on every square, legal captures only", "_qs"),
     "24.4": ("兑 offer to exchange (not a chase)", "_chases"),
     "24.4/24.5": ("兑/献: the attacked piece may take the attacker", "_chases"),
     "24.15": ("有根/无根, 真根/假根: a real, legal recapture", "_see"),
-    "25.3": ("子力 and 子力价值", "_val"),
+    "25.3": ("子力 and 子力价值, the floating pawn value", "_balance"),
     "26.5": ("得不偿失: a losing full exchange is no chase", "_exchange_gain"),
     "29.2": ("从无捉到有捉: the chase is created by the move", "_is_new"),
     "29.4": ("the capturer is not mated at once", "_exchange_gain"),
     "通则 1/2": ("the king chasing alone is 闲; 借帅之力 counts; 走动帅应将 is 闲", "classify_move"),
     "通则 3": ("a pawn's chase is kept apart for the rule set", "_chases"),
-    "通则 6": ("a crossed pawn's value floats", "_val"),
     "通则 7": ("从捉到捉 and a self-caused chase state are 闲", "_caused_by"),
     "通则 9": ("不能离线: a piece tied to its line", "_tied"),
 }
@@ -237,16 +255,12 @@ def _mate_in_one(b: Board) -> bool:
     return False
 
 
-def _val(code: int, chaser: Color | None) -> int:
-    """Value of the piece ``code`` in an exchange judged for the side ``chaser``.
-
-    The chaser's own pawns count 3: a crossed pawn's value floats, so giving a
-    pawn for a horse, or for an advisor and a cannon, is no gain, while a pawn
-    for a rook is (25.3 子力价值 / 通则 6, RULES_CXA §3.6)."""
-    t = abs(code)
-    if t == PAWN and (code > 0) == chaser:
-        return 3
-    return VALUE[t]
+def _val(code: int, chaser: Color | None = None) -> int:
+    """Value (25.3 子力价值, :data:`VALUE`) of the piece ``code`` in the exchange on one square
+    (:func:`_see`); ``chaser`` is the side the exchange is judged for (the values are the same for
+    both sides). The floating pawn value (one pawn for several pieces is no gain) needs the whole
+    exchange: :func:`_balance` applies it to the complete exchange (:func:`_qs`)."""
+    return VALUE[abs(code)]
 
 
 def _see(b: Board, sq: int, chaser: Color | None) -> int:
