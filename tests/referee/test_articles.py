@@ -278,3 +278,25 @@ def test_24_3_material_won_by_a_series_of_checks():
     assert classify.CHECK_WIN_DEPTH >= 2
     [(sq, chase)] = classify._check_wins(b).items()
     assert sq == 78 and chase.kind == CHECK_WIN and chase.target_type == HORSE
+
+
+def test_26_5_an_independent_counter_capture_of_equal_value_leaves_a_chase():
+    # 26.5 (各吃各子: a complete exchange that ends equal or better is 捉): 车九平八 attacks the lone
+    # horse on b7; Black's rook on d5 can take the red cannon on d3 in answer (a piece for a
+    # piece), but that was Black's threat anyway: the chase stands. When Black's answer is worth
+    # more than the horse (the red rook on h5 instead of the cannon) the capture loses: 闲.
+    mc = cls("4k4/9/1n7/9/3r5/9/3C5/9/9/R4K3 w - - 0 1", "a0b0")
+    assert mc.cls == CHASE and mc.chases[0].target_type == HORSE
+    assert cls("4k4/9/1n7/9/3r3R1/9/9/9/9/R4K3 w - - 0 1", "a0b0").cls == IDLE
+
+
+def test_24_3_joint_capture_needs_the_moved_piece_in_the_exchange():
+    # 24.3 "使另一子可以与之联合吃子" (联合捉): 车八进八 puts the rook on b9 as the screen of the cannon
+    # on a9, which can then take the advisor on d9; the king on e9 cannot take back because the
+    # rook covers d9. Both pieces take part in the exchange: JOINT.
+    mc = cls("C2ak4/9/9/9/9/9/9/9/1R7/3K5 w - - 0 1", "b1b9")
+    assert mc.cls == CHASE and [(c.target_type, c.kind) for c in mc.chases] == [(classify.ADVISOR, JOINT)]
+    # 24.3 "使另一子可以吃子": a horse brought to b9 is only the cannon's screen (it does not attack
+    # d9) and the advisor has no protector: a plain chase of an unrooted piece.
+    mc = cls("C2a1k3/9/2N6/9/9/9/9/9/9/3K5 w - - 0 1", "c7b9")
+    assert mc.cls == CHASE and mc.chases[0].kind == UNROOTED

@@ -459,7 +459,7 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
                 reply_pin = max(reply_pin, g)
             elif g <= pre[key]:
                 reply_other = max(reply_other, g)
-        if victim - reply_pin < 0 or victim - reply_other <= 0:
+        if victim - reply_pin < 0 or victim - reply_other < (1 if strict else 0):
             gain = 0
     if victim == on_square:
         # 24.3 完整互吃交换: an even trade on the square that wins more material when the exchange
@@ -547,7 +547,9 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
             gain = _exchange_gain(b, frm, sq, strict)
             if gain is None or gain <= 0:
                 continue
-            if not rooted:
+            if _needs_helper(b, frm, sq, moved_to, strict):
+                kind = JOINT  # the moved piece helps another take (联合捉, 24.3)
+            elif not rooted:
                 kind = UNROOTED
             elif sum(1 for a in caps if abs(squares[a]) not in (KING, PAWN)) >= 2:
                 kind = JOINT  # two pieces attack a protected piece (联合捉, 少根子)
@@ -640,6 +642,34 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
         if worst is not None and worst[0] > best[0] and worst[1] >= 0:
             best = (worst[0], m.from_square, worst[1])
     return best
+
+
+def _needs_helper(b: Board, frm: int, sq: int, helper: int, strict: bool) -> bool:
+    """True if the capture on ``sq`` by the piece on ``frm`` is a joint capture with the piece on
+    ``helper`` (the piece just moved; 24.3 "使另一子可以与之联合吃子", 联合捉): the helper takes part
+    in the exchange (it attacks ``sq`` too: it recaptures, or it covers the square so that the
+    target's protector cannot take back), and without it the capture would be impossible (it is
+    also the capturing cannon's screen) or would not gain. A move that only lets another piece
+    capture (it is only a screen, it unpins the capturer, it parries a threat) is 24.3's
+    "使另一子可以吃子", not a joint capture."""
+    if helper < 0 or helper == frm:
+        return False
+    squares = b.squares
+    code = squares[helper]
+    if not code or (code > 0) != b.turn or abs(code) == KING:
+        return False
+    if sq not in _attacks_from(squares, helper):
+        return False
+    squares[helper] = 0
+    try:
+        if sq not in b._pseudo_targets(frm):
+            return True  # it is also the capturing cannon's screen
+        if not b._leaves_king_safe(frm, sq):
+            return False  # it only blocked a line to the capturer's king: 使另一子可以吃子
+        gain = _exchange_gain(b, frm, sq, strict)
+        return gain is None or gain <= 0
+    finally:
+        squares[helper] = code
 
 
 def _check_wins(b: Board) -> dict[int, Chase]:
