@@ -300,3 +300,13 @@ def test_24_3_joint_capture_needs_the_moved_piece_in_the_exchange():
     # d9) and the advisor has no protector: a plain chase of an unrooted piece.
     mc = cls("C2a1k3/9/2N6/9/9/9/9/9/9/3K5 w - - 0 1", "c7b9")
     assert mc.cls == CHASE and mc.chases[0].kind == UNROOTED
+
+
+def test_29_4_a_capture_answered_by_mate_wins_nothing():
+    # 29.4 / 24.3 (the winner must not be mated on the immediate reply): 车六退四 attacks the lone
+    # horse on e1. With the black king on e8, 车六平五 takes it safely: 捉. With the king on f8,
+    # the capture is met by 车6进6 mate (the red king cannot take f0: it would face the black king
+    # on the open f-file; d0 is covered along rank 0): no material is won, 闲.
+    mc = cls("9/4k4/9/5r3/3R5/9/9/9/4n4/4K4 w - - 0 1", "d5d1")
+    assert mc.cls == CHASE and mc.chases[0].target_type == HORSE
+    assert cls("9/5k3/9/5r3/3R5/9/9/9/4n4/4K4 w - - 0 1", "d5d1").cls == IDLE
