@@ -310,3 +310,16 @@ def test_29_4_a_capture_answered_by_mate_wins_nothing():
     mc = cls("9/4k4/9/5r3/3R5/9/9/9/4n4/4K4 w - - 0 1", "d5d1")
     assert mc.cls == CHASE and mc.chases[0].target_type == HORSE
     assert cls("9/5k3/9/5r3/3R5/9/9/9/4n4/4K4 w - - 0 1", "d5d1").cls == IDLE
+
+
+def test_24_3_a_counter_check_is_a_defence_against_a_check_that_wins_material():
+    # 24.3 抽将 "against every defence": 炮三平五 checks over the horse on e6; if the king steps
+    # aside, the horse takes the rook on f8 (a rook for the horse at worst: +2). With the black
+    # cannon on i4 Black can also block on e4,
+    # and the block checks the red king over the red cannon (a counter-check, 还将): that defence
+    # saves the rook, so no check wins material. Without the black cannon the check wins the rook.
+    with_block = Board("9/4kr3/9/3nN4/9/8c/6C2/9/9/4K4 w - - 0 1")
+    assert classify._win_by_checks(with_block, classify.CHECK_WIN_DEPTH, classify._Budget(600))[0] == 0
+    without = Board("9/4kr3/9/3nN4/9/9/6C2/9/9/4K4 w - - 0 1")
+    assert classify._check_wins(without) == {
+        77: classify.Chase(77, ROOK, 33, CANNON, CHECK_WIN, 2)}  # the rook on f8, by the cannon g3's check
