@@ -11,7 +11,7 @@ import inspect
 import pytest
 
 from xiangqi.core import classify
-from xiangqi.core.board import Board, Move
+from xiangqi.core.board import CANNON, HORSE, ROOK, Board, Move
 from xiangqi.core.classify import (
     ARTICLES,
     BY_VALUE,
@@ -84,14 +84,17 @@ def test_24_3_joint_chase_two_pieces_win_what_neither_wins_alone():
 
 
 def test_24_3_check_that_wins_material_against_every_defence():
-    # 24.3 "可以下一着开始运用照将…得子" (抽将): the rook behind the horse on the e-file makes
-    # 马六进四-style discovered checks possible: the horse takes the rook on d6 with check and keeps
-    # it whatever Black answers: 捉.
-    mc = cls("3r5/4k4/5a3/3r5/9/4N4/9/9/R8/5K3 w - - 0 1", "a1e1")
-    assert mc.cls == CHASE and mc.chases[0].kind == CHECK_WIN
-    # The same, but the black horse on c2 can answer the discovered check by taking the checking
-    # rook on e1: the check wins nothing against that defence, so it is not 捉.
-    assert cls("3r5/4k4/5a3/3r5/9/4N4/9/2n6/R8/5K3 w - - 0 1", "a1e1").cls == IDLE
+    # 24.3 "可以下一着开始运用照将…得子" (抽将): 车一平五 puts the rook behind the horse on the
+    # e-file. Red, to move again, plays 马五进六 (a discovered check that also attacks the rook on
+    # b5); whatever Black answers (the king steps aside, the advisor or the elephant blocks), the
+    # horse takes the rook: 捉, of kind CHECK_WIN. Before the move no check won anything (the rook
+    # on i1 gives no check: the elephant on g9 covers the rank).
+    mc = cls("4kab2/9/9/9/1rp6/4N4/9/9/8R/5K3 w - - 0 1", "i1e1")
+    assert mc.cls == CHASE and [(c.kind, c.target_type) for c in mc.chases] == [(CHECK_WIN, ROOK)]
+    # The same, but the black horse on c2 can answer every discovered check by taking the checking
+    # rook on e1 (the horse then takes a rook for a rook): the checks win nothing against that
+    # defence, so it is not 捉.
+    assert cls("4kab2/9/9/9/1rp6/4N4/9/2n6/8R/5K3 w - - 0 1", "i1e1").cls == IDLE
 
 
 def test_24_2_kill_needing_five_consecutive_checks():
@@ -213,3 +216,110 @@ def test_24_4_offered_rook_is_not_won_by_a_check_either():
     assert cls("5k3/9/5c3/4C4/4r4/5R3/6N2/9/9/3K5 w - - 0 1", "f4e4").cls == IDLE
     mc = cls("5k3/9/5c3/4C4/4n4/5R3/6N2/9/9/3K5 w - - 0 1", "f4e4")
     assert mc.cls == CHASE and mc.chases[0].target_type == 4
+
+
+def test_24_3_complete_exchange_that_wins_more_than_the_even_trade():
+    # 24.3 "完整互吃交换后得子": 马八进九 attacks the cannon on c5 (protected by the elephant on e7: a
+    # horse for a cannon is an even trade). But when the elephant takes back it leaves g5's horse
+    # without its protector and the rook on g0 takes it: the exchange played out on every square
+    # wins a piece, so the move chases (two pieces together: 联合捉).
+    mc = cls("4k4/9/4b4/9/2c3n2/9/9/1N7/9/3K2R2 w - - 0 1", "b2a4")
+    assert mc.cls == CHASE and [(c.target_type, c.kind) for c in mc.chases] == [(CANNON, JOINT)]
+    assert mc.article == "第24.3条, 联合捉"
+    # The rook on h0 (no line to g5): the even trade wins nothing more: 闲.
+    assert cls("4k4/9/4b4/9/2c3n2/9/9/1N7/9/3K3R1 w - - 0 1", "b2a4").cls == IDLE
+    # The rook on e0 instead: the elephant cannot take back at all (it would uncover the black king
+    # to the rook: a pinned protector, 假根 24.15), so the cannon is simply unrooted.
+    mc = cls("4k4/9/4b4/9/2c3n2/9/9/1N7/9/3KR4 w - - 0 1", "b2a4")
+    assert mc.cls == CHASE and mc.chases[0].kind == UNROOTED
+
+
+def test_24_4_horses_attacking_each_other_offer_an_exchange():
+    # 24.4 兑: the horse brought to a4 attacks the black horse on c5, which can take it back (its leg
+    # b5 is free): the moved piece offers a same-type exchange, 闲, whatever the complete exchange.
+    mc = cls("4k4/9/4b4/9/2n3c2/9/9/1N7/9/3K2R2 w - - 0 1", "b2a4")
+    assert mc.cls == IDLE and mc.article == "第24.4条, 兑"
+
+
+def test_25_3_floating_pawn_value():
+    # 25.3 子力价值: 车 = 2 马 = 2 炮, 马 = 炮, 士 = 相; a crossed pawn's value floats: one pawn for
+    # several pieces, or one piece for several pawns, is no gain either way.
+    P, A, C, H, R = classify.PAWN, classify.ADVISOR, CANNON, HORSE, ROOK
+    assert classify._balance([R], [H]) == 2 and classify._balance([H], [C]) == 0
+    assert classify._balance([A, C], [P]) == 0 and classify._balance([P], [A, C]) == 0
+    assert classify._balance([H], [P, P]) == 0 and classify._balance([P, P], [H]) == 0
+    assert classify._balance([H], [P]) == 1  # one pawn for one piece: by the values
+    assert classify._balance([P], []) == 1  # a crossed pawn won for nothing is a gain
+
+
+def test_25_3_uncrossed_pawn_is_no_material():
+    # 25.3 子力: a pawn that has not crossed the river is no 子力: the rook attacking a lone black pawn
+    # on its own side of the river chases nothing; across the river it does (捉).
+    assert cls("4k4/9/9/p8/9/9/9/9/9/R2K5 w - - 0 1", "a0a1").cls == IDLE
+    mc = cls("4k4/9/9/9/9/p8/9/9/9/1R1K5 w - - 0 1", "b0a0")
+    assert mc.cls == CHASE and mc.chases[0].target_type == classify.PAWN
+
+
+def test_every_class_names_its_article():
+    # The explanation's article comes from the procedure that decided the class.
+    assert cls("3k5/9/9/9/9/9/9/9/4A3R/4K4 w - - 0 1", "i1i9").article == "第24.1条"
+    assert cls("4k4/9/R2n5/9/9/9/9/9/9/3K5 w - - 0 1", "a7b7").article == "第29.2条, 从捉到捉"
+    assert cls("4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1", "a0a1").article == "第24.8条"
+
+
+def test_24_3_material_won_by_a_series_of_checks():
+    # 24.3 "可以下一着开始运用照将或连续照将得子": 车九进五 checks (the king can only step to e8), then
+    # 车九退一 checks along rank 8 and, when the king steps off it, the rook takes the horse on g8
+    # behind it. One check wins nothing; the series of two wins the horse against every defence.
+    b = Board("4k4/6n2/9/9/1n7/R8/1c7/9/3N5/5K3 w - - 0 1")
+    assert classify._win_by_checks(b, 1, classify._Budget(600))[0] == 0
+    gain, frm, won = classify._win_by_checks(b, 2, classify._Budget(600))
+    assert (gain, frm, won) == (2, 36, 78)  # a horse (2), by the rook from a4, the horse on g8
+    assert classify.CHECK_WIN_DEPTH >= 2
+    [(sq, chase)] = classify._check_wins(b).items()
+    assert sq == 78 and chase.kind == CHECK_WIN and chase.target_type == HORSE
+
+
+def test_26_5_an_independent_counter_capture_of_equal_value_leaves_a_chase():
+    # 26.5 (各吃各子: a complete exchange that ends equal or better is 捉): 车九平八 attacks the lone
+    # horse on b7; Black's rook on d5 can take the red cannon on d3 in answer (a piece for a
+    # piece), but that was Black's threat anyway: the chase stands. When Black's answer is worth
+    # more than the horse (the red rook on h5 instead of the cannon) the capture loses: 闲.
+    mc = cls("4k4/9/1n7/9/3r5/9/3C5/9/9/R4K3 w - - 0 1", "a0b0")
+    assert mc.cls == CHASE and mc.chases[0].target_type == HORSE
+    assert cls("4k4/9/1n7/9/3r3R1/9/9/9/9/R4K3 w - - 0 1", "a0b0").cls == IDLE
+
+
+def test_24_3_joint_capture_needs_the_moved_piece_in_the_exchange():
+    # 24.3 "使另一子可以与之联合吃子" (联合捉): 车八进八 puts the rook on b9 as the screen of the cannon
+    # on a9, which can then take the advisor on d9; the king on e9 cannot take back because the
+    # rook covers d9. Both pieces take part in the exchange: JOINT.
+    mc = cls("C2ak4/9/9/9/9/9/9/9/1R7/3K5 w - - 0 1", "b1b9")
+    assert mc.cls == CHASE and [(c.target_type, c.kind) for c in mc.chases] == [(classify.ADVISOR, JOINT)]
+    # 24.3 "使另一子可以吃子": a horse brought to b9 is only the cannon's screen (it does not attack
+    # d9) and the advisor has no protector: a plain chase of an unrooted piece.
+    mc = cls("C2a1k3/9/2N6/9/9/9/9/9/9/3K5 w - - 0 1", "c7b9")
+    assert mc.cls == CHASE and mc.chases[0].kind == UNROOTED
+
+
+def test_29_4_a_capture_answered_by_mate_wins_nothing():
+    # 29.4 / 24.3 (the winner must not be mated on the immediate reply): 车六退四 attacks the lone
+    # horse on e1. With the black king on e8, 车六平五 takes it safely: 捉. With the king on f8,
+    # the capture is met by 车6进6 mate (the red king cannot take f0: it would face the black king
+    # on the open f-file; d0 is covered along rank 0): no material is won, 闲.
+    mc = cls("9/4k4/9/5r3/3R5/9/9/9/4n4/4K4 w - - 0 1", "d5d1")
+    assert mc.cls == CHASE and mc.chases[0].target_type == HORSE
+    assert cls("9/5k3/9/5r3/3R5/9/9/9/4n4/4K4 w - - 0 1", "d5d1").cls == IDLE
+
+
+def test_24_3_a_counter_check_is_a_defence_against_a_check_that_wins_material():
+    # 24.3 抽将 "against every defence": 炮三平五 checks over the horse on e6; if the king steps
+    # aside, the horse takes the rook on f8 (a rook for the horse at worst: +2). With the black
+    # cannon on i4 Black can also block on e4,
+    # and the block checks the red king over the red cannon (a counter-check, 还将): that defence
+    # saves the rook, so no check wins material. Without the black cannon the check wins the rook.
+    with_block = Board("9/4kr3/9/3nN4/9/8c/6C2/9/9/4K4 w - - 0 1")
+    assert classify._win_by_checks(with_block, classify.CHECK_WIN_DEPTH, classify._Budget(600))[0] == 0
+    without = Board("9/4kr3/9/3nN4/9/9/6C2/9/9/4K4 w - - 0 1")
+    assert classify._check_wins(without) == {
+        77: classify.Chase(77, ROOK, 33, CANNON, CHECK_WIN, 2)}  # the rook on f8, by the cannon g3's check

@@ -74,6 +74,16 @@ def chinese_move_text(board_before: Board, move: Move) -> str:
     return move_to_chinese(board_before, move)
 
 
+def _explain(board: Board, out: Outcome, rules: object | None) -> list[str]:
+    """The referee's explanation of a repetition ruling (each move of the cycle with its class and
+    deciding article, :func:`xiangqi.core.referee.explain_cycle`); [] for any other result."""
+    if out.termination not in (Termination.PERPETUAL, Termination.REPETITION):
+        return []
+    from xiangqi.core.referee import explain_cycle
+
+    return explain_cycle(board, rules) or []
+
+
 def forbidden_moves(board: Board, rules: object | None = None) -> dict[Move, Outcome]:
     """Moves that would complete a forbidden repetition for the side to move (长将 …).
 
@@ -431,8 +441,9 @@ class GameSession:
         (ICCS or None), ``check`` (square name of the king in check or None), ``legal``
         (from-square → ICCS moves), ``forbidden`` (ICCS → reason of a move that would
         lose by a forbidden repetition), ``result`` (None or ``{result, winner,
-        termination, reason_zh, reason_en, headline_zh, headline_en, why_zh, why_en}``: ``why_*``
-        is the reason without the headline, e.g. 红方认输 of 黑胜 — 红方认输), ``can_undo``
+        termination, reason_zh, reason_en, headline_zh, headline_en, why_zh, why_en, explain}``:
+        ``why_*`` is the reason without the headline, e.g. 红方认输 of 黑胜 — 红方认输; ``explain`` the
+        referee's lines for a repetition ruling, else []), ``can_undo``
         (:meth:`can_undo`), ``opening`` (:meth:`opening`: ``{code, name}`` or None), ``version``.
 
         A query: it works on its own copy of the board (legal-move generation and the referee
@@ -465,7 +476,7 @@ class GameSession:
                       "termination": out.termination.value, "reason_zh": out.reason_zh,
                       "reason_en": out.reason_en, "headline_zh": out.headline_zh(),
                       "headline_en": _headline_en(out), "why_zh": _why(out.reason_zh),
-                      "why_en": _why(out.reason_en)}
+                      "why_en": _why(out.reason_en), "explain": _explain(b, out, self.rules)}
         forbidden = {}
         if out is None:
             forbidden = {m.iccs(): {"reason_zh": o.reason_zh, "reason_en": o.reason_en}

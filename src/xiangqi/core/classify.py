@@ -19,15 +19,27 @@ rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULE
   or a quiet (non-checking) move, or more nodes than the budget, is not found.
 - **捉** 24.3 (and the 29.x conditions of the 2011 line): after the move, with
   the mover to move again, some enemy 子力 (25.3: rook, horse, cannon,
-  advisor, elephant, crossed pawn) can be taken with a gain by value
-  (:func:`_chases`), directly, by a piece the move uncovers, by several pieces
-  together (联合捉), or by a check that wins material against every defence
-  (抽将, :func:`_check_wins`); the gain is a static exchange played with legal
-  moves only (:func:`_see`), so a pinned protector, a protector whose recapture
-  faces the other king, a cannon whose screen goes and the king as a protector
-  are judged as in a game (真根/假根, 24.15); the full exchange then answers it
-  with the opponent's best other capture (26.5 得不偿失, :func:`_exchange_gain`).
-  29.4: a capture after which the capturer is mated at once gains nothing.
+  advisor, elephant, crossed pawn) can be won (:func:`_chases`): taken
+  directly, by a piece the move uncovers, by several pieces together (联合捉),
+  or by one check or a series of up to :data:`CHECK_WIN_DEPTH` checks that
+  wins material against **every** defence, counter-checks and captures of the
+  checker included (抽将, :func:`_win_by_checks`). Judging a capture
+  (:func:`_exchange_gain`):
+
+  * the exchange on the square (:func:`_see`, legal moves only) decides
+    有根/无根 and 子力价值: a pinned protector, a protector whose recapture
+    faces the other king, a cannon whose screen goes and the king as a
+    protector are judged as in a game (真根/假根, 24.15);
+  * 26.5: the opponent's best answering capture elsewhere weighs against it:
+    one the capture opens (被牵子捉子) must not leave a loss (得不偿失), an
+    unchanged independent threat (各吃各子) must be outweighed, and one improved
+    only because the capturer was its root does not count (做根子捉子 is 捉);
+  * 24.3 "完整互吃交换": an even trade on the square still chases when the
+    exchange played out on every square (:func:`_qs`, captures with legal
+    moves, both sides free to stop) wins material, e.g. a recapture that
+    unguards or uncovers another piece;
+  * 29.4: a capture after which the capturer is mated at once gains nothing.
+
   29.2: the chase is created by the move (:func:`_is_new`): it did not exist
   before (a capture that a check or mate threat against the mover kept from
   being played did not exist yet), and the move takes part in it
@@ -39,12 +51,18 @@ rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULE
 - **闲** 24.8: everything else, including 兑/献/拦/跟, and a king move that
   answers a check (通则 2, "走动帅应将后产生的捉、杀为闲").
 
-Values (25.3 子力价值): rook 4, horse 2, cannon 2, advisor 1, elephant 1, pawn 1;
-the chaser's own pawns count 3 in its exchanges because a crossed pawn's value
-floats (通则 6: one pawn for several pieces is no gain). Where the model stops:
-positional judgements (占据要点, 通则 4 — occupying a key drawing point) are not
-modelled, and an exchange is judged on one square plus one answering capture,
-not by a search.
+Each :class:`MoveClass` names the article that decided it (``article``), which
+``xiangqi outcome --explain`` and the game's result show.
+
+Values (25.3 子力价值): rook 4, horse 2, cannon 2, advisor 1, elephant 1, pawn 1
+(车 = 2 马 = 2 炮 = 马 + 炮, 马 = 炮, 士 = 相); an uncrossed pawn is no 子力 and
+wins nothing; a crossed pawn's value floats, as the article says: one pawn for
+several pieces, or one piece for several pawns, is no gain (:func:`_balance`).
+Where the model stops: positional judgements (占据要点, 通则 4 — occupying a key
+drawing point) are not modelled; the complete exchange searches captures only
+(:data:`QS_DEPTH` plies, :data:`QS_NODES` nodes), the checks that win material
+:data:`CHECK_WIN_DEPTH` checks deep within :data:`CHECK_WIN_NODES` nodes, and a
+search that runs out of nodes wins nothing.
 
 The king chasing by itself is 闲 (通则 1); it counts when it only protects,
 recaptures, or lets another piece chase (通则 2, 借帅之力). A pawn's chase
@@ -115,6 +133,11 @@ JOINT = "joint"
 #: A chase that wins material through a check (抽将得子, RULES_CXA §1.1 24.3).
 CHECK_WIN = "check"
 
+#: Names of the kinds of chase as the rule book says them (for explanations).
+KIND_ZH = {UNROOTED: "无根子", BY_VALUE: "子力价值", JOINT: "联合捉", CHECK_WIN: "抽将"}
+#: The article behind each class when nothing more specific decided it.
+ARTICLE_TEXT = {CHECK: "第24.1条", KILL: "第24.2条, 连续照将", CHASE: "第24.3条", IDLE: "第24.8条"}
+
 #: One decision procedure per article (2020 edition 第24条 术语, 第25/26条, 2011 line 29.x and the
 #: 棋例通则; RULES.md §5, RULES_CXA.md §1-§3): article -> (term, the function that implements it).
 #: tests/referee/test_articles.py checks that each function exists and cites its article.
@@ -122,18 +145,18 @@ ARTICLES: dict[str, tuple[str, str]] = {
     "24.1": ("将 check", "classify_move"),
     "24.2": ("杀 kill: mate by one or consecutive checks", "mates_by_checks"),
     "24.3": ("捉 chase: material won on the next move", "_chases"),
-    "24.3 抽将": ("捉 by a check that wins material against every defence", "_check_wins"),
-    "24.3 完整互吃交换": ("the exchange played out", "_exchange_gain"),
+    "24.3 抽将": ("捉 by one check or a series of checks that wins material against every defence",
+                "_win_by_checks"),
+    "24.3 完整互吃交换": ("the exchange played out on every square, legal captures only", "_qs"),
     "24.4": ("兑 offer to exchange (not a chase)", "_chases"),
     "24.4/24.5": ("兑/献: the attacked piece may take the attacker", "_chases"),
     "24.15": ("有根/无根, 真根/假根: a real, legal recapture", "_see"),
-    "25.3": ("子力 and 子力价值", "_val"),
+    "25.3": ("子力 and 子力价值, the floating pawn value", "_balance"),
     "26.5": ("得不偿失: a losing full exchange is no chase", "_exchange_gain"),
     "29.2": ("从无捉到有捉: the chase is created by the move", "_is_new"),
     "29.4": ("the capturer is not mated at once", "_exchange_gain"),
     "通则 1/2": ("the king chasing alone is 闲; 借帅之力 counts; 走动帅应将 is 闲", "classify_move"),
     "通则 3": ("a pawn's chase is kept apart for the rule set", "_chases"),
-    "通则 6": ("a crossed pawn's value floats", "_val"),
     "通则 7": ("从捉到捉 and a self-caused chase state are 闲", "_caused_by"),
     "通则 9": ("不能离线: a piece tied to its line", "_tied"),
 }
@@ -174,6 +197,7 @@ class MoveClass:
     chases: tuple[Chase, ...] = ()
     pawn_chases: tuple[Chase, ...] = ()
     answers_check: bool = False
+    article: str = ""
     targets: frozenset[int] = frozenset()
     pawn_targets: frozenset[int] = frozenset()
 
@@ -231,16 +255,12 @@ def _mate_in_one(b: Board) -> bool:
     return False
 
 
-def _val(code: int, chaser: Color | None) -> int:
-    """Value of the piece ``code`` in an exchange judged for the side ``chaser``.
-
-    The chaser's own pawns count 3: a crossed pawn's value floats, so giving a
-    pawn for a horse, or for an advisor and a cannon, is no gain, while a pawn
-    for a rook is (25.3 子力价值 / 通则 6, RULES_CXA §3.6)."""
-    t = abs(code)
-    if t == PAWN and (code > 0) == chaser:
-        return 3
-    return VALUE[t]
+def _val(code: int, chaser: Color | None = None) -> int:
+    """Value (25.3 子力价值, :data:`VALUE`) of the piece ``code`` in the exchange on one square
+    (:func:`_see`); ``chaser`` is the side the exchange is judged for (the values are the same for
+    both sides). The floating pawn value (one pawn for several pieces is no gain) needs the whole
+    exchange: :func:`_balance` applies it to the complete exchange (:func:`_qs`)."""
+    return VALUE[abs(code)]
 
 
 def _see(b: Board, sq: int, chaser: Color | None) -> int:
@@ -262,6 +282,117 @@ def _see(b: Board, sq: int, chaser: Color | None) -> int:
     gain = victim - _see(b, sq, chaser)
     b.pop()
     return gain if gain > 0 else 0
+
+
+#: Value of a mate in the exchange search: more than all the material on the board.
+MATE = 1000
+#: Plies of captures the exchange search (:func:`_qs`) plays out, and its node budget per call:
+#: a longer sequence, or one needing more nodes, is cut there and judged as it stands.
+QS_DEPTH = 8
+QS_NODES = 400
+
+
+def _worth(code: int, sq: int) -> int:
+    """Material value (25.3 子力价值) of the piece ``code`` on ``sq``: :data:`VALUE`, and nothing for
+    an uncrossed pawn (not 子力)."""
+    if abs(code) == PAWN and own_half(sq, code > 0):
+        return 0
+    return VALUE[abs(code)]
+
+
+def _balance(won: list[int], lost: list[int]) -> int:
+    """What a side gains by an exchange in which it took the pieces ``won`` and gave the pieces
+    ``lost`` (their types; uncrossed pawns left out): the values' difference, except that a crossed
+    pawn's value floats (25.3 "兵卒价值浮动"): one pawn traded for several pieces, or one piece for
+    several pawns, is no gain either way (0). One pawn for one piece is judged by the values."""
+    for a, b in ((won, lost), (lost, won)):
+        if len(a) >= 2 and b == [PAWN] and PAWN not in a:
+            return 0
+        if len(a) >= 2 and len(b) == 1 and b[0] != PAWN and all(t == PAWN for t in a):
+            return 0
+    return sum(VALUE[t] for t in won) - sum(VALUE[t] for t in lost)
+
+
+def _captures(b: Board) -> list[tuple[int, int]]:
+    """Legal captures (from, to) of the side to move, most valuable victim first, then least
+    valuable capturer (a king is never a victim: a position where it could be is not legal)."""
+    squares = b.squares
+    turn = b.turn
+    out = []
+    for s in range(90):
+        code = squares[s]
+        if code and (code > 0) == turn:
+            for t in b._pseudo_targets(s):
+                v = squares[t]
+                if v and abs(v) != KING and b._leaves_king_safe(s, t):
+                    out.append((s, t))
+    out.sort(key=lambda m: (-VALUE[abs(squares[m[1]])], VALUE[abs(squares[m[0]])]))
+    return out
+
+
+def _qs(b: Board, chaser: Color, won: list[int], lost: list[int], alpha: int, beta: int, depth: int,
+        budget: _Budget, last: int = -1) -> int:
+    """The complete mutual-capture sequence (24.3 "完整互吃交换") from ``b``: what ``chaser`` has
+    gained (:func:`_balance` of ``won`` and ``lost``, the pieces taken so far) when both sides go on
+    capturing with legal moves only, on any square, and either may stop when capturing no longer
+    pays. Legal moves judge every protector: a piece pinned to its king, a recapture that would face
+    the other king (将帅不能照面), a cannon whose screen has gone, the king as a protector (24.15
+    真根/假根). A side in check may not stop: it is mated (±:data:`MATE`) without a legal move and
+    must capture when every answer is a capture. The chaser's king and pawns only take back on the
+    square of the last capture: the king or a pawn winning material alone is no chase (通则 1, 3).
+    Alpha-beta bounds ``alpha``/``beta`` are from the chaser's side. Where the model stops: quiet
+    moves are not searched (a mate by quiet checks is tested separately, 29.4), and the sequence is
+    cut after ``depth`` captures or when ``budget`` runs out (the position then stands)."""
+    budget.left -= 1
+    mover_is_chaser = b.turn == chaser
+    stand = _balance(won, lost)
+    caps = _captures(b)
+    if b._king_attacked(b.turn):
+        quiet = any(not b.squares[m.to_square] for m in b.generate_legal_moves())
+        if not quiet:
+            if not caps:
+                return -MATE if mover_is_chaser else MATE
+            stand = -MATE if mover_is_chaser else MATE
+    if depth <= 0 or budget.left <= 0 or not caps:
+        return stand if abs(stand) < MATE or not caps else _balance(won, lost)
+    squares = b.squares
+    best = stand
+    for s, t in caps:
+        if mover_is_chaser:
+            if best >= beta:
+                return best
+            alpha = max(alpha, best)
+        else:
+            if best <= alpha:
+                return best
+            beta = min(beta, best)
+        code = squares[s]
+        if mover_is_chaser and t != last and abs(code) in (KING, PAWN):
+            continue
+        victim = squares[t]
+        kind = abs(victim) if _worth(victim, t) else 0
+        b.push(Move(s, t), validate=False)
+        if kind:
+            (won if mover_is_chaser else lost).append(kind)
+        score = _qs(b, chaser, won, lost, alpha, beta, depth - 1, budget, t)
+        if kind:
+            (won if mover_is_chaser else lost).pop()
+        b.pop()
+        if (score > best) if mover_is_chaser else (score < best):
+            best = score
+    return best
+
+
+def _full_exchange(b: Board, frm: int, sq: int) -> int:
+    """What the side to move wins by capturing on ``sq`` with the piece on ``frm`` and playing the
+    complete exchange out (:func:`_qs`): the victim's value less the best the opponent then gets."""
+    me = b.turn
+    victim = b.squares[sq]
+    won = [abs(victim)] if _worth(victim, sq) else []
+    b.push(Move(frm, sq), validate=False)
+    gain = _qs(b, me, won, [], -MATE - 1, MATE + 1, QS_DEPTH, _Budget(QS_NODES), sq)
+    b.pop()
+    return gain
 
 
 def _capture_values(b: Board, chaser: Color | None) -> dict[tuple[int, int], int]:
@@ -328,8 +459,16 @@ def _exchange_gain(b: Board, frm: int, sq: int, strict: bool = False) -> int | N
                 reply_pin = max(reply_pin, g)
             elif g <= pre[key]:
                 reply_other = max(reply_other, g)
-        if victim - reply_pin < 0 or victim - reply_other <= 0:
+        if victim - reply_pin < 0 or victim - reply_other < (1 if strict else 0):
             gain = 0
+    if victim == on_square:
+        # 24.3 完整互吃交换: an even trade on the square that wins more material when the exchange
+        # is played out on every square (a recapture that unguards or uncovers another piece).
+        b.pop()
+        full = _full_exchange(b, frm, sq)
+        b.push(Move(frm, sq), validate=False)
+        if full > 0:
+            gain = full
     # 29.4 / 29.2: before a move, a capture met by a mating attack was no chase yet: the move that
     # parries the mate creates the chase.
     mated = gain > 0 and (mates_by_checks(b, REPLY_MATE_DEPTH) if strict else _mate_in_one(b))
@@ -408,7 +547,9 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
             gain = _exchange_gain(b, frm, sq, strict)
             if gain is None or gain <= 0:
                 continue
-            if not rooted:
+            if _needs_helper(b, frm, sq, moved_to, strict):
+                kind = JOINT  # the moved piece helps another take (联合捉, 24.3)
+            elif not rooted:
                 kind = UNROOTED
             elif sum(1 for a in caps if abs(squares[a]) not in (KING, PAWN)) >= 2:
                 kind = JOINT  # two pieces attack a protected piece (联合捉, 少根子)
@@ -430,90 +571,163 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
     return out, by_pawn
 
 
-def _check_wins(b: Board) -> dict[int, Chase]:
-    """Material the side to move wins by a check (24.3 "可以下一着开始运用照将或连续照将
-    得子", 抽将): after some check, **every** legal reply (king move, block, capture of
-    the checker) still lets it make a capture that gains on balance — the capture's
-    static exchange less the opponent's best other capture of 子力 in answer
-    (:func:`_best_other_capture`, the exchange played out). A check that the
-    opponent answers by taking the checker or by a block that saves everything wins
-    nothing. A mating check is 杀 (24.2), not a chase. Keyed by the square of the
-    piece won in the worst line for the checker. Where the model stops: one check
-    deep (a win needing a series of checks is not found)."""
+#: Checking moves in a row that a win of material by checks may use (24.3 "照将或连续照将得子"),
+#: and the node budget of one such search; a longer series, or a search out of nodes, wins nothing.
+CHECK_WIN_DEPTH = 3
+CHECK_WIN_NODES = 600
+
+
+def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None = None,
+                   lost: list[int] | None = None) -> tuple[int, int, int]:
+    """Material the side to move wins by one check or a series of up to ``depth`` checks, against
+    every defence (24.3 抽将 "可以下一着开始运用照将或连续照将得子"): the best over its checking
+    moves of the worst over the opponent's replies of the complete exchange that follows (a capture
+    sequence, :func:`_qs`, or another check), counting what the checks and the replies took
+    (:func:`_balance`). A reply that takes the checker, blocks, or counter-checks is a defence like
+    any other. A mating check is 杀 (24.2), not a win of material, and is skipped; a line in which
+    the winner is mated on the immediate reply wins nothing (29.4). Returns (gain, square of the
+    checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check wins."""
     me = b.turn
-    out: dict[int, Chase] = {}
+    won = [] if won is None else won
+    lost = [] if lost is None else lost
     squares = b.squares
+    best = (0, -1, -1)
     for m in _checking_moves(b):
+        if budget.left <= 0:
+            break
+        budget.left -= 1
         first = squares[m.to_square]
+        k1 = abs(first) if first and _worth(first, m.to_square) else 0
         b.push(m, validate=False)
+        if k1:
+            won.append(k1)
         worst: tuple[int, int] | None = None
-        replies = list(b.generate_legal_moves())
-        if not replies:
-            b.pop()
-            continue  # a mate is 杀, not a chase
-        for r in replies:
-            lost = b.squares[r.to_square]
+        for r in list(b.generate_legal_moves()):
+            taken = squares[r.to_square]
+            k2 = abs(taken) if taken and _worth(taken, r.to_square) else 0
             b.push(r, validate=False)
-            best, best_sq = 0, -1
-            for c in list(b.generate_legal_moves()):
-                v = b.squares[c.to_square]
-                if not v or abs(v) == KING:
-                    continue
-                b.push(c, validate=False)
-                g = _val(v, me) - _see(b, c.to_square, me)
-                if g > best:
-                    g -= _best_other_capture(b, c.to_square, g)
+            if k2:
+                lost.append(k2)
+            line, won_sq = _balance(won, lost), (m.to_square if k1 else -1)
+            for s, t in _captures(b):
+                if abs(squares[s]) in (KING, PAWN):
+                    continue  # 通则 1/3: the king or a pawn winning material alone is no chase
+                victim = squares[t]
+                k3 = abs(victim) if _worth(victim, t) else 0
+                b.push(Move(s, t), validate=False)
+                if k3:
+                    won.append(k3)
+                g = _qs(b, me, won, lost, line, MATE + 1, QS_DEPTH, budget, t)
+                if g > line and _mate_in_one(b):
+                    g = line  # 29.4: the winner must not be mated on the immediate reply
+                if k3:
+                    won.pop()
                 b.pop()
-                if g > best:
-                    best, best_sq = g, c.to_square
+                if g > line:
+                    line, won_sq = g, t
+            if depth > 1:
+                deeper = _win_by_checks(b, depth - 1, budget, won, lost)
+                if deeper[0] > line:
+                    line, won_sq = deeper[0], deeper[2]
+            if k2:
+                lost.pop()
             b.pop()
-            line = (_val(first, me) if first else 0) - (_val(lost, me) if lost else 0) + best
             if worst is None or line < worst[0]:
-                worst = (line, best_sq)
-            if worst[0] <= 0:
+                worst = (line, won_sq)
+            if worst[0] <= best[0]:
                 break
+        if k1:
+            won.pop()
         b.pop()
-        if worst is not None and worst[0] > 0 and worst[1] >= 0:
-            # The piece won is found on worst[1] after the reply; track it by its square now.
-            sq = worst[1]
-            code = squares[sq]
-            if code and (code > 0) != me and _is_material(code, sq) and sq not in out:
-                out[sq] = Chase(sq, abs(code), m.from_square, abs(squares[m.from_square]), CHECK_WIN,
-                                worst[0])
-    return out
-
-
-def _best_other_capture(b: Board, sq: int, limit: int) -> int:
-    """The most the side to move of ``b`` wins (static exchange, >= 0) by one capture
-    of 子力 elsewhere than on ``sq``: the answer to a capture that 24.3 "完整互吃交换" plays
-    out (a capture that leaves another piece hanging wins only the balance). Stops
-    once ``limit`` is reached."""
-    best = 0
-    squares = b.squares
-    for m in list(b.generate_legal_moves()):
-        v = squares[m.to_square]
-        if not v or m.to_square == sq or VALUE[abs(v)] <= best or not _is_material(v, m.to_square):
-            continue  # an uncrossed pawn is no 子力 (25.3): taking it wins no material
-        b.push(m, validate=False)
-        g = VALUE[abs(v)] - _see(b, m.to_square, None)
-        b.pop()
-        if g > best:
-            best = g
-            if best >= limit:
-                break
+        if worst is not None and worst[0] > best[0] and worst[1] >= 0:
+            best = (worst[0], m.from_square, worst[1])
     return best
 
 
+def _needs_helper(b: Board, frm: int, sq: int, helper: int, strict: bool) -> bool:
+    """True if the capture on ``sq`` by the piece on ``frm`` is a joint capture with the piece on
+    ``helper`` (the piece just moved; 24.3 "使另一子可以与之联合吃子", 联合捉): the helper takes part
+    in the exchange (it attacks ``sq`` too: it recaptures, or it covers the square so that the
+    target's protector cannot take back), and without it the capture would be impossible (it is
+    also the capturing cannon's screen) or would not gain. A move that only lets another piece
+    capture (it is only a screen, it unpins the capturer, it parries a threat) is 24.3's
+    "使另一子可以吃子", not a joint capture."""
+    if helper < 0 or helper == frm:
+        return False
+    squares = b.squares
+    code = squares[helper]
+    if not code or (code > 0) != b.turn or abs(code) == KING:
+        return False
+    if sq not in _attacks_from(squares, helper):
+        return False
+    squares[helper] = 0
+    try:
+        if sq not in b._pseudo_targets(frm):
+            return True  # it is also the capturing cannon's screen
+        if not b._leaves_king_safe(frm, sq):
+            return False  # it only blocked a line to the capturer's king: 使另一子可以吃子
+        gain = _exchange_gain(b, frm, sq, strict)
+        return gain is None or gain <= 0
+    finally:
+        squares[helper] = code
+
+
+def _check_wins(b: Board) -> dict[int, Chase]:
+    """Material the side to move wins by a check or a series of checks against every defence
+    (24.3 抽将, :func:`_win_by_checks`), keyed by the square of the piece won (after the worst
+    reply; the piece is looked up there, or on its square now when the reply moved it)."""
+    gain, frm, sq = _win_by_checks(b, CHECK_WIN_DEPTH, _Budget(CHECK_WIN_NODES))
+    if gain <= 0:
+        return {}
+    code = b.squares[sq]
+    if not code or (code > 0) == b.turn or not _is_material(code, sq):
+        return {}
+    return {sq: Chase(sq, abs(code), frm, abs(b.squares[frm]), CHECK_WIN, gain)}
+
+
+def _check_squares(k: int) -> tuple[frozenset[int], frozenset[int]]:
+    """For an enemy king on ``k``: the squares a moving piece must leave or reach for a move to be
+    able to give check at all (the king's file and rank: rook and cannon lines, screens; the king's
+    diagonal neighbours: the legs of horses attacking it), and the squares from which a horse
+    attacks it. A cheap necessary condition; :func:`_checking_moves` then plays the move."""
+    hit = _CHECK_SQUARES.get(k)
+    if hit is None:
+        f, r = k % 9, k // 9
+        line = {x for x in range(90) if x % 9 == f or x // 9 == r}
+        line |= {x for x in _diagonal_neighbours(k)}
+        horse = {x for x in range(90) if {abs(x % 9 - f), abs(x // 9 - r)} == {1, 2}}
+        hit = _CHECK_SQUARES[k] = (frozenset(line), frozenset(horse | set(_orthogonal_neighbours(k))))
+    return hit
+
+
+_CHECK_SQUARES: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
+
+
 def _checking_moves(b: Board) -> list[Move]:
-    """Legal moves of the side to move that give check (cheaper than testing every legal move:
-    legality is checked only for the moves that check)."""
+    """Legal moves of the side to move that give check. Only moves that leave or reach the enemy
+    king's lines, leave a horse leg next to it, or bring a horse or pawn next to it can check
+    (:func:`_check_squares`); those are played and tested."""
     out = []
     me = b.turn
-    for m in list(b.generate_pseudo_legal_moves()):
-        b.push(m, validate=False)
-        if b.is_check() and not b._king_attacked(me):
-            out.append(m)
-        b.pop()
+    k = b._kings[not me]
+    if k < 0:
+        return out
+    line, near = _check_squares(k)
+    squares = b.squares
+    for frm in range(90):
+        code = squares[frm]
+        if not code or (code > 0) != me:
+            continue
+        t = abs(code)
+        from_line = frm in line
+        for to in b._pseudo_targets(frm):
+            if not (from_line or to in line or (t in (HORSE, PAWN) and to in near)):
+                continue
+            m = Move(frm, to)
+            b.push(m, validate=False)
+            if b.is_check() and not b._king_attacked(me):
+                out.append(m)
+            b.pop()
     return out
 
 
@@ -590,12 +804,13 @@ def _null(b: Board) -> Board:
     return c
 
 
-def _all_chases(b: Board, moved_to: int, strict: bool = False) -> tuple[dict[int, Chase], dict[int, Chase]]:
+def _all_chases(b: Board, moved_to: int, strict: bool = False,
+                offers: set[int] | None = None) -> tuple[dict[int, Chase], dict[int, Chase]]:
     """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move.
 
     24.4 兑: a piece the side to move offers to exchange (it may take the offered piece back,
     evenly) is not won by a check either: the opponent, to move, exchanges it first."""
-    offers: set[int] = set()
+    offers = set() if offers is None else offers
     plain, by_pawn = _chases(b, moved_to, strict, offers)
     for sq, ch in _check_wins(b).items():
         if sq not in plain and sq not in offers:
@@ -632,22 +847,24 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         chases = tuple(Chase(t, abs(b.squares[t]), move.to_square, mover_type, UNROOTED, 0)
                        for t in sorted(chased))
         cls = CHECK if gives_check else CHASE if chases else IDLE
-        return MoveClass(move, side, cls, chases=chases, answers_check=in_check)
+        art = ("AXF: 将" if gives_check else "AXF: 捉 (rule 32 model)" if chases else "AXF: 闲")
+        return MoveClass(move, side, cls, chases=chases, answers_check=in_check, article=art)
     king_move = abs(b.squares[move.from_square]) == KING
     before = b.copy(stack=False)
     b.push(move)
     if b.is_check():
-        return MoveClass(move, side, CHECK, answers_check=in_check)
+        return MoveClass(move, side, CHECK, answers_check=in_check, article=ARTICLE_TEXT[CHECK])
     if in_check and king_move and rs.answer_check_idle:
         # 通则 2: "走动帅应将后产生的捉、杀为闲" — the king stepping out of check is 闲 even if it
         # creates an attack. Other answers to a check (a block, a capture of the checker) are
         # classified like any move: the article names the king's move only.
-        return MoveClass(move, side, IDLE, answers_check=True)
+        return MoveClass(move, side, IDLE, answers_check=True, article="通则2, 走动帅应将")
     after = _null(b)
     # 24.2: a new mate threat — proven after the move, and proven absent before it (a search
     # that ran out of nodes before the move proves no absence: then the move is no new kill).
     kill = mates_by_checks(after) and mate_status(before) is False
-    after_chase, after_pawn = _all_chases(after, move.to_square)
+    offers: set[int] = set()
+    after_chase, after_pawn = _all_chases(after, move.to_square, offers=offers)
     threatened = False
     old: set[int] = set()
     old_check: set[int] = set()
@@ -672,7 +889,17 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         cls = CHASE
     else:
         cls = IDLE
-    return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check)
+    if cls == KILL:
+        art = ARTICLE_TEXT[KILL]
+    elif cls == CHASE:
+        art = "第24.3条, " + KIND_ZH[new[0].kind]
+    elif after_chase:
+        art = "第29.2条, 从捉到捉"  # the chases it leaves existed before, or the move takes no part
+    elif offers:
+        art = "第24.4条, 兑"
+    else:
+        art = ARTICLE_TEXT[IDLE]
+    return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check, article=art)
 
 
 def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: bool,

@@ -334,24 +334,17 @@ __all__ = ["AXF", "CXA", "RULE_SETS", "Outcome", "RuleSet", "SideVerdict", "clas
 # Explaining a ruling
 # ---------------------------------------------------------------------------
 
-_KIND_ZH = {"unrooted": "无根子", "value": "子力价值", "joint": "联合捉", "check": "抽将"}
-
-
-def _article(mc: MoveClass, cls: str, mover_was_king: bool) -> str:
-    """The article that decided the class ``cls`` of ``mc`` (see classify.ARTICLES)."""
-    if cls == CHECK:
-        return "第24.1条"
-    if cls == KILL:
-        return "第24.2条, 连续照将"
-    if cls == CHASE:
-        if mc.chases:
-            return "第24.3条, " + _KIND_ZH.get(mc.chases[0].kind, mc.chases[0].kind)
-        return "第24.3条, 兵卒捉子"
-    if mc.answers_check and mover_was_king:
-        return "通则2, 走动帅应将"
-    if mc.cls == KILL:
+def _article(mc: MoveClass, cls: str) -> str:
+    """The article that decided the class ``cls`` (as the rule set counts it) of ``mc``: the
+    classifier's own (:attr:`MoveClass.article`), or the rule set's reason when it counted the
+    move differently."""
+    if cls == mc.cls:
+        return mc.article
+    if cls == CHASE and mc.pawn_chases:
+        return "第24.3条, 兵卒走动捉子"
+    if mc.cls == KILL and cls == IDLE:
         return "AXF: 长杀允许"
-    return "第24.8条"
+    return mc.article
 
 
 def explain_cycle(board: Board, rules: object | None = None) -> list[str] | None:
@@ -362,7 +355,7 @@ def explain_cycle(board: Board, rules: object | None = None) -> list[str] | None
     class as the rule set counts it, the pieces chased and the article that decided
     it, e.g. ``红 车二进三: 捉 马 (第24.3条, 无根子)``; then one line per side with its
     verdict (长捉 …, forbidden or allowed) and the ruling."""
-    from xiangqi.core.board import KING, PIECE_NAMES_ZH
+    from xiangqi.core.board import PIECE_NAMES_ZH
     from xiangqi.core.notation import move_to_chinese
 
     cycle = repetition_cycle(board)
@@ -375,14 +368,13 @@ def explain_cycle(board: Board, rules: object | None = None) -> list[str] | None
         b.pop()
     lines = []
     for mc in classes:
-        code = b.squares[mc.move.from_square]
         text = move_to_chinese(b, mc.move)
         b.push(mc.move, validate=False)
         cls = _effective(mc, rs)
         chased = mc.chases or (mc.pawn_chases if cls == CHASE else ())
         names = " ".join(PIECE_NAMES_ZH[c.target_type][0 if mc.side == BLACK else 1] for c in chased)
         what = f"{cls} {names}" if cls == CHASE and names else cls
-        lines.append(f"{SIDE_ZH[mc.side][0]} {text}: {what} ({_article(mc, cls, abs(code) == KING)})")
+        lines.append(f"{SIDE_ZH[mc.side][0]} {text}: {what} ({_article(mc, cls)})")
     for side in (RED, BLACK):
         v = side_verdict([m for m in classes if m.side == side], rs)
         lines.append(f"{SIDE_ZH[side]}: {v.label} — {'禁止着法' if v.forbidden else '允许着法'} "

@@ -583,6 +583,10 @@ function showResult(st) {
   $("#result-headline").textContent = head;
   $("#result-reason").textContent = why;
   $("#result-reason").hidden = !why;
+  // The referee's lines for a repetition ruling (each move's class and deciding article).
+  const lines = r.explain || [];
+  $("#result-explain pre").textContent = lines.join("\n");
+  $("#result-explain").hidden = !lines.length;
   $("#result-rating").textContent = ratingLine(st); // the rating change, or why the game is unrated
   $("#result-rating").hidden = !$("#result-rating").textContent;
   const dlg = $("#dlg-result");

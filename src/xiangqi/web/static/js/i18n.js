@@ -172,6 +172,10 @@ Object.assign(TEXT.en, {
   coach_takebacks: "{n} taken back on the coach's advice (not undos)", undos_n: "{n} undos",
 });
 
+// The referee's explanation of a repetition ruling in the result dialog (referee).
+Object.assign(TEXT.zh, { referee_explain: "棋例判定：每步的性质与条款" });
+Object.assign(TEXT.en, { referee_explain: "How the referee ruled: each move's class and article (in Chinese)" });
+
 let current = "zh";
 
 export function setLanguage(lang) {

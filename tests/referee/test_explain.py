@@ -1,0 +1,62 @@
+"""The referee explains its repetition rulings: every move of the cycle with its class and the
+article that decided it, in ``xiangqi outcome --explain`` and in the game's result (the state's
+``result.explain``, shown in the page's result dialog)."""
+
+from __future__ import annotations
+
+from xiangqi.app.session import GameSession
+from xiangqi.cli import main as cli_main
+from xiangqi.core.board import RED, Board
+from xiangqi.core.referee import explain_cycle
+
+# The red rook follows a lone black horse between d7 and f6 along ranks 7 and 6; the horse flees
+# each time. After eight plies the start position occurs for the third time: Red 长捉 (an
+# unprotected horse, 24.3), Black two idle moves: Red must change and loses (24.13).
+FEN = "3akab2/9/3n5/R8/9/9/9/9/4A4/3AK4 w - - 0 1"
+MOVES = "a6a7 d7f6 a7a6 f6d7 a6a7 d7f6 a7a6 f6d7".split()
+EXPECTED = [
+    "红 车九进一: 捉 马 (第24.3条, 无根子)",
+    "黑 马4进6: 闲 (第24.8条)",
+    "红 车九退一: 捉 马 (第24.3条, 无根子)",
+    "黑 马6退4: 闲 (第24.8条)",
+] * 2 + [
+    "红方: 长捉 — 禁止着法 (第24.13/24.14条)",
+    "黑方: 闲 — 允许着法 (第24.13/24.14条)",
+    "黑胜 — 红方长捉，判负 / Black wins — Red perpetually chases: Red loses",
+]
+
+
+def _board() -> Board:
+    b = Board(FEN)
+    for m in MOVES:
+        b.push_iccs(m)
+    return b
+
+
+def test_explain_lines_name_class_target_and_article():
+    assert explain_cycle(_board()) == EXPECTED
+    b = _board()
+    b.pop()
+    assert explain_cycle(b) is None  # no ruling due yet: nothing to explain
+
+
+def test_cli_outcome_explain_prints_the_same_lines(capsys):
+    assert cli_main(["outcome", "--explain", "--fen", FEN, *MOVES]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "black"
+    assert out[2:] == EXPECTED
+
+
+def test_game_result_carries_the_explanation():
+    s = GameSession(red="human", black="human", fen=FEN)
+    for m in MOVES:
+        s.play(m)
+    res = s.state()["result"]
+    assert res["termination"] == "perpetual" and res["winner"] == "black"
+    assert res["explain"] == EXPECTED
+
+
+def test_other_results_have_no_explanation():
+    s = GameSession(red="human", black="human")
+    s.resign(RED)
+    assert s.state()["result"]["explain"] == []
