@@ -178,11 +178,16 @@ class GameHub:
         err = self._failure()
         key = (s.id, s.version, self.thinking, self._warming(), None if err is None else err["detail"],
                None if self.storage_error is None else self.storage_error["detail"],
-               None if self.coach is None else self.coach.revision)
+               None if self.coach is None else self.coach.revision, self._version_extra())
         if key != self._version_key:
             self._version_key = key
             self._version += 1
         return self._version
+
+    def _version_extra(self) -> tuple[Any, ...]:
+        """What else a page sees of this room, for :attr:`version` (the local game: nothing more;
+        an online room adds its seats, offers and watchers, :mod:`xiangqi.web.online_rooms`)."""
+        return ()
 
     def state(self) -> dict[str, Any]:
         """The session's state (its ``version`` replaced by :attr:`version`) plus ``thinking`` (the
@@ -731,6 +736,48 @@ class GameHub:
                 await t
         for client in list(self.clients):
             client.drop("the server is shutting down")
+
+
+class GameRegistry:
+    """The games one server holds, keyed by game id: the rooms (:class:`GameHub` and its online
+    subclass, :class:`xiangqi.web.online_rooms.OnlineRoom`).
+
+    The local game is the simplest case: one room, :attr:`local`, found under the id of whatever
+    game it holds now (a new game there changes its id). Online rooms are added under their game's
+    id, which never changes. Every room has the same parts (a session saved after every change, its
+    clock watchdog, the computer's move loop, versioned states pushed to its sockets).
+    """
+
+    def __init__(self, local: GameHub | None = None) -> None:
+        self.local = local
+        self.rooms: dict[str, GameHub] = {}
+
+    def add(self, room: GameHub) -> None:
+        """Hold ``room`` under its game's id (replacing a room of the same id)."""
+        self.rooms[room.session.id] = room
+
+    def get(self, game_id: str) -> GameHub | None:
+        """The room of ``game_id``: the local game when it holds that game, else an added room; None."""
+        if self.local is not None and self.local.session.id == game_id:
+            return self.local
+        return self.rooms.get(game_id)
+
+    def remove(self, game_id: str) -> GameHub | None:
+        """Forget the added room of ``game_id`` (returned, or None); the local room stays."""
+        return self.rooms.pop(game_id, None)
+
+    def __len__(self) -> int:
+        return len(self.rooms) + (self.local is not None)
+
+    def __iter__(self) -> Iterator[GameHub]:
+        if self.local is not None:
+            yield self.local
+        yield from list(self.rooms.values())
+
+    async def shutdown(self) -> None:
+        """Shut every room down (:meth:`GameHub.shutdown`)."""
+        for room in self:
+            await room.shutdown()
 
 
 def _line_text(board: Board, pv: list[str], limit: int = 8) -> list[str]:

@@ -93,7 +93,7 @@ from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
 from xiangqi.web.db_api import create_db_router
-from xiangqi.web.hub import GameHub, HintCancelledError, MoveProvider
+from xiangqi.web.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
 from xiangqi.web.limits import (
     JSON_BODY_LIMIT,
     MAX_UPLOAD_BYTES,
@@ -210,7 +210,8 @@ def _check_position(fen: str, what: str) -> None:
 def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider: MoveProvider | None = None,
                player: EnginePlayer | None = None, warmup: bool = True,
                engine_delay_s: float = 0.3, record_budget_s: float = RECORD_BUDGET_S,
-               port: int | None = None, host: str = "127.0.0.1", token: str | None = None) -> FastAPI:
+               port: int | None = None, host: str = "127.0.0.1", token: str | None = None,
+               public: bool = False, online: Any = None) -> FastAPI:
     """The ASGI app. ``data_dir`` holds the SQLite file (default: ``$XIANGQI_DATA_DIR`` or the user
     data dir). ``move_provider`` replaces the engine's move choice (tests); ``warmup`` starts compiling
     the engine kernels in the background at start-up so the page shows before compilation ends.
@@ -218,7 +219,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
 
     ``port`` and ``host``: where the server listens, for the Host and Origin checks of
     :class:`xiangqi.web.security.LocalGuard` (``port`` None: the port each request arrived on).
-    ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``."""
+    ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``.
+    ``public``: the public server of ``xiangqi serve --public`` (accounts and online play,
+    :mod:`xiangqi.web.online_api`, ``online`` its :class:`~xiangqi.web.online_rooms.OnlineConfig`);
+    the local game's routes are then closed (its guard is :class:`~xiangqi.web.online_api.PublicGuard`)."""
     store = Store(data_dir)
     player = player or EnginePlayer(book=DEFAULT_BOOK)  # the game's computer opens from the book
     records = RecordSandbox(record_budget_s)
@@ -233,7 +237,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         hub.kick_engine()
         hub.arm_clock()
         yield
-        await hub.shutdown()
+        await app.state.games.shutdown()
         store.close()
 
     # No /docs, /redoc or /openapi.json: the page is the server's only client; the schema stays
@@ -245,9 +249,11 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.state.token = token or new_token()
     # Added last, so it is the outermost layer: no body is read and no route runs before it.
-    app.add_middleware(LocalGuard, token=app.state.token, port=port, host=host)
+    if not public:  # the public server's guard: online_api.PublicGuard, installed below
+        app.add_middleware(LocalGuard, token=app.state.token, port=port, host=host)
     hub = GameHub(store, player=player, move_provider=move_provider, engine_delay_s=engine_delay_s)
     app.state.hub = hub
+    app.state.games = GameRegistry(hub)  # the rooms of this server; the local game is one of them
     app.state.store = store
     app.include_router(review_router(app, hub, store, records))  # review jobs: app.state.reviews
     from xiangqi.web.analysis_api import create_router as analysis_routes
@@ -258,6 +264,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     app.include_router(coach_router(hub))
 
     app.include_router(create_db_router(app, store))  # the games database: explorer, browser (db_api.py)
+    if public:  # accounts, lobby, online rooms (online_api.py); before the index route: it owns "/"
+        from xiangqi.web.online_api import install as install_online
+
+        install_online(app, online, data_dir=store.data_dir)
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
@@ -481,7 +491,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     @app.websocket("/ws/game/{game_id}")
     async def game_socket(ws: WebSocket, game_id: str) -> None:
         await ws.accept()
-        if game_id != hub.session.id:  # never name the current game here: the page asks GET /api/game
+        # never name the current game here: the page asks GET /api/game
+        if app.state.games.get(game_id) is not hub:
             await ws.send_json({"type": "replaced", "old": game_id})
             await ws.close(code=4404)
             return

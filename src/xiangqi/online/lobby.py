@@ -1,0 +1,306 @@
+"""The lobby: who plays (identities), the time controls offered, seeks, challenge links, abuse limits.
+
+- Time controls are presets (:data:`PRESETS`, Fischer ``minutes+increment``); their category
+  (:func:`category_of`) follows lichess's estimate of a game's length, ``base + 40 × increment``
+  seconds: under 3 min bullet, under 8 min blitz, under 25 min rapid, else classical. Ratings are
+  kept per category.
+- Seeks and challenges live in memory in the process that holds the lobby (embedded mode: the only
+  one); a seek ends when it is accepted or cancelled, or when its owner's last lobby socket closes
+  (the web layer calls :meth:`Lobby.drop_seeks_of`); a challenge link lasts :data:`CHALLENGE_TTL_S`.
+- :class:`SlidingWindow` counts events per key over a window (seeks per minute per player,
+  registrations per address, open sockets are counted by the web layer).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as _dt
+import random
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from xiangqi.app.clock import TimeControl
+from xiangqi.core.errors import XiangqiError
+
+__all__ = ["Identity", "Preset", "PRESETS", "CATEGORIES", "category_of", "Seek", "Challenge", "Lobby",
+           "LobbyError", "SlidingWindow", "SEEKS_PER_MINUTE", "CHALLENGE_TTL_S"]
+
+#: A player may create this many seeks (and challenges) per minute.
+SEEKS_PER_MINUTE = 6
+#: Seconds a challenge link stays valid.
+CHALLENGE_TTL_S = 24 * 3600
+CATEGORIES = ("bullet", "blitz", "rapid", "classical")
+
+
+class LobbyError(XiangqiError):
+    """A refused lobby action; ``status`` (HTTP) and ``code`` as in docs/ONLINE_API.md section 2."""
+
+    def __init__(self, message: str, status: int = 400, code: str = "bad_request",
+                 retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after
+
+
+@dataclasses.dataclass(frozen=True)
+class Identity:
+    """Who acts: ``kind`` ``user`` (``id`` the account id as text), ``guest`` (``id`` ``g-…``) or
+    ``engine`` (``id`` ``engine:<level>``); ``name`` to show; ``user_id`` the account id or None."""
+
+    kind: str
+    id: str
+    name: str
+    user_id: int | None = None
+    level: str | None = None
+
+    def view(self) -> dict[str, Any]:
+        """The contract's UserView."""
+        if self.kind == "user":
+            return {"id": self.user_id, "username": self.name, "kind": "user"}
+        if self.kind == "engine":
+            from xiangqi.app.players import levels
+
+            en = next((lv.name_en for lv in levels() if lv.key == self.level), self.level)
+            return {"id": self.id, "username": self.name, "username_en": en, "kind": "engine",
+                    "level": self.level}
+        return {"id": self.id, "username": self.name, "kind": "guest"}
+
+
+def category_of(tc: TimeControl) -> str:
+    """``bullet``/``blitz``/``rapid``/``classical`` from ``base + 40 × increment`` seconds (module text)."""
+    est = tc.base_s + 40 * tc.increment_s
+    if est < 180:
+        return "bullet"
+    if est < 480:
+        return "blitz"
+    if est < 1500:
+        return "rapid"
+    return "classical"
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """A time control offered online: ``key`` (``"5+3"``) and its :class:`TimeControl`."""
+
+    key: str
+    control: TimeControl
+
+    @property
+    def category(self) -> str:
+        """The rating category (:func:`category_of`)."""
+        return category_of(self.control)
+
+    def view(self) -> dict[str, Any]:
+        """``{key, base_s, increment_s, category, describe_zh, describe_en}``."""
+        c = self.control
+        en = f"{int(c.base_s // 60)} min + {int(c.increment_s)} s"
+        return {"key": self.key, "base_s": c.base_s, "increment_s": c.increment_s, "category": self.category,
+                "describe_zh": c.describe_zh(), "describe_en": en}
+
+
+def _fischer(minutes: float, inc: float) -> Preset:
+    return Preset(f"{minutes:g}+{inc:g}", TimeControl("fischer", base_s=minutes * 60, increment_s=inc))
+
+
+#: The time controls of the lobby (minutes + increment seconds).
+PRESETS: dict[str, Preset] = {p.key: p for p in (
+    _fischer(1, 0), _fischer(3, 2), _fischer(5, 3), _fischer(10, 5), _fischer(15, 10), _fischer(30, 20))}
+
+
+class SlidingWindow:
+    """At most ``limit`` events per key within ``window_s`` seconds (in memory; ``clock`` for tests)."""
+
+    def __init__(self, limit: int, window_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self.clock = clock
+        self._events: dict[str, collections.deque[float]] = {}
+
+    def hit(self, key: str) -> None:
+        """Count one event for ``key``; raises :class:`LobbyError` (429, ``retry_after``) when the
+        key has used up its events (the refused one is not counted)."""
+        now = self.clock()
+        q = self._events.setdefault(key, collections.deque())
+        while q and q[0] <= now - self.window_s:
+            q.popleft()
+        if len(q) >= self.limit:
+            wait = max(1, int(q[0] + self.window_s - now + 0.999))
+            raise LobbyError(f"too many requests: at most {self.limit} in {self.window_s:g} s; "
+                             f"try again in {wait} s", 429, "rate_limited", wait)
+        q.append(now)
+        if len(self._events) > 100_000:  # bounded memory
+            for k in list(self._events)[:50_000]:
+                del self._events[k]
+
+
+def _utc() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _iso(t: _dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclasses.dataclass
+class Seek:
+    """An open seek in the lobby."""
+
+    id: str
+    by: Identity
+    preset: Preset
+    rated: bool
+    color: str  # red, black, random
+    rating: dict[str, Any] | None
+    created_at: _dt.datetime
+
+    def view(self) -> dict[str, Any]:
+        """The contract's SeekView."""
+        return {"id": self.id, "by": self.by.view(), "time_control": self.preset.key,
+                "category": self.preset.category, "rated": self.rated, "color": self.color,
+                "rating": None if self.rating is None else self.rating["rating"],
+                "provisional": bool(self.rating and self.rating["provisional"]),
+                "created_at": _iso(self.created_at)}
+
+
+@dataclasses.dataclass
+class Challenge:
+    """A challenge link for a friend."""
+
+    id: str
+    by: Identity
+    preset: Preset
+    rated: bool
+    color: str
+    expires: float  # monotonic
+    expires_at: _dt.datetime
+
+    def view(self) -> dict[str, Any]:
+        """``{id, url, by, time_control, category, rated, color, expires_at}``."""
+        return {"id": self.id, "url": f"/?challenge={self.id}", "by": self.by.view(),
+                "time_control": self.preset.key, "category": self.preset.category, "rated": self.rated,
+                "color": self.color, "expires_at": _iso(self.expires_at)}
+
+
+def seat_colors(color: str, rng: random.Random | None = None) -> bool:
+    """True when the seek's owner plays Red (``color`` red/black/random)."""
+    if color == "red":
+        return True
+    if color == "black":
+        return False
+    return (rng or random).random() < 0.5
+
+
+class Lobby:
+    """Open seeks and challenges; ``on_change()`` is called after each change of the seek list.
+    ``presets``: the time controls accepted (default :data:`PRESETS`)."""
+
+    def __init__(self, on_change: Callable[[], None] = lambda: None, *,
+                 seeks_per_minute: int = SEEKS_PER_MINUTE, clock: Callable[[], float] = time.monotonic,
+                 presets: dict[str, Preset] | None = None) -> None:
+        self.presets = dict(PRESETS if presets is None else presets)
+        self.seeks: dict[str, Seek] = {}
+        self.challenges: dict[str, Challenge] = {}
+        self.on_change = on_change
+        self.clock = clock
+        self.limiter = SlidingWindow(seeks_per_minute, 60.0, clock)
+        self.version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+        self.on_change()
+
+    def check(self, preset_key: str, rated: bool, color: str, who: Identity) -> Preset:
+        preset = self.presets.get(preset_key)
+        if preset is None:
+            raise LobbyError(f"unknown time control {preset_key!r}: one of {', '.join(self.presets)}")
+        if color not in ("red", "black", "random"):
+            raise LobbyError(f"color must be red, black or random, got {color!r}")
+        if rated and who.kind != "user":
+            raise LobbyError("guests play casual games only: log in to play rated", 400, "login_required")
+        return preset
+
+    def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
+                    rating: dict[str, Any] | None) -> Seek:
+        """A new seek by ``who``; raises :class:`LobbyError` for a bad time control or colour, a rated
+        seek by a guest, a second open seek (409) or too many seeks a minute (429)."""
+        preset = self.check(preset_key, rated, color, who)
+        if any(s.by.id == who.id for s in self.seeks.values()):
+            raise LobbyError("you already have an open seek: cancel it first", 409, "conflict")
+        self.limiter.hit(who.id)
+        seek = Seek("s-" + secrets.token_urlsafe(9), who, preset, rated, color, rating, _utc())
+        self.seeks[seek.id] = seek
+        self._changed()
+        return seek
+
+    def cancel_seek(self, who: Identity, seek_id: str) -> None:
+        """Remove ``who``'s seek (403 for another's, 404 when gone)."""
+        seek = self.seeks.get(seek_id)
+        if seek is None:
+            raise LobbyError(f"no open seek {seek_id!r}", 404, "not_found")
+        if seek.by.id != who.id:
+            raise LobbyError("that seek is not yours", 403, "forbidden")
+        del self.seeks[seek_id]
+        self._changed()
+
+    def take_seek(self, who: Identity, seek_id: str) -> Seek:
+        """Accept a seek: it leaves the lobby and is returned (400 for one's own, 404 when gone)."""
+        seek = self.seeks.get(seek_id)
+        if seek is None:
+            raise LobbyError(f"no open seek {seek_id!r}: it was accepted or cancelled", 404, "not_found")
+        if seek.by.id == who.id:
+            raise LobbyError("you cannot accept your own seek", 400, "bad_request")
+        del self.seeks[seek_id]
+        self._changed()
+        return seek
+
+    def drop_seeks_of(self, who_id: str) -> None:
+        """Remove every seek of an identity (its owner went away)."""
+        gone = [k for k, s in self.seeks.items() if s.by.id == who_id]
+        for k in gone:
+            del self.seeks[k]
+        if gone:
+            self._changed()
+
+    def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str) -> Challenge:
+        """A challenge link (same checks and rate limit as a seek)."""
+        preset = self.check(preset_key, rated, color, who)
+        self.limiter.hit(who.id)
+        self._expire()
+        ch = Challenge("c-" + secrets.token_urlsafe(12), who, preset, rated, color,
+                       self.clock() + CHALLENGE_TTL_S, _utc() + _dt.timedelta(seconds=CHALLENGE_TTL_S))
+        self.challenges[ch.id] = ch
+        return ch
+
+    def challenge(self, challenge_id: str) -> Challenge:
+        """The open challenge (404 when unknown, accepted, cancelled or expired)."""
+        self._expire()
+        ch = self.challenges.get(challenge_id)
+        if ch is None:
+            raise LobbyError("this challenge link is no longer open", 404, "not_found")
+        return ch
+
+    def take_challenge(self, who: Identity, challenge_id: str) -> Challenge:
+        """Accept a challenge: it is closed and returned (400 for one's own)."""
+        ch = self.challenge(challenge_id)
+        if ch.by.id == who.id:
+            raise LobbyError("this is your own challenge: send the link to a friend", 400, "bad_request")
+        if ch.rated and who.kind != "user":
+            raise LobbyError("this is a rated challenge: log in to accept it", 401, "login_required")
+        del self.challenges[challenge_id]
+        return ch
+
+    def cancel_challenge(self, who: Identity, challenge_id: str) -> None:
+        """Close ``who``'s challenge (403 for another's)."""
+        ch = self.challenge(challenge_id)
+        if ch.by.id != who.id:
+            raise LobbyError("that challenge is not yours", 403, "forbidden")
+        del self.challenges[challenge_id]
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for k in [k for k, c in self.challenges.items() if c.expires <= now]:
+            del self.challenges[k]

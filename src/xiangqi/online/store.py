@@ -1,0 +1,270 @@
+"""Online games, their move logs and the players' ratings: SQLAlchemy Core tables beside the accounts.
+
+The tables share :data:`xiangqi.online.accounts.metadata` (created with ``create_all`` like the
+accounts: the online database is its own file or server, ``--db``, apart from the app's store and
+the games database):
+
+- ``online_games``: one row per game: the seats (``*_kind`` ``user``/``guest``/``engine``, ``*_id``,
+  ``*_name``, ``*_user_id`` for accounts), time control, category, rated, ``status`` (``playing``,
+  ``finished``, ``aborted``), the result, the clock's record at the last change, the rating change
+  and ``db_id`` (the copy in the games database, for review).
+- ``online_moves``: the move log, one row per ply (``game_id``, ``ply`` from 0, ``iccs``,
+  ``played_at``). It is the source of truth: a game is rebuilt by replaying it through the core
+  (:meth:`OnlineStore.playing_games`), never from a cached position.
+- ``ratings``: a player's Glicko-2 rating per time-control category; ``rating_history``: one row per
+  rated game and player (the profile's chart).
+- ``online_meta``: the server's shared secret (signs guest cookies and CSRF tokens; shared by every
+  process on one database).
+
+Every method is one short transaction; errors of the database propagate.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+import sqlalchemy as sa
+
+from xiangqi.online.accounts import _aware, metadata, users
+from xiangqi.study.rating import Rating
+
+__all__ = ["OnlineStore", "online_games", "online_moves", "ratings", "rating_history", "online_meta"]
+
+online_games = sa.Table(
+    "online_games", metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    *(c for side in ("red", "black") for c in (
+        sa.Column(f"{side}_kind", sa.String(8), nullable=False),
+        sa.Column(f"{side}_id", sa.String(48), nullable=False),
+        sa.Column(f"{side}_name", sa.String(80), nullable=False),
+        sa.Column(f"{side}_user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="SET NULL"),
+                  nullable=True, index=True))),
+    sa.Column("time_control", sa.String(16), nullable=False),
+    sa.Column("category", sa.String(16), nullable=False),
+    sa.Column("rated", sa.Boolean, nullable=False),
+    sa.Column("start_fen", sa.String(120), nullable=False),
+    sa.Column("status", sa.String(12), nullable=False, index=True),
+    sa.Column("result", sa.String(8), nullable=True),
+    sa.Column("termination", sa.String(24), nullable=True),
+    sa.Column("reason_zh", sa.String(80), nullable=True),
+    sa.Column("reason_en", sa.String(120), nullable=True),
+    sa.Column("clock", sa.Text, nullable=True),
+    sa.Column("rating_change", sa.Text, nullable=True),
+    sa.Column("db_id", sa.Integer, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+)
+
+online_moves = sa.Table(
+    "online_moves", metadata,
+    sa.Column("game_id", sa.String(40), sa.ForeignKey("online_games.id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("ply", sa.Integer, primary_key=True),
+    sa.Column("iccs", sa.String(6), nullable=False),
+    sa.Column("played_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+ratings = sa.Table(
+    "ratings", metadata,
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("category", sa.String(16), primary_key=True),
+    sa.Column("rating", sa.Float, nullable=False),
+    sa.Column("rd", sa.Float, nullable=False),
+    sa.Column("volatility", sa.Float, nullable=False),
+    sa.Column("games", sa.Integer, nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_ratings_category_rating", "category", "rating"),
+)
+
+rating_history = sa.Table(
+    "rating_history", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False,
+              index=True),
+    sa.Column("category", sa.String(16), nullable=False),
+    sa.Column("game_id", sa.String(40), nullable=False),
+    sa.Column("rating", sa.Float, nullable=False),
+    sa.Column("rd", sa.Float, nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+)
+
+online_meta = sa.Table(
+    "online_meta", metadata,
+    sa.Column("key", sa.String(40), primary_key=True),
+    sa.Column("value", sa.String(200), nullable=False),
+)
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def iso(t: _dt.datetime | None) -> str | None:
+    """``2026-12-01T15:00:00Z`` (UTC, whole seconds) or None."""
+    return None if t is None else _aware(t).astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class OnlineStore:
+    """The online tables on ``engine`` (created when missing)."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        metadata.create_all(engine)
+
+    # -- the shared secret ---------------------------------------------------------------
+
+    def secret(self) -> str:
+        """The server's secret (64 hex digits), made once and shared by every process on this database."""
+        with self.engine.begin() as c:
+            got = c.execute(sa.select(online_meta.c.value).where(online_meta.c.key == "secret")).scalar()
+            if got is not None:
+                return str(got)
+            value = secrets.token_hex(32)
+            try:
+                c.execute(online_meta.insert().values(key="secret", value=value))
+            except sa.exc.IntegrityError:  # pragma: no cover - another process made it first
+                pass
+        with self.engine.connect() as c:
+            q = sa.select(online_meta.c.value).where(online_meta.c.key == "secret")
+            return str(c.execute(q).scalar())
+
+    # -- games ---------------------------------------------------------------------------------
+
+    def create_game(self, row: dict[str, Any]) -> None:
+        """Insert a new game row (``status`` ``playing``; see the table for the keys)."""
+        with self.engine.begin() as c:
+            c.execute(online_games.insert().values(status="playing", created_at=_now(), **row))
+
+    def save_moves(self, game_id: str, saved: list[str], moves: list[str],
+                   clock: dict[str, Any] | None) -> None:
+        """Bring the move log of ``game_id`` from ``saved`` (what is stored) to ``moves`` in one
+        transaction: plies after the common prefix are deleted (a takeback) and the new ones
+        inserted; the clock's record is stored with them."""
+        k = 0
+        while k < len(saved) and k < len(moves) and saved[k] == moves[k]:
+            k += 1
+        now = _now()
+        with self.engine.begin() as c:
+            if k < len(saved):
+                c.execute(online_moves.delete().where(online_moves.c.game_id == game_id,
+                                                      online_moves.c.ply >= k))
+            if k < len(moves):
+                c.execute(online_moves.insert(), [
+                    {"game_id": game_id, "ply": i, "iccs": moves[i], "played_at": now}
+                    for i in range(k, len(moves))])
+            c.execute(online_games.update().where(online_games.c.id == game_id)
+                      .values(clock=None if clock is None else json.dumps(clock)))
+
+    def moves(self, game_id: str) -> list[str]:
+        """The move log of ``game_id`` in order (ICCS)."""
+        with self.engine.connect() as c:
+            q = (sa.select(online_moves.c.iccs).where(online_moves.c.game_id == game_id)
+                 .order_by(online_moves.c.ply))
+            return [r.iccs for r in c.execute(q)]
+
+    def finish(self, game_id: str, *, status: str, result: str | None, termination: str | None,
+               reason_zh: str | None, reason_en: str | None) -> None:
+        """Mark the game ``finished`` or ``aborted`` with its result."""
+        with self.engine.begin() as c:
+            c.execute(online_games.update().where(online_games.c.id == game_id).values(
+                status=status, result=result, termination=termination, reason_zh=reason_zh,
+                reason_en=reason_en, finished_at=_now()))
+
+    def set_review(self, game_id: str, *, db_id: int | None = None,
+                   rating_change: dict[str, Any] | None = None) -> None:
+        """Store the games-database id and/or the rating change of a finished game."""
+        values: dict[str, Any] = {}
+        if db_id is not None:
+            values["db_id"] = db_id
+        if rating_change is not None:
+            values["rating_change"] = json.dumps(rating_change)
+        if values:
+            with self.engine.begin() as c:
+                c.execute(online_games.update().where(online_games.c.id == game_id).values(**values))
+
+    def game(self, game_id: str) -> dict[str, Any] | None:
+        """The row of ``game_id`` as a dict (``clock``/``rating_change`` decoded), or None."""
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(online_games).where(online_games.c.id == game_id)).mappings().first()
+        return None if r is None else _decode(r)
+
+    def playing_games(self) -> list[tuple[dict[str, Any], list[str]]]:
+        """Every game still ``playing``, with its move log (for a restart to take them up again)."""
+        with self.engine.connect() as c:
+            rows = [_decode(r) for r in c.execute(sa.select(online_games)
+                                                   .where(online_games.c.status == "playing")).mappings()]
+        return [(r, self.moves(r["id"])) for r in rows]
+
+    def games_of(self, user_id: int, limit: int = 50) -> list[dict[str, Any]]:
+        """The user's games, newest first (rows as dicts, with ``plies``)."""
+        g = online_games.c
+        plies = (sa.select(sa.func.count()).where(online_moves.c.game_id == g.id).scalar_subquery())
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(online_games, plies.label("plies"))
+                             .where(sa.or_(g.red_user_id == user_id, g.black_user_id == user_id))
+                             .order_by(g.created_at.desc()).limit(limit)).mappings().all()
+        return [_decode(r) for r in rows]
+
+    # -- ratings ----------------------------------------------------------------------------------
+
+    def rating(self, user_id: int, category: str) -> tuple[Rating, int]:
+        """The user's rating in ``category`` and its game count (a new player's when none)."""
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(ratings).where(ratings.c.user_id == user_id,
+                                                   ratings.c.category == category)).first()
+        return (Rating(), 0) if r is None else (Rating(r.rating, r.rd, r.volatility), r.games)
+
+    def ratings_of(self, user_id: int) -> list[dict[str, Any]]:
+        """Every category the user has a rating in: ``[{category, rating, rd, volatility, games}]``."""
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(sa.select(ratings).where(ratings.c.user_id == user_id)
+                                               .order_by(ratings.c.category)).mappings()]
+
+    def apply_ratings(self, game_id: str, category: str, new: Iterable[tuple[int, Rating]]) -> None:
+        """Write each ``(user_id, new rating)`` of a rated game and its history row, in one transaction."""
+        now = _now()
+        with self.engine.begin() as c:
+            for uid, r in new:
+                got = c.execute(sa.select(ratings.c.games).where(ratings.c.user_id == uid,
+                                                                 ratings.c.category == category)).first()
+                values = {"rating": r.rating, "rd": r.rd, "volatility": r.volatility, "updated_at": now}
+                if got is None:
+                    c.execute(ratings.insert().values(user_id=uid, category=category, games=1, **values))
+                else:
+                    c.execute(ratings.update().where(ratings.c.user_id == uid, ratings.c.category == category)
+                              .values(games=got.games + 1, **values))
+                c.execute(rating_history.insert().values(user_id=uid, category=category, game_id=game_id,
+                                                         rating=r.rating, rd=r.rd, at=now))
+
+    def history(self, user_id: int) -> dict[str, list[dict[str, Any]]]:
+        """``{category: [{at, rating, rd, game_id}]}`` oldest first (the profile's chart)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        h = rating_history.c
+        with self.engine.connect() as c:
+            for r in c.execute(sa.select(rating_history).where(h.user_id == user_id).order_by(h.id)):
+                out.setdefault(r.category, []).append({"at": iso(r.at), "rating": round(r.rating),
+                                                       "rd": round(r.rd), "game_id": r.game_id})
+        return out
+
+    def leaderboard(self, category: str, limit: int, provisional_rd: float) -> list[dict[str, Any]]:
+        """The best ``limit`` players of ``category``: established ones (RD at most ``provisional_rd``)
+        by rating, then provisional ones by rating. Rows ``{user_id, username, rating, rd, games}``."""
+        r = ratings.c
+        provisional = sa.case((r.rd > provisional_rd, 1), else_=0)
+        q = (sa.select(r.user_id, users.c.username, r.rating, r.rd, r.volatility, r.games)
+             .join(users, users.c.id == r.user_id).where(r.category == category)
+             .order_by(provisional, r.rating.desc(), r.user_id).limit(limit))
+        with self.engine.connect() as c:
+            return [dict(x) for x in c.execute(q).mappings()]
+
+
+def _decode(r: Any) -> dict[str, Any]:
+    d = dict(r)
+    for k in ("clock", "rating_change"):
+        if d.get(k):
+            d[k] = json.loads(d[k])
+    return d

@@ -1,0 +1,934 @@
+"""Online rooms and the online game service (``xiangqi serve --public``; docs/ONLINE_API.md).
+
+An :class:`OnlineRoom` is a :class:`~xiangqi.web.hub.GameHub` (the same room the local game is:
+one session changed under the room's lock, saved by the save step after every change, the
+clock's watchdog ending the game when a flag falls, the computer's move loop for a computer seat,
+versioned states) with what online play adds:
+
+- two seats held by identities (:class:`~xiangqi.online.lobby.Identity`): a move, an offer or a
+  resignation is accepted only from the seat's holder, and only for that seat's colour;
+- its saves go to the online move log (:class:`RoomStore` → :class:`~xiangqi.online.store.OnlineStore`),
+  the source of truth a restarted server takes the game up from;
+- its states go out on the event bus (channel ``game:<id>``), to which every socket of the game —
+  players and spectators, on any process — is subscribed;
+- draw offers, takeback requests that the opponent accepts, abort before both sides moved, presence
+  (a player's last socket gone → after :attr:`OnlineService.grace_s` the opponent may claim), the
+  watch count, lag compensation (docs/ONLINE_API.md section 7);
+- when the game ends: the result in the store, Glicko-2 ratings for a rated game, and the game into
+  the games database (collection ``online``, with its computed ECCO code) for review.
+
+:class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.web.hub.GameRegistry`), the
+lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
+call it. Everything runs on the server's event loop; database writes are short transactions done in
+place (SQLite in WAL mode, a few hundred microseconds), argon2 hashing and the games-database export
+run in worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import hmac
+import logging
+import secrets
+import statistics
+import time
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+
+from xiangqi.app.session import GameSession, SessionError
+from xiangqi.app.store import StorageError
+from xiangqi.core.board import BLACK, RED, STARTING_FEN, Color, Termination
+from xiangqi.core.errors import XiangqiError
+from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, draw, win
+from xiangqi.online.accounts import AccountError, Accounts, RateLimited, User
+from xiangqi.online.bus import EventBus, LocalBus
+from xiangqi.online.lobby import PRESETS, Identity, Lobby, LobbyError, Preset, SlidingWindow, seat_colors
+from xiangqi.online.ratings import rate_game, rating_view
+from xiangqi.online.store import OnlineStore, iso
+from xiangqi.web.hub import GameHub, GameRegistry, MoveProvider
+
+log = logging.getLogger(__name__)
+
+__all__ = ["OnlineConfig", "OnlineRoom", "OnlineService", "RoomStore", "OnlineError"]
+
+#: A refused online action (status, code): the same class as the lobby's.
+OnlineError = LobbyError
+#: Most of a move's time the server credits back for network lag (seconds).
+LAG_CAP_S = 0.3
+#: Round trips kept per player for the lag estimate (their median counts).
+RTT_SAMPLES = 5
+
+
+@dataclasses.dataclass
+class OnlineConfig:
+    """Settings of the online service (defaults are the public server's; tests shorten them).
+
+    ``db_url``: the online database (accounts, games, ratings; default ``sqlite:///<data dir>/online.db``).
+    ``grace_s``: seconds after a player's last socket closed before the opponent may claim the win
+    (``bullet_grace_s`` in bullet). ``hasher``: argon2 PasswordHasher (tests pass a fast one).
+    ``move_provider``: the computer's move choice in computer games (tests), default the engine.
+    ``presets``: extra time controls (tests: a one-second game). ``sockets_per_ip``: open WebSockets
+    one address may hold. ``ping_s``: seconds between the server's pings on a game socket.
+    ``max_computer_games``: computer games at once (each has its own engine).
+    """
+
+    db_url: str | None = None
+    grace_s: float = 20.0
+    bullet_grace_s: float = 5.0
+    hasher: Any = None
+    move_provider: MoveProvider | None = None
+    presets: dict[str, Preset] = dataclasses.field(default_factory=dict)
+    seeks_per_minute: int = 6
+    registrations_per_hour: int = 10
+    sockets_per_ip: int = 20
+    ping_s: float = 5.0
+    max_computer_games: int = 8
+    engine_delay_s: float = 0.0
+
+
+class RoomStore:
+    """What :class:`GameHub` needs of a store, for one online game: each save brings the online move
+    log in line with the session (:meth:`OnlineStore.save_moves`, one transaction); a database
+    failure becomes :class:`StorageError` (the change is then undone, as in the local game)."""
+
+    notices: list[dict[str, Any]] = []
+
+    def __init__(self, db: OnlineStore, session: GameSession, saved: list[str]) -> None:
+        self.db = db
+        self.session = session
+        self.saved = list(saved)
+
+    def load_current(self) -> GameSession:
+        """The room's session (GameHub's constructor asks)."""
+        return self.session
+
+    def get_settings(self) -> dict[str, Any]:
+        """No per-user settings here: the computer's tendency is ``normal``, the language ``zh``."""
+        return {}
+
+    def save_game(self, session: GameSession, language: str, abandoned: Any = None) -> None:
+        """Write the move log and the clock of ``session``."""
+        moves = [m.iccs for m in session.moves]
+        try:
+            self.db.save_moves(session.id, self.saved, moves, session.clock.to_record())
+        except sa.exc.SQLAlchemyError as exc:
+            raise StorageError(f"the online game could not be saved: {exc}") from exc
+        self.saved = moves
+
+
+def _opp(color: Color) -> Color:
+    return not color
+
+
+def _cname(color: Color) -> str:
+    return "red" if color == RED else "black"
+
+
+class OnlineRoom(GameHub):
+    """One online game (see the module text). ``seats``: ``{RED: Identity, BLACK: Identity}``."""
+
+    def __init__(self, service: OnlineService, session: GameSession, seats: dict[Color, Identity],
+                 preset: Preset, rated: bool, saved: list[str], *, status: str = "playing",
+                 move_provider: MoveProvider | None = None) -> None:
+        player = None
+        if any(i.kind == "engine" for i in seats.values()) and move_provider is None:
+            from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer
+
+            player = EnginePlayer(hash_mb=16, book=DEFAULT_BOOK)
+        super().__init__(RoomStore(service.db, session, saved), player=player, move_provider=move_provider,
+                         engine_delay_s=service.config.engine_delay_s)
+        self.service = service
+        self.seats = seats
+        self.preset = preset
+        self.rated = rated
+        self.status = status
+        self.channel = f"game:{session.id}"
+        self.offers: dict[str, Color | None] = {"draw": None, "takeback": None}
+        self.conns: dict[Color, int] = {RED: 0, BLACK: 0}
+        self.left_at: dict[Color, float | None] = {RED: None, BLACK: None}
+        self.watchers = 0
+        self.rtt: dict[Color, list[float]] = {RED: [], BLACK: []}
+        self.abandoned: Color | None = None  # the side that left and lost by the opponent's claim
+        self.rating_change: dict[str, Any] | None = None
+        self.db_id: int | None = None
+        self._finished = status != "playing"
+        self._claim_tasks: dict[Color, asyncio.Task[None]] = {}
+
+    # -- identity ----------------------------------------------------------------------------------
+
+    def seat_of(self, who: Identity | None) -> Color | None:
+        """The colour ``who`` plays here, or None (a spectator)."""
+        if who is None:
+            return None
+        for color, ident in self.seats.items():
+            if ident.kind != "engine" and ident.id == who.id:
+                return color
+        return None
+
+    def _seat(self, who: Identity | None) -> Color:
+        color = self.seat_of(who)
+        if color is None:
+            raise OnlineError("you do not play in this game", 403, "not_your_seat")
+        return color
+
+    def _playing(self) -> None:
+        if self.status != "playing" or self.session.is_over:
+            raise OnlineError("the game is over", 409, "game_over")
+
+    # -- the state ---------------------------------------------------------------------------------
+
+    def _grace(self) -> float:
+        c = self.service.config
+        return c.bullet_grace_s if self.preset.category == "bullet" else c.grace_s
+
+    def claim_view(self) -> dict[str, Any] | None:
+        """``{"by", "after_ms"}`` while a seated player's sockets are all gone (the other may claim)."""
+        if self.status != "playing" or self.session.is_over:
+            return None
+        for color in (RED, BLACK):
+            t = self.left_at[color]
+            if t is not None and self.seats[_opp(color)].kind != "engine":
+                left = max(0.0, t + self._grace() - time.monotonic())
+                return {"by": _cname(_opp(color)), "after_ms": int(left * 1000)}
+        return None
+
+    def can_abort(self) -> bool:
+        """While the game goes on and fewer than two plies were played (one side has not moved yet)."""
+        return self.status == "playing" and not self.session.is_over and len(self.session.moves) < 2
+
+    def _version_extra(self) -> tuple[Any, ...]:
+        claim = self.claim_view()
+        return (self.status, self.offers["draw"], self.offers["takeback"], self.conns[RED] > 0,
+                self.conns[BLACK] > 0, None if claim is None else claim["after_ms"] == 0,
+                self.watchers, self.rating_change is not None, self.db_id)
+
+    def seat_view(self, color: Color) -> dict[str, Any]:
+        """The contract's Seat."""
+        ident = self.seats[color]
+        rating = None
+        if ident.user_id is not None:
+            r, games = self.service.db.rating(ident.user_id, self.preset.category)
+            rating = rating_view(self.preset.category, r, games)
+        return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
+                "rating": rating}
+
+    def state(self) -> dict[str, Any]:
+        """The contract's GameState (docs/ONLINE_API.md section 5)."""
+        st = self.session.state()
+        st.pop("storage_notices", None)
+        st["version"] = self.version
+        st["status"] = self.status
+        st["thinking"] = self.thinking
+        st["engine_error"] = self._failure()
+        if self.status == "aborted":
+            st["result"] = {"result": "*", "winner": None, "termination": "aborted",
+                            "reason_zh": "对局中止", "reason_en": "game aborted", "headline_zh": "对局中止",
+                            "headline_en": "Game aborted", "why_zh": "对局中止", "why_en": "game aborted"}
+        elif st.get("result") and self.abandoned is not None:
+            st["result"] = {**st["result"], "termination": "abandoned"}
+        if st.get("clock") is not None:
+            st["clock"]["server_time_ms"] = int(time.time() * 1000)
+        st["seats"] = {"red": self.seat_view(RED), "black": self.seat_view(BLACK)}
+        st["time_control"] = self.preset.key
+        st["category"] = self.preset.category
+        st["rated"] = self.rated
+        st["offers"] = {k: None if v is None else _cname(v) for k, v in self.offers.items()}
+        st["can_abort"] = self.can_abort()
+        st["claim"] = self.claim_view()
+        st["watchers"] = self.watchers
+        st["rating_change"] = self.rating_change
+        st["db_id"] = self.db_id
+        st.pop("can_undo", None)
+        return st
+
+    def summary(self) -> dict[str, Any]:
+        """The contract's GameSummary."""
+        out = self.session.outcome
+        result = None
+        if self.status == "finished" and out is not None:
+            result = "1-0" if out.winner == RED else "0-1" if out.winner == BLACK else "1/2-1/2"
+        term = None
+        if self.status == "aborted":
+            term = "aborted"
+        elif out is not None:
+            term = "abandoned" if self.abandoned is not None else out.termination.value
+        return {"id": self.session.id, "red": self.seats[RED].view(), "black": self.seats[BLACK].view(),
+                "time_control": self.preset.key, "category": self.preset.category, "rated": self.rated,
+                "status": self.status, "result": result, "termination": term,
+                "plies": len(self.session.moves),
+                "watchers": self.watchers, "db_id": self.db_id}
+
+    # -- sending -----------------------------------------------------------------------------------
+
+    def send_all(self, msg: dict[str, Any]) -> None:
+        """Publish ``msg`` on the game's bus channel (every socket of the game, on any process)."""
+        self.service.bus.publish(self.channel, msg)
+
+    async def broadcast(self, extra: dict[str, Any] | None = None) -> None:
+        """The state to every socket of the game (through the bus)."""
+        msg = {"type": "state", "state": self.state()}
+        if extra:
+            msg.update(extra)
+        self.send_all(msg)
+
+    def event(self, name: str, by: Color) -> None:
+        """``{"type": "event", "event": name, "by": colour}`` to every socket of the game."""
+        self.send_all({"type": "event", "event": name, "by": _cname(by)})
+
+    # -- presence ----------------------------------------------------------------------------------
+
+    def connect(self, who: Identity | None) -> Color | None:
+        """A socket of ``who`` opened; returns its seat (None: a spectator, counted in ``watchers``)."""
+        color = self.seat_of(who)
+        if color is None:
+            self.watchers += 1
+            return None
+        self.conns[color] += 1
+        task = self._claim_tasks.pop(color, None)
+        if task is not None:
+            task.cancel()
+        if self.left_at[color] is not None:
+            self.left_at[color] = None
+            self.event("opponent_back", color)
+        return color
+
+    def disconnect(self, who: Identity | None, color: Color | None) -> None:
+        """That socket closed; a seat's last one starts the grace period (the clock keeps running)."""
+        if color is None:
+            self.watchers = max(0, self.watchers - 1)
+            return
+        self.conns[color] = max(0, self.conns[color] - 1)
+        if self.conns[color] == 0 and self.status == "playing" and not self.session.is_over:
+            self.left_at[color] = time.monotonic()
+            self.event("opponent_left", color)
+            with contextlib.suppress(RuntimeError):
+                self._claim_tasks[color] = asyncio.get_running_loop().create_task(self._claim_open(color))
+
+    async def _claim_open(self, color: Color) -> None:
+        await asyncio.sleep(self._grace() + 0.01)
+        if self.left_at[color] is not None:
+            await self.broadcast()  # the claim is open now: the opponent's page shows the button
+
+    def note_rtt(self, color: Color, rtt_s: float) -> None:
+        """A round trip measured on ``color``'s socket (seconds)."""
+        samples = self.rtt[color]
+        samples.append(max(0.0, rtt_s))
+        del samples[:-RTT_SAMPLES]
+
+    def lag_credit(self, color: Color) -> float:
+        """Seconds credited back on ``color``'s move: half the median round trip, at most
+        :data:`LAG_CAP_S`."""
+        samples = self.rtt[color]
+        return 0.0 if not samples else min(LAG_CAP_S, statistics.median(samples) / 2)
+
+    # -- actions -----------------------------------------------------------------------------------
+
+    async def act(self, who: Identity | None, kind: str, msg: dict[str, Any]) -> None:
+        """Do what a player asked (``kind`` of docs/ONLINE_API.md section 6); raises :class:`OnlineError`
+        (or a core error for a bad move) when refused. The state goes out on the bus."""
+        handler = {"move": self._move, "resign": self._resign, "abort": self._abort, "claim": self._claim,
+                   "draw_offer": self._draw_offer, "draw_accept": self._draw_accept,
+                   "draw_decline": self._draw_decline, "takeback_request": self._takeback_request,
+                   "takeback_accept": self._takeback_accept,
+                   "takeback_decline": self._takeback_decline}.get(kind)
+        if handler is None:
+            raise OnlineError(f"unknown action {kind!r}", 400, "bad_request")
+        color = self._seat(who)
+        await handler(color, msg)
+
+    async def _move(self, color: Color, msg: dict[str, Any]) -> None:
+        iccs = msg.get("move")
+        if not isinstance(iccs, str) or not 4 <= len(iccs) <= 6:
+            raise OnlineError("a move needs 'move' in ICCS, e.g. h2e2", 400, "bad_move")
+        version = msg.get("version")
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise OnlineError("'version' must be an integer", 400, "bad_request")
+        async with self._lock:
+            self._playing()
+            s = self.session
+            if s.board.turn != color:
+                raise OnlineError("it is not your turn", 409, "not_your_turn")
+            if version is not None and version != self.version:
+                raise OnlineError(f"the game changed since version {version} (now {self.version})", 409,
+                                  "stale_version")
+            now = time.monotonic()
+            if s.clock.running is not None:
+                now = max(s.clock.started, now - self.lag_credit(color))
+            try:
+                with self._saving():
+                    s.play(iccs, now=now)
+            except StorageError:
+                raise
+            except XiangqiError as exc:
+                raise OnlineError(str(exc), 400, "bad_move") from None
+            if self.offers["draw"] == _opp(color):
+                self.offers["draw"] = None  # moving declines the opponent's offer
+            self.offers["takeback"] = None
+        await self.broadcast()
+        self.kick_engine()
+
+    async def _resign(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            self._playing()
+            self.player.stop()
+            with self._saving():
+                self.session.resign(color)
+        await self.broadcast()
+
+    async def _abort(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            self._playing()
+            if not self.can_abort():
+                raise OnlineError("a game can be aborted only before both sides have moved", 409, "conflict")
+            self.player.stop()
+            self.status = "aborted"
+            with self._saving():
+                self.session.declare(draw(Termination.AGREEMENT, "对局中止", "game aborted"))
+        await self.broadcast()
+
+    async def _claim(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            self._playing()
+            claim = self.claim_view()
+            if claim is None or claim["by"] != _cname(color):
+                raise OnlineError("your opponent is connected: there is nothing to claim", 409, "conflict")
+            if claim["after_ms"] > 0:
+                raise OnlineError(f"wait {claim['after_ms'] / 1000:.1f} s more before claiming", 409,
+                                  "conflict")
+            gone = _opp(color)
+            self.abandoned = gone
+            with self._saving():
+                self.session.declare(win(Termination.RESIGNATION, color, f"{SIDE_ZH[gone]}离开对局",
+                                         f"{SIDE_EN[gone]} left the game"))
+        await self.broadcast()
+
+    async def _draw_offer(self, color: Color, _msg: dict[str, Any]) -> None:
+        self._playing()
+        if self.seats[_opp(color)].kind == "engine":
+            await self.offer_draw()  # the computer judges it (GameHub.offer_draw)
+            return
+        async with self._lock:
+            self._playing()
+            if self.offers["draw"] == _opp(color):  # both offered: agreed
+                self.offers["draw"] = None
+                with self._saving():
+                    self.session.agree_draw()
+                agreed = True
+            else:
+                self.offers["draw"] = color
+                agreed = False
+        await self.broadcast()
+        if not agreed:
+            self.event("draw_offered", color)
+
+    async def _draw_accept(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            self._playing()
+            if self.offers["draw"] != _opp(color):
+                raise OnlineError("there is no draw offer from your opponent", 409, "conflict")
+            self.offers["draw"] = None
+            with self._saving():
+                self.session.agree_draw()
+        await self.broadcast()
+
+    async def _draw_decline(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            if self.offers["draw"] != _opp(color):
+                raise OnlineError("there is no draw offer from your opponent", 409, "conflict")
+            self.offers["draw"] = None
+        await self.broadcast()
+        self.event("draw_declined", color)
+
+    def _plies_back(self, requester: Color) -> int:
+        """Plies a takeback for ``requester`` removes: its last move, and the reply after it."""
+        s = self.session
+        n = len(s.moves)
+        if n == 0:
+            return 0
+        last_by = _opp(s.board.turn)  # the side that made the last move
+        if last_by == requester:
+            return 1
+        return 2 if n >= 2 else 0
+
+    async def _takeback_request(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            self._playing()
+            if self._plies_back(color) == 0:
+                raise OnlineError("you have no move to take back", 409, "conflict")
+            if self.seats[_opp(color)].kind == "engine":  # the computer always agrees (a casual game)
+                self.player.stop()
+                with self._saving():
+                    self.session.undo()
+                self.thinking = False
+                self.engine_error = None
+                granted = True
+            else:
+                self.offers["takeback"] = color
+                granted = False
+        await self.broadcast()
+        if granted:
+            self.kick_engine()
+        else:
+            self.event("takeback_requested", color)
+
+    async def _takeback_accept(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            self._playing()
+            requester = self.offers["takeback"]
+            if requester != _opp(color):
+                raise OnlineError("there is no takeback request from your opponent", 409, "conflict")
+            n = self._plies_back(requester)
+            self.offers["takeback"] = None
+            self.offers["draw"] = None
+            with self._saving():
+                for _ in range(n):
+                    self.session.undo()
+        await self.broadcast()
+
+    async def _takeback_decline(self, color: Color, _msg: dict[str, Any]) -> None:
+        async with self._lock:
+            if self.offers["takeback"] != _opp(color):
+                raise OnlineError("there is no takeback request from your opponent", 409, "conflict")
+            self.offers["takeback"] = None
+        await self.broadcast()
+        self.event("takeback_declined", color)
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def _commit(self, old: GameSession, record: dict[str, Any], version: int) -> None:
+        super()._commit(old, record, version)
+        if self.session.is_over and not self._finished:
+            self._finished = True
+            if self.status == "playing":
+                self.status = "finished"
+            for task in self._claim_tasks.values():
+                task.cancel()
+            self._claim_tasks.clear()
+            self.service.spawn(self.service.finished(self))
+
+
+def _sign(secret: bytes, value: str) -> str:
+    return hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+class OnlineService:
+    """The online game service of one server process (module text). ``data_dir``: where the default
+    SQLite online database lives; ``games_db``: the app's :class:`~xiangqi.app.gamesdb.GamesDatabase`
+    (finished games are stored there), ``registry``: the server's rooms."""
+
+    def __init__(self, config: OnlineConfig, registry: GameRegistry, *, data_dir: Any = None,
+                 games_db: Any = None, bus: EventBus | None = None) -> None:
+        self.config = config
+        self.registry = registry
+        url = config.db_url
+        if url is None:
+            from pathlib import Path
+
+            from xiangqi.datadir import default_data_dir as default_dir
+
+            base = Path(data_dir) if data_dir is not None else default_dir()
+            base.mkdir(parents=True, exist_ok=True)
+            url = f"sqlite:///{base / 'online.db'}"
+        engine = sa.create_engine(url)
+        if engine.dialect.name == "sqlite":
+            from sqlalchemy import event
+
+            @event.listens_for(engine, "connect")
+            def _pragmas(conn: Any, _rec: Any) -> None:
+                cur = conn.cursor()
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA foreign_keys=ON")
+                cur.execute("PRAGMA busy_timeout=5000")
+                cur.close()
+        self.engine = engine
+        self.accounts = Accounts(engine, hasher=config.hasher)
+        self.db = OnlineStore(engine)
+        self.secret = self.db.secret().encode()
+        self.bus = bus or LocalBus()
+        self.presets = {**PRESETS, **config.presets}
+        self.lobby = Lobby(self._lobby_changed, seeks_per_minute=config.seeks_per_minute,
+                           presets=self.presets)
+        self.registrations = SlidingWindow(config.registrations_per_hour, 3600.0)
+        self.games_db = games_db
+        self.rooms: dict[str, OnlineRoom] = {}
+        self.sockets: dict[str, int] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` as a task of the loop, kept until it ends (errors logged)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("online task failed", exc_info=t.exception())
+        task.add_done_callback(done)
+
+    # -- identities, cookies, CSRF -------------------------------------------------------------------
+
+    def csrf_token(self, csrf_cookie: str) -> str:
+        """The CSRF token of a browser's ``xq_csrf`` cookie (an HMAC under the server's secret)."""
+        return _sign(self.secret, "csrf:" + csrf_cookie)
+
+    def csrf_ok(self, csrf_cookie: str | None, token: str | None) -> bool:
+        """Whether ``token`` is the CSRF token of ``csrf_cookie`` (constant time)."""
+        if not csrf_cookie or not token or len(csrf_cookie) > 100:
+            return False
+        return hmac.compare_digest(self.csrf_token(csrf_cookie), token)
+
+    def guest_cookie(self) -> tuple[Identity, str]:
+        """A new guest identity and its signed cookie value."""
+        gid = "g-" + secrets.token_hex(8)
+        return self._guest(gid), f"{gid}.{_sign(self.secret, 'guest:' + gid)}"
+
+    @staticmethod
+    def _guest(gid: str) -> Identity:
+        return Identity("guest", gid, "游客" + gid[2:6])
+
+    def identity(self, cookies: dict[str, str]) -> Identity | None:
+        """Who the cookies speak for: the logged-in user, else the guest, else None."""
+        token = cookies.get("xq_session")
+        if token:
+            user = self.accounts.session_user(token)
+            if user is not None:
+                return self.user_identity(user)
+        raw = cookies.get("xq_guest")
+        if raw and "." in raw and len(raw) < 100:
+            gid, sig = raw.rsplit(".", 1)
+            if hmac.compare_digest(_sign(self.secret, "guest:" + gid), sig):
+                return self._guest(gid)
+        return None
+
+    @staticmethod
+    def user_identity(user: User) -> Identity:
+        """The identity of an account."""
+        return Identity("user", f"u-{user.id}", user.username, user.id)
+
+    # -- accounts (blocking: called from worker threads) -----------------------------------------------
+
+    def register(self, username: object, password: object, address: str | None) -> tuple[User, str]:
+        """A new account, logged in: ``(user, session token)``; 429 past the registrations per hour."""
+        self.registrations.hit(address or "?")
+        self.accounts.register(username, password)
+        return self.accounts.login(username, password, address)
+
+    def login(self, username: object, password: object, address: str | None) -> tuple[User, str]:
+        """``(user, session token)``; raises AccountError / RateLimited."""
+        return self.accounts.login(username, password, address)
+
+    def me(self, who: Identity | None) -> dict[str, Any]:
+        """The contract's Me."""
+        if who is None:
+            return {"user": None, "ratings": [], "playing": []}
+        playing = [gid for gid, r in self.rooms.items()
+                   if r.status == "playing" and r.seat_of(who) is not None]
+        return {"user": who.view(), "ratings": self.ratings_view(who.user_id), "playing": playing}
+
+    def ratings_view(self, user_id: int | None) -> list[dict[str, Any]]:
+        """The user's RatingViews (none for a guest)."""
+        if user_id is None:
+            return []
+        from xiangqi.study.rating import Rating
+
+        return [rating_view(r["category"], Rating(r["rating"], r["rd"], r["volatility"]), r["games"])
+                for r in self.db.ratings_of(user_id)]
+
+    # -- the lobby ---------------------------------------------------------------------------------
+
+    def computers(self) -> list[dict[str, Any]]:
+        """The computer levels of the lobby: ``[{level, name_zh, name_en, elo, rank_zh}]``."""
+        from xiangqi.app.players import levels
+
+        return [{"level": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en,
+                 "elo": None if lv.elo is None else round(lv.elo), "rank_zh": lv.rank_zh} for lv in levels()]
+
+    def lobby_view(self) -> dict[str, Any]:
+        """The contract's lobby (``GET /lobby``)."""
+        return {"version": self.lobby.version, "seeks": [s.view() for s in self.lobby.seeks.values()],
+                "games": [r.summary() for r in self.rooms.values() if r.status == "playing"],
+                "computers": self.computers(), "online": sum(self.sockets.values())}
+
+    def _lobby_changed(self) -> None:
+        self.bus.publish("lobby", {"type": "lobby", "lobby": self.lobby_view()})
+
+    def create_seek(self, who: Identity, time_control: str, rated: bool, color: str) -> dict[str, Any]:
+        """A seek (LobbyError on refusal); its SeekView."""
+        rating = None
+        if who.user_id is not None and time_control in self.presets:
+            cat = self.presets[time_control].category
+            r, games = self.db.rating(who.user_id, cat)
+            rating = rating_view(cat, r, games)
+        return self.lobby.create_seek(who, time_control, rated, color, rating).view()
+
+    async def accept_seek(self, who: Identity, seek_id: str) -> str:
+        """Accept a seek: the game starts; its id."""
+        seek = self.lobby.take_seek(who, seek_id)
+        owner_red = seat_colors(seek.color)
+        red, black = (seek.by, who) if owner_red else (who, seek.by)
+        room = await self.start_game(red, black, seek.preset, seek.rated)
+        for ident in (seek.by, who):
+            self.bus.publish(f"user:{ident.id}", {"type": "game_start", "game_id": room.session.id,
+                                                  "seek_id": seek.id, "color": _cname(room.seat_of(ident))})
+        return room.session.id
+
+    async def accept_challenge(self, who: Identity, challenge_id: str) -> str:
+        """Accept a challenge link: the game starts; its id."""
+        ch = self.lobby.take_challenge(who, challenge_id)
+        owner_red = seat_colors(ch.color)
+        red, black = (ch.by, who) if owner_red else (who, ch.by)
+        room = await self.start_game(red, black, ch.preset, ch.rated)
+        for ident in (ch.by, who):
+            self.bus.publish(f"user:{ident.id}", {
+                "type": "game_start", "game_id": room.session.id, "challenge_id": ch.id,
+                "color": _cname(room.seat_of(ident))})
+        return room.session.id
+
+    async def computer_game(self, who: Identity, level: str, time_control: str, color: str) -> str:
+        """A casual game against the computer at ``level``; its id."""
+        from xiangqi.app.players import levels
+
+        lv = next((lv for lv in levels() if lv.key == level), None)
+        if lv is None:
+            raise OnlineError(f"unknown level {level!r}", 400, "bad_request")
+        preset = self.lobby.check(time_control, False, color, who)
+        busy = sum(1 for r in self.rooms.values() if r.status == "playing"
+                   and any(i.kind == "engine" for i in r.seats.values()))
+        if busy >= self.config.max_computer_games:
+            raise OnlineError("the computer is busy with other games: try again later", 429,
+                              "rate_limited", 30)
+        engine = Identity("engine", f"engine:{level}", lv.name_zh, None, level)
+        me_red = seat_colors(color)
+        room = await self.start_game(who if me_red else engine, engine if me_red else who, preset, False)
+        return room.session.id
+
+    # -- rooms -------------------------------------------------------------------------------------
+
+    async def start_game(self, red: Identity, black: Identity, preset: Preset, rated: bool) -> OnlineRoom:
+        """A new online game between ``red`` and ``black``: stored, held, its clock and computer started."""
+        level = next((i.level for i in (red, black) if i.kind == "engine"), None) or "beginner"
+        gid = uuid.uuid4().hex
+        headers = {"Event": "pyxiangqi online", "Site": "pyxiangqi", "Red": red.name, "Black": black.name,
+                   "TimeControl": preset.key}
+        session = GameSession(red="engine" if red.kind == "engine" else "human",
+                              black="engine" if black.kind == "engine" else "human", level=level,
+                              fen=STARTING_FEN, game_id=gid, headers=headers, time_control=preset.control)
+        row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,
+                               "rated": rated, "start_fen": STARTING_FEN}
+        for side, ident in (("red", red), ("black", black)):
+            row.update({f"{side}_kind": ident.kind, f"{side}_id": ident.id, f"{side}_name": ident.name,
+                        f"{side}_user_id": ident.user_id})
+        self.db.create_game(row)
+        room = self._hold(session, {RED: red, BLACK: black}, preset, rated, [])
+        self._lobby_changed()
+        return room
+
+    def _hold(self, session: GameSession, seats: dict[Color, Identity], preset: Preset, rated: bool,
+              saved: list[str], status: str = "playing") -> OnlineRoom:
+        provider = self.config.move_provider if any(i.kind == "engine" for i in seats.values()) else None
+        room = OnlineRoom(self, session, seats, preset, rated, saved, status=status, move_provider=provider)
+        self.rooms[session.id] = room
+        self.registry.add(room)
+        if status == "playing":
+            with contextlib.suppress(RuntimeError):
+                room.arm_clock()
+                room.kick_engine()
+        return room
+
+    def room(self, game_id: str) -> OnlineRoom | None:
+        """The room of ``game_id``: held in memory, or rebuilt from the move log (a finished game, or
+        one a restart left behind); None for an unknown id."""
+        room = self.rooms.get(game_id)
+        if room is not None:
+            return room
+        if not isinstance(game_id, str) or len(game_id) > 40:
+            return None
+        row = self.db.game(game_id)
+        if row is None:
+            return None
+        return self._rebuild(row, self.db.moves(game_id))
+
+    def _rebuild(self, row: dict[str, Any], moves: list[str]) -> OnlineRoom:
+        """A room from its stored row and move log (replayed through the core)."""
+        seats = {}
+        for color, side in ((RED, "red"), (BLACK, "black")):
+            kind, ident = row[f"{side}_kind"], row[f"{side}_id"]
+            level = ident.split(":", 1)[1] if kind == "engine" else None
+            seats[color] = Identity(kind, ident, row[f"{side}_name"], row[f"{side}_user_id"], level)
+        preset = self.presets.get(row["time_control"]) or PRESETS["5+3"]
+        rec = {"id": row["id"], "start_fen": row["start_fen"], "moves": moves,
+               "red": "engine" if seats[RED].kind == "engine" else "human",
+               "black": "engine" if seats[BLACK].kind == "engine" else "human",
+               "level": next((i.level for i in seats.values() if i.level), None) or "beginner",
+               "headers": {"Event": "pyxiangqi online", "Red": seats[RED].name, "Black": seats[BLACK].name,
+                           "TimeControl": preset.key},
+               "clock": row.get("clock")}
+        if row["status"] != "playing" and row.get("termination") and row["status"] == "finished":
+            winner = {"1-0": RED, "0-1": BLACK}.get(row.get("result") or "")
+            rec["declared"] = {"termination": row["termination"] if row["termination"] != "abandoned"
+                               else "resignation", "winner": winner,
+                               "reason_zh": row.get("reason_zh") or "",
+                               "reason_en": row.get("reason_en") or ""}
+        elif row["status"] == "aborted":
+            rec["declared"] = {"termination": "agreement", "winner": None, "reason_zh": "对局中止",
+                               "reason_en": "game aborted"}
+        session = GameSession.from_record(rec)
+        room = self._hold(session, seats, preset, bool(row["rated"]), moves, row["status"])
+        if row.get("termination") == "abandoned":
+            room.abandoned = BLACK if row.get("result") == "1-0" else RED
+        room.rating_change = row.get("rating_change")
+        room.db_id = row.get("db_id")
+        if row["status"] == "playing":  # both players are away until their sockets come back
+            now = time.monotonic()
+            for color, ident in seats.items():
+                if ident.kind != "engine":
+                    room.left_at[color] = now
+        return room
+
+    def resume_playing(self) -> int:
+        """Take up every game the store says is still being played (after a restart); their count."""
+        n = 0
+        for row, moves in self.db.playing_games():
+            if row["id"] not in self.rooms:
+                try:
+                    self._rebuild(row, moves)
+                    n += 1
+                except (XiangqiError, SessionError, KeyError, TypeError):
+                    log.exception("online game %s could not be taken up again", row["id"])
+        return n
+
+    async def finished(self, room: OnlineRoom) -> None:
+        """A game ended: store the result, rate it, put it into the games database, tell everyone."""
+        s = room.session
+        out = s.outcome
+        result = None
+        if room.status == "finished" and out is not None:
+            result = "1-0" if out.winner == RED else "0-1" if out.winner == BLACK else "1/2-1/2"
+        summary = room.summary()
+        try:
+            self.db.finish(s.id, status=room.status, result=result, termination=summary["termination"],
+                           reason_zh=None if out is None else out.reason_zh[:80],
+                           reason_en=None if out is None else out.reason_en[:120])
+            red, black = room.seats[RED], room.seats[BLACK]
+            if (room.status == "finished" and room.rated and result is not None and red.user_id is not None
+                    and black.user_id is not None):
+                cat = room.preset.category
+                r_old, _ = self.db.rating(red.user_id, cat)
+                b_old, _ = self.db.rating(black.user_id, cat)
+                score = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
+                r_new, b_new = rate_game(r_old, b_old, score)
+                self.db.apply_ratings(s.id, cat, [(red.user_id, r_new), (black.user_id, b_new)])
+                room.rating_change = {
+                    side: {"before": round(o.rating), "after": round(n.rating),
+                           "delta": round(n.rating) - round(o.rating), "rd": round(n.rd)}
+                    for side, o, n in (("red", r_old, r_new), ("black", b_old, b_new))}
+                self.db.set_review(s.id, rating_change=room.rating_change)
+        except sa.exc.SQLAlchemyError:
+            log.exception("the end of online game %s could not be stored", s.id)
+        await room.broadcast()
+        self._lobby_changed()
+        if room.status == "finished" and s.moves and self.games_db is not None:
+            pgn = s.to_pgn("chinese", "zh")
+            try:
+                room.db_id = await asyncio.to_thread(self._export, s.id, pgn)
+            except Exception:
+                log.exception("online game %s could not be put into the games database", s.id)
+            else:
+                self.db.set_review(s.id, db_id=room.db_id)
+                await room.broadcast()
+
+    def _export(self, game_id: str, pgn: str) -> int:
+        from xiangqi.core.pgn import read_games
+        from xiangqi.db.owned import put_game
+
+        game = read_games(pgn)[0]
+        token = hashlib.sha256(pgn.encode()).hexdigest()[:32]
+        return put_game(self.games_db.engine, game, source=f"online:{game_id}", token=token,
+                        collection="online")
+
+    # -- players -----------------------------------------------------------------------------------
+
+    def leaderboard(self, category: str, limit: int) -> dict[str, Any]:
+        """The contract's leaderboard."""
+        from xiangqi.online.ratings import PROVISIONAL_RD
+        from xiangqi.study.rating import Rating
+
+        rows = self.db.leaderboard(category, limit, PROVISIONAL_RD)
+        return {"category": category, "players": [
+            {"rank": i + 1, "user": {"id": r["user_id"], "username": r["username"], "kind": "user"},
+             **rating_view(category, Rating(r["rating"], r["rd"], r["volatility"]), r["games"])}
+            for i, r in enumerate(rows)]}
+
+    def profile(self, username: str) -> dict[str, Any]:
+        """The contract's player profile; 404 for an unknown name."""
+        user = self.accounts.find(username)
+        if user is None:
+            raise OnlineError(f"no player named {username!r}", 404, "not_found")
+        games = []
+        stats = {"games": 0, "wins": 0, "losses": 0, "draws": 0}
+        for g in self.db.games_of(user.id):
+            color = "red" if g["red_user_id"] == user.id else "black"
+            games.append(_summary_row(g, self.rooms.get(g["id"])))
+            if g["status"] == "finished" and g["result"]:
+                stats["games"] += 1
+                if g["result"] == "1/2-1/2":
+                    stats["draws"] += 1
+                elif (g["result"] == "1-0") == (color == "red"):
+                    stats["wins"] += 1
+                else:
+                    stats["losses"] += 1
+        return {"user": {"id": user.id, "username": user.username, "kind": "user"},
+                "created_at": iso(user.created_at), "ratings": self.ratings_view(user.id),
+                "history": self.db.history(user.id), "games": games, "stats": stats}
+
+    # -- sockets -----------------------------------------------------------------------------------
+
+    def socket_opened(self, address: str) -> None:
+        """Count an open WebSocket of ``address``; raises :class:`OnlineError` (429) past the limit."""
+        n = self.sockets.get(address, 0)
+        if n >= self.config.sockets_per_ip:
+            raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
+        self.sockets[address] = n + 1
+
+    def socket_closed(self, address: str) -> None:
+        """That socket closed."""
+        n = self.sockets.get(address, 0) - 1
+        if n <= 0:
+            self.sockets.pop(address, None)
+        else:
+            self.sockets[address] = n
+
+    async def shutdown(self) -> None:
+        """Cancel the service's tasks and close the database connections."""
+        for t in list(self._tasks):
+            t.cancel()
+        for room in list(self.rooms.values()):
+            for task in room._claim_tasks.values():
+                task.cancel()
+        self.engine.dispose()
+
+
+def _summary_row(g: dict[str, Any], room: OnlineRoom | None) -> dict[str, Any]:
+    if room is not None:
+        out = room.summary()
+    else:
+        def seat(side: str) -> dict[str, Any]:
+            kind = g[f"{side}_kind"]
+            if kind == "user":
+                return {"id": g[f"{side}_user_id"], "username": g[f"{side}_name"], "kind": "user"}
+            return {"id": g[f"{side}_id"], "username": g[f"{side}_name"], "kind": kind}
+        out = {"id": g["id"], "red": seat("red"), "black": seat("black"), "time_control": g["time_control"],
+               "category": g["category"], "rated": bool(g["rated"]), "status": g["status"],
+               "result": g["result"], "termination": g["termination"], "plies": g.get("plies", 0),
+               "watchers": 0, "db_id": g["db_id"]}
+    out["started_at"] = iso(g["created_at"])
+    out["finished_at"] = iso(g["finished_at"])
+    return out
+
+
+__all__ += ["AccountError", "RateLimited"]

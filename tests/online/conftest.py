@@ -1,0 +1,125 @@
+"""Fixtures of the online tests: a public server in process and players talking to it.
+
+Every player is its own TestClient (its own cookie jar: a browser) on the one event loop of the
+first client (they share its portal, so the rooms' locks and tasks belong to one loop, as in the
+real server).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import argon2
+import pytest
+from fastapi.testclient import TestClient
+from tests.webclient import _Client
+
+from xiangqi.app.clock import TimeControl
+from xiangqi.core.board import Board, Move
+from xiangqi.online.lobby import Preset
+from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.web.server import create_app
+
+FAST = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # tests only
+BASE = "http://xq.example"
+#: A one-second game (tests only: the server decides a time-out within the test's time).
+ONE_SECOND = Preset("1s", TimeControl("fischer", base_s=1, increment_s=0))
+
+
+def first_legal(board: Board, _level: str) -> Move:
+    """The computer's move in tests: the first legal move (deterministic, instant)."""
+    return next(iter(board.legal_moves))
+
+
+class Player:
+    """One browser: a TestClient with its own cookies, the CSRF token and the page's Origin."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.c = client
+        token = client.get("/api/online/csrf").json()["token"]
+        client.headers.update({"Origin": BASE, "X-Xiangqi-Token": token})
+        self.token = token
+        self.me: dict[str, Any] | None = None
+
+    def register(self, name: str, password: str = "correct horse") -> dict[str, Any]:
+        r = self.c.post("/api/online/register", json={"username": name, "password": password})
+        assert r.status_code == 201, r.text
+        self.me = r.json()
+        return self.me
+
+    def guest(self) -> dict[str, Any]:
+        r = self.c.post("/api/online/guest")
+        assert r.status_code == 200, r.text
+        self.me = r.json()
+        return self.me
+
+    def post(self, path: str, **kw: Any):
+        return self.c.post("/api/online" + path, **kw)
+
+    def get(self, path: str, **kw: Any):
+        return self.c.get("/api/online" + path, **kw)
+
+    def ws(self, path: str):
+        return self.c.websocket_connect(f"{path}?token={self.token}", headers={"Origin": BASE})
+
+
+class Server:
+    """The public app and a way to make players on its loop."""
+
+    def __init__(self, app: Any, first: TestClient) -> None:
+        self.app = app
+        self.first = first
+        self.online = app.state.online
+        self._n = 0
+
+    def player(self) -> Player:
+        self._n += 1
+        if self._n == 1:
+            return Player(self.first)
+        c = _Client(self.app, base_url=BASE)
+        c.portal = self.first.portal  # one event loop for all players
+        return Player(c)
+
+    def game_between(self, red: Player, black: Player, tc: str = "5+3", rated: bool = True) -> str:
+        """A game with ``red`` on Red (``red`` seeks with colour red, ``black`` accepts)."""
+        seek = red.post("/seeks", json={"time_control": tc, "rated": rated, "color": "red"})
+        assert seek.status_code == 201, seek.text
+        got = black.post(f"/seeks/{seek.json()['id']}/accept")
+        assert got.status_code == 200, got.text
+        return got.json()["game_id"]
+
+
+@pytest.fixture
+def server(tmp_path):
+    cfg = OnlineConfig(hasher=FAST, grace_s=0.3, bullet_grace_s=0.3, presets={"1s": ONE_SECOND},
+                       move_provider=first_legal, ping_s=3600)
+    app = create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
+    with _Client(app, base_url=BASE) as first:
+        yield Server(app, first)
+
+
+def recv_until(ws: Any, pred: Any, limit: int = 50) -> dict[str, Any]:
+    """Messages from ``ws`` until one satisfies ``pred`` (returned); fails after ``limit`` others."""
+    for _ in range(limit):
+        msg = ws.receive_json()
+        if pred(msg):
+            return msg
+    raise AssertionError(f"no matching message in {limit}")
+
+
+def state_where(ws: Any, pred: Any) -> dict[str, Any]:
+    """The next state message whose state satisfies ``pred``."""
+    return recv_until(ws, lambda m: m.get("type") == "state" and pred(m["state"]))["state"]
+
+
+def wait_for(fn: Any, timeout: float = 3.0) -> Any:
+    """Poll ``fn()`` until truthy (returned) or fail."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
