@@ -204,9 +204,9 @@ export function createLobby(ctx) {
       tc: `${ch.time_control} ${tcTitle(ctx.cfg, ch.time_control)}`.trim(), rated: t(ch.rated ? "ol_rated" : "ol_casual"),
       color: t(yours === "red" ? "ol_you_red" : yours === "black" ? "ol_you_black" : "ol_you_random"),
     }));
-    const row = el("div", { class: "row" }, box);
     const needLogin = ch.rated && (!me() || me().kind !== "user");
     if (needLogin) el("p", { class: "hint-text" }, box, t("ol_challenge_login"));
+    const row = el("div", { class: "row" }, box);
     const yes = el("button", { type: "button", id: "ol-accept-challenge", class: "primary" }, row, t("ol_accept"));
     yes.addEventListener("click", async () => {
       if (needLogin) { ctx.openAccount("login"); return; }

@@ -320,7 +320,7 @@ export function createOnlineGame(ctx) {
       if (!playing || !by) continue;
       shown = true;
       const line = el("div", { class: "ol-offer-line", "data-offer": kind }, offerEl);
-      if (!you) { el("span", {}, line, `${t(by)}: ${t(kind === "draw" ? "ol_offer_draw" : "ol_takeback")}`); continue; }
+      if (!you) { el("span", {}, line, fill(t(kind === "draw" ? "ol_draw_by" : "ol_takeback_by"), { side: t(by) })); continue; }
       if (by === you) { el("span", {}, line, t(kind === "draw" ? "ol_draw_sent" : "ol_takeback_sent")); continue; }
       el("span", {}, line, t(kind === "draw" ? "ol_draw_to_you" : "ol_takeback_to_you"));
       const yes = el("button", { type: "button", class: "primary", id: `ol-${kind}-accept` }, line, t("ol_agree"));
@@ -368,12 +368,16 @@ export function createOnlineGame(ctx) {
     if (!st) return;
     const n = ctx.notation ? ctx.notation() : "chinese";
     const blackFirst = st.start_fen.split(" ")[1] === "b";
+    if (!st.moves.length) el("li", { class: "ol-empty" }, list, t("no_moves"));
     st.moves.forEach((m, i) => {
       const text = n === "wxf" && m.wxf ? m.wxf : n === "iccs" ? `${m.iccs.slice(0, 2)}-${m.iccs.slice(2, 4)}`.toUpperCase() : m.chinese;
       const li = el("li", { class: "mv", "data-ply": i + 1 }, list, text);
       if ((ply === null ? st.moves.length : ply) === i + 1) li.classList.add("current");
       li.addEventListener("click", () => goPly(i + 1));
       li.dataset.round = String(Math.floor((i + (blackFirst ? 1 : 0)) / 2) + 1);
+      const red = (i % 2 === 0) !== blackFirst;
+      if (red) li.dataset.red = "1";
+      if (i === 0 && blackFirst) li.classList.add("first-black");
     });
     const cur = list.querySelector(".current");
     if (cur) cur.scrollIntoView({ block: "nearest" });
