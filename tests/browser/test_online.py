@@ -262,7 +262,10 @@ def test_account_errors_are_said_clearly(public_server, visitors):
     assert not a.errors, a.errors
 
 
-def test_draw_offer_takeback_and_resign(public_server, visitors):
+@pytest.mark.slow
+@pytest.mark.ci
+def test_draw_offer_takeback_abort_and_resign(public_server, visitors):
+    """Three games (about 10 s on a quiet machine): CI runs it in its slow pass."""
     a = open_page(visitors(), public_server.url)
     register(a, "alice")
     b = open_page(visitors(), public_server.url)

@@ -97,13 +97,7 @@ export function ratingText(r) {
   return `${Math.round(r.rating)}${r.provisional ? t("ol_provisional_mark") : ""}`;
 }
 
-/** A time control key ("5+3") with its words when the server gave them (5 分钟 + 3 秒). */
-export function tcText(cfg, key) {
-  const tc = (cfg && cfg.time_controls || []).find((x) => x.key === key);
-  if (!tc) return key || "";
-  return key;
-}
-
+/** A time control's words (局时5分 加时3秒 / 5 min + 3 s) from the server's list, "" when unknown. */
 export function tcTitle(cfg, key) {
   const tc = (cfg && cfg.time_controls || []).find((x) => x.key === key);
   if (!tc) return "";
@@ -128,10 +122,11 @@ function el(tag, attrs = {}, parent = null, text = null) {
 export { el };
 
 /** The online page. ``board`` is the page's board component; ``toast`` and ``confirmDialog`` the
- *  page's message line and yes/no dialog. */
-export function createOnline({ board, toast, confirmDialog }) {
+ *  page's message line and yes/no dialog; ``notation()`` the move notation chosen (chinese, wxf,
+ *  iccs) and ``settings()`` the page's settings (traditional pieces). */
+export function createOnline({ board, toast, confirmDialog, notation, settings }) {
   const ctx = {
-    cfg: null, me: null, board, toast, confirmDialog, call, go, errorText, refreshMe, el,
+    cfg: null, me: null, board, toast, confirmDialog, notation, settings, call, go, errorText, refreshMe, el,
     get lobbyState() { return lobbyState; },
   };
   let lobbyState = null;
