@@ -73,9 +73,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.port is not None and not 0 <= args.port <= 65535:
         raise XiangqiError(f"--port must be 0-65535, got {args.port}")
     host = args.host or (LAN_HOST if args.lan else HOST)
+    public = getattr(args, "public", False)
+    if getattr(args, "db", None) and not public:
+        raise XiangqiError("--db is the online database of a public server: use it with --public")
     try:
-        return serve(args.port, open_browser=args.open_browser, data_dir=args.data_dir, host=host,
-                     lan=args.lan)
+        return serve(8000 if public and args.port is None else args.port,
+                     open_browser=args.open_browser, data_dir=args.data_dir, host=host, lan=args.lan,
+                     public=public, db_url=getattr(args, "db", None))
     except OSError as exc:
         raise XiangqiError(str(exc)) from exc
 
@@ -415,6 +419,14 @@ def build_parser() -> argparse.ArgumentParser:
         if browser:
             p.add_argument("--no-browser", dest="open_browser", action="store_false",
                            help="print the URL only, do not open a browser")
+        else:
+            p.add_argument("--public", action="store_true",
+                           help="a public server for online play: accounts, lobby, rated games, "
+                                "spectators (docs/ONLINE_API.md); the local game's routes are closed. "
+                                "Default port 8000; --host as given (put it behind an https proxy)")
+            p.add_argument("--db", default=None, metavar="URL",
+                           help="with --public: the online database (SQLAlchemy URL, e.g. "
+                                "postgresql+psycopg://…; default: online.db in the data dir)")
         p.set_defaults(func=cmd_play, open_browser=browser)
 
     p = sub.add_parser("engine", help="speak UCI or UCCI on stdin/stdout (for GUIs and matches)",

@@ -7,6 +7,7 @@ real server).
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -90,13 +91,48 @@ class Server:
         return got.json()["game_id"]
 
 
+def online_db_url(backend: str, tmp_path: Any, drops: list[Any]) -> str | None:
+    """The online database of a test: None (SQLite in the data dir) or a new PostgreSQL database on
+    ``$XIANGQI_TEST_PG_URL`` (skipped when unset, failed when ``$XIANGQI_REQUIRE_PG`` is set), whose
+    drop is appended to ``drops``."""
+    if backend == "sqlite":
+        return None
+    from tests.db.conftest import PG_ENV, REQUIRE_ENV, _new_pg_database
+
+    admin = os.environ.get(PG_ENV)
+    if not admin:
+        if os.environ.get(REQUIRE_ENV):
+            pytest.fail(f"${REQUIRE_ENV} is set but ${PG_ENV} is not")
+        pytest.skip(f"PostgreSQL: set ${PG_ENV} (.ci/run does) to run the online tests on it too")
+    url, drop = _new_pg_database(admin)
+    drops.append(drop)
+    return url
+
+
 @pytest.fixture
 def server(tmp_path):
-    cfg = OnlineConfig(hasher=FAST, grace_s=0.3, bullet_grace_s=0.3, presets={"1s": ONE_SECOND},
-                       move_provider=first_legal, ping_s=3600)
+    """A public server on SQLite (the embedded default)."""
+    yield from _server("sqlite", tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def both_servers(request, tmp_path):
+    """A public server on SQLite, then on PostgreSQL: the tests of the move log, clocks, ratings and
+    sessions run on both storage modes (a new PostgreSQL database costs a few seconds)."""
+    yield from _server(request.param, tmp_path)
+
+
+def _server(backend: str, tmp_path: Any):
+    drops: list[Any] = []
+    cfg = OnlineConfig(db_url=online_db_url(backend, tmp_path, drops), hasher=FAST, grace_s=0.3,
+                       bullet_grace_s=0.3, presets={"1s": ONE_SECOND}, move_provider=first_legal, ping_s=3600)
     app = create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
-    with _Client(app, base_url=BASE) as first:
-        yield Server(app, first)
+    try:
+        with _Client(app, base_url=BASE) as first:
+            yield Server(app, first)
+    finally:
+        for drop in drops:
+            drop()
 
 
 def recv_until(ws: Any, pred: Any, limit: int = 50) -> dict[str, Any]:

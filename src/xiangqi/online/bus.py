@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["EventBus", "LocalBus", "Subscription"]
+__all__ = ["EventBus", "LocalBus", "RedisBus", "Subscription"]
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +90,146 @@ class LocalBus(EventBus):
             subs.remove(sub)
             if not subs:
                 del self._subs[sub.channel]
+
+
+class RedisBus(EventBus):
+    """The bus over Redis pub/sub (redis-py's asyncio client), for several server processes.
+
+    ``publish`` queues ``PUBLISH channel <json>`` for one writer task (so messages leave in publish
+    order and the event loop never waits for the network); the first local subscriber of a channel
+    queues ``SUBSCRIBE`` on the same writer, which waits for Redis to confirm it before it sends
+    anything queued after it — so a socket that subscribes and then asks for a broadcast gets that
+    broadcast. One reader task receives the messages of every channel this process subscribed to and
+    calls the local callbacks, in order. A process's own messages come back through Redis like
+    everyone else's (each callback sees each message once).
+
+    Create it with :meth:`start` on the server's loop; :meth:`close` ends the tasks and connections.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._subs: dict[str, list[Subscription]] = {}
+        self._queue: Any = None
+        self._tasks: list[Any] = []
+        self._confirmed: dict[str, Any] = {}
+        self._redis: Any = None
+        self._pubsub: Any = None
+
+    async def start(self) -> None:
+        """Connect and start the writer and reader tasks (raises redis-py's errors when unreachable)."""
+        import asyncio
+
+        import redis.asyncio as aioredis
+
+        self._redis = aioredis.from_url(self.url)
+        await self._redis.ping()
+        self._pubsub = self._redis.pubsub()
+        self._queue = asyncio.Queue()
+        await self._subscribe_now("xiangqi:bus")  # the reader needs one subscription to listen on
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._writer()), loop.create_task(self._reader())]
+
+    async def close(self) -> None:
+        """Stop the tasks and close the connections."""
+        import asyncio
+        import contextlib
+
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(BaseException):
+                await t
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._pubsub.aclose(), 2)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._redis.aclose(), 2)
+
+    def publish(self, channel: str, message: dict[str, Any]) -> None:
+        import json
+
+        self._queue.put_nowait(("pub", channel, json.dumps(message, ensure_ascii=False)))
+
+    def subscribe(self, channel: str, callback: Callback) -> Subscription:
+        sub = Subscription(self, channel, callback)
+        first = channel not in self._subs
+        self._subs.setdefault(channel, []).append(sub)
+        if first:
+            self._queue.put_nowait(("sub", channel, None))
+        return sub
+
+    def subscribers(self, channel: str) -> int:
+        return len(self._subs.get(channel, ()))
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        subs = self._subs.get(sub.channel)
+        if subs and sub in subs:
+            subs.remove(sub)
+            if not subs:
+                del self._subs[sub.channel]
+                self._queue.put_nowait(("unsub", sub.channel, None))
+
+    async def _subscribe_now(self, channel: str) -> None:
+        import asyncio
+
+        done = self._confirmed.setdefault(channel, asyncio.Event())
+        await self._pubsub.subscribe(channel)
+        if not self._tasks:  # before the reader runs: read the confirmation here
+            while not done.is_set():
+                msg = await self._pubsub.get_message(timeout=1.0)
+                if msg and msg["type"] == "subscribe":
+                    self._confirmed.pop(msg["channel"].decode(), done).set()
+            return
+        try:
+            await asyncio.wait_for(done.wait(), 5.0)
+        except TimeoutError:
+            log.error("redis did not confirm the subscription to %s", channel)
+
+    async def _writer(self) -> None:
+        while True:
+            op, channel, data = await self._queue.get()
+            try:
+                if op == "pub":
+                    await self._redis.publish(channel, data)
+                elif op == "sub":
+                    if channel in self._subs:
+                        await self._subscribe_now(channel)
+                elif channel not in self._subs:
+                    await self._pubsub.unsubscribe(channel)
+            except Exception:
+                log.exception("redis bus: %s %s failed", op, channel)
+
+    async def _reader(self) -> None:
+        import asyncio
+        import json
+
+        while True:
+            try:
+                msg = await self._pubsub.get_message(timeout=1.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("redis bus: reading failed; retrying")
+                await asyncio.sleep(0.5)
+                continue
+            if msg is None:
+                continue
+            channel = msg["channel"].decode() if isinstance(msg["channel"], bytes) else msg["channel"]
+            if msg["type"] == "subscribe":
+                ev = self._confirmed.pop(channel, None)
+                if ev is not None:
+                    ev.set()
+                continue
+            if msg["type"] != "message":
+                continue
+            try:
+                data = json.loads(msg["data"])
+            except ValueError:
+                log.error("redis bus: a message on %s is not JSON", channel)
+                continue
+            for sub in list(self._subs.get(channel, ())):
+                if sub.closed:
+                    continue
+                try:
+                    sub.callback(data)
+                except Exception:
+                    log.exception("a subscriber of %s failed", channel)

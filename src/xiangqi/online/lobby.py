@@ -247,12 +247,15 @@ class Lobby:
         self._changed()
 
     def take_seek(self, who: Identity, seek_id: str) -> Seek:
-        """Accept a seek: it leaves the lobby and is returned (400 for one's own, 404 when gone)."""
+        """Accept a seek: it leaves the lobby and is returned (400 for one's own, 404 when gone, 401 for a
+        guest and a rated seek)."""
         seek = self.seeks.get(seek_id)
         if seek is None:
             raise LobbyError(f"no open seek {seek_id!r}: it was accepted or cancelled", 404, "not_found")
         if seek.by.id == who.id:
             raise LobbyError("you cannot accept your own seek", 400, "bad_request")
+        if seek.rated and who.kind != "user":
+            raise LobbyError("this is a rated seek: log in to accept it", 401, "login_required")
         del self.seeks[seek_id]
         self._changed()
         return seek

@@ -50,7 +50,8 @@ from xiangqi.web.clients import Client, read_message
 from xiangqi.web.online_rooms import OnlineConfig, OnlineRoom, OnlineService
 from xiangqi.web.security import TOKEN_HEADER, TOKEN_QUERY, _without_token, page_with_token
 
-__all__ = ["install", "PublicGuard", "PUBLIC_PATHS", "SESSION_COOKIE", "GUEST_COOKIE", "CSRF_COOKIE"]
+__all__ = ["install", "local_router", "PublicGuard", "PUBLIC_PATHS", "SESSION_COOKIE", "GUEST_COOKIE",
+           "CSRF_COOKIE"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 SESSION_COOKIE = "xq_session"
@@ -252,11 +253,20 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any):
+        redis_bus = None
+        if config.redis_url:
+            from xiangqi.online.bus import RedisBus
+
+            redis_bus = RedisBus(config.redis_url)
+            await redis_bus.start()
+            service.bus = redis_bus
         n = service.resume_playing()
         if n:
             logging.getLogger(__name__).info("took up %d online games again", n)
         yield
         await service.shutdown()
+        if redis_bus is not None:
+            await redis_bus.close()
 
     router = APIRouter(lifespan=lifespan)
 
@@ -562,3 +572,15 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     app.include_router(router)
     return service
 
+
+
+def local_router() -> APIRouter:
+    """The one online route of the local server: ``GET /api/online/config`` → ``{"public": false}``
+    (the page then shows no online features)."""
+    router = APIRouter()
+
+    @router.get("/api/online/config")
+    async def config() -> dict[str, Any]:
+        return {"public": False}
+
+    return router

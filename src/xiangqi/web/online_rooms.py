@@ -62,6 +62,8 @@ OnlineError = LobbyError
 LAG_CAP_S = 0.3
 #: Round trips kept per player for the lag estimate (their median counts).
 RTT_SAMPLES = 5
+#: Seconds a finished game stays in memory without sockets (then it is rebuilt from the store on demand).
+FINISHED_KEEP_S = 600.0
 
 
 @dataclasses.dataclass
@@ -74,7 +76,7 @@ class OnlineConfig:
     ``move_provider``: the computer's move choice in computer games (tests), default the engine.
     ``presets``: extra time controls (tests: a one-second game). ``sockets_per_ip``: open WebSockets
     one address may hold. ``ping_s``: seconds between the server's pings on a game socket.
-    ``max_computer_games``: computer games at once (each has its own engine).
+    ``max_computer_games``: computer games at once (each has its own engine). ``redis_url``: below.
     """
 
     db_url: str | None = None
@@ -89,6 +91,10 @@ class OnlineConfig:
     ping_s: float = 5.0
     max_computer_games: int = 8
     engine_delay_s: float = 0.0
+    #: The event bus over Redis (``redis://…`` or ``unix://…``; :class:`~xiangqi.online.bus.RedisBus`)
+    #: instead of the in-process one. The rooms still live in this process: several processes on one
+    #: database are not supported yet (DESIGN.md, "Growth").
+    redis_url: str | None = None
 
 
 class RoomStore:
@@ -158,6 +164,7 @@ class OnlineRoom(GameHub):
         self.db_id: int | None = None
         self._finished = status != "playing"
         self._claim_tasks: dict[Color, asyncio.Task[None]] = {}
+        self._ratings: dict[Color, dict[str, Any] | None] = {}
 
     # -- identity ----------------------------------------------------------------------------------
 
@@ -208,14 +215,17 @@ class OnlineRoom(GameHub):
                 self.watchers, self.rating_change is not None, self.db_id)
 
     def seat_view(self, color: Color) -> dict[str, Any]:
-        """The contract's Seat."""
+        """The contract's Seat (the ratings are read once and again after the game: they change only
+        when a game ends)."""
         ident = self.seats[color]
-        rating = None
-        if ident.user_id is not None:
-            r, games = self.service.db.rating(ident.user_id, self.preset.category)
-            rating = rating_view(self.preset.category, r, games)
+        if color not in self._ratings:
+            rating = None
+            if ident.user_id is not None:
+                r, games = self.service.db.rating(ident.user_id, self.preset.category)
+                rating = rating_view(self.preset.category, r, games)
+            self._ratings[color] = rating
         return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
-                "rating": rating}
+                "rating": self._ratings[color]}
 
     def state(self) -> dict[str, Any]:
         """The contract's GameState (docs/ONLINE_API.md section 5)."""
@@ -734,11 +744,25 @@ class OnlineService:
         room = OnlineRoom(self, session, seats, preset, rated, saved, status=status, move_provider=provider)
         self.rooms[session.id] = room
         self.registry.add(room)
-        if status == "playing":
-            with contextlib.suppress(RuntimeError):
+        with contextlib.suppress(RuntimeError):  # outside the loop (start-up): armed by the lifespan
+            if status == "playing":
                 room.arm_clock()
                 room.kick_engine()
+            else:
+                self.spawn(self._evict_later(room))
         return room
+
+    async def _evict_later(self, room: OnlineRoom) -> None:
+        """Forget a finished room once nobody has watched it for :data:`FINISHED_KEEP_S` (memory stays
+        bounded; :meth:`room` rebuilds it from the move log when it is asked for again)."""
+        while True:
+            await asyncio.sleep(FINISHED_KEEP_S)
+            if room.watchers == 0 and not any(room.conns.values()):
+                break
+        if self.rooms.get(room.session.id) is room:
+            del self.rooms[room.session.id]
+            self.registry.remove(room.session.id)
+            await room.shutdown()
 
     def room(self, game_id: str) -> OnlineRoom | None:
         """The room of ``game_id``: held in memory, or rebuilt from the move log (a finished game, or
@@ -828,10 +852,12 @@ class OnlineService:
                            "delta": round(n.rating) - round(o.rating), "rd": round(n.rd)}
                     for side, o, n in (("red", r_old, r_new), ("black", b_old, b_new))}
                 self.db.set_review(s.id, rating_change=room.rating_change)
+                room._ratings.clear()  # the seats show the new ratings
         except sa.exc.SQLAlchemyError:
             log.exception("the end of online game %s could not be stored", s.id)
         await room.broadcast()
         self._lobby_changed()
+        self.spawn(self._evict_later(room))
         if room.status == "finished" and s.moves and self.games_db is not None:
             pgn = s.to_pgn("chinese", "zh")
             try:
@@ -848,7 +874,7 @@ class OnlineService:
 
         game = read_games(pgn)[0]
         token = hashlib.sha256(pgn.encode()).hexdigest()[:32]
-        return put_game(self.games_db.engine, game, source=f"online:{game_id}", token=token,
+        return put_game(self.games_db.engine(), game, source=f"online:{game_id}", token=token,
                         collection="online")
 
     # -- players -----------------------------------------------------------------------------------

@@ -65,7 +65,8 @@ def listen_warning(host: str, *, lan: bool) -> str | None:
 
 
 def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str | None = None,
-          log_level: str = "warning", host: str = HOST, lan: bool = False) -> int:
+          log_level: str = "warning", host: str = HOST, lan: bool = False, public: bool = False,
+          db_url: str | None = None) -> int:
     """Serve the game at ``http://<host>:<port>/`` until Ctrl-C; returns 0.
 
     ``port`` None or 0 picks a free port. ``host`` other than a loopback address needs
@@ -75,12 +76,16 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     :class:`~xiangqi.app.store.StorageError` when the data dir is locked by another server or
     cannot hold a database; a damaged or read-only database is reported (one line each on stderr)
     and the server starts anyway (:class:`~xiangqi.app.store.Store`).
+
+    ``public``: the public server for online play (:mod:`xiangqi.web.online_api`; any ``host``, no
+    ``lan`` needed: it is meant for others), its online database at ``db_url`` (default: ``online.db``
+    in the data dir).
     """
     import uvicorn
 
     from xiangqi.web.server import create_app
 
-    warning = listen_warning(host, lan=lan)
+    warning = None if public else listen_warning(host, lan=lan)
     if warning:
         print(f"xiangqi: warning: {warning}", file=sys.stderr, flush=True)
     port = port or free_port(host)
@@ -90,7 +95,13 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
             s.bind((host, port))
         except OSError as exc:
             raise OSError(f"port {port} on {host} is not free: {exc.strerror}") from exc
-    app = create_app(data_dir, port=port, host=host)  # StoreLockedError when another server uses the dir
+    online = None
+    if public:
+        from xiangqi.web.online_rooms import OnlineConfig
+
+        online = OnlineConfig(db_url=db_url)
+    # StoreLockedError when another server uses the dir
+    app = create_app(data_dir, port=port, host=host, public=public, online=online)
     for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …
         print(f"xiangqi: warning: {notice['message']}", file=sys.stderr, flush=True)
     from xiangqi.web.limits import WS_MESSAGE_LIMIT
@@ -105,7 +116,8 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
         while not server.started and not server.should_exit:
             threading.Event().wait(0.05)
         if server.started:
-            print(f"xiangqi: serving the game at {url}  (Ctrl-C to stop)", flush=True)
+            what = "the public online server" if public else "the game"
+            print(f"xiangqi: serving {what} at {url}  (Ctrl-C to stop)", flush=True)
             if host in WILDCARD_HOSTS:
                 for addr in lan_addresses():
                     print(f"xiangqi: other devices on your network: http://{addr}:{port}/", flush=True)

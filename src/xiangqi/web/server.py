@@ -268,6 +268,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         from xiangqi.web.online_api import install as install_online
 
         install_online(app, online, data_dir=store.data_dir)
+    else:
+        from xiangqi.web.online_api import local_router as online_local
+
+        app.include_router(online_local())  # GET /api/online/config: {"public": false}
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:

@@ -1,0 +1,350 @@
+"""Online play end to end, in process: accounts, lobby, a whole game over WebSockets, clocks, offers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from tests.online.conftest import recv_until, state_where, wait_for
+
+#: A whole game that ends in mate: Red played by the engine (depth 6), Black always its first legal
+#: move (made once with xiangqi.engine and kept here; the server's referee rules it checkmate).
+MATE_LINE = ("b0c2 a6a5 a3a4 a5a4 b2b9 a4a3 b9b8 a3a2 a0a2 c6c5 a2a9 c5c4 a9c9 c4c3 c9c3 e6e5 h2h9 e5e4 b8b9 "
+             "d9e8 c3c9 e8d9 c9c7 d9e8 c7h7 e4e3 c2e3 g6g5 h0g2 g5g4 g3g4 i6i5 g4g5 i5i4 i3i4 b7b8 i4i5 b8b7 "
+             "f0e1 b7b8 i0i4 b8b7 b9f9 b7b8 f9f8 e8f9 i4b4 b8b9 h7e7 e9d9 b4d4").split()
+
+
+def test_register_login_logout_me(server):
+    a = server.player()
+    assert a.get("/me").json() == {"user": None, "ratings": [], "playing": []}
+    me = a.register("小明哥")
+    assert me["user"]["username"] == "小明哥" and me["user"]["kind"] == "user"
+    set_cookie = a.c.cookies.get("xq_session")
+    assert set_cookie and len(set_cookie) > 30
+    assert a.post("/logout").json() == {"ok": True}
+    assert a.get("/me").json()["user"] is None
+    bad = a.post("/login", json={"username": "小明哥", "password": "wrong password"})
+    assert bad.status_code == 400 and bad.json()["code"] == "bad_login"
+    ok = a.post("/login", json={"username": "小明哥", "password": "correct horse"})
+    assert ok.status_code == 200 and ok.json()["user"]["username"] == "小明哥"
+    b = server.player()
+    taken = b.post("/register", json={"username": "小明哥", "password": "x" * 10})
+    assert taken.status_code == 409 and taken.json()["code"] == "taken"
+    short = b.post("/register", json={"username": "ab", "password": "x" * 10})
+    assert short.status_code == 400 and short.json()["field"] == "username"
+
+
+def test_session_cookie_flags(server):
+    a = server.player()
+    r = a.post("/register", json={"username": "cookies", "password": "correct horse"})
+    head = r.headers["set-cookie"]
+    assert "xq_session=" in head and "HttpOnly" in head and "SameSite=lax" in head
+    assert "Secure" not in head  # plain http here
+    r = a.post("/login", json={"username": "cookies", "password": "correct horse"},
+               headers={"X-Forwarded-Proto": "https"})
+    assert "Secure" in r.headers["set-cookie"]
+
+
+def test_seek_live_in_lobby_then_accept(server):
+    a, b = server.player(), server.player()
+    a.register("alice")
+    b.register("bob")
+    with b.ws("/ws/online/lobby") as lobby_b, a.ws("/ws/online/lobby") as lobby_a:
+        first = lobby_b.receive_json()
+        assert first["type"] == "lobby" and first["lobby"]["seeks"] == []
+        lobby_a.receive_json()
+        seek = a.post("/seeks", json={"time_control": "5+3", "rated": True, "color": "black"}).json()
+        assert seek["category"] == "blitz" and seek["rating"] == 1500 and seek["provisional"] is True
+        live = recv_until(lobby_b, lambda m: m["type"] == "lobby" and m["lobby"]["seeks"])
+        assert [s["id"] for s in live["lobby"]["seeks"]] == [seek["id"]]
+        assert live["lobby"]["seeks"][0]["by"]["username"] == "alice"
+        gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+        start = recv_until(lobby_a, lambda m: m["type"] == "game_start")
+        assert start == {"type": "game_start", "game_id": gid, "seek_id": seek["id"], "color": "black"}
+        start_b = recv_until(lobby_b, lambda m: m["type"] == "game_start")
+        assert start_b["color"] == "red"
+    st = a.get(f"/games/{gid}").json()
+    assert st["seats"]["black"]["user"]["username"] == "alice"
+    assert st["seats"]["red"]["user"]["username"] == "bob"
+    assert st["status"] == "playing" and st["rated"] is True and st["clock"]["red_ms"] > 290_000
+    assert server.online.lobby.seeks == {}
+    again = b.post(f"/seeks/{seek['id']}/accept")
+    assert again.status_code == 404
+
+
+def test_whole_game_to_mate_over_websockets_and_ratings(both_servers, tmp_path):
+    a, b = both_servers.player(), both_servers.player()
+    a.register("redplayer")
+    b.register("blackplayer")
+    gid = both_servers.game_between(a, b)
+    with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
+        assert wa.receive_json() == {"type": "hello", "you": "red", "game_id": gid}
+        assert wb.receive_json()["you"] == "black"
+        for i, mv in enumerate(MATE_LINE):
+            ws = wa if i % 2 == 0 else wb
+            ws.send_json({"type": "move", "move": mv})
+            st = state_where(wa, lambda s, n=i + 1: len(s["moves"]) == n)
+            assert st["moves"][-1]["iccs"] == mv
+            other = state_where(wb, lambda s, n=i + 1: len(s["moves"]) == n)
+            assert other["version"] == st["version"]
+        assert st["result"]["termination"] == "checkmate" and st["result"]["winner"] == "red"
+        assert st["status"] == "finished"
+        rated = state_where(wa, lambda s: s["rating_change"] is not None)
+    change = rated["rating_change"]
+    assert change["red"]["before"] == 1500 and change["red"]["after"] > 1600
+    assert change["black"]["after"] < 1400
+    assert change["red"]["delta"] == -change["black"]["delta"]  # equal ratings and RDs: symmetric
+    prof = a.get("/players/redplayer").json()
+    assert prof["stats"] == {"games": 1, "wins": 1, "losses": 0, "draws": 0}
+    assert prof["ratings"][0]["category"] == "blitz" and prof["ratings"][0]["games"] == 1
+    assert prof["ratings"][0]["rating"] == change["red"]["after"]
+    assert prof["ratings"][0]["provisional"] is True
+    assert [h["game_id"] for h in prof["history"]["blitz"]] == [gid]
+    assert prof["games"][0]["result"] == "1-0" and prof["games"][0]["plies"] == len(MATE_LINE)
+    board = a.get("/leaderboard?category=blitz").json()
+    assert [p["user"]["username"] for p in board["players"]] == ["redplayer", "blackplayer"]
+    assert board["players"][0]["rank_zh"] == "中郎将"  # 1600-1699 (DESIGN.md decision 8)
+    # the move log is the source of truth; the game is in the games database for review
+    assert both_servers.online.db.moves(gid) == MATE_LINE
+    db_id = wait_for(lambda: both_servers.online.db.game(gid)["db_id"])
+    import sqlalchemy as sa
+
+    from xiangqi.db.schema import games
+
+    with both_servers.app.state.games_db.engine().connect() as c:
+        row = c.execute(sa.select(games.c.moves, games.c.collection, games.c.result, games.c.ecco_computed)
+                        .where(games.c.id == db_id)).one()
+    assert row.moves == " ".join(MATE_LINE) and row.collection == "online" and row.result == "1-0"
+    assert row.ecco_computed and row.ecco_computed[0] in "ABCDE"
+
+
+def test_server_decides_the_timeout(both_servers):
+    a, b = both_servers.player(), both_servers.player()
+    a.guest()
+    b.guest()
+    gid = both_servers.game_between(a, b, tc="1s", rated=False)
+    with a.ws(f"/ws/online/game/{gid}") as wa:
+        wa.receive_json()
+        a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+        t0 = time.monotonic()
+        st = state_where(wa, lambda s: s["result"] is not None)  # nobody sends anything: the server
+        took = time.monotonic() - t0
+    assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
+    assert 0.8 < took < 2.5
+    assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
+    late = b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+    assert late.status_code == 409 and late.json()["code"] == "game_over"
+    assert both_servers.online.db.game(gid)["termination"] == "timeout"
+
+
+def test_takeback_needs_consent(both_servers):
+    a, b = both_servers.player(), both_servers.player()
+    a.register("taker")
+    b.register("giver")
+    gid = both_servers.game_between(a, b)
+    a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+    b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+    a.post(f"/games/{gid}/move", json={"move": "b0c2"})
+    with a.ws(f"/ws/online/game/{gid}") as wa:
+        wa.receive_json()
+        st = a.post(f"/games/{gid}/takeback_request").json()
+        assert st["offers"]["takeback"] == "red" and len(st["moves"]) == 3
+        ev = recv_until(wa, lambda m: m["type"] == "event")
+        assert ev == {"type": "event", "event": "takeback_requested", "by": "red"}
+        own = a.post(f"/games/{gid}/takeback_accept")  # one cannot grant one's own request
+        assert own.status_code == 409
+        st = b.post(f"/games/{gid}/takeback_decline").json()
+        assert st["offers"]["takeback"] is None and len(st["moves"]) == 3
+        a.post(f"/games/{gid}/takeback_request")
+        st = b.post(f"/games/{gid}/takeback_accept").json()
+    assert [m["iccs"] for m in st["moves"]] == ["h2e2", "h9g7"] and st["turn"] == "red"
+    assert both_servers.online.db.moves(gid) == ["h2e2", "h9g7"]
+    # Black asks after Red replied: Red's reply and Black's move both go
+    a.post(f"/games/{gid}/move", json={"move": "b0c2"})
+    b.post(f"/games/{gid}/takeback_request")
+    st = a.post(f"/games/{gid}/takeback_accept").json()
+    assert [m["iccs"] for m in st["moves"]] == ["h2e2"] and st["turn"] == "black"
+
+
+def test_draw_offer_and_accept_resign_abort(server):
+    a, b = server.player(), server.player()
+    a.register("drawer")
+    b.register("accepter")
+    gid = server.game_between(a, b, rated=False)
+    st = a.post(f"/games/{gid}/abort").json()  # before both moved
+    assert st["status"] == "aborted" and st["result"]["termination"] == "aborted"
+    assert st["rating_change"] is None
+    gid = server.game_between(a, b, rated=False)
+    a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+    b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+    assert a.post(f"/games/{gid}/abort").json()["code"] == "conflict"
+    st = a.post(f"/games/{gid}/draw_offer").json()
+    assert st["offers"]["draw"] == "red"
+    st = b.post(f"/games/{gid}/draw_accept").json()
+    assert st["result"]["termination"] == "agreement" and st["result"]["winner"] == "draw"
+    gid = server.game_between(a, b, rated=False)
+    st = b.post(f"/games/{gid}/resign").json()
+    assert st["result"]["termination"] == "resignation" and st["result"]["winner"] == "red"
+
+
+def test_reconnect_resyncs_and_disconnect_claim(both_servers):
+    a, b = both_servers.player(), both_servers.player()
+    a.register("stayer")
+    b.register("leaver")
+    gid = both_servers.game_between(a, b, rated=False)
+    with a.ws(f"/ws/online/game/{gid}") as wa:
+        wa.receive_json()
+        with b.ws(f"/ws/online/game/{gid}") as wb:
+            wb.receive_json()
+            seen = state_where(wb, lambda s: s["seats"]["black"]["connected"])
+            a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+            seen = state_where(wb, lambda s: len(s["moves"]) == 1)
+        ev = recv_until(wa, lambda m: m["type"] == "event")
+        assert ev["event"] == "opponent_left" and ev["by"] == "black"
+        early = a.post(f"/games/{gid}/claim")
+        assert early.status_code == 409  # the grace period (0.3 s here) is not over
+        st = state_where(wa, lambda s: s["claim"] is not None and s["claim"]["after_ms"] == 0)
+        assert st["claim"]["by"] == "red"
+        # Black comes back while Red waits: nothing lost, the claim is gone
+        with b.ws(f"/ws/online/game/{gid}?since={seen['version']}") as wb:
+            wb.receive_json()
+            st = state_where(wb, lambda s: s["seats"]["black"]["connected"])
+            assert [m["iccs"] for m in st["moves"]] == ["h2e2"] and st["claim"] is None
+            assert st["version"] > seen["version"]
+            wb.send_json({"type": "move", "move": "h9g7", "version": st["version"]})
+            st = state_where(wb, lambda s: len(s["moves"]) == 2)
+        st = state_where(wa, lambda s: s["claim"] is not None and s["claim"]["after_ms"] == 0)
+        won = a.post(f"/games/{gid}/claim").json()
+    assert won["result"]["winner"] == "red" and won["result"]["termination"] == "abandoned"
+    assert a.get(f"/games/{gid}").json()["status"] == "finished"
+
+
+def test_stale_version_refused(server):
+    a, b = server.player(), server.player()
+    a.guest()
+    b.guest()
+    gid = server.game_between(a, b, rated=False)
+    v = a.get(f"/games/{gid}").json()["version"]
+    a.post(f"/games/{gid}/move", json={"move": "h2e2", "version": v})
+    r = b.post(f"/games/{gid}/move", json={"move": "h9g7", "version": v})
+    assert r.status_code == 409 and r.json()["code"] == "stale_version"
+    assert r.json()["state"]["moves"][0]["iccs"] == "h2e2"
+
+
+def test_spectators_counted(server):
+    a, b, c, d = (server.player() for _ in range(4))
+    a.guest()
+    b.guest()
+    gid = server.game_between(a, b, rated=False)
+    with c.ws(f"/ws/online/game/{gid}") as wc:
+        assert wc.receive_json()["you"] is None
+        assert state_where(wc, lambda s: s["watchers"] == 1)
+        with d.ws(f"/ws/online/game/{gid}") as wd:
+            wd.receive_json()
+            assert state_where(wc, lambda s: s["watchers"] == 2)
+            a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+            st = state_where(wd, lambda s: len(s["moves"]) == 1)
+            assert st["moves"][0]["chinese"] == "炮二平五"
+            wd.send_json({"type": "move", "move": "h9g7"})
+            err = recv_until(wd, lambda m: m["type"] == "error")
+            assert err["code"] == "not_your_seat"
+        assert state_where(wc, lambda s: s["watchers"] == 1)
+    lobby = a.get("/lobby").json()
+    assert [g["id"] for g in lobby["games"]] == [gid]
+
+
+def test_challenge_link_and_computer(server):
+    a, b = server.player(), server.player()
+    a.register("friend1")
+    b.guest()
+    ch = a.post("/challenges", json={"time_control": "10+5", "color": "red"})
+    assert ch.status_code == 201
+    link = ch.json()
+    assert link["url"] == f"/?challenge={link['id']}" and link["category"] == "rapid"
+    assert b.get(f"/challenges/{link['id']}").json()["by"]["username"] == "friend1"
+    assert a.post(f"/challenges/{link['id']}/accept").status_code == 400
+    gid = b.post(f"/challenges/{link['id']}/accept").json()["game_id"]
+    st = b.get(f"/games/{gid}").json()
+    assert st["seats"]["red"]["user"]["username"] == "friend1"
+    assert st["seats"]["black"]["user"]["kind"] == "guest"
+    assert b.get(f"/challenges/{link['id']}").status_code == 404
+    got = b.post("/computer", json={"level": "beginner", "time_control": "10+5", "color": "red"})
+    gid = got.json()["game_id"]
+    st = b.post(f"/games/{gid}/move", json={"move": "h2e2"}).json()
+    assert st["seats"]["black"]["user"]["kind"] == "engine"
+    st = wait_for(lambda: (g := b.get(f"/games/{gid}").json())["turn"] == "red"
+                  and len(g["moves"]) == 2 and g)
+    assert st["moves"][0]["iccs"] == "h2e2"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_restart_takes_the_game_up_from_the_move_log(tmp_path, backend):
+    from tests.online.conftest import BASE, FAST, ONE_SECOND, Server, first_legal, online_db_url
+    from tests.webclient import _Client
+
+    from xiangqi.web.online_rooms import OnlineConfig
+    from xiangqi.web.server import create_app
+
+    drops: list = []
+    url = online_db_url(backend, tmp_path, drops)
+
+    def app():
+        cfg = OnlineConfig(db_url=url, hasher=FAST, grace_s=0.3, presets={"1s": ONE_SECOND}, ping_s=3600)
+        return create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
+
+    first = app()
+    with _Client(first, base_url=BASE) as c1:
+        s = Server(first, c1)
+        a, b = s.player(), s.player()
+        a.register("before1")
+        b.register("before2")
+        gid = s.game_between(a, b, tc="10+5")
+        a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+        b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+        red_ms = a.get(f"/games/{gid}").json()["clock"]["red_ms"]
+        cookies = [dict(a.c.cookies), dict(b.c.cookies)]
+        tokens = [a.token, b.token]
+    second = app()  # a new server process on the same database
+    with _Client(second, base_url=BASE) as c2:
+        players = []
+        for i, (jar, tok) in enumerate(zip(cookies, tokens, strict=True)):
+            c = c2 if i == 0 else _Client(second, base_url=BASE)
+            if i:
+                c.portal = c2.portal
+            c.cookies.update(jar)
+            c.headers.update({"Origin": BASE, "X-Xiangqi-Token": tok})  # the secret is in the database
+            players.append(c)
+        st = players[0].get(f"/api/online/games/{gid}").json()
+        assert [m["iccs"] for m in st["moves"]] == ["h2e2", "h9g7"] and st["status"] == "playing"
+        assert st["turn"] == "red" and abs(st["clock"]["red_ms"] - red_ms) < 2000
+        assert players[0].get("/api/online/me").json()["playing"] == [gid]
+        r = players[0].post(f"/api/online/games/{gid}/move", json={"move": "b0c2"})
+        assert r.status_code == 200, r.text
+        r = players[1].post(f"/api/online/games/{gid}/resign")
+        assert r.json()["result"]["winner"] == "red"
+    assert second.state.online.db.moves(gid) == ["h2e2", "h9g7", "b0c2"]
+    second.state.online.engine.dispose()
+    for drop in drops:
+        drop()
+
+
+def test_lag_credit_is_capped(server):
+    a, b = server.player(), server.player()
+    a.guest()
+    b.guest()
+    gid = server.game_between(a, b, rated=False)
+    room = server.online.rooms[gid]
+    from xiangqi.core.board import BLACK, RED
+
+    assert room.lag_credit(RED) == 0.0
+    for rtt in (0.1, 0.12, 5.0, 0.08, 0.11):
+        room.note_rtt(RED, rtt)
+    assert room.lag_credit(RED) == pytest.approx(0.055)  # half the median (0.11 s)
+    for _ in range(5):
+        room.note_rtt(BLACK, 2.0)
+    assert room.lag_credit(BLACK) == 0.3
+    before = room.session.clock.left_ms(RED)
+    time.sleep(0.2)
+    a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+    after = room.session.clock.main_ms[RED] - 3000  # the increment of 5+3 added back
+    assert before - after < 250  # about 0.2 s used, less the 0.055 s credit
