@@ -9,6 +9,7 @@
 import { parseFen } from "./board.js";
 import { boardFen } from "./editor.js";
 import { fill, language, t } from "./i18n.js";
+import { message } from "./messages.js";
 import { socket } from "./net.js";
 import { OnlineError, categoryName, el, ratingText, tcTitle, userName } from "./online.js";
 import * as sound from "./sound.js";
@@ -304,6 +305,8 @@ export function createOnlineGame(ctx) {
     if (st.status === "aborted") return t("ol_aborted");
     if (st.result) return language() === "zh" ? st.result.reason_zh : st.result.reason_en;
     if (pending) return t("ol_sending");
+    if (st.engine_error) return `${t("ol_engine_failed")} ${message(st.engine_error.detail || "")}`.trim();
+    if (st.thinking) return t("thinking");
     let text;
     if (you) text = st.turn === you ? t("ol_your_turn") : t("ol_their_turn");
     else text = t(st.turn === "red" ? "ol_red_to_move" : "ol_black_to_move");
