@@ -8,6 +8,7 @@ cannon doubles it on the file (重炮) while Black shuffles its rooks; the advis
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import pytest
 import uvicorn
 from playwright.sync_api import expect
 
+import xiangqi.web
 from xiangqi.core.board import Board
 from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.run import free_port
@@ -381,3 +383,35 @@ def test_challenge_link_and_a_guest_against_the_computer(public_server, visitors
     expect(g.locator("#ol-bar-top .who")).to_contain_text("Computer (Beginner)")
     for p in (a, f, g):
         assert not p.errors, p.errors
+
+
+def _keys(block: str) -> set[str]:
+    """The keys of a JS object literal's text entries (``key: "…"``), string contents blanked first."""
+    blank = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', block)
+    return set(re.findall(r"(?:^|[\s{,])([a-z][a-z0-9_]*):\s*\"\"", blank))
+
+
+def _tables(src: str) -> dict[str, set[str]]:
+    """The keys of each language in a file of i18n tables (``zh: {…}``, ``Object.assign(TEXT.en, {…})``)."""
+    out: dict[str, set[str]] = {"zh": set(), "en": set()}
+    parts = re.split(r"(?:\n  |TEXT\.)(zh|en)(?:: \{|, \{)", src)
+    for lang, block in zip(parts[1::2], parts[2::2], strict=True):
+        out[lang] |= _keys(block.split("\n}", 1)[0] if lang else block)
+    return out
+
+
+def test_every_text_of_the_online_page_exists_in_both_languages():
+    """Each key the online modules ask for (t("…"), data-i18n) is in the zh and the en table."""
+    js = Path(xiangqi.web.__file__).parent / "static" / "js"
+    own = _tables((js / "onlinetext.js").read_text(encoding="utf-8"))
+    shared = _tables((js / "i18n.js").read_text(encoding="utf-8"))
+    assert len(own["zh"]) > 150 and own["zh"] == own["en"]
+    zh, en = own["zh"] | shared["zh"], own["en"] | shared["en"]
+    used: set[str] = set()
+    for name in ("online.js", "lobby.js", "onlinegame.js", "onlineprofile.js"):
+        src = (js / name).read_text(encoding="utf-8")
+        used |= set(re.findall(r"\bt\(\"([a-z][a-z0-9_]*)\"", src))
+        used |= set(re.findall(r"\"data-i18n\": \"([a-z][a-z0-9_]*)\"", src))
+        used |= set(re.findall(r"\"((?:ol|cat|term)_[a-z0-9_]+)\"", src))
+    assert len(used) > 100
+    assert sorted(used - zh) == [] and sorted(used - en) == []
