@@ -365,6 +365,12 @@ def test_challenge_link_and_a_guest_against_the_computer(public_server, visitors
     expect(a.locator("body")).to_have_attribute("data-ol-seat", "black")  # the lobby socket's game_start
     expect(f.locator("body")).to_have_attribute("data-ol-kind", "guest")
     expect(f.locator("#ol-me")).to_contain_text("游客")
+    # the host looks at the lobby meanwhile: its game in progress has a way back
+    a.click("#ol-back-lobby")
+    back = a.locator(".ol-my-game")
+    expect(back).to_contain_text("你的对局正在进行")
+    back.locator("button").click()
+    expect(a.locator("body")).to_have_attribute("data-ol-seat", "black")
 
     # the guest leaves for the lobby and plays the computer (casual), which answers at once
     g = open_page(visitors(), public_server.url)

@@ -41,6 +41,7 @@ export function createLobby(ctx) {
     if (guest) choice.rated = false;
 
     renderChallengeCard(left);
+    renderMyGames(left);
     el("h2", {}, left, t("ol_create"));
     el("div", { class: "ol-label" }, left, t("ol_time_control"));
     const grid = el("div", { class: "ol-tc-grid", role: "radiogroup", "aria-label": t("ol_time_control") }, left);
@@ -168,6 +169,17 @@ export function createLobby(ctx) {
     const res = await act(() => ctx.call("/api/online/computer", { method: "POST",
       body: { level, time_control: choice.tc, color: choice.color } }));
     if (res && res.game_id) ctx.go({ view: "game", id: res.game_id });
+  }
+
+  /** The player's own games in progress (another tab, a closed one): a way back to each. */
+  function renderMyGames(parent) {
+    const games = ((state && state.games) || []).filter((g) => isMine(g.red) || isMine(g.black));
+    for (const g of games) {
+      const box = el("div", { class: "ol-waiting ol-my-game", "data-game": g.id }, parent);
+      el("span", {}, box, fill(t("ol_my_game"), { red: userName(g.red), black: userName(g.black), tc: g.time_control }));
+      const b = el("button", { type: "button", class: "primary" }, box, t("ol_back_to_game"));
+      b.addEventListener("click", () => ctx.go({ view: "game", id: g.id }));
+    }
   }
 
   // -- a friend's challenge, opened by its link ---------------------------------------------------

@@ -246,7 +246,16 @@ export function createOnlineGame(ctx) {
       b.dataset.color = color;
       const seat = st && st.seats ? st.seats[color] : null;
       const who = b.querySelector(".who");
-      who.textContent = `${t(color)} — ${seat ? userName(seat.user) : "?"}${you === color ? t("ol_you_mark") : ""}`;
+      who.replaceChildren(`${t(color)} — `);
+      const user = seat && seat.user;
+      if (user && user.kind === "user") {
+        // the profile in a new tab: the game (and its socket) stays here
+        el("a", { href: `/?player=${encodeURIComponent(user.username)}`, target: "_blank", rel: "noopener", class: "ol-user" },
+          who, user.username);
+      } else {
+        who.append(user ? userName(user) : "?");
+      }
+      if (you === color) who.append(t("ol_you_mark"));
       const r = seat && seat.rating;
       const rating = b.querySelector(".ol-rating");
       rating.textContent = r ? `${ratingText(r)}${r.rank_zh && language() === "zh" ? " · " + r.rank_zh : ""}` : "";
