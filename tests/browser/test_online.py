@@ -140,7 +140,10 @@ def start_game(a, b, *, rated: bool, tc: str = "5+3"):
         expect(p.locator("body")).to_have_attribute("data-ol-seat", seat)
 
 
+@pytest.mark.slow
+@pytest.mark.ci
 def test_rated_game_seek_accept_watch_reconnect_mate_and_ratings(public_server, visitors):
+    """Three visitors and a whole game (about 12 s on a quiet machine): CI runs it in its slow pass."""
     board = Board()
     for m in MATE:
         board.push_iccs(m)
