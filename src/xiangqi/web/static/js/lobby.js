@@ -239,7 +239,9 @@ export function createLobby(ctx) {
     const seeks = (state && state.seeks) || [];
     const table = el("table", { class: "lib-table ol-seeks", id: "ol-seeks" }, right);
     const hr = el("tr", {}, el("thead", {}, table));
-    for (const k of ["ol_player", "profile_rating", "ol_time_control", "ol_mode", "ol_color", ""]) el("th", {}, hr, k ? t(k) : "");
+    for (const k of ["ol_player", "profile_rating", "ol_time_control", "ol_mode", "ol_color", ""]) {
+      el("th", { class: k === "profile_rating" ? "num" : "" }, hr, k ? t(k) : "");
+    }
     const body = el("tbody", {}, table);
     if (!seeks.length) el("td", { colspan: 6, class: "empty" }, el("tr", {}, body), t("ol_no_seeks"));
     for (const s of seeks) {
@@ -266,7 +268,9 @@ export function createLobby(ctx) {
     const games = (state && state.games) || [];
     const gt = el("table", { class: "lib-table ol-games", id: "ol-games" }, right);
     const gh = el("tr", {}, el("thead", {}, gt));
-    for (const k of ["players", "ol_time_control", "ol_moves", "ol_watch", ""]) el("th", {}, gh, t(k));
+    for (const k of ["players", "ol_time_control", "ol_moves", "ol_watchers_col", ""]) {
+      el("th", { class: k === "ol_moves" || k === "ol_watchers_col" ? "num" : "" }, gh, k ? t(k) : "");
+    }
     const gb = el("tbody", {}, gt);
     if (!games.length) el("td", { colspan: 5, class: "empty" }, el("tr", {}, gb), t("ol_no_games"));
     for (const g of games) {

@@ -63,7 +63,9 @@ export function createOnlineProfile(ctx) {
     if (boardData.error) { el("p", { class: "problems" }, board, boardData.error); return; }
     const table = el("table", { class: "lib-table ol-ranking", id: "ol-ranking" }, board);
     const hr = el("tr", {}, el("thead", {}, table));
-    for (const k of ["ol_rank", "ol_player", "profile_rating", "ol_rank_name", "ol_games"]) el("th", {}, hr, t(k));
+    for (const k of ["ol_rank", "ol_player", "profile_rating", "ol_rank_name", "ol_games"]) {
+      el("th", { class: ["ol_rank", "profile_rating", "ol_games"].includes(k) ? "num" : "" }, hr, t(k));
+    }
     const body = el("tbody", {}, table);
     if (!boardData.loading && !boardData.players.length) el("td", { colspan: 5, class: "empty" }, el("tr", {}, body), t("ol_nobody"));
     for (const p of boardData.players) {
