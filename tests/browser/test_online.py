@@ -20,7 +20,9 @@ import uvicorn
 from playwright.sync_api import expect
 
 import xiangqi.web
+from xiangqi.app.clock import TimeControl
 from xiangqi.core.board import Board
+from xiangqi.online.lobby import Preset
 from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.run import free_port
 from xiangqi.web.server import create_app
@@ -31,6 +33,10 @@ FAST = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # te
 PASSWORD = "correct horse"
 #: Red mates on its 4th move: 炮二平五 车1进1 炮五进四 车9进1 炮八进二 车1退1 炮八平五.
 MATE = ["h2e2", "a9a8", "e2e6", "i9i8", "b2b4", "a8a9", "b4e4"]
+
+
+#: A two-second game (tests only: the server's time-out within the test's time).
+TWO_SECONDS = Preset("2s", TimeControl("fischer", base_s=2, increment_s=0))
 
 
 def first_legal(board, _level):
@@ -44,7 +50,8 @@ class PublicServer:
     def __init__(self, data_dir: Path, grace_s: float = 20.0) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        cfg = OnlineConfig(hasher=FAST, grace_s=grace_s, bullet_grace_s=grace_s, move_provider=first_legal)
+        cfg = OnlineConfig(hasher=FAST, grace_s=grace_s, bullet_grace_s=grace_s, move_provider=first_legal,
+                           presets={"2s": TWO_SECONDS})
         self.app = create_app(data_dir, public=True, online=cfg, move_provider=first_legal, warmup=False,
                               port=self.port)
         self._server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
@@ -348,6 +355,18 @@ def test_claim_after_the_opponent_left(quick_grace_server, visitors):
     a.click("#ol-claim-win")
     expect(a.locator("body")).to_have_attribute("data-ol-status", "finished")
     expect(a.locator("#ol-headline")).to_have_text("红胜")
+
+    # a two-second game against the computer: Red does not move and the server's flag falls
+    a.click("#ol-back-lobby")
+    a.click(".ol-tc[data-tc='2s']")
+    a.click(".ol-seg [data-color='red']")
+    a.click(".ol-computer[data-level='beginner']")
+    expect(a.locator("body")).to_have_attribute("data-ol-status", "playing")
+    expect(a.locator("#ol-bar-bottom .clock")).to_have_class("clock low running")  # under 10 s: red
+    expect(a.locator("body")).to_have_attribute("data-ol-status", "finished", timeout=8_000)
+    expect(a.locator("#ol-headline")).to_have_text("黑胜")
+    expect(a.locator("#ol-status")).to_contain_text("超时")
+    expect(a.locator("#ol-bar-bottom .clock")).to_have_text("0:00")
     assert not a.errors, a.errors
 
 
