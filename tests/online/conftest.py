@@ -124,8 +124,8 @@ def both_servers(request, tmp_path):
 
 def _server(backend: str, tmp_path: Any):
     drops: list[Any] = []
-    cfg = OnlineConfig(db_url=online_db_url(backend, tmp_path, drops), hasher=FAST, grace_s=0.3,
-                       bullet_grace_s=0.3, presets={"1s": ONE_SECOND}, move_provider=first_legal, ping_s=3600)
+    cfg = OnlineConfig(db_url=online_db_url(backend, tmp_path, drops), hasher=FAST, grace_s=1.0,
+                       bullet_grace_s=1.0, presets={"1s": ONE_SECOND}, move_provider=first_legal, ping_s=3600)
     app = create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
     try:
         with _Client(app, base_url=BASE) as first:

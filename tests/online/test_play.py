@@ -130,7 +130,7 @@ def test_server_decides_the_timeout(both_servers):
         st = state_where(wa, lambda s: s["result"] is not None)  # nobody sends anything: the server
         took = time.monotonic() - t0
     assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
-    assert 0.8 < took < 2.5
+    assert 0.8 < took < 6  # the flag falls at 1 s; the rest is this machine's load
     assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
     late = b.post(f"/games/{gid}/move", json={"move": "h9g7"})
     assert late.status_code == 409 and late.json()["code"] == "game_over"
@@ -202,7 +202,7 @@ def test_reconnect_resyncs_and_disconnect_claim(both_servers):
         ev = recv_until(wa, lambda m: m["type"] == "event")
         assert ev["event"] == "opponent_left" and ev["by"] == "black"
         early = a.post(f"/games/{gid}/claim")
-        assert early.status_code == 409  # the grace period (0.3 s here) is not over
+        assert early.status_code == 409  # the grace period (1 s here) is not over
         st = state_where(wa, lambda s: s["claim"] is not None and s["claim"]["after_ms"] == 0)
         assert st["claim"]["by"] == "red"
         # Black comes back while Red waits: nothing lost, the claim is gone
@@ -343,8 +343,29 @@ def test_lag_credit_is_capped(server):
     for _ in range(5):
         room.note_rtt(BLACK, 2.0)
     assert room.lag_credit(BLACK) == 0.3
-    before = room.session.clock.left_ms(RED)
-    time.sleep(0.2)
+    clock = room.session.clock
+    before = clock.main_ms[RED]
+    started = clock.started
+    t_send = time.monotonic()
     a.post(f"/games/{gid}/move", json={"move": "h2e2"})
-    after = room.session.clock.main_ms[RED] - 3000  # the increment of 5+3 added back
-    assert before - after < 250  # about 0.2 s used, less the 0.055 s credit
+    t_back = time.monotonic()
+    charged = before - (clock.main_ms[RED] - 3000)  # the increment of 5+3 added back
+    # the server's moment of the move lies between the send and the answer; 55 ms are credited
+    assert (t_send - started - 0.055) * 1000 - 1 <= charged <= (t_back - started - 0.055) * 1000 + 1
+
+
+def test_a_spectator_arriving_does_not_make_a_move_stale(server):
+    a, b, c = server.player(), server.player(), server.player()
+    a.guest()
+    b.guest()
+    gid = server.game_between(a, b, rated=False)
+    v = a.get(f"/games/{gid}").json()["version"]
+    with c.ws(f"/ws/online/game/{gid}") as wc:
+        wc.receive_json()
+        seen = state_where(wc, lambda s: s["watchers"] == 1)
+        assert seen["version"] > v  # the state changed (the watch count) ...
+        r = a.post(f"/games/{gid}/move", json={"move": "h2e2", "version": v})
+        assert r.status_code == 200, r.text  # ... the position did not
+        r = b.post(f"/games/{gid}/move", json={"move": "h9g7", "version": seen["version"]})
+        assert r.status_code == 409 and r.json()["code"] == "stale_version"  # Red has moved since
+        assert b.post(f"/games/{gid}/move", json={"move": "h9g7", "version": 10**6}).status_code == 409

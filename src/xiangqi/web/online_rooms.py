@@ -165,6 +165,9 @@ class OnlineRoom(GameHub):
         self._finished = status != "playing"
         self._claim_tasks: dict[Color, asyncio.Task[None]] = {}
         self._ratings: dict[Color, dict[str, Any] | None] = {}
+        self._position_key: tuple[str, int] | None = None
+        #: The state version at which the current position began (see :attr:`version`).
+        self.position_since = 0
 
     # -- identity ----------------------------------------------------------------------------------
 
@@ -207,6 +210,18 @@ class OnlineRoom(GameHub):
     def can_abort(self) -> bool:
         """While the game goes on and fewer than two plies were played (one side has not moved yet)."""
         return self.status == "playing" and not self.session.is_over and len(self.session.moves) < 2
+
+    @property
+    def version(self) -> int:
+        """:attr:`GameHub.version`; also notes the version at which the current position began
+        (:attr:`position_since`), so that a move sent from a state that differs only in presence,
+        watchers or offers is not refused as stale."""
+        v = GameHub.version.fget(self)  # type: ignore[attr-defined]
+        key = (self.session.id, self.session.version)
+        if key != self._position_key:
+            self._position_key = key
+            self.position_since = v
+        return v
 
     def _version_extra(self) -> tuple[Any, ...]:
         claim = self.claim_view()
@@ -363,8 +378,9 @@ class OnlineRoom(GameHub):
             s = self.session
             if s.board.turn != color:
                 raise OnlineError("it is not your turn", 409, "not_your_turn")
-            if version is not None and version != self.version:
-                raise OnlineError(f"the game changed since version {version} (now {self.version})", 409,
+            current = self.version
+            if version is not None and not self.position_since <= version <= current:
+                raise OnlineError(f"the position changed since version {version} (now {current})", 409,
                                   "stale_version")
             now = time.monotonic()
             if s.clock.running is not None:
@@ -568,6 +584,7 @@ class OnlineService:
         self.rooms: dict[str, OnlineRoom] = {}
         self.sockets: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._computers: list[dict[str, Any]] | None = None
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a task of the loop, kept until it ends (errors logged)."""
@@ -652,11 +669,15 @@ class OnlineService:
     # -- the lobby ---------------------------------------------------------------------------------
 
     def computers(self) -> list[dict[str, Any]]:
-        """The computer levels of the lobby: ``[{level, name_zh, name_en, elo, rank_zh}]``."""
-        from xiangqi.app.players import levels
+        """The computer levels of the lobby: ``[{level, name_zh, name_en, elo, rank_zh}]`` (read once:
+        the levels' measured Elo do not change while the server runs)."""
+        if self._computers is None:
+            from xiangqi.app.players import levels
 
-        return [{"level": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en,
-                 "elo": None if lv.elo is None else round(lv.elo), "rank_zh": lv.rank_zh} for lv in levels()]
+            self._computers = [{"level": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en,
+                                "elo": None if lv.elo is None else round(lv.elo), "rank_zh": lv.rank_zh}
+                               for lv in levels()]
+        return [dict(c) for c in self._computers]
 
     def lobby_view(self) -> dict[str, Any]:
         """The contract's lobby (``GET /lobby``)."""

@@ -1,0 +1,226 @@
+"""Load on the public server: N simulated players in N/2 games at once, random legal moves (loopback only).
+
+Run: ``.venv/bin/python bench/bench_online.py --players 100 --seconds 30``
+
+One server process (``xiangqi serve --public``'s app with the socket and seek limits raised for one
+address, its own data dir, the embedded default: SQLite + the in-process bus) and one client process
+running every player on one asyncio loop. Each pair of players: two guests, a seek (10+5, casual) and
+its acceptance, both WebSockets on the game; the side to move sends a random legal move from the
+state it got (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
+trip is the time from the send to the state that shows the move. A finished game (mate, stalemate,
+the referee) is followed by a new one for the same pair. At the end every game's move log (``GET
+/api/online/games/{id}``) is compared with the moves the clients saw acknowledged: ``lost`` counts
+acknowledged moves missing from the log and ``dup`` moves in the log more often than sent.
+
+The last line reads ``players N games G moves M errors E lost L p50 X ms p99 Y ms``; it also prints
+moves/s and the server's peak resident memory. Scale-out (``--db``/``--redis``/``--processes``) is
+not built (DESIGN.md, "Growth").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import websockets
+
+SERVER = """
+import sys, uvicorn
+from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.web.server import create_app
+port = int(sys.argv[1])
+cfg = OnlineConfig(sockets_per_ip=1_000_000, seeks_per_minute=1_000_000, ping_s=3600)
+app = create_app(sys.argv[2], public=True, online=cfg, warmup=False)
+print("ready", flush=True)
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", ws_max_size=65536)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.rtt: list[float] = []
+        self.errors = 0
+        self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state)
+
+
+_TRANSPORT: httpx.AsyncHTTPTransport | None = None
+
+
+async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
+    """A new browser (its own cookies; one connection pool for all: an SSL context per client would
+    cost the client process more than the server's work)."""
+    global _TRANSPORT
+    if _TRANSPORT is None:
+        _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200))
+    c = httpx.AsyncClient(base_url=base, timeout=30, transport=_TRANSPORT)
+    token = (await c.get("/api/online/csrf")).json()["token"]
+    c.headers.update({"X-Xiangqi-Token": token, "Origin": base})
+    r = await c.post("/api/online/guest")
+    r.raise_for_status()
+    return c, token
+
+
+async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: str, stop: float,
+                 stats: Stats, rng: random.Random) -> str:
+    """Play ``color`` in ``gid`` until the game ends or ``stop``; returns ``over`` or ``time``."""
+    ws_url = base.replace("http://", "ws://") + f"/ws/online/game/{gid}?token={token}"
+    cookie = "; ".join(f"{k}={v}" for k, v in c.cookies.items())
+    async with websockets.connect(ws_url, additional_headers={"Origin": base, "Cookie": cookie},
+                                  max_size=2**20) as ws:
+        sent_at: float | None = None
+        sent_n = -1
+        moving = False
+        while True:
+            left = stop - time.monotonic()
+            if left <= 0:
+                return "time"
+            try:
+                msg = __import__("json").loads(await asyncio.wait_for(ws.recv(), left))
+            except TimeoutError:
+                return "time"
+            if msg.get("type") == "error":
+                stats.errors += 1
+                print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
+                moving = False
+                continue
+            if msg.get("type") != "state":
+                continue
+            st = msg["state"]
+            n = len(st["moves"])
+            if sent_at is not None and n >= sent_n:
+                stats.rtt.append(time.monotonic() - sent_at)
+                sent_at = None
+                moving = False
+            if color == "red":
+                stats.games[gid] = [m["iccs"] for m in st["moves"]]
+            if st["result"] is not None or st["status"] != "playing":
+                return "over"
+            if st["turn"] == color and not moving and sent_at is None:
+                legal = [m for ms in st["legal"].values() for m in ms]
+                if not legal:
+                    continue
+                moving = True
+                await asyncio.sleep(rng.uniform(0.5, 1.5))
+                if time.monotonic() >= stop:
+                    return "time"
+                sent_n = n + 1
+                sent_at = time.monotonic()
+                await ws.send(__import__("json").dumps({"type": "move", "move": rng.choice(legal),
+                                                        "version": st["version"]}))
+
+
+async def pair(base: str, stop: float, stats: Stats, seed: int) -> None:
+    rng = random.Random(seed)
+    while time.monotonic() < stop:
+        try:
+            (a, ta), (b, tb) = await asyncio.gather(browser(base), browser(base))
+            seek = (await a.post("/api/online/seeks", json={"time_control": "10+5", "color": "red"})).json()
+            gid = (await b.post(f"/api/online/seeks/{seek['id']}/accept")).json()["game_id"]
+            stats.games[gid] = []
+            await asyncio.gather(player(a, ta, base, gid, "red", stop, stats, rng),
+                                 player(b, tb, base, gid, "black", stop, stats, rng))
+        except Exception as exc:  # counted, and the pair starts a new game
+            stats.errors += 1
+            print(f"bench_online: {type(exc).__name__}: {exc}", file=sys.stderr)
+            await asyncio.sleep(1)
+
+
+def rss_mb(pid: int) -> float:
+    with contextlib.suppress(OSError):
+        text = Path(f"/proc/{pid}/status").read_text()
+        m = re.search(r"VmHWM:\s+(\d+) kB", text)
+        if m:
+            return int(m.group(1)) / 1024
+    return float("nan")
+
+
+async def run(args: argparse.Namespace, base: str) -> Stats:
+    stats = Stats()
+    stop = time.monotonic() + args.seconds
+
+    async def progress() -> None:
+        while True:
+            await asyncio.sleep(10)
+            print(f"bench_online: {len(stats.games)} games, {len(stats.rtt)} moves, {stats.errors} errors",
+                  file=sys.stderr, flush=True)
+
+    ticker = asyncio.get_running_loop().create_task(progress())
+    await asyncio.gather(*(pair(base, stop, stats, i) for i in range(args.players // 2)))
+    ticker.cancel()
+    if _TRANSPORT is not None:
+        await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
+    return stats
+
+
+async def check(base: str, stats: Stats) -> tuple[int, int]:
+    lost = dup = 0
+    async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+        for gid, seen in stats.games.items():
+            log = [m["iccs"] for m in (await c.get(f"/api/online/games/{gid}")).json()["moves"]]
+            lost += sum(1 for i, m in enumerate(seen) if i >= len(log) or log[i] != m)
+            dup += max(0, len(log) - len(seen) - 1)  # one reply may be in flight at the stop
+    return lost, dup
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--players", type=int, default=100, help="simulated players (two per game)")
+    ap.add_argument("--seconds", type=float, default=30, help="how long they play")
+    args = ap.parse_args()
+    if not 2 <= args.players <= 2000 or not 1 <= args.seconds <= 600:
+        ap.error("--players 2-2000 and --seconds 1-600")
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data:
+        proc = subprocess.Popen([sys.executable, "-c", SERVER, str(port), data], stdout=subprocess.PIPE,
+                                text=True, env={**os.environ})
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            base = f"http://127.0.0.1:{port}"
+            for _ in range(200):
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(base + "/api/online/config", timeout=2).status_code == 200:
+                        break
+                time.sleep(0.05)
+            t0 = time.monotonic()
+            stats = asyncio.run(run(args, base))
+            took = time.monotonic() - t0
+            lost, dup = asyncio.run(check(base, stats))
+            mem = rss_mb(proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    rtt = sorted(stats.rtt)
+    moves = len(rtt)
+
+    def pct(p: float) -> float:
+        return 1000 * rtt[min(len(rtt) - 1, int(p * len(rtt)))] if rtt else float("nan")
+
+    print(f"moves/s {moves / took:.1f}  server peak RSS {mem:.0f} MB  duplicates {dup}")
+    print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
+          f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
