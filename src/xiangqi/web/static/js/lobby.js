@@ -239,7 +239,7 @@ export function createLobby(ctx) {
     const seeks = (state && state.seeks) || [];
     const table = el("table", { class: "lib-table ol-seeks", id: "ol-seeks" }, right);
     const hr = el("tr", {}, el("thead", {}, table));
-    for (const k of ["ol_player", "profile_rating", "ol_time_control", "ol_mode", "ol_color", ""]) {
+    for (const k of ["ol_player", "profile_rating", "ol_time_control", "ol_mode", "ol_their_color", ""]) {
       el("th", { class: k === "profile_rating" ? "num" : "" }, hr, k ? t(k) : "");
     }
     const body = el("tbody", {}, table);

@@ -416,6 +416,8 @@ export function createOnlineGame(ctx) {
       meta.dataset.watchers = String(st.watchers ?? 0);
     }
     statusEl.textContent = statusText();
+    // a tab in the background says whose turn it is in its title
+    document.title = `${myTurn() ? "● " + t("ol_your_turn") + " · " : ""}${t("title")} · pyxiangqi`;
     statusEl.className = `status${st && st.status !== "playing" ? " over" : st && st.check ? " check" : ""}`;
     renderBars();
     renderOffer();
@@ -485,6 +487,7 @@ export function createOnlineGame(ctx) {
     },
     close() {
       if (ws) { ws.onclose = null; ws.close(); ws = null; }
+      document.title = `${t("title")} · pyxiangqi`;
       gameId = null;
       st = null;
       panel.hidden = true;
