@@ -166,7 +166,7 @@ export function createOnline({ board, toast, confirmDialog, notation, settings }
   // -- the account dialog ---------------------------------------------------------------------
   const dlg = el("dialog", { id: "dlg-account" }, document.body);
   const form = el("form", { class: "dlg ol-account-form", novalidate: true }, dlg);
-  const tabs = el("div", { class: "lib-tabs", role: "tablist" }, form);
+  const tabs = el("div", { class: "lib-tabs ol-tabs", role: "tablist" }, form);
   const tabLogin = el("button", { type: "button", class: "lib-tab", role: "tab", "data-tab": "login", "data-i18n": "ol_login" }, tabs);
   const tabReg = el("button", { type: "button", class: "lib-tab", role: "tab", "data-tab": "register", "data-i18n": "ol_register" }, tabs);
   const nameRow = el("label", { class: "ol-field" }, form);

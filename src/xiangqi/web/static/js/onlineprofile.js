@@ -53,7 +53,7 @@ export function createOnlineProfile(ctx) {
     board.replaceChildren();
     el("h2", {}, board, t("ol_leaderboard"));
     const cat = route.category || "blitz";
-    const tabs = el("div", { class: "lib-tabs ol-cats", role: "tablist" }, board);
+    const tabs = el("div", { class: "lib-tabs ol-tabs ol-cats", role: "tablist" }, board);
     for (const c of categoryKeys(ctx.cfg)) {
       const b = el("button", { type: "button", class: `lib-tab${c === cat ? " on" : ""}`, role: "tab",
         "aria-selected": String(c === cat), "data-category": c }, tabs, categoryName(c));
