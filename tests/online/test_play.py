@@ -58,7 +58,9 @@ def test_seek_live_in_lobby_then_accept(server):
         live = recv_until(lobby_b, lambda m: m["type"] == "lobby" and m["lobby"]["seeks"])
         assert [s["id"] for s in live["lobby"]["seeks"]] == [seek["id"]]
         assert live["lobby"]["seeks"][0]["by"]["username"] == "alice"
+        own = b.post("/seeks", json={"time_control": "3+2"}).json()  # Bob's own seek ...
         gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+        assert own["id"] not in [x["id"] for x in b.get("/lobby").json()["seeks"]]  # ... goes with it
         start = recv_until(lobby_a, lambda m: m["type"] == "game_start")
         assert start == {"type": "game_start", "game_id": gid, "seek_id": seek["id"], "color": "black"}
         start_b = recv_until(lobby_b, lambda m: m["type"] == "game_start")
