@@ -18,6 +18,7 @@ import { createRecordBrowser } from "./record.js";
 import { createReview } from "./review.js";
 import { createCoach } from "./coach.js";
 import { createProfile, ratingLine } from "./profile.js";
+import { createOnline } from "./online.js";
 import { markBookMoves, renderOpening } from "./opening.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
@@ -1157,11 +1158,13 @@ function applySettings() {
   engines.relabel();
   fillLevels();
   if (ui.state) render(ui.state);
+  if (online) online.refresh();
 }
 
 async function changeSetting(key, value) {
   ui.settings[key] = value;
   applySettings();
+  if (online) { localStorage.setItem("xiangqi.settings", JSON.stringify(ui.settings)); return; }
   try {
     await api("/api/settings", {
       method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ [key]: value }),
@@ -1184,6 +1187,7 @@ $("#set-tendency").addEventListener("change", (e) => changeSetting("computer_ten
 
 document.addEventListener("keydown", (ev) => {
   if (document.querySelector("dialog[open]") || ev.target.closest("input, select, textarea")) return;
+  if (online) { if (!ev.ctrlKey && !ev.metaKey && !ev.altKey && online.key(ev)) ev.preventDefault(); return; }
   if (library.key(ev) || record.key(ev)) { ev.preventDefault(); return; }
   // The move list's keys (←/→ one ply, ↑/Home start, ↓/End end), unless the board has the focus
   // for its keyboard cursor (Tab to the board, or a game without moves yet).
@@ -1212,8 +1216,24 @@ document.addEventListener("keydown", (ev) => {
 
 // -- start ----------------------------------------------------------------------
 
+let online = null; // online play on a public server (online.js)
+
+/** A public server (xiangqi serve --public): the online page (lobby, games, profiles) instead of
+ *  the local game; settings are kept in the browser (the server has none per visitor). */
+async function startOnline(cfg) {
+  try { Object.assign(ui.settings, JSON.parse(localStorage.getItem("xiangqi.settings") || "{}")); } catch { /* none */ }
+  ui.levels = []; // the computer levels are in the lobby (cfg.computers)
+  online = createOnline({ board, toast, confirmDialog, notation, settings: () => ui.settings });
+  applySettings();
+  await online.start(cfg);
+  document.body.dataset.ready = "1";
+  document.body.dataset.connected = "1";
+}
+
 async function start() {
   try {
+    const cfg = await api("/api/online/config").catch(() => ({ public: false }));
+    if (cfg && cfg.public) { await startOnline(cfg); return; }
     const [settings, levels, st] = await Promise.all([api("/api/settings"), api("/api/levels"), api("/api/game")]);
     Object.assign(ui.settings, settings || {});
     ui.levels = levels;
