@@ -92,3 +92,21 @@ def test_lobby_rules():
         lobby.take_seek(me, seek.id)
     assert lobby.take_seek(you, seek.id) is seek and lobby.seeks == {}
     assert len(changes) == 2 and lobby.version == 2
+
+
+def test_two_identical_online_games_are_two_rows_of_the_games_database(server):
+    """Two games with the same players, date and moves are two games: the games database's unique
+    hash column must not refuse the second (it did when the token was the PGN's hash alone)."""
+    from xiangqi.core.board import Board
+    from xiangqi.core.pgn import Game, write_game
+
+    board = Board()
+    for mv in ("h2e2", "h9g7", "h0g2", "i9h9"):
+        board.push_iccs(mv)
+    game = Game.from_board(board)
+    game.headers.update({"Red": "alpha", "Black": "beta", "Date": "2026.12.01", "Result": "*"})
+    pgn = write_game(game)
+    first = server.online._export("g-one", pgn)
+    second = server.online._export("g-two", pgn)
+    assert first != second
+    assert server.online._export("g-one", pgn) == first  # the same game again: its own row, kept

@@ -901,7 +901,9 @@ class OnlineService:
         from xiangqi.db.owned import put_game
 
         game = read_games(pgn)[0]
-        token = hashlib.sha256(pgn.encode()).hexdigest()[:32]
+        # the game's id is part of the token: two online games with the same players, date and moves
+        # are two games (the games database's hash column is unique)
+        token = hashlib.sha256(f"{game_id}\n{pgn}".encode()).hexdigest()[:32]
         return put_game(self.games_db.engine(), game, source=f"online:{game_id}", token=token,
                         collection="online")
 
