@@ -124,6 +124,8 @@ class GamesDatabase:
             raise ValueError(f"library game {row_id} cannot be read: {exc}") from None
         if g is None:
             return None
+        if isinstance(g["record"], dict) and g["record"].get("variant") == "jieqi":
+            raise ValueError(f"library game {row_id} is a 揭棋 game (hidden pieces): not indexed")
         pgn = g.get("pgn") or GameSession.from_record(g["record"]).to_pgn("iccs", "zh")
         game = read_game(pgn)
         if game is None:

@@ -258,6 +258,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     app.include_router(coach_router(hub))
 
     app.include_router(create_db_router(app, store))  # the games database: explorer, browser (db_api.py)
+    from xiangqi.web import jieqi_api
+
+    app.include_router(jieqi_api.create_router(app, store, hub.language))  # 揭棋 (jieqi_api.py)
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
@@ -432,6 +435,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
+        if jieqi_api.is_jieqi_record(g["record"]):
+            return jieqi_api.library_replay(row_id, g)
         s = GameSession.from_record(g["record"])
         board = s.board.root()
         fens = [board.fen()]
@@ -459,6 +464,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
+        if jieqi_api.is_jieqi_record(g["record"]):
+            return jieqi_api.library_pgn(row_id, g, lang or hub.language())
         text = GameSession.from_record(g["record"]).to_pgn(notation, lang or hub.language())
         name = f"xiangqi-library-{row_id}.pgn"
         return Response(text, media_type="application/x-chess-pgn; charset=utf-8",
