@@ -69,10 +69,16 @@ def test_a_jieqi_game_against_the_computer(quick_server, driver, page):
     expect(page.locator("#rp-analyse")).to_be_hidden()
     page.click("#rp-first")
     expect(page.locator(".xq-piece.face-down")).to_have_count(30)
-    pgn = page.evaluate("fetch(document.querySelector('#rp-export').href, {headers: {'X-Xiangqi-Token': "
-                        "document.querySelector('meta[name=xiangqi-token]').content}}).then(r => r.text())")
+    pgn = page.evaluate(
+        "fetch(document.querySelector('#rp-export').href, {headers: {'X-Xiangqi-Token': "
+        "document.querySelector('meta[name=xiangqi-token]').content}}).then(r => r.text())"
+    )
     rec = read_pgn(pgn)
-    assert rec.errors == [] and rec.result == "0-1" and [m.token() for m in rec.board.moves][0] == f"h2e2={revealed}"
+    assert (
+        rec.errors == []
+        and rec.result == "0-1"
+        and [m.token() for m in rec.board.moves][0] == f"h2e2={revealed}"
+    )
 
 
 @pytest.mark.slow

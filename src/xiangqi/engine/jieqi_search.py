@@ -20,8 +20,10 @@ quiescence search a capture by a hidden piece is not branched on (the branching 
 but scored by a one-step exchange estimate (:meth:`JieqiSearch._hidden_capture_gain`). Evaluation
 (:func:`evaluate`): material (values below, a pawn worth more across the river), hidden pieces at
 their pool's mean, small bonuses for advanced horses/rooks/pawns, central cannons and attackers near
-the enemy king. A position repeated inside the search is valued 0 (the draw it leads to), so a
-side that is ahead plays on instead of repeating.
+the enemy king; in the endgame (14 pieces or fewer) the points each king can step to, and past 80
+plies without a capture or a reveal the whole score fades towards the 120-ply draw. A position
+repeated inside the search is valued 0 (the draw it leads to), so a side that is ahead plays on
+instead of repeating.
 
 Pure Python, a few thousand nodes per second: depth 2 plus quiescence in well under a second per
 move (docs/JIEQI.md has the measured results against a random and a greedy mover).
@@ -96,7 +98,38 @@ def evaluate(board: JieqiBoard) -> float:
                     if abs(ek % 9 - f) <= 2 and abs(ek // 9 - rank) <= 3:
                         v += 15
         score += v if side else -v
+    if sum(1 for ch in board.squares if ch is not None) <= ENDGAME_PIECES:
+        # the endgame: a king with fewer free points is nearer mate (drives the mating side on)
+        score += KING_FREEDOM * (_king_freedom(board, True) - _king_freedom(board, False))
+    if board.halfmove > 80:  # near the 120-ply draw: the advantage fades unless something happens
+        score *= max(0.0, (120 - board.halfmove) / 40)
     return score if board.turn else -score
+
+
+#: Pieces on the board (kings included) at or below which :data:`KING_FREEDOM` counts.
+ENDGAME_PIECES = 14
+#: Centipawns per point a king may step to unattacked, in the endgame.
+KING_FREEDOM = 12
+
+
+def _king_freedom(board: JieqiBoard, side: bool) -> int:
+    """The points next to ``side``'s king (in its palace) it could step to: empty or enemy, and
+    not attacked by the other side with the king gone from its square."""
+    from xiangqi.core.jieqi import KING_STEPS
+
+    s = board.squares
+    ksq = board.king_square(side)
+    king = s[ksq]
+    s[ksq] = None
+    try:
+        n = 0
+        for t in KING_STEPS[side][ksq]:
+            ch = s[t]
+            if (ch is None or ch.isupper() != side) and not board.attacked(t, not side):
+                n += 1
+        return n
+    finally:
+        s[ksq] = king
 
 
 def _victim_value(board: JieqiBoard, sq: int) -> float:
