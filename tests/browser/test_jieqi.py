@@ -85,7 +85,7 @@ def test_a_jieqi_game_against_the_computer(quick_server, driver, page):
 def test_a_computer_game_of_jieqi_ends_by_the_rules(quick_server, driver, page):
     driver.open(quick_server.url)
     _start(page, "cvc", capture="both")
-    page.wait_for_function("document.body.dataset.jieqiResult !== ''", timeout=600_000)
+    page.wait_for_function("Boolean(document.body.dataset.jieqiResult)", timeout=600_000)
     st = _jieqi_state(page)
     assert st["result"]["result"] in ("1-0", "0-1", "1/2-1/2") and "认输" not in st["result"]["reason_zh"]
     expect(page.locator("#jq-status")).to_have_text(st["result"]["reason_zh"])

@@ -107,6 +107,8 @@ class GamesDatabase:
                                           library.c.notes)).all()
         out = {}
         for row_id, record, title, notes in rows:
+            if str(record).startswith('{"variant": "jieqi"'):  # 揭棋 (hidden pieces): not indexed
+                continue
             digest = hashlib.sha1(f"{record}\0{title}\0{notes}".encode("utf-8", "replace")).hexdigest()
             out[f"{LIBRARY_SOURCE}{row_id}"] = digest
         return out

@@ -79,6 +79,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     $("#rp-notes").value = game.notes;
     $("#rp-export").href = `/api/library/${id}/pgn?lang=${language()}`;
     $("#rp-analyse").hidden = game.variant === "jieqi"; // 揭棋: no analysis board for hidden pieces
+    document.body.classList.toggle("jieqi-replay", game.variant === "jieqi");
     const list = $("#rp-moves");
     list.replaceChildren();
     for (let i = 0; i < game.moves.length; i += 2) {
@@ -121,6 +122,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     game = null;
     $("#replay").hidden = true;
     $("#game-panel").hidden = false;
+    document.body.classList.remove("jieqi-replay");
     delete document.body.dataset.replayPly;
     onExit();
   }
