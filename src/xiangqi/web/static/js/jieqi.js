@@ -26,7 +26,8 @@ Object.assign(TEXT.en, {
 const $ = (sel) => document.querySelector(sel);
 const PIECE_ZH = { K: ["帅", "将"], A: ["仕", "士"], B: ["相", "象"], N: ["马", "马"], R: ["车", "车"], C: ["炮", "炮"], P: ["兵", "卒"] };
 const PIECE_EN = { K: "king", A: "advisor", B: "elephant", N: "horse", R: "rook", C: "cannon", P: "pawn" };
-const ENGINE_PAUSE_MS = 250; // between the human's move shown and the computer's search
+const ENGINE_PAUSE_MS = 250;
+const START = "xxxxkxxxx/9/1x5x1/x1x1x1x1x/9/9/X1X1X1X1X/1X5X1/9/XXXXKXXXX"; // between the human's move shown and the computer's search
 
 function pieceName(letter, red) {
   return language() === "zh" ? PIECE_ZH[letter][red ? 0 : 1] : PIECE_EN[letter];
@@ -106,9 +107,10 @@ export function createJieqi({ board, api, toast, onEnter, onExit, restoreMove })
     document.body.dataset.jieqiBusy = busy ? "1" : "0";
     $("#jq-status").textContent = status();
     $("#jq-resign").disabled = !st || Boolean(st.result) || busy;
-    if (!st) {
+    if (!st) { // no game yet: the start face down, nothing to move
       $("#jq-pools").textContent = "";
       $("#jq-moves").replaceChildren();
+      board.set({ fen: START, lastMove: null, check: null, dests: {}, movable: false, shapes: [], animate: false });
       return;
     }
     renderPools();
