@@ -42,7 +42,7 @@ def test_hidden_pieces_count_at_their_pools_mean(monkeypatch):
 
 
 def test_the_engine_beats_a_random_mover():
-    engine, rand = JieqiPlayer("builtin:1", "builtin", 1, 0.05), JieqiPlayer("random", "random")
+    engine, rand = JieqiPlayer("builtin:1", "builtin", 1, 0.03), JieqiPlayer("random", "random")
     g = play_jieqi_game(engine, rand, deal(random.Random(2)), random.Random(9), ply_cap=300)
     assert g.score_for("builtin:1") == 1.0, (g.result, g.reason)
 

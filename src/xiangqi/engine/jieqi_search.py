@@ -13,8 +13,8 @@ A hidden piece that is taken is not branched on: it leaves the board and the poo
 identities, so the evaluation counts it, like every hidden piece, at the mean value of its side's
 pool — the exact expectation of a linear material count.
 
-Search: iterative deepening to ``depth`` plies within ``movetime`` seconds (the last finished
-depth's best move is played), a capture-only quiescence search moves
+Search: iterative deepening to ``depth`` plies (one more in the endgame) within ``movetime``
+seconds (the last finished depth's best move is played), a capture-only quiescence search, moves
 ordered by the previous iteration's best move, then captures by most valuable victim. Inside the
 quiescence search a capture by a hidden piece is not branched on (the branching made it explode)
 but scored by a one-step exchange estimate (:meth:`JieqiSearch._hidden_capture_gain`). Evaluation
@@ -307,7 +307,9 @@ class JieqiSearch:
         if len(moves) == 1:
             result.seconds = time.monotonic() - start
             return result
-        for depth in range(1, self.depth + 1):
+        # in the endgame (few pieces, a cheap tree) one ply more, time permitting: mates need it
+        extra = 1 if sum(1 for ch in work.squares if ch is not None) <= ENDGAME_PIECES else 0
+        for depth in range(1, self.depth + extra + 1):
             self._root_best = None
             try:
                 score = self._search(work, depth, -_INF, _INF, 0)
