@@ -48,6 +48,8 @@ def test_a_jieqi_game_to_its_end_in_the_library(tmp_path):
         rec = read_pgn(pgn)
         assert rec.errors == [] and rec.board.fen().split()[0] == rp["fens"][-1].split()[0]
         assert [m.iccs for m in rec.board.moves] == [m["iccs"] for m in st["moves"]]
+        r = client.post("/api/review", json={"library_id": rows[0]["id"]})
+        assert r.status_code == 409 and "揭棋" in r.text  # replay only, no engine review
         # the game survives a restart of the server
     app2 = create_app(tmp_path, warmup=False, engine_delay_s=0)
     with api_client(app2) as client:
