@@ -20,7 +20,8 @@ quiescence search a capture by a hidden piece is not branched on (the branching 
 but scored by a one-step exchange estimate (:meth:`JieqiSearch._hidden_capture_gain`). Evaluation
 (:func:`evaluate`): material (values below, a pawn worth more across the river), hidden pieces at
 their pool's mean, small bonuses for advanced horses/rooks/pawns, central cannons and attackers near
-the enemy king; in the endgame (14 pieces or fewer) the points each king can step to, and past 80
+the enemy king; in the endgame (14 pieces or fewer, or a side down to 2 besides its king) the
+points each king can step to, and past 80
 plies without a capture or a reveal the whole score fades towards the 120-ply draw. A position
 repeated inside the search is valued 0 (the draw it leads to), so a side that is ahead plays on
 instead of repeating.
@@ -98,7 +99,7 @@ def evaluate(board: JieqiBoard) -> float:
                     if abs(ek % 9 - f) <= 2 and abs(ek // 9 - rank) <= 3:
                         v += 15
         score += v if side else -v
-    if sum(1 for ch in board.squares if ch is not None) <= ENDGAME_PIECES:
+    if _endgame(board):
         # the endgame: a king with fewer free points is nearer mate (drives the mating side on)
         score += KING_FREEDOM * (_king_freedom(board, True) - _king_freedom(board, False))
     if board.halfmove > 80:  # near the 120-ply draw: the advantage fades unless something happens
@@ -110,6 +111,23 @@ def evaluate(board: JieqiBoard) -> float:
 ENDGAME_PIECES = 14
 #: Centipawns per point a king may step to unattacked, in the endgame.
 KING_FREEDOM = 12
+
+
+def _endgame(board: JieqiBoard) -> bool:
+    """Few pieces on the board (:data:`ENDGAME_PIECES`, kings included), or a side down to
+    :data:`BARE` pieces besides its king: mating matters more than material now."""
+    red = black = 0
+    for ch in board.squares:
+        if ch is not None and ch not in "Kk":
+            if ch.isupper():
+                red += 1
+            else:
+                black += 1
+    return red + black + 2 <= ENDGAME_PIECES or min(red, black) <= BARE
+
+
+#: A side with this many pieces or fewer besides its king counts as an endgame for :func:`_endgame`.
+BARE = 2
 
 
 def _king_freedom(board: JieqiBoard, side: bool) -> int:
@@ -308,7 +326,7 @@ class JieqiSearch:
             result.seconds = time.monotonic() - start
             return result
         # in the endgame (few pieces, a cheap tree) one ply more, time permitting: mates need it
-        extra = 1 if sum(1 for ch in work.squares if ch is not None) <= ENDGAME_PIECES else 0
+        extra = 1 if _endgame(work) else 0
         for depth in range(1, self.depth + extra + 1):
             self._root_best = None
             try:
