@@ -25,7 +25,7 @@ def test_it_takes_a_free_rook_and_mates_in_one():
 
 
 def test_hidden_pieces_count_at_their_pools_mean(monkeypatch):
-    monkeypatch.setattr("xiangqi.engine.jieqi_search.ENDGAME_PIECES", 0)  # material only here
+    monkeypatch.setattr("xiangqi.engine.jieqi_search._endgame", lambda board: False)  # material only here
     b = JieqiBoard("3k5/9/9/9/9/9/9/9/9/X3K4 R1P1 w - - 0 1")
     assert evaluate(b) == pytest.approx((VALUES["R"] + VALUES["P"]) / 2)
     assert representative(b, True) in ("R", "P")
