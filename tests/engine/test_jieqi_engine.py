@@ -100,3 +100,18 @@ def test_match_cli_variant_jieqi(tmp_path, capsys):
     assert len(texts) == 2 and all(read_pgn(("[" if i else "") + t).errors == [] for i, t in enumerate(texts))
     assert main(["match", "fairy-stockfish", "random", "--variant", "jieqi", "--games", "1"]) != 0
     assert "cannot play 揭棋" in capsys.readouterr().err
+
+
+def test_it_mates_a_bare_king_instead_of_drawing_by_the_move_limit():
+    # a position a depth-1 engine once drew by the 120-ply rule (Red has everything, Black a bare king)
+    fen = "1B3P3/3kCR3/4N3B/3NC4/PPP3P2/6RA1/7A1/9/9/4K4 - b - - 0 105"
+    from xiangqi.app.jieqi_game import JieqiGame
+
+    g = JieqiGame(red="engine", black="engine", board=JieqiBoard(fen), deals={})
+    rand, search = random.Random(1), JieqiSearch(1, 3600)
+    while not g.is_over and len(g.board.moves) < 40:
+        if g.board.turn:
+            g.play(search.search(g.view(True)).move.iccs)
+        else:
+            g.play(rand.choice(g.board.legal_moves()).iccs)
+    assert g.outcome is not None and g.outcome.result() == "1-0"
