@@ -173,6 +173,11 @@ def cmd_match(args: argparse.Namespace) -> int:
     """Play an engine match and print the score, the Elo difference and its 95% error bar."""
     from xiangqi.engine.match import OPENINGS, PlayerSpec, TimeControl, run_match
 
+    if args.variant == "jieqi":  # 揭棋: its own players and games (engine/jieqi_match.py)
+        from xiangqi.engine.jieqi_match import cmd_match_jieqi
+
+        return cmd_match_jieqi(args)
+    args.tc = "200ms" if args.tc is None else args.tc
     a = PlayerSpec.parse(args.a, args.option_a, hash_mb=args.hash)
     b = PlayerSpec.parse(args.b, args.option_b, hash_mb=args.hash)
     tc = TimeControl.parse(args.tc)
@@ -441,9 +446,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="second engine")
     p.add_argument("--games", type=int, default=2,
                    help="number of games (pairs share an opening, colours swapped)")
-    p.add_argument("--tc", default="200ms",
-                   help="time control: 200ms or 0.2 per move, 60+0.5 clock+increment, 40/60, "
-                        "depth=6, nodes=N")
+    p.add_argument("--tc", default=None,
+                   help="time control: 200ms or 0.2 per move (the default), 60+0.5 clock+increment, 40/60, "
+                        "depth=6, nodes=N (揭棋: a time per move or depth=N; default each level's own)")
+    p.add_argument("--variant", choices=("xiangqi", "jieqi"), default="xiangqi",
+                   help="jieqi: 揭棋 with hidden pieces; players builtin[:1|2|3], random, greedy")
+    p.add_argument("--seed", type=int, default=None, help="揭棋: the seed of the deals (repeatable matches)")
     p.add_argument("--tc-b", default=None,
                    help="B's time control when it differs from A's (--tc), e.g. --tc 1s --tc-b 200ms")
     p.add_argument("--concurrency", type=int, default=1,

@@ -107,6 +107,8 @@ class GamesDatabase:
                                           library.c.notes)).all()
         out = {}
         for row_id, record, title, notes in rows:
+            if str(record).startswith('{"variant": "jieqi"'):  # 揭棋 (hidden pieces): not indexed
+                continue
             digest = hashlib.sha1(f"{record}\0{title}\0{notes}".encode("utf-8", "replace")).hexdigest()
             out[f"{LIBRARY_SOURCE}{row_id}"] = digest
         return out
@@ -124,6 +126,8 @@ class GamesDatabase:
             raise ValueError(f"library game {row_id} cannot be read: {exc}") from None
         if g is None:
             return None
+        if isinstance(g["record"], dict) and g["record"].get("variant") == "jieqi":
+            raise ValueError(f"library game {row_id} is a 揭棋 game (hidden pieces): not indexed")
         pgn = g.get("pgn") or GameSession.from_record(g["record"]).to_pgn("iccs", "zh")
         game = read_game(pgn)
         if game is None:

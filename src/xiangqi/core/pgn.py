@@ -428,6 +428,9 @@ def _parse_game_text(text: str, last: bool = False) -> Game | None:
     game.headers = {"Game": "Chinese Chess"} if "Game" not in headers else {}
     game.headers.update(headers)
     game.errors = errors
+    if headers.get("Variant", "").strip().lower() == "jieqi":  # hidden pieces: xiangqi.core.jieqi.read_pgn
+        game.errors.append(RecordProblem("a 揭棋 (jieqi) record: read by xiangqi.core.jieqi", "variant"))
+        return game
     try:
         board = _start_board(game.headers.get("FEN", "").strip())
     except FenError as exc:

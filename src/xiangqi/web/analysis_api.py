@@ -195,6 +195,8 @@ def create_router(hub: Any, store: Any) -> APIRouter:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
+        if g["record"].get("variant") == "jieqi":  # hidden pieces: not for the analysis board
+            raise HTTPException(409, f"saved game {row_id} is a 揭棋 game: it can be replayed, not analysed")
         return g
 
     @router.post("/api/analysis/position")

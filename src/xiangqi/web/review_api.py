@@ -118,6 +118,8 @@ def _library_record(store: Store, row_id: int) -> dict[str, Any]:
     g = store.get_game(row_id)  # DamagedGameError (409) for a record that cannot be replayed
     if g is None:
         raise HTTPException(404, f"no saved game with id {row_id}")
+    if g["record"].get("variant") == "jieqi":  # hidden pieces: no engine review (web/jieqi_api.py)
+        raise HTTPException(409, f"saved game {row_id} is a 揭棋 game: it can be replayed, not reviewed")
     return g
 
 

@@ -277,6 +277,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         from xiangqi.web.online_api import local_router as online_local
 
         app.include_router(online_local())  # GET /api/online/config: {"public": false}
+    from xiangqi.web import jieqi_api
+
+    app.include_router(jieqi_api.create_router(app, store, hub.language))  # 揭棋 (jieqi_api.py)
 
     @app.exception_handler(XiangqiError)
     async def _xiangqi_error(_request: Request, exc: XiangqiError) -> JSONResponse:
@@ -457,6 +460,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
+        if jieqi_api.is_jieqi_record(g["record"]):
+            return jieqi_api.library_replay(row_id, g)
         s = GameSession.from_record(g["record"])
         board = s.board.root()
         fens = [board.fen()]
@@ -484,6 +489,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         g = store.get_game(row_id)
         if g is None:
             raise HTTPException(404, f"no saved game with id {row_id}")
+        if jieqi_api.is_jieqi_record(g["record"]):
+            return jieqi_api.library_pgn(row_id, g, lang or hub.language())
         text = GameSession.from_record(g["record"]).to_pgn(notation, lang or hub.language())
         name = f"xiangqi-library-{row_id}.pgn"
         return Response(text, media_type="application/x-chess-pgn; charset=utf-8",

@@ -11,6 +11,7 @@ import { createExplorer } from "./explorer.js";
 import { createEndgame } from "./endgame.js";
 import { createEngines } from "./engines.js";
 import { createTournament } from "./tournament.js";
+import { createJieqi, jieqiLevel } from "./jieqi.js";
 import { createPuzzles } from "./puzzles.js";
 import { createLibrary } from "./library.js";
 import { createPractice } from "./practice.js";
@@ -739,6 +740,14 @@ $("#dlg-new").addEventListener("close", () => {
   const dlg = $("#dlg-new");
   if (dlg.returnValue !== "ok") return;
   const form = dlg.querySelector("form");
+  if (form.start.value === "jieqi") { // 揭棋: a game of its own (jieqi.js)
+    const [red, black] = { red: ["human", "engine"], black: ["engine", "human"], two: ["human", "human"],
+      cvc: ["engine", "engine"] }[form.mode.value] || ["human", "engine"];
+    jieqi.start({ red, black, level: jieqiLevel(form.level.value), capture: form.jieqi_capture.value })
+      .catch((e) => toast(`${t("error")}: ${e.message}`));
+    return;
+  }
+  if (jieqi.active) jieqi.close();
   newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value,
     coach: form.coach.checked, start: form.start.value })
     .catch((e) => toast(`${t("error")}: ${e.message}`));
@@ -849,6 +858,7 @@ $("#btn-resign").addEventListener("click", async () => {
 $("#btn-flip").addEventListener("click", () => {
   if (puzzles.active) return puzzles.flip();
   if (endgame.active) return endgame.flip();
+  if (jieqi.active) return jieqi.flip();
   ui.flipped = !ui.flipped;
   render(ui.state);
 });
@@ -869,6 +879,7 @@ const library = createLibrary({
   board, api, toast, confirmDialog,
   onEnter: () => {
     if (practice.active) practice.close();
+    if (jieqi.active) jieqi.close();
     ui.replaying = true;
     document.body.classList.add("replaying");
     if (ui.state) { renderActions(ui.state); renderPlayers(ui.state); }
@@ -1119,6 +1130,15 @@ const puzzles = createPuzzles({
   onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
 });
 window.xqPuzzles = puzzles;
+// 揭棋: hidden pieces (jieqi.js, web/jieqi_api.py)
+const jieqi = createJieqi({
+  board, api, toast, restoreMove: tryMove,
+  onEnter: () => { if (puzzles.active) puzzles.close(); if (endgame.active) endgame.close(); enterOwnMode(); },
+  onExit: () => { ui.replaying = false; document.body.classList.remove("replaying"); render(ui.state); },
+});
+window.xqJieqi = jieqi;
+$("#btn-jieqi").addEventListener("click", () => { jieqi.open().catch((e) => toast(`${t("error")}: ${e.message}`)); });
+$("#sel-start").addEventListener("change", () => { $("#dlg-new .jq-row").hidden = $("#sel-start").value !== "jieqi"; });
 $("#btn-puzzles").addEventListener("click", () => { if (!puzzles.active) puzzles.open(); });
 
 $("#btn-edit").addEventListener("click", () => {

@@ -211,6 +211,11 @@ export function createBoard(container, config = {}) {
     const g = el("g", { class: `xq-piece ${red ? "red" : "black"}`, "data-sq": sq, "data-piece": letter });
     el("circle", { r: 44, class: "xq-piece-body" }, g);
     el("circle", { r: 36, class: "xq-piece-ring" }, g);
+    if (letter === "X" || letter === "x") { // 揭棋: a piece face down, a plain disc with a mark
+      g.classList.add("face-down");
+      el("circle", { r: 13, class: "xq-hidden-mark" }, g);
+      return g;
+    }
     const t = el("text", { class: "xq-piece-text", y: 2 }, g);
     t.textContent = (cfg.traditional ? NAMES.traditional : NAMES.simplified)[letter];
     return g;
@@ -229,7 +234,10 @@ export function createBoard(container, config = {}) {
       const g = pieceNode(sq, letter);
       if (sq === cfg.check && (letter === "K" || letter === "k")) g.classList.add("in-check");
       gPieces.appendChild(g);
-      if (animate && lm && lm !== dropped && sq === lm.slice(2, 4) && shownPieces[lm.slice(0, 2)] === letter) {
+      const before = shownPieces[lm ? lm.slice(0, 2) : ""];
+      const revealed = before && /^[Xx]$/.test(before) && !/^[Xx]$/.test(letter) && (before === "X") === (letter === letter.toUpperCase());
+      if (animate && lm && sq === lm.slice(2, 4) && revealed) g.classList.add("revealed"); // 揭棋: turned face up
+      if (animate && lm && lm !== dropped && sq === lm.slice(2, 4) && (before === letter || revealed)) {
         place(g, lm.slice(0, 2));
         g.getBoundingClientRect(); // commit the start position before the transition
         g.classList.add("moving");

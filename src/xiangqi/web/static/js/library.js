@@ -45,11 +45,11 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
         rv.type = "button";
         rv.className = "lib-review";
         rv.textContent = t("review");
-        rv.disabled = Boolean(r.damaged) || r.plies === 0;
+        rv.disabled = Boolean(r.damaged) || r.plies === 0 || r.variant === "jieqi"; // 揭棋: replay only
         rv.addEventListener("click", () => { $("#dlg-library").close(); onReview(r.id); });
         td.appendChild(rv);
       }
-      if (r.plies > 0 && window.xiangqiPractice) { // 练习: learn from this game's mistakes (practice.js)
+      if (r.plies > 0 && window.xiangqiPractice && r.variant !== "jieqi") { // 练习: learn from this game's mistakes (practice.js)
         const pr = document.createElement("button");
         pr.type = "button";
         pr.className = "lib-practice";
@@ -78,6 +78,8 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     $("#rp-name").value = game.title;
     $("#rp-notes").value = game.notes;
     $("#rp-export").href = `/api/library/${id}/pgn?lang=${language()}`;
+    $("#rp-analyse").hidden = game.variant === "jieqi"; // 揭棋: no analysis board for hidden pieces
+    document.body.classList.toggle("jieqi-replay", game.variant === "jieqi");
     const list = $("#rp-moves");
     list.replaceChildren();
     for (let i = 0; i < game.moves.length; i += 2) {
@@ -120,6 +122,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
     game = null;
     $("#replay").hidden = true;
     $("#game-panel").hidden = false;
+    document.body.classList.remove("jieqi-replay");
     delete document.body.dataset.replayPly;
     onExit();
   }
