@@ -55,7 +55,7 @@ __all__ = ["STYLES", "Style", "Features", "features", "aimed_at_palace", "palace
 
 #: Piece values (centipawns) for the exchange and sacrifice features: the usual xiangqi scale, as
 #: :data:`xiangqi.app.players.MATERIAL_CP` (rook 9, cannon 4.5, horse 4, advisor/elephant 2, pawn 1).
-MATERIAL = {KING: 0, ROOK: 900, CANNON: 450, HORSE: 400, ADVISOR: 200, ELEPHANT: 200, PAWN: 100}
+MATERIAL = {0: 0, KING: 0, ROOK: 900, CANNON: 450, HORSE: 400, ADVISOR: 200, ELEPHANT: 200, PAWN: 100}
 #: Two pieces whose values differ by at most this are "even" for an exchange (horse for cannon).
 EVEN_CP = 150
 #: A move that loses at least this much material by the line's next two plies is a sacrifice.
@@ -220,6 +220,8 @@ class Style:
     mobility: float = 0.0
     advance: float = 0.0
     defender: float = 0.0
+    #: The least margin (centipawns) the style chooses in, for a level without one (大师's margin is 0).
+    min_margin_cp: int = 0
 
     def bonus(self, f: Features) -> float:
         """The style's bonus in centipawns for a move with features ``f``."""
@@ -251,7 +253,7 @@ class Style:
         best = scored[0][0]
         if best >= MATE_CP:
             return 0
-        floor = max(best - level.margin_cp, -MATE_CP + 1)
+        floor = max(best - max(level.margin_cp, self.min_margin_cp), -MATE_CP + 1)
         near = [(i, s, pv) for i, (s, pv) in enumerate(scored) if s >= floor]
         if len(near) < 2:
             return 0
