@@ -172,6 +172,16 @@ Object.assign(TEXT.en, {
   coach_takebacks: "{n} taken back on the coach's advice (not undos)", undos_n: "{n} undos",
 });
 
+// The named opponents and their remarks (talk.js).
+Object.assign(TEXT.zh, {
+  opponent: "对手", opponent_none: "不选（按难度）", opponent_label: "{name} · {level} · {style}{elo}",
+  talk_setting: "对手说话", talk_speech: "朗读对手的话", talk_on: "开", talk_off: "关",
+});
+Object.assign(TEXT.en, {
+  opponent: "Opponent", opponent_none: "None (by level)", opponent_label: "{name} · {level} · {style}{elo}",
+  talk_setting: "Opponent talks", talk_speech: "Read the remarks aloud", talk_on: "On", talk_off: "Off",
+});
+
 let current = "zh";
 
 export function setLanguage(lang) {
