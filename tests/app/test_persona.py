@@ -102,7 +102,7 @@ def test_history_facts_record_against_the_opponent_and_favourite_opening():
     h = History(colours=[True, False, True, True], results=[1.0, 0.5, 0.0, None], vs=(1, 1, 1), vs_last=1.0,
                 openings_red=["中炮局", "中炮局", "中炮对屏风马", "中炮局"])
     facts = [zh for zh, _ in history_facts(h, True, OPPONENTS["yan"])]
-    assert facts[0] == "我们下过三盘：你赢一、和一、输一。上次你赢了我，这次可没那么容易。"
+    assert facts[0] == "我们下过三盘：你赢一盘、和一盘、输一盘。上次你赢了我，这次可没那么容易。"
     assert facts[1] == "你执红最爱走「中炮局」，三盘都是它，今天还走吗？"
     assert history_facts(History(), True, None) == []  # nothing to say without a record
 

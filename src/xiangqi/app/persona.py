@@ -287,7 +287,9 @@ def history_facts(h: History, colour: bool, opponent: Opponent | None) -> list[t
                 0.0: ("上次是我赢了，再接再厉吧。", "I won last time. Try again!"),
                 0.5: ("上次我们下和了。", "Last time we drew."),
             }[h.vs_last]
-            out.append((f"我们下过{_cn(total)}盘：你赢{_cn(w)}、和{_cn(d)}、输{_cn(lo)}。{last_zh}",
+            parts = [f"{word}{_cn(n)}盘" for word, n in (("赢", w), ("和", d), ("输", lo)) if n]
+            never = "，还没赢过我" if not w else ""
+            out.append((f"我们下过{_cn(total)}盘：你{'、'.join(parts)}{never}。{last_zh}",
                         f"We have played {total} games: you won {w}, drew {d}, lost {lo}. {last_en}"))
     if colour and len(h.openings_red) >= 3:
         name, c = Counter(h.openings_red).most_common(1)[0]

@@ -34,7 +34,7 @@ export function createTalk({ api, changeSetting }) {
     const name = language() === "en" ? op.name_en : op.name_zh;
     const level = language() === "en" ? op.level_en : op.level_zh;
     const style = language() === "en" ? op.style_en : op.style_zh;
-    const elo = op.elo == null ? "" : ` ≈${op.elo}`;
+    const elo = op.elo == null ? "" : ` ≈${Math.round(op.elo / 10) * 10}`; // as the level list rounds it
     return fill(t("opponent_label"), { name, level, style, elo });
   }
 
@@ -107,7 +107,7 @@ export function createTalk({ api, changeSetting }) {
     const name = language() === "en" ? op.name_en : op.name_zh;
     const level = language() === "en" ? op.level_en : op.level_zh;
     const rank = language() === "zh" && op.rank_zh ? ` · ${op.rank_zh}` : "";
-    return `${name} · ${level}${rank}${op.elo == null ? "" : ` ≈${op.elo}`}`;
+    return `${name} · ${level}${rank}${op.elo == null ? "" : ` ≈${Math.round(op.elo / 10) * 10}`}`;
   }
 
   function text(r) {
@@ -137,8 +137,10 @@ export function createTalk({ api, changeSetting }) {
     const remarks = (on && tk.remarks) || [];
     if (!op || !on || browsing) {
       row.hidden = true;
+      document.body.dataset.talk = "0";
       return;
     }
+    document.body.dataset.talk = "1";
     const engine = st.players.red === "engine" ? "red" : "black";
     const bar = document.querySelector(`.player-bar[data-color="${engine}"]`) || $("#bar-top");
     if (row.previousElementSibling !== bar) bar.after(row);
@@ -148,15 +150,23 @@ export function createTalk({ api, changeSetting }) {
     row.querySelector(".talk-avatar").title = language() === "en" ? op.name_en : op.name_zh;
     // the bubble: what was said at the latest moment (a blunder and the evaluation after it, say)
     const newest = remarks[remarks.length - 1];
-    const now = newest ? remarks.filter((r) => r.ply === newest.ply) : [];
+    // (until the player's first move the greeting stays, with the opening named after the first move)
+    const since = newest ? (newest.ply <= 1 ? 0 : newest.ply) : 0;
+    const now = newest ? remarks.filter((r) => r.ply >= since) : [];
     const before = remarks.slice(0, remarks.length - now.length);
     const p = row.querySelector(".talk-text");
     p.textContent = now.length ? now.map(text).join(" ") : "…";
+    p.title = p.textContent; // the whole text when the bubble cuts it at two lines
     row.dataset.remark = newest ? String(newest.id) : "";
     row.dataset.kind = now.map((r) => r.kind).join(" ");
+    // said a while ago (two plies or more before the position shown): faded, no longer the moment's word
+    row.dataset.stale = newest && st.moves.length - newest.ply >= 2 ? "1" : "0";
     const log = row.querySelector(".talk-log");
     log.hidden = !open;
-    more.hidden = before.length === 0;
+    row.dataset.open = open ? "1" : "0";
+    // ▾ opens the earlier remarks, and the whole text when two lines cut it (a narrow screen)
+    p.classList.toggle("full", open);
+    more.hidden = before.length === 0 && !open && p.scrollHeight <= p.clientHeight + 1;
     if (open) {
       log.replaceChildren(...before.reverse().map((r) => {
         const li = document.createElement("li");
