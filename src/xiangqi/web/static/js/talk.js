@@ -150,8 +150,8 @@ export function createTalk({ api, changeSetting }) {
     row.querySelector(".talk-avatar").title = language() === "en" ? op.name_en : op.name_zh;
     // the bubble: what was said at the latest moment (a blunder and the evaluation after it, say)
     const newest = remarks[remarks.length - 1];
-    // (until the player's first move the greeting stays, with the opening named after the first move)
-    const since = newest ? (newest.ply <= 1 ? 0 : newest.ply) : 0;
+    // (the greeting stays until the game's second move: the computer's first move as Red comes at once)
+    const since = newest ? (newest.ply <= 1 && st.moves.length <= 1 ? 0 : newest.ply) : 0;
     const now = newest ? remarks.filter((r) => r.ply >= since) : [];
     const before = remarks.slice(0, remarks.length - now.length);
     const p = row.querySelector(".talk-text");
