@@ -7,6 +7,11 @@ import { fill, language, t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
 
+// The order of remarks made at the same moment (kinds of app/persona.py): what happened, then what it means.
+const ORDER = ["greet", "history", "blunder_player", "blunder_self", "sacrifice_player", "sacrifice_self", "rook_won",
+  "rook_lost", "opening", "perpetual", "forbidden", "mate_found", "mated", "better", "winning", "worse", "losing",
+  "resign", "end_win", "end_loss", "end_draw"];
+
 /** The talk part of the page. ``api`` is the page's fetch helper, ``changeSetting(key, value)`` its
  *  settings writer. */
 export function createTalk({ api, changeSetting }) {
@@ -153,6 +158,7 @@ export function createTalk({ api, changeSetting }) {
     // (the greeting stays until the game's second move: the computer's first move as Red comes at once)
     const since = newest ? (newest.ply <= 1 && st.moves.length <= 1 ? 0 : newest.ply) : 0;
     const now = newest ? remarks.filter((r) => r.ply >= since) : [];
+    now.sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind)); // the blunder before the rook it lost
     const before = remarks.slice(0, remarks.length - now.length);
     const p = row.querySelector(".talk-text");
     p.textContent = now.length ? now.map(text).join(" ") : "…";
