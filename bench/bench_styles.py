@@ -14,7 +14,8 @@ against itself. For the styled side the script counts, per game:
 - ``sacrifices``: moves after which it is ≥ 200 cp of material down two plies later and not by
   an exchange, per game;
 - ``cannon``: the share of its games as Red that open 炮二平五/炮八平五;
-- ``score``: its points against the plain level (win 1, draw ½), with the Elo difference.
+- ``score``: its points against the plain level (win 1, draw ½), with the Elo difference and its 95 %
+  interval (from the standard error of the points per game).
 
 Usage: ``python bench/bench_styles.py --level intermediate --games 12 --styles attacking,solid,positional,none
 --out /tmp/styles.jsonl`` (one JSON line per game; ``--summary FILE`` prints the table from such a file).
@@ -122,7 +123,7 @@ def elo(score: float) -> float | None:
 def summary(rows: list[dict]) -> str:
     """The table: per style, mean counts with their standard errors over games."""
     lines = ["| style | games | checks /100 moves | even trades started /game | pieces aimed at the palace |"
-             " sacrifices /game | 中炮 first move (as Red) | score vs plain | Elo diff |",
+             " sacrifices /game | 中炮 first move (as Red) | score vs plain | Elo diff (95 %) |",
              "|---|---|---|---|---|---|---|---|---|"]
     by: dict[str, list[dict]] = {}
     for r in rows:
@@ -136,12 +137,15 @@ def summary(rows: list[dict]) -> str:
             return f"{mean:.2f} ± {se:.2f}"
         chk = [100 * r["checks"] / max(1, r["own_moves"]) for r in rs]
         cannon = [r["cannon_open"] for r in rs if r["cannon_open"] is not None]
-        sc = sum(r["score"] for r in rs) / len(rs)
+        pts = [r["score"] for r in rs]
+        sc = sum(pts) / len(rs)
         e = elo(sc)
+        se = statistics.stdev(pts) / math.sqrt(len(pts)) if len(pts) > 1 else 0.0
+        lo, hi = elo(max(1e-6, sc - 1.96 * se)), elo(min(1 - 1e-6, sc + 1.96 * se))
         trades, aim = m([r["trades"] for r in rs]), m([r["aim"] for r in rs])
         lines.append(f"| {key} | {len(rs)} | {m(chk)} | {trades} | {aim} "
                      f"| {m([r['sacrifices'] for r in rs])} | {sum(cannon)}/{len(cannon)} | "
-                     f"{sc:.2f} | {'-' if e is None else f'{e:+.0f}'} |")
+                     f"{sc:.2f} | {'-' if e is None else f'{e:+.0f} ({lo:+.0f} … {hi:+.0f})'} |")
     return "\n".join(lines)
 
 
