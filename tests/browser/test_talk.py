@@ -49,9 +49,15 @@ def test_a_named_opponent_greets_and_calls_a_blunder(tmp_path, driver, page):
         driver.play("h2e2", 2)
         expect(page.locator("#talk")).to_have_attribute("data-kind", "opening")
         expect(bubble).to_contain_text("中炮局")
+        # speech on: new remarks are spoken (the page notes what it handed to speechSynthesis)
+        page.click("#btn-settings")
+        page.select_option("#set-talk-speech", "on")
+        page.click("#dlg-settings button[value=close]")
+        assert page.get_attribute("body", "data-last-remark-spoken") is None  # nothing said again
         driver.play("h0g2", 4)  # the computer's evaluation jumps by 400 after this move
         expect(page.locator("#talk")).to_have_attribute("data-kind", re.compile(r"\bblunder_player\b"))
         expect(bubble).to_contain_text("马二进三")
+        expect(page.locator("body")).to_have_attribute("data-last-remark-spoken", re.compile("马二进三"))
         # what was said before is in the log under the bubble
         page.click("#talk .talk-more")
         expect(page.locator("#talk .talk-log li").last).to_contain_text("我是阿福（初级，攻杀型）")

@@ -119,11 +119,11 @@ export function createTalk({ api, changeSetting }) {
     return language() === "en" ? r.en : r.zh;
   }
 
-  function speak(r, op) {
-    document.body.dataset.lastRemarkSpoken = text(r);
+  function speak(words, op) {
+    document.body.dataset.lastRemarkSpoken = words;
     try {
       if (!window.speechSynthesis || !window.SpeechSynthesisUtterance) return;
-      const u = new SpeechSynthesisUtterance(text(r));
+      const u = new SpeechSynthesisUtterance(words);
       u.lang = language() === "en" ? "en-US" : "zh-CN";
       u.pitch = op.pitch || 1;
       u.rate = op.rate || 1;
@@ -186,7 +186,9 @@ export function createTalk({ api, changeSetting }) {
     else if (spokenFor[0] !== st.id) spokenFor = [st.id, 0]; // a new game: its greeting is new
     const fresh = remarks.filter((r) => r.id > spokenFor[1]);
     spokenFor[1] = Math.max(spokenFor[1], top);
-    if (settings.talk_speech ? settings.talk_speech === "on" : tk.speech) for (const r of fresh) speak(r, op);
+    fresh.sort((a, b) => a.ply - b.ply || ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind));
+    const speechOn = settings.talk_speech ? settings.talk_speech === "on" : tk.speech;
+    if (speechOn && fresh.length) speak(fresh.map(text).join(" "), op); // one utterance, in the bubble's order
   }
 
   /** After a settings change: the dialog's texts and the two talk settings. */
