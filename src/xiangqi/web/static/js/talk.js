@@ -12,6 +12,11 @@ const ORDER = ["greet", "history", "blunder_player", "blunder_self", "sacrifice_
   "rook_lost", "opening", "perpetual", "forbidden", "mate_found", "mated", "better", "winning", "worse", "losing",
   "resign", "end_win", "end_loss", "end_draw"];
 
+/** "about" before an Elo, as the level list writes it (i18n level_label: ≈ in Chinese, ~ in English). */
+function approx() {
+  return language() === "en" ? "~" : "≈";
+}
+
 /** The talk part of the page. ``api`` is the page's fetch helper, ``changeSetting(key, value)`` its
  *  settings writer. */
 export function createTalk({ api, changeSetting }) {
@@ -39,7 +44,7 @@ export function createTalk({ api, changeSetting }) {
     const name = language() === "en" ? op.name_en : op.name_zh;
     const level = language() === "en" ? op.level_en : op.level_zh;
     const style = language() === "en" ? op.style_en : op.style_zh;
-    const elo = op.elo == null ? "" : ` ≈${Math.round(op.elo / 10) * 10}`; // as the level list rounds it
+    const elo = op.elo == null ? "" : ` ${approx()}${Math.round(op.elo / 10) * 10}`; // as the level list shows it
     return fill(t("opponent_label"), { name, level, style, elo });
   }
 
@@ -112,7 +117,7 @@ export function createTalk({ api, changeSetting }) {
     const name = language() === "en" ? op.name_en : op.name_zh;
     const level = language() === "en" ? op.level_en : op.level_zh;
     const rank = language() === "zh" && op.rank_zh ? ` · ${op.rank_zh}` : "";
-    return `${name} · ${level}${rank}${op.elo == null ? "" : ` ≈${Math.round(op.elo / 10) * 10}`}`;
+    return `${name} · ${level}${rank}${op.elo == null ? "" : ` ${approx()}${Math.round(op.elo / 10) * 10}`}`;
   }
 
   function text(r) {
