@@ -197,3 +197,13 @@ def test_material_offered():
     assert material_offered(b, Move.from_iccs("e2e5")) == 0  # takes a pawn that nobody defends
     b = Board("3ak4/9/9/9/9/4p4/3p5/9/9/2R1K4 w - - 0 1")
     assert material_offered(b, Move.from_iccs("c0c3")) == 900  # the rook steps where a pawn takes it
+
+
+def test_a_failing_remark_never_stops_the_game(store, monkeypatch, caplog):
+    talk = TalkService(store)
+    s = game()
+    monkeypatch.setattr(TalkService, "_greet", lambda *a: 1 / 0)
+    talk.saved(s)  # logged, not raised
+    assert "the opponent's remark failed (saved)" in caplog.text
+    monkeypatch.setattr(TalkService, "_state", lambda *a: 1 / 0)
+    assert talk.state(s) == {"enabled": False, "speech": False, "opponent": None, "remarks": []}

@@ -496,6 +496,21 @@ PIECE_ZH = {1: "帅", 2: "仕", 3: "相", 4: "马", 5: "车", 6: "炮", 7: "兵"
 PIECE_EN = {1: "king", 2: "advisor", 3: "elephant", 4: "horse", 5: "rook", 6: "cannon", 7: "pawn"}
 
 
+def _quiet(fn):
+    """A hook that logs its own failure instead of raising: a remark must never stop a move or a save."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - see above
+            log.exception("the opponent's remark failed (%s)", fn.__name__)
+            return None
+
+    return run
+
+
 def _variant(options: tuple[str, ...], seed: str) -> int:
     return int(hashlib.sha1(seed.encode()).hexdigest()[:8], 16) % len(options)
 
@@ -503,7 +518,8 @@ def _variant(options: tuple[str, ...], seed: str) -> int:
 class TalkService:
     """The opponents' remarks for the games of one ``store`` (see the module text). The web hub calls
     :meth:`saved` after every saved change, :meth:`observe` with the computer's evaluation after each
-    of its moves and :meth:`state` for the page; :meth:`style_for` gives the computer's style."""
+    of its moves and :meth:`state` for the page; :meth:`style_for` gives the computer's style. The
+    hooks never raise: a failure is logged and the game goes on without the remark."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -572,6 +588,7 @@ class TalkService:
 
     # -- hooks ------------------------------------------------------------------
 
+    @_quiet
     def saved(self, session: Any) -> None:
         """After a saved change of ``session``: take back the remarks of moves taken back, then greet,
         and remark on the last move, the opening, a forbidden repetition ahead and the result."""
@@ -592,6 +609,7 @@ class TalkService:
         elif session.board.turn != comp:
             self._repetition(session, t, comp)
 
+    @_quiet
     def observe(self, session: Any, score_cp: int | None, mate: int | None) -> None:
         """The computer's evaluation of the game after its move just played (its own side's view):
         remarks on a blunder or a sacrifice by either side, the evaluation band and a mate found."""
@@ -634,7 +652,15 @@ class TalkService:
 
     def state(self, session: Any) -> dict[str, Any]:
         """The page's view: ``{"enabled", "speech", "opponent": opponent_view or None, "remarks":
-        [{"id", "ply", "kind", "zh", "en"}, ...] (oldest first; empty while switched off)}``."""
+        [{"id", "ply", "kind", "zh", "en"}, ...] (oldest first; empty while switched off)}``. Never
+        raises (a failure is logged and shows no opponent)."""
+        try:
+            return self._state(session)
+        except Exception:  # noqa: BLE001 - the game's state must always be served
+            log.exception("the opponent's state failed")
+            return {"enabled": False, "speech": False, "opponent": None, "remarks": []}
+
+    def _state(self, session: Any) -> dict[str, Any]:
         on, speech = self.settings()
         op = self.opponent_of(session)
         remarks = []
