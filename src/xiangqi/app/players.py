@@ -325,7 +325,7 @@ class EnginePlayer:
         return True
 
     def choose(self, board: Board, level: str, time_s: float | None = None,
-               ticket: SearchTicket | None = None) -> Move:
+               ticket: SearchTicket | None = None, style: Any = None) -> Move:
         """The engine's move for the side to move of ``board`` at ``level`` (blocks).
 
         ``time_s`` (seconds, from the game clock) caps the level's own thinking time.
@@ -336,6 +336,8 @@ class EnginePlayer:
         In a position of the level's book the move comes from the book at once (:meth:`book_move`).
         A level ``engine:<id>`` is an engine the user added (:attr:`externals`): it plays its own
         move (no book), with the same turns and cancelling.
+        ``style``: a named opponent's :class:`~xiangqi.app.persona_style.Style`, which reweights the
+        book and chooses among the level's near-best lines (None: the level's own choice).
         """
         from xiangqi.app.engines import EngineSetupError, is_engine_key
 
@@ -351,7 +353,7 @@ class EnginePlayer:
                 self._check(t)
                 self.last_result = None  # no score of ours: the computer's conduct waits
                 return move
-            booked = self.book_move(board, level)
+            booked = self.book_move(board, level, style)
             if booked is not None:
                 self._check(t)
                 return booked
@@ -371,13 +373,19 @@ class EnginePlayer:
                 if lv.time is None or time_s < lv.time:
                     lv = dataclasses.replace(lv, time=max(0.05, time_s))
             self._check(t)
-            res = self._get().play(board.copy(), lv)
+            if style is None:
+                res = self._get().play(board.copy(), lv)
+            else:
+                from xiangqi.engine import get_level
+
+                res = style.play(self._get(), board.copy(), get_level(lv), self._rng)
             self._check(t)
             self.last_result = res
         return res.move
 
-    def book_move(self, board: Board, level: str) -> Move | None:
-        """A move for ``level`` drawn from the book (:func:`book_choices`), or None out of the book (and
+    def book_move(self, board: Board, level: str, style: Any = None) -> Move | None:
+        """A move for ``level`` drawn from the book (:func:`book_choices`, reweighted by ``style``'s
+        :meth:`~xiangqi.app.persona_style.Style.book` when given), or None out of the book (and
         when the book file cannot be read: the level then searches, and the problem is logged once)."""
         from xiangqi.core.errors import XiangqiError
 
@@ -392,6 +400,8 @@ class EnginePlayer:
             return None
         if not choices:
             return None
+        if style is not None:
+            choices = style.book(board, choices)
         from xiangqi.engine.book import draw
 
         pick = draw(choices, self._rng).move

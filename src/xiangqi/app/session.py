@@ -119,6 +119,8 @@ class Snapshot:
     #: The engine level to play (an :class:`xiangqi.engine.levels.Level`) when ``level`` is not one
     #: of the named levels (the adaptive level), else None.
     engine_level: Any = None
+    #: The named opponent the computer plays (``extras["opponent"]``, :mod:`xiangqi.app.persona`), or None.
+    opponent: str | None = None
 
 
 @dataclasses.dataclass
@@ -239,8 +241,9 @@ class GameSession:
         """A :class:`Snapshot` for a worker thread (call it where the session is changed, e.g. under
         the web hub's lock; the board in it is a copy nobody else holds)."""
         board = self.board.copy()
+        opponent = self.extras.get("opponent")
         return Snapshot(self.id, self.version, board, self.level, self.clock.think_budget_s(board.turn),
-                        self.engine_level())
+                        self.engine_level(), opponent if isinstance(opponent, str) else None)
 
     def engine_level(self) -> Any:
         """The :class:`xiangqi.engine.levels.Level` the computer plays when :attr:`level` is
@@ -516,6 +519,11 @@ class GameSession:
             name = str(self.extras.get("engine_name") or self.level)
             return name
         lv = next((x for x in levels() if x.key == self.level), None)
+        from xiangqi.app.persona import get_opponent
+
+        op = get_opponent(self.extras.get("opponent"))
+        if op is not None and lv is not None:  # a named opponent: 阿福（初级） / A-Fu (Beginner)
+            return f"{op.name_en} ({lv.name_en})" if en else f"{op.name_zh}（{lv.name_zh}）"
         if en:
             return f"Computer ({lv.name_en if lv else self.level})"
         return f"电脑·{lv.name_zh if lv else self.level}"

@@ -162,6 +162,8 @@ class GameHub:
         #: The coach (:class:`xiangqi.web.coach_api.CoachService`, set by its router): the rating after
         #: each save, the coach's advice after each of the player's moves, ``state()["coach"]``.
         self.coach: Any = None
+        #: The opponents' remarks (:class:`xiangqi.app.persona.TalkService`, set by web/talk_api.py).
+        self.talk: Any = None
 
     # -- state -----------------------------------------------------------
 
@@ -205,6 +207,8 @@ class GameHub:
         st["computer_draw_offer"] = self.computer_offers_draw()
         if self.coach is not None:
             st["coach"] = self.coach.state(self.session)
+        if self.talk is not None:
+            st["talk"] = self.talk.state(self.session)
         return st
 
     def _failure(self) -> dict[str, Any] | None:
@@ -297,6 +301,8 @@ class GameHub:
         self.arm_clock()
         if self.coach is not None:
             self.coach.saved(new)
+        if self.talk is not None:
+            self.talk.saved(new)
 
     # -- actions ---------------------------------------------------------
 
@@ -676,7 +682,9 @@ class GameHub:
             mv = got.move if res is not None else got
         else:
             self.player.last_result = None
-            mv = self.player.choose(snap.board, snap.engine_level or snap.level, snap.think_s, ticket=ticket)
+            style = None if self.talk is None else self.talk.style_for(snap.opponent)
+            mv = self.player.choose(snap.board, snap.engine_level or snap.level, snap.think_s, ticket=ticket,
+                                    style=style)
             res = self.player.last_result
         if res is not None:
             tb = getattr(res, "tablebase", None)
@@ -702,6 +710,8 @@ class GameHub:
         if got is None or got[0] != (s.id, version) or s.is_over:
             return
         _, cp, mate, wdl = got
+        if self.talk is not None:
+            self.talk.observe(s, cp, mate)
         comp = not s.board.turn  # the side that just moved
         conduct = self._conduct(s)
         conduct.observe(len(s.moves) - 1, cp, mate, wdl)

@@ -267,6 +267,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     from xiangqi.web.coach_api import create_router as coach_router
 
     app.include_router(coach_router(hub))
+    from xiangqi.web.talk_api import create_router as talk_router
+
+    app.include_router(talk_router(hub))  # named opponents and their remarks
 
     app.include_router(create_db_router(app, store))  # the games database: explorer, browser (db_api.py)
     if public:  # accounts, lobby, online rooms (online_api.py); before the index route: it owns "/"

@@ -20,6 +20,7 @@ import { createReview } from "./review.js";
 import { createCoach } from "./coach.js";
 import { createProfile, ratingLine } from "./profile.js";
 import { createOnline } from "./online.js";
+import { createTalk } from "./talk.js";
 import { markBookMoves, renderOpening } from "./opening.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
@@ -34,7 +35,7 @@ const ui = {
   wsGameId: null,
   flipped: false,
   hint: null,
-  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false, notation: "auto", computer_tendency: "normal" },
+  settings: { theme: "wood", pieces: "traditional", mode: "light", language: "zh", sound: "on", traditional: false, notation: "auto", computer_tendency: "normal", talk: "on", talk_speech: "off" },
   levels: [],
   shownResultFor: null,
   reconnectDelay: 250,
@@ -43,6 +44,7 @@ window.xq = ui; // read by the browser tests and handy in the console
 
 const board = createBoard($("#board"), { onMove: tryMove });
 const coach = createCoach({ panel: $("#coach-panel"), api, toast, onState: (st) => render(st) });
+const talk = createTalk({ api, changeSetting: (key, value) => changeSetting(key, value) });
 
 // Arrows over the board by layer: the game's hint, the engine panel's best move, the review's better move.
 const arrows = { hint: null, engine: null, review: null };
@@ -282,6 +284,7 @@ function render(st) {
   document.body.dataset.result = st.result ? st.result.result : "";
   renderActions(st);
   coach.render(st, { prev, browsing: browsing() });
+  talk.render(st, { browsing: browsing() }); // the named opponent's remarks (talk.js)
   if (st.result && prev && ui.shownResultFor !== st.id + ":" + st.moves.length && !prev.result) {
     showResult(st);
   }
@@ -497,7 +500,7 @@ function renderPlayers(st) {
     : other ? { red: other.headers.Red || "", black: other.headers.Black || "" } : null;
   const name = (color) => {
     if (names) return `${t(color)} — ${names[color] ? playerName(names[color]) : "?"}`;
-    const who = st.players[color] === "engine" ? `${t("computer")} · ${level}` : t("human");
+    const who = st.players[color] === "engine" ? talk.playerName(st) || `${t("computer")} · ${level}` : t("human");
     return `${t(color)} — ${who}`;
   };
   const bottom = orientation(st);
@@ -715,12 +718,14 @@ async function newGame(mode, level, options = {}) {
   if (!options.fen && options.start === "random") { // 随机开局: a shuffle from the server, handicap ignored
     body.fen = (await api("/api/variants/random")).fen;
   }
-  // the adaptive level and coach mode are the coach's (web/coach_api.py)
+  // the adaptive level and coach mode are the coach's (web/coach_api.py), a named opponent talk.js's
   const coached = level === "adaptive" || options.coach;
   if (coached) body.coach = Boolean(options.coach);
   const added = level.startsWith("engine:"); // an engine of Settings → engines (web/engines_api.py)
   if (added) { body.engine = Number(level.slice(7)); delete body.level; delete body.coach; }
-  const st = await api(added ? "/api/engines/game" : coached ? "/api/coach/new" : "/api/game/new", {
+  if (options.opponent && !added) { delete body.level; body.opponent = options.opponent; }
+  const url = added ? "/api/engines/game" : options.opponent ? "/api/talk/new" : coached ? "/api/coach/new" : "/api/game/new";
+  const st = await api(url, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
   if (analysis.browsing) analysis.backToGame(); // a new game is shown, not the tree browsed before
@@ -732,6 +737,7 @@ function openNewDialog() {
   fillLevels();
   const dlg = $("#dlg-new");
   if (ui.state) $("#sel-level").value = ui.state.level;
+  talk.syncDialog();
   dlg.returnValue = "";
   dlg.showModal();
 }
@@ -749,7 +755,7 @@ $("#dlg-new").addEventListener("close", () => {
   }
   if (jieqi.active) jieqi.close();
   newGame(form.mode.value, form.level.value, { clock: clockRequest(form), handicap: form.handicap.value,
-    coach: form.coach.checked, start: form.start.value })
+    coach: form.coach.checked, start: form.start.value, opponent: talk.chosen(form) })
     .catch((e) => toast(`${t("error")}: ${e.message}`));
 });
 
@@ -1177,6 +1183,7 @@ function applySettings() {
   if (window.xqEndgame) window.xqEndgame.refresh();
   engines.relabel();
   fillLevels();
+  talk.applySettings(s);
   if (ui.state) render(ui.state);
   if (online) online.refresh();
 }

@@ -175,6 +175,15 @@ Object.assign(TEXT.en, {
 // The referee's explanation of a repetition ruling in the result dialog (referee).
 Object.assign(TEXT.zh, { referee_explain: "棋例判定：每步的性质与条款" });
 Object.assign(TEXT.en, { referee_explain: "How the referee ruled: each move's class and article (in Chinese)" });
+// The named opponents and their remarks (talk.js).
+Object.assign(TEXT.zh, {
+  opponent: "对手", opponent_none: "不选（按难度）", opponent_label: "{name} · {level} · {style}{elo}",
+  talk_setting: "对手说话", talk_speech: "朗读对手的话", talk_on: "开", talk_off: "关",
+});
+Object.assign(TEXT.en, {
+  opponent: "Opponent", opponent_none: "None (by level)", opponent_label: "{name} · {level} · {style}{elo}",
+  talk_setting: "Opponent talks", talk_speech: "Read the remarks aloud", talk_on: "On", talk_off: "Off",
+});
 
 let current = "zh";
 
