@@ -269,13 +269,18 @@ def statistics(values: np.ndarray) -> dict:
     return out
 
 
+METHODS = ("retro", "forward")
+
+
 def generate(name: str, directory: Path | None = None, *, progress: Callable[[str], None] | None = None,
-             force: bool = False) -> dict:
+             force: bool = False, method: str = "retro") -> dict:
     """Generate the table of ending ``name`` (and first, recursively, its sub-endings) into ``directory``.
 
     Existing files are reused unless ``force`` (for ``name`` only). Returns the
     header written: ending, scheme, rules, size, per-side statistics, seconds,
-    passes, file bytes. ``progress`` receives one line per step.
+    passes, file bytes. ``progress`` receives one line per step. ``method``: ``"retro"`` (un-move
+    generation: each pass examines only the parents of the positions resolved in the pass before)
+    or ``"forward"`` (each pass examines every unresolved position); both give the same values.
     """
     from xiangqi.engine import tbgen
 
@@ -289,9 +294,11 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
             return load_values(directory, end.name)[1]
         except TablebaseError:
             pass  # damaged or another scheme: generate it again
+    if method not in METHODS:
+        raise TablebaseError(f"unknown generation method {method!r} (one of {', '.join(METHODS)})")
     subs = end.sub_endings()
     for s in subs:
-        generate(s, directory, progress=progress)
+        generate(s, directory, progress=progress, method=method)
     t0 = time.perf_counter()
     sub_ends = [Ending.parse(s) for s in subs]
     endings = [end, *sub_ends]
@@ -328,22 +335,37 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     cur = np.zeros((2, n_idx), np.int16)
     legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
     say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
+    args = (piece, nslots, ngr, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip,
+            cap_src)
+    last = maxsub
+    if method == "retro":
+        trig = np.zeros((2, n_idx), np.int16)
+        dirty = np.zeros((2, n_idx), np.uint8)
+        last = max(maxsub, int(tbgen.capture_triggers(cur, trig, *args)))
+        say(f"{end.name}: captures examined, the last one decides at pass {last} "
+            f"[{time.perf_counter() - t0:.1f}s]")
     n = 1
     idle = 0
+    examined_total = 0
     while True:
         if n > 32000:
             raise TablebaseError(f"{end.name}: DTM beyond the int16 range")
-        changed = tbgen.run_pass(n, cur, piece, nslots, ngr, gstart, gcnt, glist, radix, nsl, off, size,
-                                 subvals, cap_sub, cap_flip, cap_src)
-        say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions "
+        if method == "retro":
+            changed, examined = tbgen.retro_pass(n, cur, trig, dirty, *args)
+        else:
+            changed = tbgen.run_pass(n, cur, *args)
+            examined = -1
+        examined_total += max(examined, 0)
+        seen = f", {examined:,} examined" if examined >= 0 else ""
+        say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions{seen} "
             f"[{time.perf_counter() - t0:.1f}s]")
         idle = idle + 1 if changed == 0 else 0
-        if idle >= 2 and n > maxsub:
+        if idle >= 2 and n > last:
             break
         n += 1
     seconds = time.perf_counter() - t0
     header = {"ending": end.name, "scheme": SCHEME, "rules": RULES, "size": n_idx,
-              "stats": statistics(cur), "seconds": round(seconds, 2), "passes": n}
+              "stats": statistics(cur), "seconds": round(seconds, 2), "passes": n, "method": method}
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez_compressed(tmp, values=cur, header=np.array(json.dumps(header)))
     os.replace(tmp, path)
