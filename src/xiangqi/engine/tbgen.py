@@ -503,3 +503,116 @@ def retro_pass(n, cur, trig, dirty, piece, nslots, ng, gstart, gcnt, glist, radi
                 changed += 1
         _clear(sqs, nslots, bd, slot_of)
     return changed, examined
+
+
+# ---------------------------------------------------------------------------------------------
+# Probing inside the search. The tables an engine has are packed into two arrays (built by
+# tablebase.pack_tables): ``tbv`` int16, the values of every table one after the other (row 0
+# Red to move, then row 1), and ``tbd`` int64 [tables, TBD_WIDTH], one row per table:
+TBD_KEY, TBD_OFF, TBD_N, TBD_NG, TBD_NSLOTS = range(5)
+TBD_SLOT = 5  # 15 entries: first slot of each signed piece code (code + 7), -1 if absent
+TBD_GROUP = 20  # 4 entries per group: start slot, count, square list, radix
+TBD_WIDTH = TBD_GROUP + 4 * 8
+NO_TB = -32768 - 1  # tb_code: no table holds the position
+
+
+@njit
+def material_key(counts_red, counts_black):
+    """Key of a material balance: 3 bits per piece type (advisor..pawn) and colour."""
+    key = 0
+    for t in range(2, 8):
+        key |= counts_red[t] << (3 * (t - 2))
+        key |= counts_black[t] << (18 + 3 * (t - 2))
+    return key
+
+
+@njit
+def tb_code(bd, side, tbv, tbd):
+    """The table code (:data:`INVALID`-free, side to move's view) of the kernel position ``bd`` with
+    ``side`` to move (0 Red), or :data:`NO_TB` when it has more than 8 pieces or no table is packed
+    for its material. A position with the stronger side Black is looked up turned round."""
+    nt = tbd.shape[0]
+    if nt == 0:
+        return NO_TB
+    cr = np.zeros(8, np.int64)
+    cb = np.zeros(8, np.int64)
+    npieces = 0
+    for sq in range(90):
+        p = bd[sq]
+        if p != 0:
+            npieces += 1
+            if npieces > 8:
+                return NO_TB
+            if p > 0:
+                cr[p] += 1
+            else:
+                cb[-p] += 1
+    k0 = material_key(cr, cb)
+    k1 = material_key(cb, cr)
+    row = -1
+    flip = False
+    for t in range(nt):
+        if tbd[t, TBD_KEY] == k0:
+            row = t
+            break
+        if tbd[t, TBD_KEY] == k1:
+            row = t
+            flip = True
+            break
+    if row < 0:
+        return NO_TB
+    nslots = tbd[row, TBD_NSLOTS]
+    sqs = np.zeros(nslots, np.int64)
+    fill = np.zeros(15, np.int64)
+    for sq in range(90):
+        p = bd[sq]
+        if p == 0:
+            continue
+        q = -p if flip else p
+        s = flip_sq(sq) if flip else sq
+        sqs[tbd[row, TBD_SLOT + q + 7] + fill[q + 7]] = s
+        fill[q + 7] += 1
+    mirror = (sqs[0] % 9) > 4
+    scratch = np.zeros(8, np.int64)
+    idx = 0
+    for g in range(tbd[row, TBD_NG]):
+        base = TBD_GROUP + 4 * g
+        st = tbd[row, base]
+        c = tbd[row, base + 1]
+        lst = tbd[row, base + 2]
+        for i in range(c):
+            sq = sqs[st + i]
+            if mirror:
+                f = sq % 9
+                sq = sq - f + 8 - f
+            pos = SQPOS[lst, sq]
+            if pos < 0:
+                return NO_TB
+            j = i
+            while j > 0 and scratch[j - 1] > pos:
+                scratch[j] = scratch[j - 1]
+                j -= 1
+            scratch[j] = pos
+        r = 0
+        for i in range(c):
+            r += BINOM[scratch[i], i + 1]
+        idx = idx * tbd[row, base + 3] + r
+    s2 = 1 - side if flip else side
+    v = tbv[tbd[row, TBD_OFF] + s2 * tbd[row, TBD_N] + idx]
+    if v == INVALID:
+        return NO_TB
+    return v
+
+
+@njit
+def tb_score(bd, side, ply, tbv, tbd, mate):
+    """Search score of the position from the tables (mate-distance scores: ``mate - ply - plies`` for a
+    win), or :data:`NO_TB`."""
+    v = tb_code(bd, side, tbv, tbd)
+    if v == NO_TB:
+        return NO_TB
+    if v > 0:
+        return mate - ply - v
+    if v < 0:
+        return -(mate - ply - (-v - 1))
+    return 0
