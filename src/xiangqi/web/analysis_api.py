@@ -324,7 +324,7 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                         continue
                     holding = True
                 if analysis is None:
-                    analysis = LiveAnalysis(hub.player.gate)
+                    analysis = LiveAnalysis(hub.player.gate, tablebase_dir=hub.store.data_dir / "tablebases")
                 try:
                     job = analysis.start(req.fen, req.moves, req.multipv)
                 except (XiangqiError, ValueError) as exc:

@@ -4,6 +4,7 @@
 // it closes (the server stops the search then, and when the page goes away). While the game's own
 // computer searches, the server pauses the analysis (the game comes first) and the panel says so.
 
+import { tablebaseVerdict } from "./endgame.js";
 import { fill, t } from "./i18n.js";
 import { socket } from "./net.js";
 
@@ -79,6 +80,7 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
 
   function clearLines() {
     $("#ep-lines").replaceChildren();
+    if ($("#ep-tb")) showTablebase(null);
     $("#ep-stats").textContent = "";
     onArrow(null);
     document.body.dataset.engineDepth = "0";
@@ -108,8 +110,22 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
     return moves.join(" ");
   }
 
+  function showTablebase(tb) {
+    let el = $("#ep-tb");
+    if (!el) {
+      el = document.createElement("p");
+      el.id = "ep-tb";
+      el.className = "ep-tb";
+      $("#ep-lines").before(el);
+    }
+    el.textContent = tablebaseVerdict(tb, notation(), decorate);
+    el.hidden = !tb;
+    document.body.dataset.engineTb = tb ? tb.wdl : "";
+  }
+
   function showInfo(msg) {
     $("#ep-stats").textContent = fill(t("ep_stats"), { depth: msg.depth, nps: rate(msg.nps) });
+    showTablebase(msg.tablebase);
     const list = $("#ep-lines");
     list.replaceChildren();
     for (const line of msg.lines) {
