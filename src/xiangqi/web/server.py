@@ -221,6 +221,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``."""
     store = Store(data_dir)
     player = player or EnginePlayer(book=DEFAULT_BOOK)  # the game's computer opens from the book
+    player.tablebase_dir = store.data_dir / "tablebases"  # the endgame tables of this data dir
     records = RecordSandbox(record_budget_s)
 
     @contextlib.asynccontextmanager

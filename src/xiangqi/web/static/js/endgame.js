@@ -28,16 +28,16 @@ Object.assign(TEXT.en, {
 
 // the tablebase verdict of the engine panel (analysis board)
 Object.assign(TEXT.zh, { tb_best: "最佳着法：{moves}", tb_mated: "残局库：{side}胜（已将死）", tb_more: "等 {n} 着",
-  tb_was: "（走前：{v}）" });
+  tb_was: "（走前：{v}）", tb_red: "红", tb_black: "黑" });
 Object.assign(TEXT.en, { tb_best: "best: {moves}", tb_mated: "Tablebase: {side} has mated", tb_more: "and {n} more",
-  tb_was: " (before the move: {v})" });
+  tb_was: " (before the move: {v})", tb_red: "Red", tb_black: "Black" });
 
 /** "残局库：红胜，23 步杀" / "残局库：和棋" for a table verdict ``{wdl, dtm}`` with ``turn`` to move. */
 function verdictHead(tb, turn) {
   if (tb.wdl === "draw") return t("tb_draw");
   const winner = tb.wdl === "win" ? turn : (turn === "red" ? "black" : "red");
-  if (!tb.dtm) return fill(t("tb_mated"), { side: t(winner) });
-  return fill(t("tb_win"), { side: t(winner), n: Math.ceil(tb.dtm / 2) });
+  if (!tb.dtm) return fill(t("tb_mated"), { side: t(`tb_${winner}`) });
+  return fill(t("tb_win"), { side: t(`tb_${winner}`), n: Math.ceil(tb.dtm / 2) });
 }
 
 /**

@@ -79,6 +79,7 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
   }
 
   function clearLines() {
+    lastInfo = null;
     $("#ep-lines").replaceChildren();
     if ($("#ep-tb")) showTablebase(null);
     $("#ep-stats").textContent = "";
@@ -123,7 +124,10 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
     document.body.dataset.engineTb = tb ? tb.wdl : "";
   }
 
+  let lastInfo = null; // the update shown, drawn again when the language or notation changes
+
   function showInfo(msg) {
+    lastInfo = msg;
     $("#ep-stats").textContent = fill(t("ep_stats"), { depth: msg.depth, nps: rate(msg.nps) });
     showTablebase(msg.tablebase);
     const list = $("#ep-lines");
@@ -203,6 +207,9 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
       if (open) { clearLines(); timer = setTimeout(ask, 120); }
     },
     /** The page's notation changed: nothing to do until the next update (lines carry every notation). */
-    refresh() { $("#eval-bar").classList.toggle("black-bottom", orientation() === "black"); },
+    refresh() {
+      $("#eval-bar").classList.toggle("black-bottom", orientation() === "black");
+      if (open && lastInfo) showInfo(lastInfo);
+    },
   };
 }
