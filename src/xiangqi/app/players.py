@@ -274,9 +274,10 @@ class EnginePlayer:
 
         with contextlib.suppress(OSError):
             tbdir = Path(self.tablebase_dir) if self.tablebase_dir is not None else default_dir()
-            have = eng.tablebase.directory if eng.tablebase is not None else None
-            if have != tbdir and tbdir.is_dir():
-                eng.set_tablebase_path(tbdir)
+            if tbdir.is_dir():
+                tb = getattr(eng, "tablebase", None)
+                if tb is None or tb.directory != tbdir:
+                    eng.set_tablebase_path(tbdir)
         return eng
 
     def warmup(self) -> None:
