@@ -28,16 +28,19 @@ Object.assign(TEXT.en, {
 
 // the tablebase verdict of the engine panel (analysis board)
 Object.assign(TEXT.zh, { tb_best: "最佳着法：{moves}", tb_mated: "残局库：{side}胜（已将死）", tb_more: "等 {n} 着",
-  tb_was: "（走前：{v}）", tb_red: "红", tb_black: "黑" });
+  tb_was: "（走前：{v}）", tb_red: "红", tb_black: "黑", tbb_win: "{side}胜，{n} 步杀", tbb_draw: "和棋",
+  tbb_mated: "{side}胜（已将死）" });
 Object.assign(TEXT.en, { tb_best: "best: {moves}", tb_mated: "Tablebase: {side} has mated", tb_more: "and {n} more",
-  tb_was: " (before the move: {v})", tb_red: "Red", tb_black: "Black" });
+  tb_was: " (before the move: {v})", tb_red: "Red", tb_black: "Black", tbb_win: "{side} mates in {n}",
+  tbb_draw: "draw", tbb_mated: "{side} has mated" });
 
 /** "残局库：红胜，23 步杀" / "残局库：和棋" for a table verdict ``{wdl, dtm}`` with ``turn`` to move. */
-function verdictHead(tb, turn) {
-  if (tb.wdl === "draw") return t("tb_draw");
+function verdictHead(tb, turn, bare = false) {
+  const k = bare ? "tbb_" : "tb_"; // bare: without the "残局库：" prefix
+  if (tb.wdl === "draw") return t(`${k}draw`);
   const winner = tb.wdl === "win" ? turn : (turn === "red" ? "black" : "red");
-  if (!tb.dtm) return fill(t("tb_mated"), { side: t(`tb_${winner}`) });
-  return fill(t("tb_win"), { side: t(`tb_${winner}`), n: Math.ceil(tb.dtm / 2) });
+  if (!tb.dtm) return fill(t(`${k}mated`), { side: t(`tb_${winner}`) });
+  return fill(t(`${k}win`), { side: t(`tb_${winner}`), n: Math.ceil(tb.dtm / 2) });
 }
 
 /**
@@ -49,7 +52,7 @@ export function reviewTableNote(p) {
   if (!p || !p.tb_after) return "";
   const other = p.color === "red" ? "black" : "red";
   const now = verdictHead(p.tb_after, other);
-  const was = p.tb_before ? verdictHead(p.tb_before, p.color) : "";
+  const was = p.tb_before ? verdictHead(p.tb_before, p.color, true) : "";
   const changed = p.tb_before && p.tb_before.wdl !== ({ win: "loss", loss: "win", draw: "draw" })[p.tb_after.wdl];
   return changed ? now + fill(t("tb_was"), { v: was }) : now;
 }
