@@ -3,7 +3,8 @@
 Run: ``nice -n 10 .venv/bin/python bench/bench_tablebase.py [--dir DIR] [--markdown] ENDING...``
 (default endings: the small set and KRKAABB). Tables already in ``--dir`` are
 reused (their stored generation time is reported); a fresh temporary directory
-is used when ``--dir`` is not given. Each ending's time is its own (its
+is used when ``--dir`` is not given (``--report``: the stored headers of every
+table in ``--dir``). Each ending's time is its own (its
 sub-endings are generated first and timed on their own rows); the compile time
 of the kernels is excluded by a warm-up on KRK. ``--size-only`` prints the
 index sizes and the memory a generation needs without generating. No timing is
@@ -58,7 +59,22 @@ def main() -> None:
     ap.add_argument("endings", nargs="*", default=DEFAULT)
     ap.add_argument("--dir", default=None, help="table directory (default: a fresh temporary one)")
     ap.add_argument("--size-only", action="store_true", help="print index sizes and memory, generate nothing")
+    ap.add_argument("--report", action="store_true",
+                    help="print the table of every table file in --dir (stored times), generate nothing")
     args = ap.parse_args()
+    if args.report:
+        d = Path(args.dir)
+        names = sorted(tb.Tablebase(d).available(), key=lambda n: (tb.Ending.parse(n).size(), n))
+        heads = []
+        for n in names:
+            h = tb.load_values(d, n)[1]
+            h["file_bytes"] = tb.table_path(d, n).stat().st_size
+            heads.append(h)
+        print(table(heads))
+        total = sum(h["file_bytes"] for h in heads)
+        secs = sum(h["seconds"] for h in heads)
+        print(f"\n{len(heads)} tables, {total:,} bytes, {secs:,.0f} s of generation")
+        return
     if args.size_only:
         for n in args.endings:
             e = tb.Ending.parse(n)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from xiangqi.core.board import STARTING_FEN, Board
 from xiangqi.core.errors import XiangqiError
@@ -313,9 +314,27 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
 def cmd_tb_generate(args: argparse.Namespace) -> int:
     """Generate tablebases (and their sub-endings) with progress on stderr; one summary line per ending."""
-    from xiangqi.engine.tablebase import Ending, generate, progress_to_stderr
+    from xiangqi.engine.tablebase import (
+        Ending,
+        default_dir,
+        default_set,
+        generate,
+        progress_to_stderr,
+        table_path,
+    )
 
     names = [Ending.parse(n).name for n in args.endings]  # every name checked before any work
+    if args.default:
+        names += [n for n in default_set(args.max_indices) if n not in names]
+    if not names:
+        print("xiangqi tb generate: name endings or give --default", file=sys.stderr)
+        return 2
+    if args.list:
+        directory = Path(args.dir) if args.dir else default_dir()
+        for name in names:
+            present = "present" if table_path(directory, name).exists() else "missing"
+            print(f"{name}\t{Ending.parse(name).size() * 2:,} indices\t{present}")
+        return 0
     for name in names:
         h = _interruptible(lambda n=name: generate(n, args.dir, progress=progress_to_stderr,
                                                    force=args.force))
@@ -529,8 +548,14 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(--dir DIR instead).")
     tbsub = p.add_subparsers(dest="tb_command", required=True)
     q = tbsub.add_parser("generate", help="generate endings, e.g. KRK KRKAABB (stronger side first)")
-    q.add_argument("endings", nargs="+", metavar="ENDING",
+    q.add_argument("endings", nargs="*", metavar="ENDING",
                    help="FEN letters, stronger side first: K A B N R C P (H, E for horse, elephant)")
+    q.add_argument("--default", action="store_true",
+                   help="the default set (docs/TABLEBASES.md), smallest first; tables already present are "
+                        "kept, so the command resumes where it stopped")
+    q.add_argument("--max-indices", type=int, default=None, metavar="N",
+                   help="with --default: only endings of at most N indices per side to move")
+    q.add_argument("--list", action="store_true", help="print the endings, their sizes and whether present")
     q.add_argument("--dir", default=None, help="table directory (default: the data dir's tablebases)")
     q.add_argument("--force", action="store_true", help="generate again even if the file exists")
     q.set_defaults(func=cmd_tb_generate)

@@ -292,3 +292,118 @@ def test_uci_tablebase_path_option(tbdir):
     assert f"info string tablebase KRKA: win for the side to move, mate in {dtm} plies" in out
     move = next(x for x in out if x.startswith("bestmove")).split()[1]
     assert move in tb.Tablebase(tbdir).probe(board).best
+
+
+@pytest.mark.parametrize("name", ["KRKA", "KPKB", pytest.param("KNKA", marks=pytest.mark.slow),
+                                  pytest.param("KPKP", marks=pytest.mark.slow),
+                                  pytest.param("KRKN", marks=pytest.mark.slow)])
+def test_retro_generation_equals_forward_scan(tmp_path, name):
+    """Un-move generation examines fewer positions but must give the forward scan's values exactly
+    (KRKA: rook and king un-moves; KPKB: pawn un-moves; KNKA: horse un-moves, 38-ply mates; KPKP:
+    captures into a colour-swapped sub-ending; KRKN: wins for both sides; the last three take
+    5-40 s, mostly the forward scan)."""
+    fwd, ret = tmp_path / "f", tmp_path / "r"
+    hf = tb.generate(name, fwd, method="forward")
+    hr = tb.generate(name, ret, method="retro")
+    assert hr["method"] == "retro" and hf["method"] == "forward"
+    assert np.array_equal(tb.load_values(fwd, name)[0], tb.load_values(ret, name)[0])
+    assert hr["stats"] == hf["stats"] and hr["passes"] == hf["passes"]
+
+
+def test_default_set():
+    names = tb.default_set()
+    assert names[:4] == ["KPK", "KCK", "KNK", "KRK"]  # smallest first
+    sizes = [tb.Ending.parse(n).size() for n in names]
+    assert sizes == sorted(sizes)
+    # one attacker against every defence, one against one, two against at most one with defenders,
+    # one attacker and one own defender against the full defence; never more than 8 pieces
+    for n in ("KRKAABB", "KNKAB", "KPKBB", "KRKN", "KCKP", "KPKP", "KRNKAABB", "KPPKAA", "KRRKR",
+              "KNPKRA", "KRAKAABB", "KPBKAABB"):
+        assert n in names, n
+    for n in ("KRNKRAABB", "KRAAKAABB", "KRKNA", "KRNKNAABB"):
+        assert n not in names, n
+    assert all(len(n) <= 8 for n in names) and len(names) == len(set(names)) == 464
+    assert tb.default_set(max_indices=50_000) == [n for n in names if tb.Ending.parse(n).size() <= 50_000]
+
+
+def test_cli_generate_default_list(tmp_path, capsys):
+    tb.generate("KRK", tmp_path)
+    argv = ["tb", "generate", "--default", "--max-indices", "5000", "--list", "--dir", str(tmp_path)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["KPK\t5,940 indices\tmissing", "KCK\t9,720 indices\tmissing",
+                     "KNK\t9,720 indices\tmissing", "KRK\t9,720 indices\tpresent"]
+
+
+def _turned(board):
+    """The board turned round: ranks r -> 9 - r, colours and the side to move swapped."""
+    grid = [None] * 90
+    for sq, p in enumerate(board.squares):
+        if p:
+            letter = " kabnrcp"[abs(p)]
+            grid[(9 - sq // 9) * 9 + sq % 9] = letter if p > 0 else letter.upper()
+    return Board(f"{grid_board_fen(grid)} {'b' if board.turn else 'w'} - - 0 1")
+
+
+def test_packed_tables_probe_like_the_python_side(tbdir):
+    """tbgen.tb_code (the search's probe) agrees with Tablebase.value on random positions of every
+    table, both colours (a position with the stronger side Black is looked up turned round)."""
+    from xiangqi.engine.movegen import board_arrays
+
+    tbv, tbd, names = tb.pack_tables(tbdir)
+    # other tests of this module may add tables to the directory (e.g. KRKN)
+    assert set(SMALL) <= set(names) and tbd.shape == (len(names), tbgen.TBD_WIDTH)
+    assert names == sorted(names, key=lambda n: (tb.Ending.parse(n).size(), n))  # smallest first
+    base = tb.Tablebase(tbdir)
+    checked = 0
+    for name in SMALL:
+        end = tb.Ending.parse(name)
+        values, _ = tb.load_values(tbdir, name)
+        for side, idx in _legal_samples(end, values, 150, seed=7):
+            b = _board(end, _squares(end, idx), side == 0)
+            for board in (b, _turned(b)):
+                bd, _ks, turn = board_arrays(board)
+                code = int(tbgen.tb_code(bd, turn, tbv, tbd))
+                assert code == base.value(board)[0] == int(values[side, idx])
+                checked += 1
+    assert checked >= 6 * 150
+    bd, _ks, turn = board_arrays(Board())
+    assert tbgen.tb_code(bd, turn, tbv, tbd) == tbgen.NO_TB
+
+
+def test_search_probes_tables_after_captures(tmp_path):
+    """Root-only probing misjudges a position whose own table is absent: 马 vs 士象 (KNKAB, not
+    given to the engine) where taking the advisor leaves 马 vs 象, a draw (KNKB), and taking nothing
+    keeps a win. The engine that probes KNKA/KNKB inside the search keeps the win and finds the exact
+    mate; without the probe it takes the advisor (material) and scores it +2.5 pawns."""
+    from xiangqi.engine import Engine, Limit
+
+    full, part = tmp_path / "full", tmp_path / "part"
+    tb.generate("KNKAB", full)
+    part.mkdir()
+    for n in ("KNK", "KNKA", "KNKB"):
+        tb.table_path(part, n).write_bytes(tb.table_path(full, n).read_bytes())
+    fen = "4k4/9/4ba3/9/4N4/9/9/9/9/4K4 w - - 0 1"
+    judge = tb.Tablebase(full)
+    assert judge.value(Board(fen))[0] == 37  # Red mates in 37 plies
+
+    def verdict(move):
+        b = Board(fen)
+        b.push(move)
+        return judge.value(b)[0]
+
+    root_only = Engine(hash_mb=4)
+    root_only.set_tablebase_path(part)
+    root_only.tablebase_in_search = False
+    r1 = root_only.search(Board(fen), Limit(depth=6))
+    assert r1.tablebase is None  # the root's table is not there
+    assert r1.move.iccs() == "e5f7" and verdict(r1.move) == 0  # takes the advisor: a draw
+    assert r1.score_cp > 150
+    probing = Engine(hash_mb=4)
+    probing.set_tablebase_path(part)
+    r2 = probing.search(Board(fen), Limit(depth=6))
+    assert r2.move.iccs() != "e5f7" and verdict(r2.move) < 0  # Black to move is lost: the win is kept
+    # it even sees the whole mate: the line into 马 vs 士 (KNKA) after taking the elephant, mate in
+    # 37 plies = 19 moves, the exact value of the table it was not given
+    assert (r2.mate, r2.score_cp) == (19, None)
+    assert [m.iccs() for m in r2.pv[:3]] == ["e5g6", "f7e8", "g6e7"]

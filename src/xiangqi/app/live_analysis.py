@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from typing import Any
@@ -53,8 +54,12 @@ class LiveAnalysis:
     """
 
     def __init__(self, gate: ForegroundGate, *, hash_mb: int = 16, max_seconds: float = MAX_SECONDS,
-                 max_depth: int = MAX_DEPTH, engine: Any = None) -> None:
+                 max_depth: int = MAX_DEPTH, engine: Any = None,
+                 tablebase_dir: str | os.PathLike[str] | None = None) -> None:
         self.gate = gate
+        #: Endgame tables (``xiangqi tb generate``) for the verdict and the search; None: none.
+        self.tablebase_dir = tablebase_dir
+        self._tb_verdict: dict[str, Any] | None = None
         self.hash_mb = hash_mb
         self.max_seconds = max_seconds
         self.max_depth = max_depth
@@ -194,7 +199,13 @@ class LiveAnalysis:
                 self._event({"type": "resumed"})
             if self._engine is None:
                 self._engine = Engine(hash_mb=self.hash_mb)
+                if self.tablebase_dir is not None:
+                    self._engine.set_tablebase_path(self.tablebase_dir)
             eng = self._engine
+            verdict = tablebase_verdict(getattr(eng, "tablebase", None), job["board"])
+            with self._cond:
+                if self._job is job:
+                    self._tb_verdict = verdict
             timer = threading.Timer(self.max_seconds, eng.stop)
             timer.daemon = True
             started = time.monotonic()
@@ -242,7 +253,36 @@ class LiveAnalysis:
                 "nodes": info.nodes, "nps": info.nps, "time_s": round(info.time_s, 2),
                 "lines": [{"multipv": ln.multipv, "score_cp": ln.score_cp, "mate": ln.mate, "depth": ln.depth,
                            "pv": [m.iccs() for m in ln.pv]} for ln in lines],
+                "tablebase": self._tb_verdict,
             }
+
+
+def tablebase_verdict(tablebase: Any, board: Board) -> dict[str, Any] | None:
+    """The endgame table's verdict on ``board`` for the panel, or None (no tables, not in them).
+
+    ``{"wdl": "win|draw|loss" for the side to move, "dtm": plies or None, "mate": moves to mate
+    (ceil(dtm / 2)) or None, "winner": "red|black" or None, "ending", "best": [ICCS], "chinese",
+    "wxf": the best moves in the notations}`` (:meth:`xiangqi.engine.tablebase.Tablebase.probe`).
+    """
+    if tablebase is None or sum(1 for p in board.squares if p) > 8:
+        return None
+    from xiangqi.core.notation import move_to_text
+    from xiangqi.engine.tablebase import TablebaseError
+
+    try:
+        res = tablebase.probe(board)
+    except TablebaseError:
+        return None
+    if res is None:
+        return None
+    turn = "red" if board.turn else "black"
+    other = "black" if board.turn else "red"
+    winner = turn if res.wdl == "win" else other if res.wdl == "loss" else None
+    moves = [Move.from_iccs(m) for m in res.best]
+    return {"wdl": res.wdl, "dtm": res.dtm, "mate": None if res.dtm is None else (res.dtm + 1) // 2,
+            "winner": winner, "ending": res.ending, "best": list(res.best),
+            "chinese": [move_to_text(board, m, "chinese") for m in moves],
+            "wxf": [move_to_text(board, m, "wxf") for m in moves]}
 
 
 def _with_text(upd: dict[str, Any], board: Board) -> dict[str, Any]:

@@ -187,6 +187,9 @@ class EnginePlayer:
         self.book = book
         self._rng = random.Random(book_seed)
         self._engine: Any = None
+        #: The endgame tables' directory (``xiangqi tb generate``); None: the data dir's
+        #: ``tablebases`` (:func:`xiangqi.engine.tablebase.default_dir`). Used once it exists.
+        self.tablebase_dir: Any = None
         self._cond = threading.Condition()
         self._running: SearchTicket | None = None
         self._waiting: list[SearchTicket] = []
@@ -269,15 +272,20 @@ class EnginePlayer:
         if self._engine is None:
             from xiangqi.engine import Engine
 
-            eng = Engine(hash_mb=self.hash_mb)
-            # the endgame tables of the data dir, when any were generated (`xiangqi tb generate`)
-            from xiangqi.engine.tablebase import default_dir
+            self._engine = Engine(hash_mb=self.hash_mb)
+        eng = self._engine
+        # the endgame tables of the data dir, once any were generated (`xiangqi tb generate`)
+        from pathlib import Path
 
-            with contextlib.suppress(OSError):
-                if default_dir().is_dir():
-                    eng.set_tablebase_path(default_dir())
-            self._engine = eng
-        return self._engine
+        from xiangqi.engine.tablebase import default_dir
+
+        with contextlib.suppress(OSError):
+            tbdir = Path(self.tablebase_dir) if self.tablebase_dir is not None else default_dir()
+            if tbdir.is_dir():
+                tb = getattr(eng, "tablebase", None)
+                if tb is None or tb.directory != tbdir:
+                    eng.set_tablebase_path(tbdir)
+        return eng
 
     def warmup(self) -> None:
         """Start compiling the engine kernels in the background (no-op if the engine is absent)."""

@@ -169,6 +169,11 @@ class Engine:
         self._recent_keys: set[int] = set()
         #: Endgame tables probed at the root (:meth:`set_tablebase_path`); None: none.
         self.tablebase = None
+        #: Probe the tables inside the search too (not only at the root); the tables packed for the
+        #: kernels (:func:`~xiangqi.engine.tablebase.pack_tables`), at most ``tablebase_memory_mb``.
+        self.tablebase_in_search = True
+        self.tablebase_memory_mb = 512
+        self._tb_packed: tuple = (None, None)  # (directory listing it was packed from, (tbv, tbd))
 
     # -- configuration -----------------------------------------------------
 
@@ -191,13 +196,31 @@ class Engine:
         from xiangqi.engine.tablebase import Tablebase
 
         self.tablebase = Tablebase(str(path).strip())
+        self._tb_packed = (None, None)
         return self.tablebase.available()
+
+    def _tb_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(tbv, tbd)`` for the search kernels: the tables of :attr:`tablebase` packed (again when the
+        directory's files changed), or empty arrays (no tables, or :attr:`tablebase_in_search` off)."""
+        from xiangqi.engine import tbgen
+
+        empty = (np.zeros(1, np.int16), np.zeros((0, tbgen.TBD_WIDTH), np.int64))
+        tb = self.tablebase
+        if tb is None or not self.tablebase_in_search:
+            return empty
+        listing = tuple(tb.available())
+        if self._tb_packed[0] != listing:
+            from xiangqi.engine.tablebase import pack_tables
+
+            tbv, tbd, _names = pack_tables(tb.directory, self.tablebase_memory_mb)
+            self._tb_packed = (listing, (tbv, tbd))
+        return self._tb_packed[1]
 
     def _probe_root(self, board: Board):
         """The table's :class:`~xiangqi.engine.tablebase.ProbeResult` for the root, or None (no tables,
         more than 8 pieces, an ending whose table is absent, or a damaged table file: searched as usual).
 
-        Where it stops: the tables are probed at the root only, not inside the search, and they are
+        The search probes the tables too (:meth:`_tb_arrays`, after captures and at ply 1). They are
         *pure mate* (docs/TABLEBASES.md): a win there may need a perpetual check that the rules forbid;
         the root's repetition filter (:meth:`_drop_forbidden`) still applies to the moves it keeps."""
         tb = self.tablebase
@@ -501,6 +524,7 @@ class Engine:
         ctl = self._ctl
         arr = np.array(cand, dtype=np.int64)
         scores = np.zeros(len(cand), np.int64)
+        tbv, tbd = self._tb_arrays()
         delta = 35
         if aspiration and prev is not None and depth >= 5 and abs(prev) < K.MATE_BOUND:
             alpha, beta = prev - delta, prev + delta
@@ -508,8 +532,8 @@ class Engine:
             alpha, beta = -K.INF, K.INF
         while True:
             s = int(_k.search_root(bd, ks, st, self._rk, self._rf, self._tk, self._td, b["killers"],
-                                   b["hist"], b["mbuf"], b["sbuf"], b["pv"], b["pvl"], ctl, arr, len(cand),
-                                   scores, depth, alpha, beta))
+                                   b["hist"], b["mbuf"], b["sbuf"], b["pv"], b["pvl"], ctl, tbv, tbd, arr,
+                                   len(cand), scores, depth, alpha, beta))
             pv = [int(x) for x in b["pv"][0, : b["pvl"][0]]]
             if ctl[K.C_STOP]:
                 # a stopped search's best move counts only if it beat the window (not a fail-low bound)

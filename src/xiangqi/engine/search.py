@@ -65,6 +65,7 @@ from xiangqi.engine.movegen import (
     king_attacked,
     square_attacked,
 )
+from xiangqi.engine.tbgen import NO_TB, tb_score
 from xiangqi.engine.tt import (
     BOUND_EXACT,
     BOUND_LOWER,
@@ -310,9 +311,9 @@ def _has_big_pieces(bd, side):
 
 @njit_sig("int64(int8[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
           "int64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], int64[::1], "
-          "int64[::1], int64, int64, int64, int64, boolean)")
-def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, depth, alpha, beta, ply,
-            null_ok):
+          "int64[::1], int16[::1], int64[:, ::1], int64, int64, int64, int64, boolean)")
+def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd, depth, alpha, beta,
+            ply, null_ok):
     """Principal variation search; returns the score for the side to move, within (alpha, beta) bounds."""
     pvl[ply] = 0
     # Recursive calls pass run-time values, never literals: a call typed with a literal
@@ -335,6 +336,12 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
         beta = MATE - ply - 1
     if alpha >= beta:
         return alpha
+    # endgame tables (tbgen.tb_score): probed where the material can have changed (after a capture)
+    # and at ply 1, the exact score of a position they hold (pure mate, docs/TABLEBASES.md)
+    if tbd.shape[0] > 0 and (ply == 1 or (rf[hp] & 2) != 0):
+        tbs = tb_score(bd, side, ply, tbv, tbd, MATE)
+        if tbs != NO_TB:
+            return tbs
     if depth <= 0:
         return qsearch(bd, ks, st, rk, rf, mbuf, sbuf, ctl, alpha, beta, ply, q0)
     _count_nodes(ctl)
@@ -380,7 +387,7 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
             st[S_HP] = hp + 1
             rk[hp + 1] = st[S_KEY]
             rf[hp + 1] = 2
-            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                          depth - 1 - r, -beta, -beta + 1, ply + 1, no)
             st[S_KEY] = key
             st[S_SIDE] = side
@@ -419,7 +426,7 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
             unmake_move(bd, ks, st, m, cap)  # futility / late move pruning
             continue
         if legal == 1:
-            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                          depth - 1 + ext, -beta, -alpha, ply + 1, yes)
         else:
             r = 0
@@ -434,13 +441,13 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
                     r = depth - 2
                 if r < 0:
                     r = 0
-            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                          depth - 1 + ext - r, -alpha - 1, -alpha, ply + 1, yes)
             if s > alpha and r > 0:
-                s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+                s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                              depth - 1 + ext, -alpha - 1, -alpha, ply + 1, yes)
             if s > alpha and s < beta:
-                s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+                s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                              depth - 1 + ext, -beta, -alpha, ply + 1, yes)
         unmake_move(bd, ks, st, m, cap)
         if ctl[C_STOP] != 0:
@@ -493,13 +500,14 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
 
 
 @njit
-def search_root(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, root_moves, n_root,
-                root_scores, depth, alpha, beta):
+def search_root(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd, root_moves,
+                n_root, root_scores, depth, alpha, beta):
     """Search the ``n_root`` legal moves of ``root_moves`` (in that order) to ``depth``.
 
     Returns the best score; ``ctl[C_BEST]``/``ctl[C_BEST_SCORE]`` hold the best
     move found so far (also when stopped midway), ``pv[0, :pvl[0]]`` its PV and
-    ``ctl[C_ROOT_DONE]`` how many root moves were searched completely.
+    ``ctl[C_ROOT_DONE]`` how many root moves were searched completely. ``tbv``/``tbd``: the packed
+    endgame tables probed inside the search (``tablebase.pack_tables``; zero rows: none).
     """
     side = st[S_SIDE]
     hp = st[S_HP]
@@ -515,13 +523,13 @@ def search_root(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, 
         m = root_moves[i]
         cap = make_move(bd, ks, st, rk, rf, m)
         if i == 0:
-            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                          depth - 1, -beta, -alpha, one, yes)
         else:
-            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+            s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                          depth - 1, -alpha - 1, -alpha, one, yes)
             if s > alpha and s < beta and ctl[C_STOP] == 0:
-                s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
+                s = -negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl, tbv, tbd,
                              depth - 1, -beta, -alpha, one, yes)
         unmake_move(bd, ks, st, m, cap)
         if ctl[C_STOP] != 0:

@@ -174,6 +174,49 @@ class Ending:
         return sorted({n for n, _, _ in self.captures() if n})
 
 
+MAX_PIECES = 8  # kings included: the most a table holds (``Ending.parse`` refuses more)
+
+
+def default_set(max_indices: int | None = None) -> list[str]:
+    """The default table set of issue 14, smallest first (ties by name).
+
+    Every ending with one or two attacking pieces (车 马 炮 兵) on one side against at most one on
+    the other, with any advisors/elephants (0-2 each) on the side with fewer attackers (none when both
+    sides have one attacker), plus one attacker with one advisor or elephant of its own against the
+    full defence 士象全 (the largest such ending within :data:`MAX_PIECES`; with two own defenders it
+    would be 9 pieces). Endings beyond :data:`MAX_PIECES` pieces are left out. ``max_indices``: keep
+    only the endings with at most that many indices per side to move (their sub-endings are smaller).
+    """
+    att = "RNCP"
+    defences = [d for a in range(3) for b in range(3) if (d := "A" * a + "B" * b) or True]
+    singles = list(att)
+    doubles = sorted({"".join(sorted(x + y, key=ORDER.index)) for x in att for y in att})
+    names: set[str] = set()
+
+    def add(strong: str, weak: str) -> None:
+        if 2 + len(strong) + len(weak) > MAX_PIECES:
+            return
+        canon = canonical(strong, weak)
+        if canon is not None:
+            names.add(canon[0])
+
+    for strong in singles + doubles:
+        for w_att in ["", *att]:
+            n_strong = len(strong)
+            if w_att and n_strong == 1:
+                add(strong, w_att)
+                continue
+            for d in defences:
+                add(strong, w_att + d)
+    for a in att:
+        for own in ("A", "B"):
+            add(a + own, "AABB")
+    out = sorted(names, key=lambda n: (Ending.parse(n).size(), n))
+    if max_indices is not None:
+        out = [n for n in out if Ending.parse(n).size() <= max_indices]
+    return out
+
+
 @functools.lru_cache(maxsize=256)
 def _parsed(name: str) -> tuple[Ending, list[int]]:
     end = Ending.parse(name)
@@ -269,13 +312,18 @@ def statistics(values: np.ndarray) -> dict:
     return out
 
 
+METHODS = ("retro", "forward")
+
+
 def generate(name: str, directory: Path | None = None, *, progress: Callable[[str], None] | None = None,
-             force: bool = False) -> dict:
+             force: bool = False, method: str = "retro") -> dict:
     """Generate the table of ending ``name`` (and first, recursively, its sub-endings) into ``directory``.
 
     Existing files are reused unless ``force`` (for ``name`` only). Returns the
     header written: ending, scheme, rules, size, per-side statistics, seconds,
-    passes, file bytes. ``progress`` receives one line per step.
+    passes, file bytes. ``progress`` receives one line per step. ``method``: ``"retro"`` (un-move
+    generation: each pass examines only the parents of the positions resolved in the pass before)
+    or ``"forward"`` (each pass examines every unresolved position); both give the same values.
     """
     from xiangqi.engine import tbgen
 
@@ -289,9 +337,11 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
             return load_values(directory, end.name)[1]
         except TablebaseError:
             pass  # damaged or another scheme: generate it again
+    if method not in METHODS:
+        raise TablebaseError(f"unknown generation method {method!r} (one of {', '.join(METHODS)})")
     subs = end.sub_endings()
     for s in subs:
-        generate(s, directory, progress=progress)
+        generate(s, directory, progress=progress, method=method)
     t0 = time.perf_counter()
     sub_ends = [Ending.parse(s) for s in subs]
     endings = [end, *sub_ends]
@@ -328,22 +378,37 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     cur = np.zeros((2, n_idx), np.int16)
     legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
     say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
+    args = (piece, nslots, ngr, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip,
+            cap_src)
+    last = maxsub
+    if method == "retro":
+        trig = np.zeros((2, n_idx), np.int16)
+        dirty = np.zeros((2, n_idx), np.uint8)
+        last = max(maxsub, int(tbgen.capture_triggers(cur, trig, *args)))
+        say(f"{end.name}: captures examined, the last one decides at pass {last} "
+            f"[{time.perf_counter() - t0:.1f}s]")
     n = 1
     idle = 0
+    examined_total = 0
     while True:
         if n > 32000:
             raise TablebaseError(f"{end.name}: DTM beyond the int16 range")
-        changed = tbgen.run_pass(n, cur, piece, nslots, ngr, gstart, gcnt, glist, radix, nsl, off, size,
-                                 subvals, cap_sub, cap_flip, cap_src)
-        say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions "
+        if method == "retro":
+            changed, examined = tbgen.retro_pass(n, cur, trig, dirty, *args)
+        else:
+            changed = tbgen.run_pass(n, cur, *args)
+            examined = -1
+        examined_total += max(examined, 0)
+        seen = f", {examined:,} examined" if examined >= 0 else ""
+        say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions{seen} "
             f"[{time.perf_counter() - t0:.1f}s]")
         idle = idle + 1 if changed == 0 else 0
-        if idle >= 2 and n > maxsub:
+        if idle >= 2 and n > last:
             break
         n += 1
     seconds = time.perf_counter() - t0
     header = {"ending": end.name, "scheme": SCHEME, "rules": RULES, "size": n_idx,
-              "stats": statistics(cur), "seconds": round(seconds, 2), "passes": n}
+              "stats": statistics(cur), "seconds": round(seconds, 2), "passes": n, "method": method}
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez_compressed(tmp, values=cur, header=np.array(json.dumps(header)))
     os.replace(tmp, path)
@@ -540,3 +605,64 @@ def perpetual_check_draws(directory: Path | str, name: str) -> list[str]:
 def progress_to_stderr(msg: str) -> None:
     """Progress printer for the command line."""
     print(msg, file=sys.stderr, flush=True)
+
+
+def pack_tables(directory: Path | str, budget_mb: int = 512) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The tables of ``directory`` packed for the search kernels: ``(tbv int16[:], tbd int64[T, W],
+    names)`` (layout in :mod:`xiangqi.engine.tbgen`, ``tb_code``). Smallest tables first, as many as
+    fit ``budget_mb`` megabytes of values; a damaged or foreign file is skipped. Empty arrays when
+    there are none."""
+    from xiangqi.engine import tbgen
+
+    base = Tablebase(directory)
+    names = sorted(base.available(), key=lambda n: (_safe_size(n), n))
+    rows: list[np.ndarray] = []
+    chunks: list[np.ndarray] = []
+    kept: list[str] = []
+    off = 0
+    budget = budget_mb * 1024 * 1024
+    for name in names:
+        try:
+            end = Ending.parse(name)
+        except TablebaseError:
+            continue
+        if end.name != name or (off + 2 * end.size()) * 2 > budget:
+            continue
+        try:
+            values, _ = load_values(base.directory, name)
+        except TablebaseError:
+            continue
+        row = np.zeros(tbgen.TBD_WIDTH, np.int64)
+        cr = np.zeros(8, np.int64)
+        cb = np.zeros(8, np.int64)
+        for p in end.red:
+            cr[_TYPE[p]] += 1
+        for p in end.black:
+            cb[_TYPE[p]] += 1
+        row[tbgen.TBD_KEY] = tbgen.material_key(cr, cb)
+        row[tbgen.TBD_OFF] = off
+        row[tbgen.TBD_N] = end.size()
+        groups = end.groups()
+        row[tbgen.TBD_NG] = len(groups)
+        row[tbgen.TBD_NSLOTS] = len(end.slots())
+        row[tbgen.TBD_SLOT:tbgen.TBD_SLOT + 15] = -1
+        st = 0
+        for g, (code, c, lst) in enumerate(groups):
+            row[tbgen.TBD_SLOT + code + 7] = st
+            b = tbgen.TBD_GROUP + 4 * g
+            row[b:b + 4] = (st, c, lst, comb(int(tbgen.SQN[lst]), c))
+            st += c
+        rows.append(row)
+        chunks.append(values.reshape(-1))
+        kept.append(name)
+        off += values.size
+    if not rows:
+        return np.zeros(1, np.int16), np.zeros((0, tbgen.TBD_WIDTH), np.int64), []
+    return np.concatenate(chunks).astype(np.int16), np.stack(rows), kept
+
+
+def _safe_size(name: str) -> int:
+    try:
+        return Ending.parse(name).size()
+    except TablebaseError:
+        return 1 << 62

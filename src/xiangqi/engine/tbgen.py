@@ -259,3 +259,360 @@ def run_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, si
                 changed += 1
         _clear(sqs, nslots, bd, slot_of)
     return changed
+
+
+# ---------------------------------------------------------------------------------------------
+# Un-move (retrograde) generation. Pass n re-examines only the positions that can change at n:
+# the parents (found by un-moves) of the positions resolved at pass n - 1, and the positions
+# whose capture into a sub-ending decides them at n (their "trigger", computed once). The
+# re-examination is the forward test of run_pass, so the values are exactly those of the
+# forward scan (tested); only the work differs.
+
+# (rank, file) steps of the un-moves by piece type: king, advisor, elephant (with its eye), horse
+# (with the leg next to the origin square)
+_KSTEP = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], np.int64)
+_ASTEP = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], np.int64)
+# horse: origin offset (dr, df) from the target, and the leg square as an offset from the origin
+_HSTEP = np.array([[2, 1, -1, 0], [2, -1, -1, 0], [-2, 1, 1, 0], [-2, -1, 1, 0],
+                   [1, 2, 0, -1], [-1, 2, 0, -1], [1, -2, 0, 1], [-1, -2, 0, 1]], np.int64)
+
+
+@njit
+def _unmove_origins(bd, to, p, out):
+    """Squares a piece ``p`` (signed code) on ``to`` can have come from by a quiet move (a superset
+    where a list check follows in :func:`encode`). Writes them into ``out``; returns the count."""
+    r = to // 9
+    f = to % 9
+    t = p if p > 0 else -p
+    n = 0
+    if t == 1:
+        for i in range(4):
+            rr = r + _KSTEP[i, 0]
+            ff = f + _KSTEP[i, 1]
+            if 0 <= rr <= 9 and 3 <= ff <= 5 and bd[rr * 9 + ff] == 0:
+                out[n] = rr * 9 + ff
+                n += 1
+    elif t == 2:
+        for i in range(4):
+            rr = r + _ASTEP[i, 0]
+            ff = f + _ASTEP[i, 1]
+            if 0 <= rr <= 9 and 3 <= ff <= 5 and bd[rr * 9 + ff] == 0:
+                out[n] = rr * 9 + ff
+                n += 1
+    elif t == 3:
+        for i in range(4):
+            rr = r + 2 * _ASTEP[i, 0]
+            ff = f + 2 * _ASTEP[i, 1]
+            if 0 <= rr <= 9 and 0 <= ff <= 8 and bd[rr * 9 + ff] == 0 and \
+                    bd[(r + _ASTEP[i, 0]) * 9 + f + _ASTEP[i, 1]] == 0:
+                out[n] = rr * 9 + ff
+                n += 1
+    elif t == 4:
+        for i in range(8):
+            rr = r + _HSTEP[i, 0]
+            ff = f + _HSTEP[i, 1]
+            if 0 <= rr <= 9 and 0 <= ff <= 8 and bd[rr * 9 + ff] == 0 and \
+                    bd[(rr + _HSTEP[i, 2]) * 9 + ff + _HSTEP[i, 3]] == 0:
+                out[n] = rr * 9 + ff
+                n += 1
+    elif t == 5 or t == 6:
+        for i in range(4):
+            rr = r + _KSTEP[i, 0]
+            ff = f + _KSTEP[i, 1]
+            while 0 <= rr <= 9 and 0 <= ff <= 8 and bd[rr * 9 + ff] == 0:
+                out[n] = rr * 9 + ff
+                n += 1
+                rr += _KSTEP[i, 0]
+                ff += _KSTEP[i, 1]
+    elif t == 7:
+        fwd = 1 if p > 0 else -1
+        rr = r - fwd
+        if 0 <= rr <= 9 and bd[rr * 9 + f] == 0:
+            out[n] = rr * 9 + f
+            n += 1
+        crossed = r >= 5 if p > 0 else r <= 4
+        if crossed:
+            for df in (-1, 1):
+                ff = f + df
+                if 0 <= ff <= 8 and bd[r * 9 + ff] == 0:
+                    out[n] = r * 9 + ff
+                    n += 1
+    return n
+
+
+@njit
+def _resolve(n, s, sqs, csq, sub, cur, bd, slot_of, ks, moves, nslots, ng, gstart, gcnt, glist, radix,
+             nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch):
+    """The forward test of pass ``n`` for side ``s`` of the position on ``bd``: its new code, or 0."""
+    odd = n % 2 == 1
+    nm = gen_legal(bd, ks, s, moves)
+    res = 0 if odd else -(n + 1)
+    for i in range(nm):
+        v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
+                        glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+        if odd:
+            if v == -n:
+                return n
+        elif not (0 < v <= n - 1):
+            return 0
+    return res
+
+
+@njit
+def capture_triggers(cur, trig, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
+                     cap_sub, cap_flip, cap_src):
+    """For every unresolved legal position: the pass at which its captures can decide it.
+
+    ``trig[s, idx]``: the shortest win through a capture (a capture into a sub-ending
+    position lost in ``k`` plies wins in ``k + 1``), else, when every capture wins for
+    the opponent, one more than the longest of them (the position cannot be lost
+    earlier), else 0. Returns the largest trigger.
+    """
+    N = cur.shape[1]
+    sqs = np.zeros(nslots, np.int64)
+    csq = np.zeros(nslots, np.int64)
+    sub = np.zeros(nslots, np.int64)
+    scratch = np.zeros(8, np.int64)
+    bd = np.zeros(90, np.int8)
+    slot_of = np.full(90, -1, np.int64)
+    ks = np.zeros(2, np.int64)
+    moves = np.zeros(MAX_MOVES, np.int64)
+    top = 0
+    for idx in range(N):
+        if cur[0, idx] != 0 and cur[1, idx] != 0:
+            continue
+        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+        _setup(sqs, nslots, piece, bd, slot_of, ks)
+        for s in range(2):
+            if cur[s, idx] != 0:
+                continue
+            nm = gen_legal(bd, ks, s, moves)
+            win = 0
+            lose = 0
+            ncap = 0
+            for i in range(nm):
+                m = moves[i]
+                if bd[m & 127] == 0:
+                    continue
+                ncap += 1
+                v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
+                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                if v < 0:
+                    if win == 0 or -v < win:
+                        win = -v
+                elif v > 0:
+                    if lose >= 0 and v + 1 > lose:
+                        lose = v + 1
+                else:
+                    lose = -1
+            t = win
+            if t == 0 and ncap > 0 and lose > 0:
+                t = lose
+            trig[s, idx] = t
+            if t > top:
+                top = t
+        _clear(sqs, nslots, bd, slot_of)
+    return top
+
+
+@njit
+def _mark_parents(s, sqs, csq, cur, dirty, bd, piece, nslots, ng, gstart, gcnt, glist, radix, scratch,
+                  orig):
+    """Mark (in ``dirty``) the unresolved parents, side ``1 - s`` to move, of the position ``sqs``
+    (side ``s`` to move) by a quiet un-move; with the Red king on the centre file both mirror images."""
+    p = 1 - s
+    for k in range(nslots):
+        code = piece[k]
+        if (code > 0) != (p == 0):
+            continue
+        to = sqs[k]
+        no = _unmove_origins(bd, to, code, orig)
+        for j in range(no):
+            for q in range(nslots):
+                csq[q] = sqs[q]
+            csq[k] = orig[j]
+            pidx = encode(0, csq, ng, gstart, gcnt, glist, radix, scratch)
+            if pidx < 0:
+                continue
+            if cur[p, pidx] == 0:
+                dirty[p, pidx] = 1
+            if csq[0] % 9 == 4:
+                for q in range(nslots):
+                    f = csq[q] % 9
+                    csq[q] = csq[q] - f + 8 - f
+                pidx = encode(0, csq, ng, gstart, gcnt, glist, radix, scratch)
+                if pidx >= 0 and cur[p, pidx] == 0:
+                    dirty[p, pidx] = 1
+
+
+@njit
+def retro_pass(n, cur, trig, dirty, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
+               cap_sub, cap_flip, cap_src):
+    """Pass ``n >= 1`` by un-moves: the same result as :func:`run_pass`, visiting only the parents of
+    the positions resolved at pass ``n - 1`` and the positions triggered at ``n``.
+
+    Returns ``(resolved, examined)``.
+    """
+    N = cur.shape[1]
+    sqs = np.zeros(nslots, np.int64)
+    csq = np.zeros(nslots, np.int64)
+    sub = np.zeros(nslots, np.int64)
+    scratch = np.zeros(8, np.int64)
+    orig = np.zeros(32, np.int64)
+    bd = np.zeros(90, np.int8)
+    slot_of = np.full(90, -1, np.int64)
+    ks = np.zeros(2, np.int64)
+    moves = np.zeros(MAX_MOVES, np.int64)
+    # the codes resolved at pass n - 1: lost in n - 1 (code -n) before a win pass, won in n - 1 before
+    # a loss pass
+    last = -n if n % 2 == 1 else n - 1
+    for idx in range(N):
+        a = cur[0, idx]
+        b = cur[1, idx]
+        if trig[0, idx] == n and a == 0:
+            dirty[0, idx] = 1
+        if trig[1, idx] == n and b == 0:
+            dirty[1, idx] = 1
+        if a != last and b != last:
+            continue
+        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+        _setup(sqs, nslots, piece, bd, slot_of, ks)
+        for s in range(2):
+            if cur[s, idx] == last:
+                _mark_parents(s, sqs, csq, cur, dirty, bd, piece, nslots, ng, gstart, gcnt, glist, radix,
+                              scratch, orig)
+        _clear(sqs, nslots, bd, slot_of)
+    changed = 0
+    examined = 0
+    for idx in range(N):
+        if dirty[0, idx] == 0 and dirty[1, idx] == 0:
+            continue
+        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+        _setup(sqs, nslots, piece, bd, slot_of, ks)
+        for s in range(2):
+            if dirty[s, idx] == 0:
+                continue
+            dirty[s, idx] = 0
+            if cur[s, idx] != 0:
+                continue
+            examined += 1
+            res = _resolve(n, s, sqs, csq, sub, cur, bd, slot_of, ks, moves, nslots, ng, gstart, gcnt, glist,
+                           radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+            if res != 0:
+                cur[s, idx] = res
+                changed += 1
+        _clear(sqs, nslots, bd, slot_of)
+    return changed, examined
+
+
+# ---------------------------------------------------------------------------------------------
+# Probing inside the search. The tables an engine has are packed into two arrays (built by
+# tablebase.pack_tables): ``tbv`` int16, the values of every table one after the other (row 0
+# Red to move, then row 1), and ``tbd`` int64 [tables, TBD_WIDTH], one row per table:
+TBD_KEY, TBD_OFF, TBD_N, TBD_NG, TBD_NSLOTS = range(5)
+TBD_SLOT = 5  # 15 entries: first slot of each signed piece code (code + 7), -1 if absent
+TBD_GROUP = 20  # 4 entries per group: start slot, count, square list, radix
+TBD_WIDTH = TBD_GROUP + 4 * 8
+NO_TB = -32768 - 1  # tb_code: no table holds the position
+
+
+@njit
+def material_key(counts_red, counts_black):
+    """Key of a material balance: 3 bits per piece type (advisor..pawn) and colour."""
+    key = 0
+    for t in range(2, 8):
+        key |= counts_red[t] << (3 * (t - 2))
+        key |= counts_black[t] << (18 + 3 * (t - 2))
+    return key
+
+
+@njit
+def tb_code(bd, side, tbv, tbd):
+    """The table code (:data:`INVALID`-free, side to move's view) of the kernel position ``bd`` with
+    ``side`` to move (0 Red), or :data:`NO_TB` when it has more than 8 pieces or no table is packed
+    for its material. A position with the stronger side Black is looked up turned round."""
+    nt = tbd.shape[0]
+    if nt == 0:
+        return NO_TB
+    cr = np.zeros(8, np.int64)
+    cb = np.zeros(8, np.int64)
+    npieces = 0
+    for sq in range(90):
+        p = bd[sq]
+        if p != 0:
+            npieces += 1
+            if npieces > 8:
+                return NO_TB
+            if p > 0:
+                cr[p] += 1
+            else:
+                cb[-p] += 1
+    k0 = material_key(cr, cb)
+    k1 = material_key(cb, cr)
+    row = -1
+    flip = False
+    for t in range(nt):
+        if tbd[t, TBD_KEY] == k0:
+            row = t
+            break
+        if tbd[t, TBD_KEY] == k1:
+            row = t
+            flip = True
+            break
+    if row < 0:
+        return NO_TB
+    nslots = tbd[row, TBD_NSLOTS]
+    sqs = np.zeros(nslots, np.int64)
+    fill = np.zeros(15, np.int64)
+    for sq in range(90):
+        p = bd[sq]
+        if p == 0:
+            continue
+        q = -p if flip else p
+        s = flip_sq(sq) if flip else sq
+        sqs[tbd[row, TBD_SLOT + q + 7] + fill[q + 7]] = s
+        fill[q + 7] += 1
+    mirror = (sqs[0] % 9) > 4
+    scratch = np.zeros(8, np.int64)
+    idx = 0
+    for g in range(tbd[row, TBD_NG]):
+        base = TBD_GROUP + 4 * g
+        st = tbd[row, base]
+        c = tbd[row, base + 1]
+        lst = tbd[row, base + 2]
+        for i in range(c):
+            sq = sqs[st + i]
+            if mirror:
+                f = sq % 9
+                sq = sq - f + 8 - f
+            pos = SQPOS[lst, sq]
+            if pos < 0:
+                return NO_TB
+            j = i
+            while j > 0 and scratch[j - 1] > pos:
+                scratch[j] = scratch[j - 1]
+                j -= 1
+            scratch[j] = pos
+        r = 0
+        for i in range(c):
+            r += BINOM[scratch[i], i + 1]
+        idx = idx * tbd[row, base + 3] + r
+    s2 = 1 - side if flip else side
+    v = tbv[tbd[row, TBD_OFF] + s2 * tbd[row, TBD_N] + idx]
+    if v == INVALID:
+        return NO_TB
+    return v
+
+
+@njit
+def tb_score(bd, side, ply, tbv, tbd, mate):
+    """Search score of the position from the tables (mate-distance scores: ``mate - ply - plies`` for a
+    win), or :data:`NO_TB`."""
+    v = tb_code(bd, side, tbv, tbd)
+    if v == NO_TB:
+        return NO_TB
+    if v > 0:
+        return mate - ply - v
+    if v < 0:
+        return -(mate - ply - (-v - 1))
+    return 0

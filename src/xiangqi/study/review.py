@@ -50,6 +50,7 @@ __all__ = [
     "DEFAULT_DEPTH", "DEFAULT_HASH_MB",
     "PositionEval", "PlyReview", "SideSummary", "GameReview",
     "win_chance", "eval_win_chance", "move_accuracy", "game_accuracy", "classify",
+    "classify_by_table",
     "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
     "default_jobs", "review_move", "try_move", "TRY_TOLERANCE", "make_pool",
 ]
@@ -163,6 +164,23 @@ def game_accuracy(red_win_percents: Sequence[float], red_first: bool = True) -> 
     return out
 
 
+_TB_RANK = {"loss": 0, "draw": 1, "win": 2}
+_TB_OTHER = {"win": "loss", "loss": "win", "draw": "draw"}
+
+
+def classify_by_table(before: dict | None, after: dict | None, is_best: bool) -> str | None:
+    """The class of a move from the endgame tables, when both positions are in them (else None):
+    ``before`` the verdict for the mover, ``after`` for the opponent (:attr:`PositionEval.tb`).
+    A move that keeps the result is best (the engine's, i.e. the table's move) or good; one that
+    turns a win into a draw, or a draw into a loss, is a mistake; a win into a loss a blunder."""
+    if not before or not after or before.get("wdl") not in _TB_RANK or after.get("wdl") not in _TB_RANK:
+        return None
+    lost = _TB_RANK[before["wdl"]] - _TB_RANK[_TB_OTHER[after["wdl"]]]
+    if lost <= 0:
+        return "best" if is_best else "good"
+    return "blunder" if lost == 2 else "mistake"
+
+
 def classify(drop: float, is_best: bool) -> str:
     """Class of a move from the mover's drop in win chance (-100..100 scale): best when it is the
     engine's move, else blunder / mistake / inaccuracy from drops of 30 / 20 / 10, else good."""
@@ -186,7 +204,10 @@ class PositionEval:
     ``mate`` moves to mate (> 0 Red mates, < 0 Black mates) or None; ``best`` the best move
     (ICCS) and ``pv`` its line (ICCS), None / [] when the game is over; ``depth`` the completed
     search depth (0 for a finished game); ``nodes`` searched; ``over`` the result (``1-0``,
-    ``0-1``, ``1/2-1/2``) when the position ends the game, else None.
+    ``0-1``, ``1/2-1/2``) when the position ends the game, else None; ``tb`` the endgame table's
+    exact verdict when the position is in one (``{"wdl": "win|draw|loss" for the side to move,
+    "dtm": plies or None, "ending"}``, :attr:`xiangqi.engine.api.SearchResult.tablebase`; the score
+    is then the table's), else None.
     """
 
     cp: int
@@ -196,6 +217,7 @@ class PositionEval:
     depth: int
     nodes: int
     over: str | None = None
+    tb: dict | None = None
 
     @property
     def win(self) -> float:
@@ -204,14 +226,18 @@ class PositionEval:
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
-        return {"cp": self.cp, "mate": self.mate, "best": self.best, "pv": list(self.pv),
-                "depth": self.depth, "nodes": self.nodes, "over": self.over}
+        out = {"cp": self.cp, "mate": self.mate, "best": self.best, "pv": list(self.pv),
+               "depth": self.depth, "nodes": self.nodes, "over": self.over}
+        if self.tb is not None:
+            out["tb"] = dict(self.tb)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> PositionEval:
         """Inverse of :meth:`to_dict`."""
+        tb = d.get("tb")
         return cls(int(d["cp"]), d["mate"], d["best"], tuple(d["pv"]), int(d["depth"]), int(d["nodes"]),
-                   d.get("over"))
+                   d.get("over"), dict(tb) if isinstance(tb, dict) else None)
 
 
 def _make_limit(depth: int | None, movetime_ms: int | None):
@@ -259,7 +285,9 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
         mate = None
         cp = sign * int(res.score_cp)
     pv = tuple(m.iccs() for m in res.pv) or (res.move.iccs(),)
-    return PositionEval(cp, mate, res.move.iccs(), pv, int(res.depth), int(res.nodes))
+    tb = getattr(res, "tablebase", None)
+    return PositionEval(cp, mate, res.move.iccs(), pv, int(res.depth), int(res.nodes),
+                        tb=dict(tb) if tb else None)
 
 
 class ReviewCancelled(Exception):
@@ -277,6 +305,16 @@ def _engine(hash_mb: int):
     eng = getattr(_local, "engine", None)
     if eng is None or eng.hash_mb != hash_mb:
         eng = _local.engine = Engine(hash_mb=hash_mb)
+    # the endgame tables of the data dir (`xiangqi tb generate`): exact verdicts where they apply
+    from xiangqi.engine.tablebase import default_dir
+
+    tbdir = default_dir()
+    have = eng.tablebase.directory if eng.tablebase is not None else None
+    if tbdir.is_dir():
+        if have != tbdir:
+            eng.set_tablebase_path(tbdir)
+    elif have is not None:
+        eng.set_tablebase_path(None)
     return eng
 
 
@@ -357,7 +395,7 @@ class PlyReview:
                 "mate_before": self.before.mate, "best": self.best, "line": list(self.line),
                 "class": self.cls, "symbol": self.symbol, "win": round(self.after.win, 2),
                 "drop": round(self.drop, 2), "cp_loss": self.cp_loss, "accuracy": round(self.accuracy, 2),
-                "depth": self.after.depth}
+                "depth": self.after.depth, "tb_before": self.before.tb, "tb_after": self.after.tb}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -544,7 +582,10 @@ def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
         plies.append(PlyReview(
             ply=i + 1, move=text, text=move_to_text(board, mv, "chinese"), color="red" if red else "black",
             before=before, after=after, best=before.best, line=before.pv, win_before=wb, win_after=wa,
-            drop=drop, cp_loss=max(0, cb - ca), cls=classify(drop, before.best == text), accuracy=acc))
+            drop=drop, cp_loss=max(0, cb - ca),
+            cls=classify_by_table(before.tb, after.tb, before.best == text)
+            or classify(drop, before.best == text),
+            accuracy=acc))
         board.push(mv)
     acc = game_accuracy([_win_percent(e.win) for e in evals], red_first)
 

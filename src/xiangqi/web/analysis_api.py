@@ -354,7 +354,8 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                             say({"type": "error", "detail": f"start message: engine: {req.engine} is not "
                                                             "an added engine of this server"})
                             continue
-                    analysis = LiveAnalysis(hub.player.gate, engine=searcher)
+                    analysis = LiveAnalysis(hub.player.gate, engine=searcher,
+                                            tablebase_dir=hub.store.data_dir / "tablebases")
                 try:
                     job = analysis.start(req.fen, req.moves, req.multipv)
                 except (XiangqiError, ValueError) as exc:

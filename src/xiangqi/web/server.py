@@ -225,6 +225,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     the local game's routes are then closed (its guard is :class:`~xiangqi.web.online_api.PublicGuard`)."""
     store = Store(data_dir)
     player = player or EnginePlayer(book=DEFAULT_BOOK)  # the game's computer opens from the book
+    player.tablebase_dir = store.data_dir / "tablebases"  # the endgame tables of this data dir
     records = RecordSandbox(record_budget_s)
 
     @contextlib.asynccontextmanager

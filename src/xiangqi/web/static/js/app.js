@@ -487,7 +487,7 @@ function tablebaseText(tb, turn) {
   if (!tb || !turn) return "";
   if (tb.wdl === "draw") return ` · ${t("tb_draw")}`;
   const winner = tb.wdl === "win" ? turn : (turn === "red" ? "black" : "red");
-  return ` · ${fill(t("tb_win"), { side: t(winner), n: Math.ceil((tb.dtm || 0) / 2) })}`;
+  return ` · ${fill(t("tb_win"), { side: t(`tb_${winner}`), n: Math.ceil((tb.dtm || 0) / 2) })}`;
 }
 
 function renderPlayers(st) {
@@ -1179,6 +1179,7 @@ function applySettings() {
   if (analysis.source !== "current") analysis.render();
   review.refresh();
   explorer.refresh();
+  engine.refresh();
   if (window.xqPuzzles) window.xqPuzzles.refresh();
   if (window.xqEndgame) window.xqEndgame.refresh();
   engines.relabel();

@@ -26,6 +26,57 @@ Object.assign(TEXT.en, {
   eg_dtm_draw: "Tablebase: draw",
 });
 
+// the tablebase verdict of the engine panel (analysis board)
+Object.assign(TEXT.zh, { tb_best: "最佳着法：{moves}", tb_mated: "残局库：{side}胜（已将死）", tb_more: "等 {n} 着",
+  tb_was: "（走前：{v}）", tb_red: "红", tb_black: "黑", tbb_win: "{side}胜，{n} 步杀", tbb_draw: "和棋",
+  tbb_mated: "{side}胜（已将死）" });
+Object.assign(TEXT.en, { tb_best: "best: {moves}", tb_mated: "Tablebase: {side} has mated", tb_more: "and {n} more",
+  tb_was: " (before the move: {v})", tb_red: "Red", tb_black: "Black", tbb_win: "{side} mates in {n}",
+  tbb_draw: "draw", tbb_mated: "{side} has mated" });
+
+/** "残局库：红胜，23 步杀" / "残局库：和棋" for a table verdict ``{wdl, dtm}`` with ``turn`` to move. */
+function verdictHead(tb, turn, bare = false) {
+  const k = bare ? "tbb_" : "tb_"; // bare: without the "残局库：" prefix
+  if (tb.wdl === "draw") return t(`${k}draw`);
+  const winner = tb.wdl === "win" ? turn : (turn === "red" ? "black" : "red");
+  if (!tb.dtm) return fill(t(`${k}mated`), { side: t(`tb_${winner}`) });
+  return fill(t(`${k}win`), { side: t(`tb_${winner}`), n: Math.ceil(tb.dtm / 2) });
+}
+
+/**
+ * The review's table note on ply ``p`` (``{color, tb_before, tb_after}`` of /api/review): the exact
+ * verdict after the move and, when the move changed it, the one before: "残局库：和棋（走前：红胜，12 步杀）".
+ * "" when the position after the move is in no table.
+ */
+export function reviewTableNote(p) {
+  if (!p || !p.tb_after) return "";
+  const other = p.color === "red" ? "black" : "red";
+  const now = verdictHead(p.tb_after, other);
+  const was = p.tb_before ? verdictHead(p.tb_before, p.color, true) : "";
+  const changed = p.tb_before && p.tb_before.wdl !== ({ win: "loss", loss: "win", draw: "draw" })[p.tb_after.wdl];
+  return changed ? now + fill(t("tb_was"), { v: was }) : now;
+}
+
+/** Most best moves listed by {@link tablebaseVerdict}. */
+const TB_BEST_SHOWN = 4;
+
+/**
+ * The endgame table's verdict as one line: "残局库：红胜，23 步杀 · 最佳着法：车一平四 车一进一" (English on
+ * the English page). ``tb`` is the server's ``{wdl, dtm, mate, winner, best, chinese, wxf}``
+ * (app/live_analysis.py ``tablebase_verdict``); ``notation`` chinese|wxf|iccs; ``decorate`` the
+ * page's final form of Chinese text. "" without a verdict.
+ */
+export function tablebaseVerdict(tb, notation = "chinese", decorate = (x) => x) {
+  if (!tb) return "";
+  const head = verdictHead(tb, tb.wdl === "loss" ? (tb.winner === "red" ? "black" : "red") : tb.winner || "red");
+  const moves = notation === "iccs" ? tb.best.map((m) => `${m.slice(0, 2)}-${m.slice(2, 4)}`.toUpperCase())
+    : notation === "wxf" ? tb.wxf : tb.chinese.map(decorate);
+  if (!moves.length) return head;
+  let list = moves.slice(0, TB_BEST_SHOWN).join(" ");
+  if (moves.length > TB_BEST_SHOWN) list += ` ${fill(t("tb_more"), { n: moves.length - TB_BEST_SHOWN })}`;
+  return `${head} · ${fill(t("tb_best"), { moves: list })}`;
+}
+
 const $ = (sel) => document.querySelector(sel);
 const REPLY_DELAY_MS = 400;
 

@@ -4,6 +4,7 @@
 // it closes (the server stops the search then, and when the page goes away). While the game's own
 // computer searches, the server pauses the analysis (the game comes first) and the panel says so.
 
+import { tablebaseVerdict } from "./endgame.js";
 import { fill, t } from "./i18n.js";
 import { socket } from "./net.js";
 
@@ -81,7 +82,9 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
   }
 
   function clearLines() {
+    lastInfo = null;
     $("#ep-lines").replaceChildren();
+    if ($("#ep-tb")) showTablebase(null);
     $("#ep-stats").textContent = "";
     onArrow(null);
     document.body.dataset.engineDepth = "0";
@@ -111,9 +114,26 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
     return moves.join(" ");
   }
 
+  function showTablebase(tb) {
+    let el = $("#ep-tb");
+    if (!el) {
+      el = document.createElement("p");
+      el.id = "ep-tb";
+      el.className = "ep-tb";
+      $("#ep-lines").before(el);
+    }
+    el.textContent = tablebaseVerdict(tb, notation(), decorate);
+    el.hidden = !tb;
+    document.body.dataset.engineTb = tb ? tb.wdl : "";
+  }
+
+  let lastInfo = null; // the update shown, drawn again when the language or notation changes
+
   function showInfo(msg) {
+    lastInfo = msg;
     $("#ep-stats").textContent = msg.nps ? fill(t("ep_stats"), { depth: msg.depth, nps: rate(msg.nps) })
       : fill(t("ep_depth"), { depth: msg.depth }); // an added engine reports no speed here
+    showTablebase(msg.tablebase);
     const list = $("#ep-lines");
     list.replaceChildren();
     for (const line of msg.lines) {
@@ -192,6 +212,9 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
       if (open) { clearLines(); timer = setTimeout(ask, 120); }
     },
     /** The page's notation changed: nothing to do until the next update (lines carry every notation). */
-    refresh() { $("#eval-bar").classList.toggle("black-bottom", orientation() === "black"); },
+    refresh() {
+      $("#eval-bar").classList.toggle("black-bottom", orientation() === "black");
+      if (open && lastInfo) showInfo(lastInfo);
+    },
   };
 }

@@ -6,6 +6,7 @@
 // (a review branch: never saved as the player's), and a summary card (accuracy and counts per side,
 // the biggest mistake, 练习 / Learn from mistakes when the practice mode is there).
 
+import { reviewTableNote } from "./endgame.js";
 import { fill, t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -263,10 +264,16 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
       setArrow(null);
     }
     const here = k > 0 ? review.plies.find((p) => p.ply === k) : null;
+    const table = reviewTableNote(here); // the endgame table's exact verdict (endgame.js)
     if (here && BAD.includes(here.class)) {
       const better = lines.get(here.ply);
       note.textContent = `${here.text || here.move}${here.symbol} ${t(`rv_${here.class}`)}` +
-        (better && better.length ? ` ${fill(t("rv_better"), { move: moveText(better[0]) })}` : "");
+        (better && better.length ? ` ${fill(t("rv_better"), { move: moveText(better[0]) })}` : "") +
+        (table ? ` · ${table}` : "");
+      note.dataset.cls = here.class;
+      note.hidden = false;
+    } else if (table) {
+      note.textContent = `${here.text || here.move} · ${table}`;
       note.dataset.cls = here.class;
       note.hidden = false;
     } else {
