@@ -190,6 +190,15 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.openings is not None and args.openings < 1:
         raise XiangqiError("--openings must be >= 1")
     openings = OPENINGS[:args.openings] if args.openings else OPENINGS
+    if args.variant == "random":  # 随机开局: a shuffle per pair of games, colours swapped (core/variants.py)
+        import random as _random
+
+        from xiangqi.core.variants import random_start, random_start_fen
+
+        rng = _random.Random(args.seed)
+        pairs = (args.games + 1) // 2
+        numbers = [random_start(rng)[0] for _ in range(min(pairs, args.openings or pairs))]
+        openings = tuple((f"随机开局 {n}", f"{random_start_fen(n)}|") for n in numbers)
     cpus = os.cpu_count() or 1
     if min(args.concurrency, args.games) > cpus:
         print(f"xiangqi match: warning: {min(args.concurrency, args.games)} games at once on {cpus} CPUs: "
@@ -468,9 +477,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tc", default=None,
                    help="time control: 200ms or 0.2 per move (the default), 60+0.5 clock+increment, 40/60, "
                         "depth=6, nodes=N (揭棋: a time per move or depth=N; default each level's own)")
-    p.add_argument("--variant", choices=("xiangqi", "jieqi"), default="xiangqi",
-                   help="jieqi: 揭棋 with hidden pieces; players builtin[:1|2|3], random, greedy")
-    p.add_argument("--seed", type=int, default=None, help="揭棋: the seed of the deals (repeatable matches)")
+    p.add_argument("--variant", choices=("xiangqi", "random", "jieqi"), default="xiangqi",
+                   help="random: 随机开局, a shuffle of rooks, horses and cannons per pair of games "
+                        "(PGN tags Variant and Shuffle); jieqi: 揭棋 with hidden pieces; players "
+                        "builtin[:1|2|3], random, greedy")
+    p.add_argument("--seed", type=int, default=None,
+                   help="the seed of the shuffles (random) or of the deals (揭棋): repeatable matches")
     p.add_argument("--tc-b", default=None,
                    help="B's time control when it differs from A's (--tc), e.g. --tc 1s --tc-b 200ms")
     p.add_argument("--concurrency", type=int, default=1,

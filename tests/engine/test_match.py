@@ -208,6 +208,35 @@ def test_cli_match_prints_games_score_and_elo(tmp_path, capsys):
     assert out.read_text(encoding="utf-8").count("[Round ") == 2
 
 
+def test_cli_match_in_the_random_mode_plays_each_shuffle_with_colours_swapped(tmp_path, capsys):
+    """``--variant random``: a 随机开局 shuffle per pair of games (the same for both colours), the
+    engines told the start by FEN, and each game's PGN saying which shuffle."""
+    from xiangqi.cli import main
+    from xiangqi.core.pgn import read_games
+    from xiangqi.core.variants import STANDARD_SHUFFLE, random_start_fen
+
+    out = tmp_path / "random.pgn"
+    cmd = f"{sys.executable} {FAKE} first"
+    status = main(["match", cmd, cmd, "--variant", "random", "--seed", "5", "--games", "4",
+                   "--tc", "depth=1", "--ply-cap", "6", "--pgn", str(out)])
+    assert status == 0, capsys.readouterr().err
+    games = read_games(out.read_text(encoding="utf-8"))
+    assert len(games) == 4
+    shuffles = [int(g.headers["Shuffle"]) for g in games]
+    assert all(g.headers["Variant"] == "random" for g in games)
+    assert shuffles[0] == shuffles[1] and shuffles[2] == shuffles[3] and STANDARD_SHUFFLE not in shuffles
+    for g, n in zip(games, shuffles, strict=True):
+        assert g.headers["FEN"] == random_start_fen(n) and g.headers["Opening"] == f"随机开局 {n}"
+        assert len(list(g.mainline_moves())) == 6  # every move legal from the shuffled start
+    # the same seed gives the same shuffles
+    again = tmp_path / "again.pgn"
+    main(["match", cmd, cmd, "--variant", "random", "--seed", "5", "--games", "4", "--tc", "depth=1",
+          "--ply-cap", "6", "--pgn", str(again)])
+    replayed = read_games(again.read_text(encoding="utf-8"))
+    assert [g.headers["Shuffle"] for g in replayed] == [str(n) for n in shuffles]
+    assert [g.headers["Shuffle"] for g in replayed] == [str(n) for n in shuffles]
+
+
 def test_cli_match_bad_settings_exit_with_status_2(capsys):
     from xiangqi.cli import main
 

@@ -237,8 +237,18 @@ class GameResult:
 
 
 def opening_board(moves: str) -> Board:
-    """The board after an opening's ICCS moves. Raises :class:`MatchError` for an illegal line."""
-    b = Board()
+    """The board after an opening's ICCS moves, from the standard start or, written
+    ``"<FEN>|<moves>"``, from that position (a 随机开局 start: ``--variant random``). Raises
+    :class:`MatchError` for a bad FEN or an illegal line."""
+    fen, bar, rest = moves.partition("|")
+    if bar:
+        try:
+            b = Board(fen)
+        except XiangqiError as exc:
+            raise MatchError(f"opening start {fen!r}: {exc}") from None
+        moves = rest
+    else:
+        b = Board()
     for text in moves.split():
         try:
             b.push(Move.from_iccs(text))
@@ -600,11 +610,15 @@ class MatchResult:
     def game_pgn(self, g: GameResult) -> str:
         """One game as PGN with ICCS moves (``xiangqi.core.pgn``); the reason is the final comment."""
         from xiangqi.core.pgn import Game, write_game
+        from xiangqi.core.variants import shuffle_number
 
         game = Game.from_board(g.board)
         game.headers.update({"Event": f"{self.a} vs {self.b}", "Round": str(g.round), "Red": g.red,
                              "Black": g.black, "Result": g.result, "Opening": g.opening,
                              "TimeControl": self.tc_text, "Termination": g.reason})
+        shuffle = shuffle_number(g.board.starting_fen())
+        if shuffle is not None:  # a 随机开局 game: which shuffle (its FEN tag comes with the start)
+            game.headers.update({"Variant": "random", "Shuffle": str(shuffle)})
         game.final_comment = g.reason
         return write_game(game, notation="iccs")
 
