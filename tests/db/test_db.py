@@ -148,9 +148,29 @@ def test_migration_creates_the_schema_once(tmp_path):
     engine = connect(url, migrate=False)
     assert current_revision(engine) is None
     engine = connect(url)
-    assert current_revision(engine) == head_revision() == "0001"
+    assert current_revision(engine) == head_revision() == "0002"
     connect(url)  # a second upgrade is a no-op
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == "0002"
+
+
+def test_migration_0002_indexes_the_computed_ecco(tmp_path):
+    """A database made at 0001 gets the index on ecco_computed, and a search by code uses it."""
+    from sqlalchemy import inspect as sa_inspect
+    from sqlalchemy import text as sa_text
+
+    from xiangqi.db.database import upgrade
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = connect(url, migrate=False)
+    upgrade(engine, "0001")
+    assert "ix_games_ecco_computed" not in {i["name"] for i in sa_inspect(engine).get_indexes("games")}
+    upgrade(engine)
+    assert current_revision(engine) == "0002"
+    assert "ix_games_ecco_computed" in {i["name"] for i in sa_inspect(engine).get_indexes("games")}
+    with engine.connect() as conn:
+        plan = " ".join(str(r[-1]) for r in conn.execute(sa_text(
+            "EXPLAIN QUERY PLAN SELECT id FROM games WHERE ecco_computed = 'C30' OR ecco = 'C30'")))
+    assert "ix_games_ecco_computed" in plan and "SCAN games" not in plan
 
 
 # -- search by headers ------------------------------------------------------------------------------

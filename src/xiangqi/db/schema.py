@@ -70,6 +70,7 @@ Index("ix_games_red", games.c.red)
 Index("ix_games_black", games.c.black)
 Index("ix_games_date", games.c.date)
 Index("ix_games_ecco", games.c.ecco)
+Index("ix_games_ecco_computed", games.c.ecco_computed)  # migration 0002
 Index("ix_games_collection", games.c.collection)
 
 positions = Table(
