@@ -361,8 +361,8 @@ def replay_index(board: Board, ops: np.ndarray):
     packed = np.zeros((n + 1, _WIDTH), np.uint8)
     counts = np.zeros(n + 1, np.int16)
     played = _replay(squares, board.turn, ops, frm, to, keys, sigs, packed, counts, _HORSE_LEG, _EYE,
-                     _ADVISOR_OK, _KING_OK, _PAWN_OK, _RAYS, _RAYLEN, _HATT, _HATTN, _ZOB, _SIDE, _ORDER, _GROUP,
-                     _CAP, _WEIGHT)
+                     _ADVISOR_OK, _KING_OK, _PAWN_OK, _RAYS, _RAYLEN, _HATT, _HATTN, _ZOB, _SIDE, _ORDER,
+                     _GROUP, _CAP, _WEIGHT)
     return played, frm, to, keys.view(np.int64), sigs, packed, counts
 
 
