@@ -82,6 +82,8 @@ def test_the_same_position_from_a_fen_and_in_chinese_notation(engine):
     assert by_fen.moves == by_text.moves and by_fen.games == by_text.games == 7
     assert by_fen.ecco is None  # an opening name needs the moves from the start
     assert (by_text.ecco, by_text.opening) == ("B00", "中炮局")
+    assert by_text.to_dict()["opening_en"] == "Central Cannon Opening"
+    assert by_fen.to_dict()["opening_en"] is None
 
 
 def test_without_mirror(engine):

@@ -104,7 +104,8 @@ class Exploration:
     played first (ties: ICCS order); ``top``: the most recent games with it (:class:`GameHit` with
     ``ply`` = where it occurs, ``mirrored``), ``top_moves``: for each top game the ICCS move it played
     from the position as seen from this side (None when the game ends there); ``ecco``/``opening``:
-    the opening's code and name when the position was reached by moves from the standard start.
+    the opening's code and name when the position was reached by moves from the standard start (its
+    English name in ``to_dict()``'s ``opening_en``).
     """
 
     fen: str
@@ -130,7 +131,16 @@ class Exploration:
             top.append(d)
         return {"fen": self.fen, "source": self.source, "mirror": self.mirror, "games": self.games,
                 "ended": self.ended, "moves": [m.to_dict() for m in self.moves], "top": top,
-                "ecco": self.ecco, "opening": self.opening}
+                "ecco": self.ecco, "opening": self.opening, "opening_en": _english(self.ecco)}
+
+
+def _english(code: str | None) -> str | None:
+    """The English name of an ECCO code (:func:`xiangqi.study.ecco.name_en`), None for None."""
+    if code is None:
+        return None
+    from xiangqi.study.ecco import name_en
+
+    return name_en(code)
 
 
 def _text(board: Board, iccs: str) -> str:
