@@ -204,7 +204,7 @@ def test_aggregated_counts_equal_the_live_ones(engine):
     from sqlalchemy import delete
 
     from xiangqi.db import aggregate
-    from xiangqi.db.explore import _aggregated, changed
+    from xiangqi.db.explore import _aggregated, _version, changed
     from xiangqi.db.keys import key_of, mirror_key_of
     from xiangqi.db.schema import explore_meta
 
@@ -242,7 +242,7 @@ def test_aggregated_counts_equal_the_live_ones(engine):
 
     with engine.connect() as conn:
         board, _ = position_of(None, ["h2e2"])
-        total, rows = _aggregated(conn, key_of(board), mirror_key_of(board))
+        total, rows = _aggregated(conn, key_of(board), mirror_key_of(board), _version(conn))
         assert total == 6  # master games with 炮二平五 or its mirror: all but G5 and G6
         assert sorted((mv, c[:4]) for mv, c in rows) == [("b9c7", [0, 1, 0, 0]), ("h9g7", [2, 1, 2, 0])]
     assert answers() == live

@@ -195,7 +195,7 @@ def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str
             _CACHE.move_to_end(ck)
             _v, total, ended, out, hits, top_moves = hit
         else:
-            total, ended, out = _moves(conn, board, key, mkey, where_source, source, mirror)
+            total, ended, out = _moves(conn, board, key, mkey, where_source, source, mirror, version)
             hits, top_moves = _top_games(conn, key, mkey, where_source, top, total) if top else ([], [])
             _CACHE[ck] = (version, total, ended, out, hits, top_moves)
             while len(_CACHE) > CACHE_SIZE:
@@ -208,7 +208,7 @@ def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str
 
 
 def _moves(conn, board: Board, key: int, mkey: int, where_source, source: str = "both",
-           use_aggregates: bool = True) -> tuple[int, int, list[ExploreMove]]:
+           use_aggregates: bool = True, version: tuple | None = None) -> tuple[int, int, list[ExploreMove]]:
     """(games, ended, move rows) of the position ``key`` and its mirror ``mkey``.
 
     The master games of a common position come from the pre-aggregated counts
@@ -217,14 +217,18 @@ def _moves(conn, board: Board, key: int, mkey: int, where_source, source: str = 
     index."""
     agg: dict[str | None, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # red draw black unk n_y sum_y
     total = 0
-    master = _aggregated(conn, key, mkey) if use_aggregates and source in ("master", "both") else None
+    if version is None:
+        version = _version(conn)
+    master = None
+    if use_aggregates and source in ("master", "both"):
+        master = _aggregated(conn, key, mkey, version)
     if master is not None:
         total, rows = master
         for mv, counts in rows:
             a = agg[mv]
             for i, n in enumerate(counts):
                 a[i] += n
-        if source == "both":
+        if source == "both" and _has_mine(conn, version):
             t, live = _live(conn, key, mkey, source_clause(MINE), mine_only=True)
             total += t
             for mv, counts in live.items():
@@ -250,13 +254,28 @@ def _moves(conn, board: Board, key: int, mkey: int, where_source, source: str = 
 _VALID: dict[tuple, bool] = {}
 
 
-def _aggregated(conn, key: int, mkey: int):
+_MINE_SEEN: dict[tuple, bool] = {}
+
+
+def _has_mine(conn, version: tuple) -> bool:
+    """True when the database holds games of the user's own collection (noted per games version)."""
+    ck = (str(conn.engine.url), *version)
+    has = _MINE_SEEN.get(ck)
+    if has is None:
+        has = conn.execute(select(games.c.id).where(games.c.collection == MINE).limit(1)).first() is not None
+        if len(_MINE_SEEN) > 64:
+            _MINE_SEEN.clear()
+        _MINE_SEEN[ck] = has
+    return has
+
+
+def _aggregated(conn, key: int, mkey: int, version: tuple):
     """``(games, [(move or None, [red, draw, black, unknown, n_year, sum_year])])`` of the master games
     of the position (merged with its mirror) from the aggregates, or None (not aggregated, or stale)."""
     from xiangqi.db import aggregate
     from xiangqi.db.schema import explore_moves, explore_totals
 
-    version = (str(conn.engine.url), *_version(conn))
+    version = (str(conn.engine.url), *version)
     ok = _VALID.get(version)
     if ok is None:
         ok = aggregate.valid(conn)
@@ -286,8 +305,12 @@ def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
     # (key, next move, result) -> distinct games, dated games, sum of years
     year = cast(func.substr(g.date, 1, 4), Integer)
     in_keys = p.key.in_(keys)
-    if mine_only:
-        in_keys = and_(in_keys, p.game_id.in_(select(g.id).where(g.collection == MINE).scalar_subquery()))
+    mine: list[int] = []
+    if mine_only:  # the user's games are few: the index is probed for each of them
+        mine = list(conn.execute(select(g.id).where(g.collection == MINE)).scalars())
+        if not mine:
+            return 0, defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+        in_keys = and_(in_keys, p.game_id.in_(mine))
     dist = select(p.key, p.game_id, p.move).where(in_keys).distinct().subquery()
     stmt = (select(dist.c.key, dist.c.move, g.result, func.count(), func.count(year), func.sum(year))
             .join(games, g.id == dist.c.game_id).group_by(dist.c.key, dist.c.move, g.result))
@@ -306,7 +329,6 @@ def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
         a = select(p.game_id).where(p.key == key)
         b = select(p.game_id).where(p.key == mkey)
         if mine_only:
-            mine = select(g.id).where(g.collection == MINE).scalar_subquery()
             a, b = a.where(p.game_id.in_(mine)), b.where(p.game_id.in_(mine))
         common = [r[0] for r in conn.execute(a.intersect(b))]
         if common:
