@@ -22,16 +22,21 @@ from xiangqi.web.server import create_app
 C30 = "h2e2 h9g7 h0g2 i9h9 i0h0 b9c7 c3c4 g6g5 h0h6".split()
 
 
+#: The state's opening for 炮二平五 马8进7 and for the C30 line (English names: study/data/ecco_terms_en.tsv).
+OPENING_B05 = {"code": "B05", "name": "中炮对进左马", "name_en": "Central Cannon vs Left Horse"}
+OPENING_C30 = {"code": "C30", "name": "中炮过河车互进七兵对屏风马",
+       "name_en": "Central Cannon, River-Crossing Rook, Both Seventh Pawns vs Screen Horses"}
+
 def test_opening_follows_the_moves():
     s = GameSession(red="human", black="human")
     assert s.state()["opening"] is None  # no move yet
     s.play("h2e2")
-    assert s.state()["opening"] == {"code": "B00", "name": "中炮局"}
+    assert s.state()["opening"] == {"code": "B00", "name": "中炮局", "name_en": "Central Cannon Opening"}
     s.play("h9g7")
-    assert s.state()["opening"] == {"code": "B05", "name": "中炮对进左马"}
+    assert s.state()["opening"] == OPENING_B05
     for m in C30[2:]:
         s.play(m)
-    assert s.state()["opening"] == {"code": "C30", "name": "中炮过河车互进七兵对屏风马"}
+    assert s.state()["opening"] == OPENING_C30
     s.undo()
     assert s.state()["opening"]["code"] != "C30"
 
@@ -76,7 +81,7 @@ def test_state_and_saved_pgn_through_the_api(tmp_path):
         assert c.post("/api/game/new", json={"red": "human", "black": "human"}).status_code == 200
         for mv in ("h2e2", "h9g7"):
             st = c.post("/api/game/move", json={"move": mv}).json()
-        assert st["opening"] == {"code": "B05", "name": "中炮对进左马"}
+        assert st["opening"] == OPENING_B05
         text = c.get("/api/game/pgn", params={"notation": "iccs"}).text
         assert '[ECCO "B05"]' in text and '[Opening "中炮对进左马"]' in text
         c.post("/api/game/resign")
@@ -84,5 +89,5 @@ def test_state_and_saved_pgn_through_the_api(tmp_path):
         text = c.get(f"/api/library/{gid}/pgn").text
         assert '[ECCO "B05"]' in text and '[Opening "中炮对进左马"]' in text
         replay = c.get(f"/api/library/{gid}/replay").json()
-        assert replay["opening"] == {"code": "B05", "name": "中炮对进左马"}
+        assert replay["opening"] == OPENING_B05
         assert all("book" not in m for m in replay["moves"])  # two humans: no book move

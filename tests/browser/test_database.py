@@ -101,3 +101,30 @@ def test_search_this_position_from_the_board(db_server, driver, page):
     # browsing the record, the explorer follows the record's line; its move steps the record on
     page.click("#btn-explorer")
     expect(page.locator("#ex-opening")).to_have_text("B00 中炮局")
+
+
+def test_explorer_and_opening_line_in_english(db_server, driver, page):
+    """In English the ECCO names are the English ones (study/data/ecco_terms_en.tsv), in the explorer and
+    on the game's opening line."""
+    import os
+
+    driver.open(db_server.url)
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.click("#dlg-settings button[value=close]")
+    driver.new_game("two")
+    page.click("#btn-explorer")
+    expect(page.locator("#ex-rows tr").first).to_contain_text("炮二平五")
+    page.locator("#ex-rows tr").first.locator(".ex-play").click()
+    driver.wait_plies(1)
+    expect(page.locator("#ex-opening")).to_have_text("B00 Central Cannon Opening")
+    page.locator("#ex-rows tr").first.locator(".ex-play").click()  # 马8进7
+    driver.wait_plies(2)
+    expect(page.locator("#ex-opening")).to_have_text("B05 Central Cannon vs Left Horse")
+    expect(page.locator("#opening-line .opening-name")).to_have_text("Central Cannon vs Left Horse")
+    shots = os.environ.get("XQ_SHOTS")
+    if shots:
+        for w, h in ((1366, 768), (390, 844)):
+            page.set_viewport_size({"width": w, "height": h})
+            page.wait_for_timeout(300)
+            page.screenshot(path=f"{shots}/explorer-en-{w}.png", full_page=True)

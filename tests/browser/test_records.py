@@ -175,6 +175,9 @@ def test_save_as_pgn_in_wxf_and_as_xqf(quick_server, driver, page, tmp_path):
     assert '[Format "WXF"]' in wxf and "1. C2.5 H8+7" in wxf and "2. H2+3" in wxf
     xqf = save("xqf")
     assert xqf[:2] == b"XQ"
+    # XQF has no field for the game's ECCO and Opening tags: the page says so (exportnotes.js)
+    expect(page.locator("#dlg-export-notes li")).to_have_text(["XQF 没有存放 ECCO, Opening 的字段：已舍去"])
+    page.click("#dlg-export-notes button")
     game = read_records(xqf, fmt="xqf")[0]
     assert [m.iccs() for m in game.mainline_moves()] == ["h2e2", "h9g7", "h0g2"]
     # A browsed record is saved whole: all six lines of the variations file survive as PGN.

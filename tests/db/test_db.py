@@ -148,9 +148,29 @@ def test_migration_creates_the_schema_once(tmp_path):
     engine = connect(url, migrate=False)
     assert current_revision(engine) is None
     engine = connect(url)
-    assert current_revision(engine) == head_revision() == "0001"
+    assert current_revision(engine) == head_revision() == "0003"
     connect(url)  # a second upgrade is a no-op
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == "0003"
+
+
+def test_migration_0002_indexes_the_computed_ecco(tmp_path):
+    """A database made at 0001 gets the index on ecco_computed, and a search by code uses it."""
+    from sqlalchemy import inspect as sa_inspect
+    from sqlalchemy import text as sa_text
+
+    from xiangqi.db.database import upgrade
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = connect(url, migrate=False)
+    upgrade(engine, "0001")
+    assert "ix_games_ecco_computed" not in {i["name"] for i in sa_inspect(engine).get_indexes("games")}
+    upgrade(engine)
+    assert current_revision(engine) == "0003"
+    assert "ix_games_ecco_computed" in {i["name"] for i in sa_inspect(engine).get_indexes("games")}
+    with engine.connect() as conn:
+        plan = " ".join(str(r[-1]) for r in conn.execute(sa_text(
+            "EXPLAIN QUERY PLAN SELECT id FROM games WHERE ecco_computed = 'C30' OR ecco = 'C30'")))
+    assert "ix_games_ecco_computed" in plan and "SCAN games" not in plan
 
 
 # -- search by headers ------------------------------------------------------------------------------
@@ -342,6 +362,11 @@ KEY_OF_START = -4656361692618544098
     ("２００３．７．２７", "2003-07-27"), ("1999.2.30", "1999-02"), ("1999.13.1", "1999"),
     ("7.13", None), ("11月11日", None), ("003年12月3日", None), ("", None), ("   ", None),
     ("????.??.??", None),
+    # short forms (dates.py rule 5): CCPD writes 26.5.01 / 26.05.01 for a 2001 event, 1-20-83 for 1983
+    ("26.5.01", "2001-05-26"), ("26.05.01", "2001-05-26"), ("27.05.01", "2001-05-27"),
+    ("1-20-83", "1983-01-20"), ("1-27--83", "1983-01-27"), ("97-11-19", "1997-11-19"),
+    ("01-2-4", "2001-02-04"), ("02.6.22", "2002-06-22"), ("56。12。26", "1956-12-26"),
+    ("31.12.99", "1999-12-31"), ("20/11/97", "1997-11-20"), ("1-2-3", None),
 ])
 def test_date_normalisation(raw, expected):
     assert normalise_date(raw) == expected

@@ -82,6 +82,8 @@ def test_the_same_position_from_a_fen_and_in_chinese_notation(engine):
     assert by_fen.moves == by_text.moves and by_fen.games == by_text.games == 7
     assert by_fen.ecco is None  # an opening name needs the moves from the start
     assert (by_text.ecco, by_text.opening) == ("B00", "中炮局")
+    assert by_text.to_dict()["opening_en"] == "Central Cannon Opening"
+    assert by_fen.to_dict()["opening_en"] is None
 
 
 def test_without_mirror(engine):
@@ -194,3 +196,57 @@ def test_answers_are_cached_until_the_games_change(engine, tmp_path):
     import_paths(engine, [path])
     later = explore(engine, moves=["c3c4"])
     assert later.games == first.games + 1 and later.top[0].event == "G9"
+
+
+def test_aggregated_counts_equal_the_live_ones(engine):
+    """The pre-aggregated counts (xiangqi.db.aggregate, every position aggregated here) give the same
+    answers as the position index for every position of every game, mirrored or not, each source."""
+    from sqlalchemy import delete
+
+    from xiangqi.db import aggregate
+    from xiangqi.db.explore import _aggregated, _version, changed
+    from xiangqi.db.keys import key_of, mirror_key_of
+    from xiangqi.db.schema import explore_meta
+
+    lines = sorted({tuple(m.split()[:n]) for _name, m, *_ in GAMES for n in range(len(m.split()) + 1)})
+    cases = [(line, source, mirror) for line in lines for source in ("master", "mine", "both")
+             for mirror in (True, False)]
+
+    def answers():
+        changed()
+        return [explore(engine, moves=list(line), source=source, mirror=mirror).to_dict()
+                for line, source, mirror in cases]
+
+    with engine.begin() as conn:
+        conn.execute(delete(explore_meta))  # no aggregates: the live queries
+    live = answers()
+    # every position of the master games, a position and its mirror counted once (of GAMES: the start,
+    # 炮二平五 (G4, G8 reach its mirror), +马8进7, +马二进三, +车9平8, +马2进3, 兵七进一, G7 at ply 4,
+    # G8 at ply 3)
+    from sqlalchemy import select
+
+    from xiangqi.core.board import Board, Move
+    from xiangqi.db.schema import games
+
+    distinct = set()
+    with engine.connect() as conn:
+        for (moves,) in conn.execute(select(games.c.moves).where(games.c.collection != "mine")):
+            board = Board()
+            distinct.add(min(key_of(board), mirror_key_of(board)))
+            for m in moves.split():
+                board.push(Move.from_iccs(m))
+                distinct.add(min(key_of(board), mirror_key_of(board)))
+    assert len(distinct) >= 9
+    assert aggregate.rebuild(engine, min_games=1) == len(distinct)
+    from xiangqi.db.explore import position_of
+
+    with engine.connect() as conn:
+        board, _ = position_of(None, ["h2e2"])
+        total, rows = _aggregated(conn, key_of(board), mirror_key_of(board), _version(conn))
+        assert total == 6  # master games with 炮二平五 or its mirror: all but G5 and G6
+        assert sorted((mv, c[:4]) for mv, c in rows) == [("b9c7", [0, 1, 0, 0]), ("h9g7", [2, 1, 2, 0])]
+    assert answers() == live
+    try:
+        aggregate.rebuild(engine)  # back to the default threshold for the other tests
+    finally:
+        changed()

@@ -164,12 +164,13 @@ def session_from_line(start_fen: str, moves: list[str], *, red: str = "human", b
 
 
 def export_game(session: GameSession, fmt: str = "pgn", notation: str = "chinese",
-                language: str = "zh") -> tuple[bytes, str, str]:
+                language: str = "zh", *, warnings: list[str] | None = None) -> tuple[bytes, str, str]:
     """The current game as a file: ``(bytes, media type, file extension)``.
 
     ``fmt`` is ``pgn`` (UTF-8 text, moves in ``notation``) or ``xqf`` (binary XQF 1.0); tags (Event,
     player names) are in ``language`` (``zh``/``en``, :meth:`GameSession.pgn_headers`). Raises
-    :class:`SessionError` for an unknown format, notation or language.
+    :class:`SessionError` for an unknown format, notation or language. What XQF cannot keep is appended
+    to ``warnings`` when a list is given (:func:`xiangqi.core.xqf.xqf_losses`).
     """
     if fmt not in EXPORT_FORMATS:
         raise SessionError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
@@ -183,12 +184,14 @@ def export_game(session: GameSession, fmt: str = "pgn", notation: str = "chinese
 
     game = pgn.Game.from_board(session.board)
     game.headers.update(session.pgn_headers(language))
-    return write_xqf(game), "application/octet-stream", "xqf"
+    return write_xqf(game, warnings=warnings), "application/octet-stream", "xqf"
 
 
-def convert_record(data: bytes, name: str, index: int, fmt: str, notation: str) -> tuple[bytes, str, str]:
+def convert_record(data: bytes, name: str, index: int, fmt: str, notation: str, *,
+                   warnings: list[str] | None = None) -> tuple[bytes, str, str]:
     """A browsed record (with all its variations and comments) saved as ``fmt`` (``pgn``/``xqf``):
-    ``(bytes, media type, extension)``. Raises :class:`RecordOpenError` / :class:`SessionError`."""
+    ``(bytes, media type, extension)``; what XQF cannot keep is appended to ``warnings`` when a list is
+    given. Raises :class:`RecordOpenError` / :class:`SessionError`."""
     if fmt not in EXPORT_FORMATS:
         raise SessionError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
     if notation not in NOTATIONS:
@@ -198,6 +201,6 @@ def convert_record(data: bytes, name: str, index: int, fmt: str, notation: str) 
         raise RecordOpenError(f"the record holds {len(games)} game(s); there is no game {index + 1}")
     from xiangqi.core.records import write_records
 
-    out = write_records([games[index]], fmt, notation=notation)
+    out = write_records([games[index]], fmt, notation=notation, warnings=warnings)
     media = "application/octet-stream" if fmt == "xqf" else "application/x-chess-pgn; charset=utf-8"
     return out, media, fmt

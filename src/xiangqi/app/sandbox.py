@@ -178,11 +178,13 @@ def open_record_job(data: bytes, name: str, index: int) -> bytes:
     return json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
 
 
-def convert_record_job(data: bytes, name: str, index: int, fmt: str, notation: str) -> tuple[bytes, str, str]:
-    """:func:`xiangqi.app.records.convert_record`."""
+def convert_record_job(data: bytes, name: str, index: int, fmt: str,
+                       notation: str) -> tuple[bytes, str, str, list[str]]:
+    """:func:`xiangqi.app.records.convert_record`, with its warnings (what XQF could not keep) last."""
     from xiangqi.app.records import convert_record
 
-    return convert_record(data, name, index, fmt, notation)
+    warnings: list[str] = []
+    return (*convert_record(data, name, index, fmt, notation, warnings=warnings), warnings)
 
 
 def open_game_job(data: bytes, red: str, black: str, level: str) -> Any:

@@ -415,7 +415,8 @@ class GameSession:
     # -- views -----------------------------------------------------------
 
     def opening(self) -> dict[str, str] | None:
-        """The game's ECCO opening so far, from its moves: ``{"code": "C30", "name": "中炮过河车…"}``.
+        """The game's ECCO opening so far, from its moves: ``{"code": "C30", "name": "中炮过河车…",
+        "name_en": "Central Cannon, River-Crossing Rook…"}`` (:func:`xiangqi.study.ecco.name_en`).
 
         Classified by :func:`xiangqi.study.ecco.classify` (the first 20 plies; the ECCO 2004 names,
         which are Chinese only); None before the first move and for a game that did not start from
@@ -423,10 +424,12 @@ class GameSession:
         """
         if not self.moves:
             return None
-        from xiangqi.study.ecco import classify
+        from xiangqi.study.ecco import classify, name_en
 
         found = classify(self.board)
-        return None if found is None else {"code": found.code, "name": found.name}
+        if found is None:
+            return None
+        return {"code": found.code, "name": found.name, "name_en": name_en(found.code)}
 
     def legal_moves_by_square(self) -> dict[str, list[str]]:
         """Legal moves of the side to move grouped by from-square: ``{"h2": ["h2e2", ...]}``.

@@ -389,6 +389,19 @@ def iter_game_texts(text: str) -> Iterator[str]:
     a comment) that follows move text.
     """
     lines = text.splitlines(keepends=True)
+    # Fast path, one game (most files): after the first line of move text no line holds a "[", so no
+    # line can be a tag line, and the tags before it hold at most one [Game] tag: the text is one game.
+    games = offset = 0
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("[") and stripped.endswith("]"):
+            games += _is_game_tag(stripped)
+        elif stripped:
+            if games <= 1 and "[" not in text[offset + len(line):]:
+                yield text
+                return
+            break
+        offset += len(line)
     buf: list[str] = []
     depth = 0
     seen_moves = seen_game_tag = False

@@ -10,8 +10,17 @@ Real files write dates in dozens of styles (the CCPD master games alone: ``1998.
    ``. - / 年 月 日 。 、 · space``; anything after the day is ignored (times, ``上午``, a day range).
 3. A four-digit year last (``15-6-2009``, ``10/31/1960``): with ``/`` the order is month/day
    (US style), with other separators day-month, unless a number above 12 shows the order.
-4. A two-digit year first (``83-7-24``; ``/`` with the year last, ``11/23/97``): 50–99 → 19xx,
-   00–49 → 20xx (the corpus spans 1950–2013).
+4. Three short numbers ``A·B·C`` (one or two digits each) with ``/``: the year last, month first
+   (US style, ``11/23/97``), day first when the first number is above 12 (``20/11/97``).
+5. Three short numbers with any other separator (:func:`_short_date`): the year is first
+   (``83-7-24``, ``97-11-19``, ``02.6.22``), as in nearly all of the corpus, except when the first
+   number cannot be a two-digit year written as such but the last one can:
+   - the last number has one digit (``01-2-4``): it cannot be a year, so the year is first;
+   - the first number has one digit (``1-20-83``) or is 13–31 (a day, not a month) while the last has
+     two digits (``26.5.01``, ``26.05.01``, from a 2001 event in Penang): the year is last, the day
+     first (D.M.YY) unless the middle number is above 12 (M-D-YY, ``1-20-83`` → 1983-01-20).
+   Two-digit years: 50–99 → 1950–1999, 00–49 → 2000–2049 (the corpus spans 1950–2013), so
+   ``26.5.01`` is 2001-05-26, not 2026-05-01.
 
 Month and day are checked against the calendar: a bad day keeps ``YYYY-MM``, a bad month keeps
 ``YYYY``. Anything else (no year: ``7.13``, ``11月11日``; a three-digit year) gives ``None``;
@@ -30,7 +39,7 @@ _EIGHT = re.compile(r"^(\d{4})(\d{2})(\d{2})(?!\d)")
 _YEAR_FIRST = re.compile(rf"^(\d{{4}})(?:{_SEP}+(\d{{1,2}})(?!\d)(?:{_SEP}+(\d{{1,2}})(?!\d))?)?")
 _YEAR_LAST = re.compile(rf"^(\d{{1,2}})({_SEP})(\d{{1,2}}){_SEP}(\d{{4}})(?!\d)")
 _SHORT_LAST = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{2})(?!\d)")
-_SHORT_FIRST = re.compile(rf"^(\d{{2}}){_SEP}(\d{{1,2}}){_SEP}(\d{{1,2}})(?!\d)")
+_SHORT_THREE = re.compile(rf"^(\d{{1,2}}){_SEP}+(\d{{1,2}}){_SEP}+(\d{{1,2}})(?!\d)")
 
 
 def _full_year(yy: int) -> int:
@@ -79,10 +88,21 @@ def normalise_date(raw: str | None) -> str | None:
         if a > 12:
             a, b = b, a
         return _compose(_full_year(int(m[3])), a, b)
-    m = _SHORT_FIRST.match(s)
+    m = _SHORT_THREE.match(s)
     if m:
-        return _compose(_full_year(int(m[1])), int(m[2]), int(m[3]))
+        return _short_date(m[1], m[2], m[3])
     return None
+
+
+def _short_date(a: str, b: str, c: str) -> str | None:
+    """Rule 5 of the module: three short numbers as written (``"26", "5", "01"``), no ``/``."""
+    first, middle, last = int(a), int(b), int(c)
+    year_last = len(c) == 2 and (len(a) == 1 or 13 <= first <= 31)
+    if not year_last:
+        return _compose(_full_year(first), middle, last) if len(a) == 2 else None
+    if middle > 12:
+        first, middle = middle, first  # M-D-YY
+    return _compose(_full_year(last), middle, first)
 
 
 _FULLWIDTH = str.maketrans("０１２３４５６７８９", "0123456789")

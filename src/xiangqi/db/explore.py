@@ -104,7 +104,8 @@ class Exploration:
     played first (ties: ICCS order); ``top``: the most recent games with it (:class:`GameHit` with
     ``ply`` = where it occurs, ``mirrored``), ``top_moves``: for each top game the ICCS move it played
     from the position as seen from this side (None when the game ends there); ``ecco``/``opening``:
-    the opening's code and name when the position was reached by moves from the standard start.
+    the opening's code and name when the position was reached by moves from the standard start (its
+    English name in ``to_dict()``'s ``opening_en``).
     """
 
     fen: str
@@ -130,7 +131,16 @@ class Exploration:
             top.append(d)
         return {"fen": self.fen, "source": self.source, "mirror": self.mirror, "games": self.games,
                 "ended": self.ended, "moves": [m.to_dict() for m in self.moves], "top": top,
-                "ecco": self.ecco, "opening": self.opening}
+                "ecco": self.ecco, "opening": self.opening, "opening_en": _english(self.ecco)}
+
+
+def _english(code: str | None) -> str | None:
+    """The English name of an ECCO code (:func:`xiangqi.study.ecco.name_en`), None for None."""
+    if code is None:
+        return None
+    from xiangqi.study.ecco import name_en
+
+    return name_en(code)
 
 
 def _text(board: Board, iccs: str) -> str:
@@ -185,7 +195,7 @@ def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str
             _CACHE.move_to_end(ck)
             _v, total, ended, out, hits, top_moves = hit
         else:
-            total, ended, out = _moves(conn, board, key, mkey, where_source)
+            total, ended, out = _moves(conn, board, key, mkey, where_source, source, mirror, version)
             hits, top_moves = _top_games(conn, key, mkey, where_source, top, total) if top else ([], [])
             _CACHE[ck] = (version, total, ended, out, hits, top_moves)
             while len(_CACHE) > CACHE_SIZE:
@@ -197,21 +207,119 @@ def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str
                        opening=opening)
 
 
-def _moves(conn, board: Board, key: int, mkey: int, where_source) -> tuple[int, int, list[ExploreMove]]:
-    """(games, ended, move rows) of the position ``key`` and its mirror ``mkey``."""
+def _moves(conn, board: Board, key: int, mkey: int, where_source, source: str = "both",
+           use_aggregates: bool = True, version: tuple | None = None) -> tuple[int, int, list[ExploreMove]]:
+    """(games, ended, move rows) of the position ``key`` and its mirror ``mkey``.
+
+    The master games of a common position come from the pre-aggregated counts
+    (:mod:`xiangqi.db.aggregate`, which merge the mirror: ``use_aggregates`` only when ``mkey`` is the
+    mirror's key) when they are current, the user's games (and every other case) from the position
+    index."""
+    agg: dict[str | None, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # red draw black unk n_y sum_y
+    total = 0
+    if version is None:
+        version = _version(conn)
+    master = None
+    if use_aggregates and source in ("master", "both"):
+        master = _aggregated(conn, key, mkey, version)
+    if master is not None:
+        total, rows = master
+        for mv, counts in rows:
+            a = agg[mv]
+            for i, n in enumerate(counts):
+                a[i] += n
+        if source == "both" and _has_mine(conn, version):
+            t, live = _live(conn, key, mkey, source_clause(MINE), mine_only=True)
+            total += t
+            for mv, counts in live.items():
+                a = agg[mv]
+                for i, n in enumerate(counts):
+                    a[i] += n
+    else:
+        total, agg = _live(conn, key, mkey, where_source, mine_only=source == MINE)
+    out = []
+    for mv, (red, draw, black, unknown, n_year, sum_year) in agg.items():
+        if mv is None:
+            continue
+        known = red + draw + black
+        out.append(ExploreMove(move=mv, text=_text(board, mv), games=known + unknown, red=red, draw=draw,
+                               black=black, unknown=unknown, red_pct=_pct(red, known),
+                               draw_pct=_pct(draw, known), black_pct=_pct(black, known),
+                               avg_year=round(sum_year / n_year) if n_year else None))
+    out.sort(key=lambda m: (-m.games, m.move))
+    ended = sum(agg[None][:4]) if None in agg else 0
+    return total, ended, out
+
+
+_VALID: dict[tuple, bool] = {}
+
+
+_MINE_SEEN: dict[tuple, bool] = {}
+
+
+def _has_mine(conn, version: tuple) -> bool:
+    """True when the database holds games of the user's own collection (noted per games version)."""
+    ck = (str(conn.engine.url), *version)
+    has = _MINE_SEEN.get(ck)
+    if has is None:
+        has = conn.execute(select(games.c.id).where(games.c.collection == MINE).limit(1)).first() is not None
+        if len(_MINE_SEEN) > 64:
+            _MINE_SEEN.clear()
+        _MINE_SEEN[ck] = has
+    return has
+
+
+def _aggregated(conn, key: int, mkey: int, version: tuple):
+    """``(games, [(move or None, [red, draw, black, unknown, n_year, sum_year])])`` of the master games
+    of the position (merged with its mirror) from the aggregates, or None (not aggregated, or stale)."""
+    from xiangqi.db import aggregate
+    from xiangqi.db.schema import explore_moves, explore_totals
+
+    version = (str(conn.engine.url), *version)
+    ok = _VALID.get(version)
+    if ok is None:
+        ok = aggregate.valid(conn)
+        if len(_VALID) > 64:
+            _VALID.clear()
+        _VALID[version] = ok
+    if not ok:
+        return None
+    ck = min(key, mkey)
+    total = conn.execute(select(explore_totals.c.games).where(explore_totals.c.key == ck)).scalar()
+    if total is None:
+        return None
+    e = explore_moves.c
+    rows = conn.execute(select(e.move, e.red, e.draw, e.black, e.unknown, e.n_year, e.sum_year)
+                        .where(e.key == ck)).all()
+    flip = key != ck
+    return total, [(aggregate.decode_move(r[0], flip), list(r[1:])) for r in rows]
+
+
+def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
+    """``(games, {move or None: [red, draw, black, unknown, n_year, sum_year]})`` from the position index.
+
+    ``mine_only``: the source is the user's games; the index is then read for those games only (by
+    game id, a probe per game) instead of every occurrence of the position."""
     keys = [key] if mkey == key else [key, mkey]
     p, g = positions.c, games.c
     # (key, next move, result) -> distinct games, dated games, sum of years
     year = cast(func.substr(g.date, 1, 4), Integer)
-    dist = select(p.key, p.game_id, p.move).where(p.key.in_(keys)).distinct().subquery()
+    in_keys = p.key.in_(keys)
+    mine: list[int] = []
+    if mine_only:  # the user's games are few: the index is probed for each of them
+        mine = list(conn.execute(select(g.id).where(g.collection == MINE)).scalars())
+        if not mine:
+            return 0, defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+        in_keys = and_(in_keys, p.game_id.in_(mine))
+    dist = select(p.key, p.game_id, p.move).where(in_keys).distinct().subquery()
     stmt = (select(dist.c.key, dist.c.move, g.result, func.count(), func.count(year), func.sum(year))
             .join(games, g.id == dist.c.game_id).group_by(dist.c.key, dist.c.move, g.result))
     if where_source is not None:
         stmt = stmt.where(where_source)
         total_stmt = select(func.count(func.distinct(p.game_id))).join(games, g.id == p.game_id) \
-            .where(p.key.in_(keys), where_source)
+            .where(in_keys, where_source)
     else:
-        total_stmt = select(func.count(func.distinct(p.game_id))).where(p.key.in_(keys))
+        total_stmt = select(func.count(func.distinct(p.game_id))).where(in_keys)
     agg: dict[str | None, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # red draw black unk n_y sum_y
     rows = conn.execute(stmt).all()
     total = conn.execute(total_stmt).scalar_one()
@@ -220,6 +328,8 @@ def _moves(conn, board: Board, key: int, mkey: int, where_source) -> tuple[int, 
         # games holding the position and its mirror: their moves may coincide after mirroring back
         a = select(p.game_id).where(p.key == key)
         b = select(p.game_id).where(p.key == mkey)
+        if mine_only:
+            a, b = a.where(p.game_id.in_(mine)), b.where(p.game_id.in_(mine))
         common = [r[0] for r in conn.execute(a.intersect(b))]
         if common:
             cs = select(p.key, p.game_id, p.move, g.result, year).join(games, g.id == p.game_id) \
@@ -250,18 +360,7 @@ def _moves(conn, board: Board, key: int, mkey: int, where_source) -> tuple[int, 
             if yr is not None:
                 a[4] -= n - 1
                 a[5] -= (n - 1) * yr
-    out = []
-    for mv, (red, draw, black, unknown, n_year, sum_year) in agg.items():
-        if mv is None:
-            continue
-        known = red + draw + black
-        out.append(ExploreMove(move=mv, text=_text(board, mv), games=known + unknown, red=red, draw=draw,
-                               black=black, unknown=unknown, red_pct=_pct(red, known),
-                               draw_pct=_pct(draw, known), black_pct=_pct(black, known),
-                               avg_year=round(sum_year / n_year) if n_year else None))
-    out.sort(key=lambda m: (-m.games, m.move))
-    ended = sum(agg[None][:4]) if None in agg else 0
-    return total, ended, out
+    return total, agg
 
 
 def _opening(fen: str | None, played: list[Move]) -> tuple[str | None, str | None]:

@@ -18,6 +18,14 @@
   pieces packed (``pieces``): what similar-position search ranks. The primary key (material, key)
   clusters the positions of one material together (the key alone is unique too: it fixes the material).
 
+- ``explore_moves``, ``explore_totals``, ``explore_meta`` (migration 0003): the opening explorer's counts
+  for the positions of at least :data:`xiangqi.db.aggregate.MIN_GAMES` master games, a position and its
+  mirror merged under the smaller of their two keys (``key``); ``move`` is the next move as
+  ``from * 90 + to`` in that orientation (-1: the game ends there), with the distinct games per result
+  and the count and sum of their years; ``explore_totals`` the distinct games per key;
+  ``explore_meta`` the master games' count and highest id when they were built
+  (:mod:`xiangqi.db.aggregate`).
+
 Mirrored search needs no stored column: the games where the left-right mirror of position P occurs
 are exactly the rows whose ``key`` is the key of mirror(P), so a mirrored search looks up two keys.
 """
@@ -38,7 +46,7 @@ from sqlalchemy import (
                         Text,
 )
 
-__all__ = ["metadata", "games", "positions", "boards"]
+__all__ = ["metadata", "games", "positions", "boards", "explore_moves", "explore_totals", "explore_meta"]
 
 metadata = MetaData()
 
@@ -70,6 +78,7 @@ Index("ix_games_red", games.c.red)
 Index("ix_games_black", games.c.black)
 Index("ix_games_date", games.c.date)
 Index("ix_games_ecco", games.c.ecco)
+Index("ix_games_ecco_computed", games.c.ecco_computed)  # migration 0002
 Index("ix_games_collection", games.c.collection)
 
 positions = Table(
@@ -88,4 +97,30 @@ boards = Table(
     Column("key", BigInteger, primary_key=True, autoincrement=False),
     Column("pieces", LargeBinary, nullable=False),
     sqlite_with_rowid=False,
+)
+
+explore_moves = Table(
+    "explore_moves", metadata,
+    Column("key", BigInteger, primary_key=True, autoincrement=False),
+    Column("move", SmallInteger, primary_key=True, autoincrement=False),
+    Column("red", Integer, nullable=False),
+    Column("draw", Integer, nullable=False),
+    Column("black", Integer, nullable=False),
+    Column("unknown", Integer, nullable=False),
+    Column("n_year", Integer, nullable=False),
+    Column("sum_year", BigInteger, nullable=False),
+    sqlite_with_rowid=False,
+)
+
+explore_totals = Table(
+    "explore_totals", metadata,
+    Column("key", BigInteger, primary_key=True, autoincrement=False),
+    Column("games", Integer, nullable=False),
+    sqlite_with_rowid=False,
+)
+
+explore_meta = Table(
+    "explore_meta", metadata,
+    Column("name", String(20), primary_key=True),
+    Column("value", BigInteger, nullable=False),
 )

@@ -36,7 +36,8 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import GameNode
 from xiangqi.study import ecco_rules
 
-__all__ = ["WINDOW", "Ecco", "classify", "classify_path", "code_names", "name", "wxf_tokens"]
+__all__ = ["WINDOW", "Ecco", "classify", "classify_path", "code_names", "code_names_en", "english_name",
+           "name", "name_en", "wxf_tokens"]
 
 #: Plies the classifier reads (the ECCO window).
 WINDOW = ecco_rules.WINDOW
@@ -75,6 +76,69 @@ def name(code: str) -> str:
     except KeyError:
         raise KeyError(f"not a named ECCO 2004 code: {code!r} "
                        "(A00-E48, see xiangqi.study.ecco.code_names())") from None
+
+
+@functools.cache
+def _terms() -> tuple[dict[str, tuple[str, str]], int]:
+    import unicodedata
+
+    text = resources.files("xiangqi.study").joinpath("data/ecco_terms_en.tsv").read_text(encoding="utf-8")
+    terms: dict[str, tuple[str, str]] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            zh, en, kind = line.split("\t")
+            terms[unicodedata.normalize("NFKC", zh)] = (en, kind)
+    return terms, max(map(len, terms))
+
+
+def english_name(chinese: str) -> str:
+    """The English form of an ECCO name, term by term from the table ``data/ecco_terms_en.tsv``.
+
+    The name (NFKC: full-width digits and colon as ASCII) is read left to right, the longest term of the
+    table that fits at each place; the parts of one side are joined with ", ", 对 gives "vs", 转 "to",
+    红/黑 "Red"/"Black" before a part, 局 "Opening" and the opening/variation mark ":" (the table's header
+    gives its source). ``english_name("中炮过河车互进七兵对屏风马")`` is ``"Central Cannon, River-Crossing
+    Rook, Both Seventh Pawns vs Screen Horses"``. Raises ValueError naming the first character no term covers.
+    """
+    import unicodedata
+
+    terms, longest = _terms()
+    s = unicodedata.normalize("NFKC", chinese).strip()
+    out: list[str] = []
+    last = ""
+    i = 0
+    while i < len(s):
+        for n in range(min(longest, len(s) - i), 0, -1):
+            found = terms.get(s[i:i + n])
+            if found is not None:
+                break
+        else:
+            raise ValueError(f"ECCO name {chinese!r}: no English term for {s[i]!r} at {i}")
+        en, kind = found
+        if kind == "colon":
+            out.append(en)
+        elif kind == "suffix":
+            out.append(f" {en}")
+        elif kind in ("term", "side") and last in ("term", "suffix"):
+            out.append(f", {en}")
+        else:
+            out.append(f" {en}" if out else en)
+        last = kind
+        i += n
+    return "".join(out)
+
+
+@functools.cache
+def code_names_en() -> dict[str, str]:
+    """The ECCO code → English name table (:func:`english_name` of every name of :func:`code_names`)."""
+    return {code: english_name(label) for code, label in code_names().items()}
+
+
+def name_en(code: str) -> str:
+    """The English name of an ECCO code (``name_en("B00")`` is ``"Central Cannon Opening"``); KeyError as
+    :func:`name`."""
+    name(code)  # the same error for an unknown code
+    return code_names_en()[code.strip().upper()]
 
 
 _LETTERS = {"k": "K", "a": "A", "b": "E", "n": "H", "r": "R", "c": "C", "p": "P"}

@@ -263,10 +263,15 @@ def create_router(hub: Any, store: Any) -> APIRouter:
             game = game_from_nodes(body.start_fen, [n.model_dump() for n in body.nodes], body.headers)
         except TreeError as exc:
             raise HTTPException(400, str(exc)) from None
-        data = await asyncio.to_thread(write_records, [game], body.fmt, notation=body.notation)
+        from xiangqi.web.export_notes import warnings_header
+
+        losses: list[str] = []
+        data = await asyncio.to_thread(write_records, [game], body.fmt, notation=body.notation,
+                                       warnings=losses)
         media = "application/octet-stream" if body.fmt == "xqf" else "application/x-chess-pgn; charset=utf-8"
         return Response(data, media_type=media,
-                        headers={"Content-Disposition": f'attachment; filename="analysis.{body.fmt}"'})
+                        headers={"Content-Disposition": f'attachment; filename="analysis.{body.fmt}"',
+                                 **warnings_header(losses)})
 
     def added_analyser(ws: WebSocket, key: str) -> Any:
         """The analyser of the added engine ``key`` (web/engines_api.py), or None when there is no

@@ -4,8 +4,8 @@
   (:func:`xiangqi.db.explore.explore`) for the position after ``moves`` (space-separated ICCS) from
   ``fen`` (default the standard start): ``{fen, source, mirror, games, ended, moves: [{move, text,
   games, red, draw, black, unknown, red_pct, draw_pct, black_pct, avg_year}], top: [game hit + next_move,
-  next_text], ecco, opening}``. ``ecco``/``opening`` are named from the moves when they start at the
-  standard start (:func:`xiangqi.study.ecco.classify`).
+  next_text], ecco, opening, opening_en}``. ``ecco``/``opening`` (English: ``opening_en``) are named from
+  the moves when they start at the standard start (:func:`xiangqi.study.ecco.classify`).
 - ``GET /api/db/search?…`` — games by ``player``, ``red``, ``black``, ``event``, ``site``,
   ``date_from``/``date_to`` (``YYYY[-MM[-DD]]``), ``result`` (red, black, draw, unknown or the PGN
   tokens), ``ecco`` (code, prefix or range), ``opening`` (name), ``comment`` (text), ``source``

@@ -93,6 +93,7 @@ from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
 from xiangqi.web.db_api import create_db_router
+from xiangqi.web.export_notes import warnings_header
 from xiangqi.web.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
 from xiangqi.web.limits import (
     JSON_BODY_LIMIT,
@@ -374,10 +375,12 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                              lang: Literal["zh", "en"] | None = None) -> Response:
         from xiangqi.app.records import export_game
 
-        data, media, ext = export_game(hub.session, fmt, notation, lang or hub.language())
+        losses: list[str] = []
+        data, media, ext = export_game(hub.session, fmt, notation, lang or hub.language(), warnings=losses)
         name = f"xiangqi-{hub.session.created.replace('.', '')}-{hub.session.id[:6]}.{ext}"
         return Response(data, media_type=media,
-                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+                        headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                 **warnings_header(losses)})
 
     @app.post("/api/record/open", openapi_extra=_FILE_BODY)
     async def record_open(request: Request, name: str = Query("", max_length=255),
@@ -390,13 +393,14 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                             index: int = Query(0, ge=0, le=100000), fmt: Literal["pgn", "xqf"] = "pgn",
                             notation: Literal["chinese", "iccs", "wxf"] = "chinese") -> Response:
         body = await request.body()  # at most MAX_UPLOAD_BYTES (BodyLimitMiddleware)
-        data, media, ext = await records.run(convert_record_job, body, name, index, fmt, notation)
+        data, media, ext, losses = await records.run(convert_record_job, body, name, index, fmt, notation)
         from urllib.parse import quote
 
         stem = Path(name).stem if name else "record"
         disposition = (f'attachment; filename="record-saved.{ext}"; '
                        f"filename*=UTF-8''{quote(stem + '-saved.' + ext)}")
-        return Response(data, media_type=media, headers={"Content-Disposition": disposition})
+        return Response(data, media_type=media, headers={"Content-Disposition": disposition,
+                                                         **warnings_header(losses)})
 
     @app.post("/api/game/from_record")
     async def from_record(req: FromRecordRequest) -> dict[str, Any]:

@@ -377,14 +377,8 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast, 
       body: JSON.stringify({ ...flatten(), headers, fmt, notation: notationKey }),
     });
     if (!res.ok) throw new Error((await res.json()).detail);
-    const blob = await res.blob();
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(blob);
-    a.download = `${(tree.name || "analysis").replace(/\.[^.]*$/, "")}.${fmt}`;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    const { saveResponse } = await import("./exportnotes.js"); // XQF: what it could not keep is shown after
+    await saveResponse(res, `${(tree.name || "analysis").replace(/\.[^.]*$/, "")}.${fmt}`);
   }
 
   // -- review nodes (the better lines of a review) ---------------------------------------

@@ -784,12 +784,8 @@ $("#dlg-save").addEventListener("close", () => {
     analysis.exportFile(fmt, notationKey).catch((e) => toast(`${t("error")}: ${e.message}`));
     return;
   }
-  const a = document.createElement("a");
-  a.href = `/api/game/export?fmt=${fmt}&notation=${notationKey}&lang=${language()}`;
-  a.download = "";
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
+  import("./exportnotes.js").then(({ downloadExport }) => downloadExport(`/api/game/export?fmt=${fmt}&notation=${notationKey}&lang=${language()}`))
+    .catch((e) => toast(`${t("error")}: ${e.message}`)); // XQF: what it could not keep is shown after
 });
 
 /** Open a record (file bytes or pasted text) in the record browser; a bad one is reported in the dialog. */

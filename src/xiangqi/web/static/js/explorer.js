@@ -103,7 +103,8 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
   }
 
   function render(d, ctx) {
-    $("#ex-opening").textContent = d.ecco ? `${d.ecco} ${d.opening}` : t("ex_no_opening");
+    const opening = language() === "en" && d.opening_en ? d.opening_en : d.opening; // study/ecco.py: name_en
+    $("#ex-opening").textContent = d.ecco ? `${d.ecco} ${opening}` : t("ex_no_opening");
     const unknown = d.moves.reduce((s, m) => s + m.unknown, 0);
     let status = d.games ? t("ex_total").replace("{n}", fmt(d.games)) : "";
     if (d.ended) status += t("ex_ended").replace("{n}", fmt(d.ended));

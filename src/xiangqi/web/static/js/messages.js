@@ -270,6 +270,13 @@ const RULES = [
   [/^ply (\d+) \((main line|variation)\): (.+)$/s, "第 $1 步（{where:$2}）：{$3}"],
   [/^ply (\d+): illegal move (\S+) \((.+)\); its line is dropped$/, "第 $1 步：着法 $2 不合规则（{$3}），该分支已舍去"],
   [/^the move records end early \(truncated file\)$/, "着法记录提前结束（文件不完整）"],
+  // -- XQF export: what the file cannot keep (core/xqf.py xqf_losses, shown by exportnotes.js)
+  [/^XQF has no field for (.+): dropped$/, "XQF 没有存放 $1 的字段：已舍去"],
+  [/^(\w+) cut to the (\d+) bytes of its XQF field: (.+) -> (.*)$/s, "$1 超出 XQF 字段的 $2 字节，已截断：$3 → $4"],
+  [/^Result (.+) is not one XQF holds \(1-0, 0-1, 1\/2-1\/2, \*\): written as unknown$/, "结果 $1 不是 XQF 能存的（1-0、0-1、1/2-1/2、*）：写为未知"],
+  [/^XQF has no annotation glyphs: the NAGs of (\d+) move\(s\) dropped$/, "XQF 没有着法评注符号：已舍去 $1 步的评注符号（NAG）"],
+  [/^XQF has no comment after the result: (.+) dropped$/s, "XQF 不能存结果之后的注释：$1 已舍去"],
+  [/^(\d+) more not shown$/, "另有 $1 条未列出"],
   // a record cut short (core/pgn.py, xqf.py, dhtmlxq.py: RecordProblem kind "truncated")
   [/^truncated: (.+)$/s, "文件不完整：{$1}"],
   [/^the text ends inside the move list \(no \[\/DhtmlXQ_movelist\], (\d+) digits\): main line read to ply (\d+)$/, "文本在着法列表中间结束（没有 [/DhtmlXQ_movelist]，余 $1 位数字）：主线读到第 $2 步"],

@@ -2,7 +2,7 @@
 // `opening`, computed by the server from the moves) on a line above the move list, and a small
 // mark on the moves the computer took from its opening book (a move's `book: true`).
 
-import { t } from "./i18n.js";
+import { language, t } from "./i18n.js";
 
 /** Show `st.opening` ({code, name} or null) in #opening-line; hidden while `browsing` another
  *  position (a record, a library game, the editor) and when there is no opening to name. */
@@ -20,9 +20,11 @@ export function renderOpening(st, browsing) {
   code.textContent = op.code;
   const name = document.createElement("span");
   name.className = "opening-name";
-  name.textContent = op.name; // the ECCO 2004 names are published in Chinese only
+  // the ECCO 2004 names are Chinese; the English one is built from them by a term table (study/ecco.py)
+  const shown = language() === "en" && op.name_en ? op.name_en : op.name;
+  name.textContent = shown;
   el.replaceChildren(label, " ", code, " ", name);
-  el.title = `ECCO ${op.code} ${op.name}`;
+  el.title = `ECCO ${op.code} ${shown}`;
 }
 
 /** Mark the moves of #move-list whose state entry says `book: true` (data-book holds the mark). */

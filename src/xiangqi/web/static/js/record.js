@@ -204,15 +204,9 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
       try { detail = JSON.parse(detail).detail; } catch { /* plain text */ }
       throw new Error(message(detail));
     }
-    const blob = await res.blob();
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(blob);
     const stem = (name || "record").replace(/\.[^.]*$/, "");
-    a.download = `${stem}.${fmt}`;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    const { saveResponse } = await import("./exportnotes.js"); // XQF: what it could not keep is shown after
+    await saveResponse(res, `${stem}.${fmt}`);
   }
 
   function playHere(mode) {
