@@ -180,3 +180,28 @@ def test_the_engine_loads_tuned_tables(tmp_path):
     env["XIANGQI_EVAL"] = str(bad)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode != 0 and "no array PST_EG (expected" in r.stderr
+
+
+def test_the_shipped_tables_are_played_and_the_hand_set_ones_on_request():
+    from xiangqi.engine import evaluate
+
+    # the package plays the tuned file (candidate1 of 2026-12-01: docs/ENGINE.md, data/EVAL-README.md)
+    assert evaluate.tables_source() == evaluate.SHIPPED_TABLES or "XIANGQI_EVAL" in __import__("os").environ
+    mg, eg, w = evaluate.load_tables(evaluate.SHIPPED_TABLES)
+    assert w.tolist() == [4, 13, -26, 21, 40, 20, -20, -12, 12, 6, 20, -2]
+    vm, ve = evaluate.load_material(evaluate.SHIPPED_TABLES)
+    assert vm.tolist() == [0, 0, 134, 132, 80, 253, 235, 22] and ve[5] == 1087  # rook: midgame, endgame
+    assert mg[5 + 7, 4] == -mg[-5 + 7, 85]  # Black's tables mirror Red's
+    code = ("import numpy as np; from xiangqi.engine import evaluate as e, _numba; "
+            "print(e.tables_source(), np.array_equal(e.PST_MG, e.HAND_PST_MG), "
+            "np.array_equal(e.W, e.HAND_W), int(e.PST_MG[5 + 7, 0]), _numba.cache_dir())")
+    env = {**__import__("os").environ}
+    env.pop("XIANGQI_EVAL", None)
+    shipped = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True).stdout.split()
+    env["XIANGQI_EVAL"] = "hand"
+    hand = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
+    assert shipped[:4] == [evaluate.SHIPPED_TABLES, "False", "False", str(int(mg[5 + 7, 0]))]
+    assert hand[:4] == ["hand", "True", "True", str(int(evaluate.HAND_PST_MG[5 + 7, 0]))]
+    assert shipped[4] != hand[4]  # kernels compiled for other tables live in another cache directory

@@ -9,11 +9,17 @@ search's make/unmake (see :mod:`xiangqi.engine.search`); :func:`evaluate` adds
 the terms that depend on the whole board: king safety (advisors and elephants
 present, enemy heavy pieces on open lines toward the king), mobility of rooks and
 horses, a horse blocked at its leg, rooks on open files, the central cannon and
-connected advisors/elephants. The table shapes are our own, built by the
-formulas below from common xiangqi opening/endgame principles (crossed pawns
-gain value, especially near the palace; horses want the centre and the enemy
-side; the king wants its home square); the weights are the hand-set starting
-point for the tuning script (tools/tune_eval.py).
+connected advisors/elephants.
+
+The numbers the engine plays with are **tuned** (Texel's method on 1.38 M quiet positions of
+27,153 CCPD master games, tools/texel_tune.py, docs/ENGINE.md): the shipped file
+``data/eval-texel-2026-12-01.npz`` (:data:`SHIPPED_TABLES`; how it was made:
+``data/EVAL-README.md``), accepted on an SPRT against the hand-set tables (+151 ± 66 Elo at
+equal nodes). The hand-set tables below (:data:`HAND_PST_MG`, :data:`HAND_PST_EG`,
+:data:`HAND_W`) are the tuner's reference point and stay playable with ``XIANGQI_EVAL=hand``.
+Their shapes are our own, built by the formulas below from common xiangqi opening/endgame
+principles (crossed pawns gain value, especially near the palace; horses want the centre and
+the enemy side; the king wants its home square).
 """
 
 from __future__ import annotations
@@ -36,9 +42,10 @@ from xiangqi.engine.movegen import (
     ROOK,
 )
 
-# Material, midgame / endgame (index = piece type).
-VALUE_MG = np.array([0, 0, 110, 110, 280, 620, 300, 35], np.int64)
-VALUE_EG = np.array([0, 0, 120, 110, 310, 660, 270, 60], np.int64)
+# Hand-set material, midgame / endgame (index = piece type); the played values are the tuned
+# ones (VALUE_MG/VALUE_EG after the tables are loaded, below).
+HAND_VALUE_MG = np.array([0, 0, 110, 110, 280, 620, 300, 35], np.int64)
+HAND_VALUE_EG = np.array([0, 0, 120, 110, 310, 660, 270, 60], np.int64)
 # Game phase: horse 1, rook 3, cannon 1, so the full set of both sides is 20; against
 # PHASE_MAX = 24 the opening still blends in a sixth of the endgame values.
 PHASE_W = np.array([0, 0, 0, 0, 1, 3, 1, 0], np.int64)
@@ -105,7 +112,8 @@ def _pst_red(piece_type: int, mg: bool) -> list[int]:
 
 
 def _build_psts() -> tuple[np.ndarray, np.ndarray]:
-    """``(PST_MG, PST_EG)`` of shape (15, 90): index ``code + 7``, value from Red's view incl. material."""
+    """The hand-set ``(PST_MG, PST_EG)`` of shape (15, 90): index ``code + 7``, value from Red's view
+    incl. material."""
     mg = np.zeros((15, 90), np.int64)
     eg = np.zeros((15, 90), np.int64)
     for t in range(1, 8):
@@ -114,27 +122,27 @@ def _build_psts() -> tuple[np.ndarray, np.ndarray]:
         for sq in range(90):
             f, r = sq % 9, sq // 9
             mirror = (9 - r) * 9 + f
-            mg[t + 7, sq] = VALUE_MG[t] + tm[sq]
-            eg[t + 7, sq] = VALUE_EG[t] + te[sq]
-            mg[-t + 7, mirror] = -(VALUE_MG[t] + tm[sq])
-            eg[-t + 7, mirror] = -(VALUE_EG[t] + te[sq])
+            mg[t + 7, sq] = HAND_VALUE_MG[t] + tm[sq]
+            eg[t + 7, sq] = HAND_VALUE_EG[t] + te[sq]
+            mg[-t + 7, mirror] = -(HAND_VALUE_MG[t] + tm[sq])
+            eg[-t + 7, mirror] = -(HAND_VALUE_EG[t] + te[sq])
     return mg, eg
 
 
-PST_MG, PST_EG = _build_psts()
+HAND_PST_MG, HAND_PST_EG = _build_psts()
 
-#: Environment variable naming an ``.npz`` of tuned tables (``PST_MG``, ``PST_EG`` int (15, 90), ``W``
-#: int (12,)) that replace the built-in ones, as tools/texel_tune.py writes them: how a tuning
-#: candidate is played against the shipped evaluation (``xiangqi match --sprt``, docs/ENGINE.md).
-#: The Numba cache directory includes the file's digest (:mod:`._numba`), so kernels compiled
-#: with other tables are never reused.
+#: Environment variable choosing other evaluation tables than the shipped ones: the path of an
+#: ``.npz`` (``PST_MG``, ``PST_EG`` int (15, 90), ``W`` int (12,), as tools/texel_tune.py writes
+#: them: how a tuning candidate is played against the shipped evaluation, ``xiangqi match
+#: --sprt``, docs/ENGINE.md), or ``hand`` for the hand-set tables of this module. The Numba cache
+#: directory includes the file's digest (:mod:`._numba`), so kernels compiled with other tables
+#: are never reused.
 EVAL_ENV = "XIANGQI_EVAL"
+#: The tuned tables the engine plays by default (candidate1 of 2026-12-01; data/EVAL-README.md).
+SHIPPED_TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "eval-texel-2026-12-01.npz")
 
-# Pattern weights (centipawns), hand-set. tools/texel_tune.py fits them together with the material
-# and piece-square tables to master-game results (Texel's method, docs/ENGINE.md); the first
-# attempt (tools/tune_eval.py: these weights alone) lost a self-play match 5-16-3, for the reasons
-# docs/ENGINE.md measures, so the hand values stay until a tuned set passes an SPRT.
-W = np.array([
+# Pattern weights (centipawns), hand-set; the tuned ones are in SHIPPED_TABLES.
+HAND_W = np.array([
     3,    # 0 rook mobility per reachable square
     4,    # 1 horse mobility per free leg/destination
     -25,  # 2 horse with no move at all (blocked at every leg)
@@ -160,14 +168,42 @@ def load_tables(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if missing:
             raise ValueError(f"{path}: no array {', '.join(missing)} (expected PST_MG, PST_EG, W)")
         mg, eg, w = (np.ascontiguousarray(z[k], dtype=np.int64) for k in ("PST_MG", "PST_EG", "W"))
-    if mg.shape != (15, 90) or eg.shape != (15, 90) or w.shape != W.shape:
+    if mg.shape != (15, 90) or eg.shape != (15, 90) or w.shape != HAND_W.shape:
         raise ValueError(f"{path}: shapes {mg.shape}, {eg.shape}, {w.shape}; expected (15, 90), (15, 90), "
-                         f"{W.shape}")
+                         f"{HAND_W.shape}")
     return mg, eg, w
 
 
-if os.environ.get(EVAL_ENV):
-    PST_MG, PST_EG, W = load_tables(os.environ[EVAL_ENV])
+def load_material(path: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(VALUE_MG, VALUE_EG)`` (int (8,), per piece type) stored with tuned tables, or None when the
+    file has none (the tables include the material; these are the tuner's split of it)."""
+    with np.load(path) as z:
+        if "VALUE_MG" not in z.files or "VALUE_EG" not in z.files:
+            return None
+        return (np.ascontiguousarray(z["VALUE_MG"], dtype=np.int64),
+                np.ascontiguousarray(z["VALUE_EG"], dtype=np.int64))
+
+
+def tables_source() -> str:
+    """What the engine plays by: ``"hand"``, or the path of the tables file (shipped or
+    :data:`EVAL_ENV`)."""
+    choice = os.environ.get(EVAL_ENV, "")
+    return "hand" if choice == "hand" else (choice or SHIPPED_TABLES)
+
+
+def _played_tables():
+    src = tables_source()
+    if src == "hand":
+        return HAND_PST_MG, HAND_PST_EG, HAND_W, HAND_VALUE_MG, HAND_VALUE_EG
+    mg, eg, w = load_tables(src)
+    material = load_material(src)
+    vm, ve = material if material is not None else (HAND_VALUE_MG, HAND_VALUE_EG)
+    return mg, eg, w, vm, ve
+
+
+#: The tables the engine plays by (see :func:`tables_source`): material + piece-square by phase
+#: (15, 90), the pattern weights (12,), and the material split (8,) the tuner starts from.
+PST_MG, PST_EG, W, VALUE_MG, VALUE_EG = _played_tables()
 
 
 @njit
