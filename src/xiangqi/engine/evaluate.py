@@ -155,19 +155,32 @@ HAND_W = np.array([
     8,    # 9 connected advisors (one on the palace centre)
     20,   # 10 enemy rook on an open line toward the king
     10,   # 11 tempo (side to move)
+    # king attack (king_attack: 0 in the hand-set tables, fitted by tools/texel_tune.py)
+    0,    # 12 per own rook/horse/cannon/pawn in the enemy king's zone (files c-g, the last 4 ranks)
+    0,    # 13 per such attacker beyond the first (attackers gathering)
+    0,    # 14 cannon aimed at the enemy king through exactly one screen (炮架), any line
+    0,    # 15 ... whose screen is an own horse (马后炮)
+    0,    # 16 own horse on the 卧槽 square (c8/g8 from the attacker's side)
 ], np.int64)
+#: Index of the first king-attack weight in ``W`` and the number of them (:func:`king_attack`).
+KA_FIRST, KA_N = 12, 5
+#: Weights of a tables file from before the king-attack terms (12): those terms are then 0.
+OLD_W_LEN = 12
 
 
 def load_tables(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(PST_MG, PST_EG, W)`` from a tuned ``.npz`` (see :data:`EVAL_ENV`).
 
-    Raises ValueError when an array is missing or has the wrong shape.
+    A ``W`` of the 12 weights from before the king-attack terms gets those terms as 0. Raises
+    ValueError when an array is missing or has the wrong shape.
     """
     with np.load(path) as z:
         missing = [k for k in ("PST_MG", "PST_EG", "W") if k not in z.files]
         if missing:
             raise ValueError(f"{path}: no array {', '.join(missing)} (expected PST_MG, PST_EG, W)")
         mg, eg, w = (np.ascontiguousarray(z[k], dtype=np.int64) for k in ("PST_MG", "PST_EG", "W"))
+    if w.shape == (OLD_W_LEN,):
+        w = np.concatenate([w, np.zeros(len(HAND_W) - OLD_W_LEN, np.int64)])
     if mg.shape != (15, 90) or eg.shape != (15, 90) or w.shape != HAND_W.shape:
         raise ValueError(f"{path}: shapes {mg.shape}, {eg.shape}, {w.shape}; expected (15, 90), (15, 90), "
                          f"{HAND_W.shape}")
@@ -302,6 +315,53 @@ def _side_terms(bd, us, ksq_them, W):
 
 
 @njit
+def king_attack(bd, us, ksq_them):
+    """King-attack counts of the side with sign ``us`` against the enemy king on ``ksq_them``:
+    ``(zone, gathering, screened_cannons, horse_screens, wocao_horses)``, the features of
+    ``W[12..16]``.
+
+    * ``zone``: own rooks, horses, cannons and pawns on files c-g (2-6) in the enemy's last four
+      ranks (the palace, the rank before it and the river-side rank: ranks 6-9 counted from
+      ``us``'s side), the pieces a mating attack is made of;
+    * ``gathering``: ``zone - 1`` when at least two are there (one attacker alone mates rarely);
+    * ``screened_cannons``: own cannons on the king's file or rank with exactly one piece between
+      (a 炮 with its screen, 炮架: a check as soon as the screen moves or the king is pinned);
+    * ``horse_screens``: those whose screen is an own horse (马后炮, the classic mate);
+    * ``wocao_horses``: own horses on the 卧槽 squares c8/g8 (file 2 or 6 on the enemy's second
+      rank), from where a horse checks the king on its home square and covers its flight squares.
+    """
+    zone = 0
+    wocao = 0
+    for sq in range(90):
+        p = bd[sq] * us
+        if p != ROOK and p != HORSE and p != CANNON and p != PAWN:
+            continue
+        f = sq % 9
+        rr = sq // 9 if us == 1 else 9 - sq // 9
+        if 2 <= f <= 6 and rr >= 6:
+            zone += 1
+        if p == HORSE and rr == 8 and (f == 2 or f == 6):
+            wocao += 1
+    screened = 0
+    horse_screens = 0
+    for d in range(4):
+        screen = -1
+        for i in range(RAY_N[ksq_them, d]):
+            t = RAY[ksq_them, d, i]
+            if bd[t] == 0:
+                continue
+            if screen < 0:
+                screen = t
+                continue
+            if bd[t] == CANNON * us:
+                screened += 1
+                if bd[screen] == HORSE * us:
+                    horse_screens += 1
+            break
+    return zone, (zone - 1 if zone >= 2 else 0), screened, horse_screens, wocao
+
+
+@njit
 def _rook_line_threat(bd, ksq, them):
     """Enemy (sign ``them``) rooks with an open file or rank line to the king square ``ksq``."""
     n = 0
@@ -339,6 +399,10 @@ def evaluate_with(bd, ks, side, mg, eg, phase, W):
     if red_att > 0:
         black += W[6] * (2 - black_adv) + W[7] * (2 - black_ele)
     pat = red - black
+    if W[12] != 0 or W[13] != 0 or W[14] != 0 or W[15] != 0 or W[16] != 0:  # 0 in the shipped tables
+        for us in (1, -1):
+            z, g, c, hs, wc = king_attack(bd, us, ks[1] if us == 1 else ks[0])
+            pat += us * (W[12] * z + W[13] * g + W[14] * c + W[15] * hs + W[16] * wc)
     pat -= W[10] * _rook_line_threat(bd, ks[0], -1)
     pat += W[10] * _rook_line_threat(bd, ks[1], 1)
     score += pat * (ph + 8) // (PHASE_MAX + 8)
