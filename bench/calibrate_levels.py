@@ -1,6 +1,6 @@
-"""Measure the Elo of the playing levels 初级/中级/高级/大师 by engine matches.
+"""Measure the Elo of the playing levels 入门/初级/中级/高级/大师 by engine matches.
 
-Run (all four levels, then write the package's rating file)::
+Run (all five levels, then write the package's rating file)::
 
     .venv/bin/python bench/calibrate_levels.py --concurrency 2 --write
 
@@ -74,7 +74,7 @@ DEFAULT_RESULTS = ROOT / "bench" / "level_games.jsonl"
 FSF = "/usr/games/fairy-stockfish"
 #: Source files whose change makes earlier games void (the engine's playing code).
 ENGINE_FILES = ("search.py", "evaluate.py", "movegen.py", "tt.py", "consts.py", "api.py", "timeman.py",
-                "_numba.py", "protocol.py")
+                "_numba.py", "protocol.py", "data/eval-texel-2026-12-01.npz")
 
 
 def skill_level(uci_elo: int) -> int:
@@ -95,8 +95,9 @@ FSF_ELO_MIN, FSF_ELO_MAX = 1350, 2850
 #: Lowest UCI_Elo of each of Stockfish 11's skill levels 0–18 (1350 for level 0, the option's minimum).
 ANCHOR_ELOS: tuple[int, ...] = tuple(_lowest_elo(lv) for lv in range(19))
 #: Starting guesses (Elo on the UCI_Elo scale) for levels with no games yet: 初级 and 中级 from a
-#: first small run (1508 ± 144, 1933 ± 177 on 2026-11-29), 高级 and 大师 extrapolated from them.
-GUESS = {"beginner": 1500, "intermediate": 1930, "advanced": 2250, "master": 2500}
+#: first small run (1508 ± 144, 1933 ± 177 on 2026-11-29), 高级 and 大师 extrapolated from them, 入门 a guess
+#: below the lowest anchor (it scores 30-70 % against the greedy player).
+GUESS = {"novice": 1000, "beginner": 1500, "intermediate": 1930, "advanced": 2250, "master": 2500}
 #: Moves a side per game for the --dry-run estimate of pairings not played yet (games of 初级 and
 #: 中级 against Fairy-Stockfish averaged 55 here, at most 140). Per move: 初级 ~0.005 s, 中级 ~0.02 s
 #: (depth-limited), 高级 and 大师 use their full 1 s and 3 s, Fairy-Stockfish its movetime.
@@ -132,6 +133,8 @@ def level_player(lv: Level, hash_mb: int) -> Player:
     tc = TimeControl(movetime=lv.time) if lv.time else TimeControl(depth=lv.depth or 1)
     setup = (f"depth={lv.depth} nodes={lv.nodes} time={lv.time} multipv={lv.multipv} margin={lv.margin_cp} "
              f"temperature={lv.temperature_cp} hash={hash_mb}")
+    if lv.miss_threat or lv.miss_capture:
+        setup += f" miss_threat={lv.miss_threat} miss_capture={lv.miss_capture}"
     return Player(lv.key, spec, tc, setup)
 
 
@@ -267,7 +270,7 @@ def seconds_per_game(a: Player, b: Player) -> float:
     def per_move(p: Player) -> float:
         if p.tc.movetime is None:
             return 0.05
-        if p.id == "beginner":
+        if p.id in ("novice", "beginner"):
             return 0.01
         if p.id == "intermediate":
             return min(p.tc.movetime, 0.03)

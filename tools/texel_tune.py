@@ -14,7 +14,9 @@ results; CC BY 4.0, "Yu-Han Tseng and Bo-Nian Chen (2026)"). One command after t
 * the pattern weights ``W[0..11]`` (mobility of rooks and horses, a horse blocked at every leg,
   rooks on files without an own pawn, the central cannon's two cases, king safety: missing
   advisors/elephants while the enemy has attackers and enemy rooks on open lines to the king,
-  connected advisors/elephants, the tempo).
+  connected advisors/elephants, the tempo) and the king-attack weights ``W[12..16]``
+  (:func:`xiangqi.engine.evaluate.king_attack`: attackers in the enemy king's zone, their
+  gathering, cannons aimed at the king through one screen, 马后炮, 卧槽马).
 
 The evaluation is linear in this vector given the board (phase blend ``ph/24`` and
 ``(24-ph)/24`` of the midgame and endgame sums, pattern sum scaled by ``(ph+8)/32``; the phase
@@ -52,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from texel_data import load  # noqa: E402
 
 from xiangqi.engine._numba import njit  # noqa: E402
-from xiangqi.engine.evaluate import PHASE_MAX, PHASE_W, PST_EG, PST_MG, W  # noqa: E402
+from xiangqi.engine.evaluate import KA_FIRST, KA_N, PHASE_MAX, PHASE_W, PST_EG, PST_MG, W, king_attack  # noqa: E402
 from xiangqi.engine.movegen import (  # noqa: E402
     ADVISOR,
     CANNON,
@@ -68,7 +70,8 @@ from xiangqi.engine.movegen import (  # noqa: E402
 
 NT = 8  # piece type slots (0 unused, 1 king … 7 pawn)
 NPSQ = NT * 90
-NPAT = 12
+NPAT = 17  # the engine's W: 12 patterns (11 = the tempo) and the 5 king-attack counts
+TEMPO = 11  # the one pattern weight not scaled by the phase
 # θ layout
 O_VMG, O_VEG = 0, NT
 O_PMG, O_PEG = 2 * NT, 2 * NT + NPSQ
@@ -242,7 +245,11 @@ def _build(bd, side, off, psq, sgn, pat, phase):
         fb[10] += _rook_lines(bd[i], ksq_r, -1)
         for j in range(11):
             pat[i, j] = fr[j] - fb[j]
-        pat[i, 11] = 1 if side[i] == 0 else -1
+        pat[i, TEMPO] = 1 if side[i] == 0 else -1
+        kr = king_attack(bd[i], 1, ksq_b)
+        kb = king_attack(bd[i], -1, ksq_r)
+        for j in range(KA_N):
+            pat[i, KA_FIRST + j] = kr[j] - kb[j]
     off[n] = k
 
 
@@ -275,9 +282,10 @@ def _forward(off, psq, sgn, pat, phase, th, out):
             ve = th[O_VEG + t] + th[O_PEG + q]
             s += sgn[k] * (wm * vm + we * ve)
         ps = 0.0
-        for j in range(NPAT - 1):
-            ps += pat[i, j] * th[O_W + j]
-        s += ps * (ph + 8) / (PHASE_MAX + 8) + pat[i, NPAT - 1] * th[O_W + NPAT - 1]
+        for j in range(NPAT):
+            if j != TEMPO:
+                ps += pat[i, j] * th[O_W + j]
+        s += ps * (ph + 8) / (PHASE_MAX + 8) + pat[i, TEMPO] * th[O_W + TEMPO]
         out[i] = s
 
 
@@ -302,9 +310,10 @@ def _backward(off, psq, sgn, pat, phase, g_e, grad):
             grad[O_VEG + t] += ge
             grad[O_PEG + q] += ge
         sc = (ph + 8) / (PHASE_MAX + 8)
-        for j in range(NPAT - 1):
-            grad[O_W + j] += gi * pat[i, j] * sc
-        grad[O_W + NPAT - 1] += gi * pat[i, NPAT - 1]
+        for j in range(NPAT):
+            if j != TEMPO:
+                grad[O_W + j] += gi * pat[i, j] * sc
+        grad[O_W + TEMPO] += gi * pat[i, TEMPO]
 
 
 class Model:
@@ -390,7 +399,7 @@ def tune(data_dir: str, out: str, steps: int, lr: float, lam: float, seed: int, 
     feats = None
     if cache.exists():
         with np.load(cache) as z:
-            if int(z["n"]) == n:
+            if int(z["n"]) == n and z["pat"].shape[1] == NPAT:  # else built before new features
                 feats = {k: z[k] for k in ("off", "psq", "sgn", "pat", "phase")}
     if feats is None:
         feats = build_features(data)

@@ -467,8 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_engine)
 
     p = sub.add_parser("match", help="play an engine match; prints the score and the Elo difference",
-                       description="Engines: 'builtin', 'builtin:<level>' (beginner, intermediate, advanced, "
-                                   "master or 初级 中级 高级 大师) or an engine command, "
+                       description="Engines: 'builtin', 'builtin:<level>' (novice, beginner, intermediate, "
+                                   "advanced, master or 入门 初级 中级 高级 大师) or an engine command, "
                                    "e.g. fairy-stockfish.")
     p.add_argument("a", help="first engine (its score and Elo are reported)")
     p.add_argument("b", help="second engine")

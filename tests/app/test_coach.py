@@ -127,8 +127,12 @@ def test_adaptive_interpolates_between_measured_levels() -> None:
     assert a["depth"] == round((b.depth + i.depth) / 2)
     assert a["temperature_cp"] == pytest.approx((b.temperature_cp + i.temperature_cp) / 2, abs=0.05)
     assert a["margin_cp"] == round((b.margin_cp + i.margin_cp) / 2)
-    # clamped to the measured range
-    assert coach.adaptive_level(100)["elo"] == b.elo
+    assert a["miss_threat"] == pytest.approx(b.miss_threat / 2, abs=0.001)  # 中级 has none
+    # clamped to the measured range, whose bottom is 入门 with its blind spots
+    low = coach.adaptive_level(100)
+    assert low["elo"] == LEVELS["novice"].elo and low["between"][0] == "novice"
+    assert low["miss_threat"] == LEVELS["novice"].miss_threat
+    assert coach.engine_level(low).miss_capture == LEVELS["novice"].miss_capture
     top = coach.adaptive_level(9000)
     assert top["elo"] == LEVELS["master"].elo and top["depth"] is None and top["multipv"] == 1
     lv = coach.engine_level(a)
@@ -187,7 +191,9 @@ def test_adaptive_game_plays_its_own_settings() -> None:
     s.play("h2e2")
     snap = s.snapshot()
     lv = snap.engine_level
-    assert (lv.depth, lv.multipv, lv.margin_cp, lv.elo) == (5, 4, 41, 1800)
+    # 1800 lies between 初级 (1366) and 中级 (1962) of the shipped ladder: t = 0.728
+    assert (lv.depth, lv.multipv, lv.margin_cp, lv.elo) == (3, 4, 57, 1800)
+    assert lv.miss_threat == pytest.approx(0.2 * (1 - 0.728), abs=0.002)
     mv = EnginePlayer(hash_mb=8).choose(snap.board, lv)  # the real engine at those settings
     assert snap.board.is_legal(mv)
     # a game opened with the adaptive level chosen but no settings plays a new player's level

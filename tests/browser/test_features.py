@@ -409,20 +409,20 @@ def test_level_choice_shows_the_measured_elo_and_rank(quick_server, driver, page
     driver.open(quick_server.url)
     page.click("#btn-new")
     options = page.locator("#sel-level option")
-    # the adaptive level (coach.js) comes last
-    expect(options).to_have_text(["初级 · 县丞 ≈1150", "中级", "高级 · 太守 ≈1720", "大师",
+    # weakest first (入门, unmeasured in this file); the adaptive level (coach.js) comes last
+    expect(options).to_have_text(["入门", "初级 · 县丞 ≈1150", "中级", "高级 · 太守 ≈1720", "大师",
                                   "自适应（按你的等级分）"])
-    assert options.nth(0).get_attribute("title") == "等级分 1153 ± 64（95%，30 局对局测定）"
-    assert options.nth(1).get_attribute("title") == ""
+    assert options.nth(1).get_attribute("title") == "等级分 1153 ± 64（95%，30 局对局测定）"
+    assert options.nth(0).get_attribute("title") == ""
     page.screenshot(path=str(tmp_path / "new_game_zh.png"))
     page.keyboard.press("Escape")
     page.click("#btn-settings")
     page.select_option("#set-language", "en")
     page.click("#dlg-settings button[value=close]")
     page.click("#btn-new")
-    expect(options).to_have_text(["Beginner · ~1150", "Intermediate", "Advanced · ~1720", "Master",
+    expect(options).to_have_text(["Novice", "Beginner · ~1150", "Intermediate", "Advanced · ~1720", "Master",
                                   "Adaptive (from your rating)"])
-    assert options.nth(2).get_attribute("title") == "Elo 1716 ± 90 (95%, measured in 16 games)"
+    assert options.nth(3).get_attribute("title") == "Elo 1716 ± 90 (95%, measured in 16 games)"
     page.select_option("#sel-level", "advanced")
     driver.submit_new_game()
     assert driver.state()["level"] == "advanced"

@@ -464,7 +464,8 @@ TOKEN = re.compile(r"'[^']*'|\"[^\"]*\"|\S*/\S*/\S*|\b[a-i]\d[a-i]?\d?\b|\b(?:FE
 # Words of the protocol and the code that a Chinese text of the hardening messages quotes as they
 # are: setting, message and field names and values, header names, Python names, a crashed engine's
 # own words, a game id.
-CODE_WORDS = re.compile(r"\b(?:engine crashed|localhost|0x[0-9a-f]{2}|human|engine|beginner|intermediate|"
+CODE_WORDS = re.compile(r"\b(?:engine crashed|localhost|0x[0-9a-f]{2}|human|engine|novice|beginner|"
+                        r"intermediate|"
                         r"advanced|master|adaptive|theme|pieces|mode|language|sound|traditional|notation|computer_tendency|talk|talk_speech|move|undo|resign|draw|hint|retry|state|version|red|None|"
                         r"[Hh]ost|Origin|Sec-Fetch-Site|Sec-Fetch-Dest|JSON|NaN|Infinity|UTF-16|UTF-32|"
                         r"RuntimeError|KeyError|data-dir|damaged_games|ud800|udfff|1e999|"

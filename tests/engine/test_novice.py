@@ -37,8 +37,8 @@ def test_greedy_takes_the_most_valuable_piece():
 def test_novice_is_a_level_below_beginner():
     lv = get_level("入门")
     assert lv.key == "novice" and lv.name_en == "Novice" and get_level("Novice") is lv
-    # the engine and the match tool know it; the app's list offers it once it is calibrated
-    assert "novice" in EXTRA_LEVELS and "novice" not in LEVELS
+    # the engine, the match tool and the app's level list (weakest first) know it
+    assert list(LEVELS)[0] == "novice" and "novice" not in EXTRA_LEVELS
     from xiangqi.engine.match import PlayerSpec
     from xiangqi.engine.protocol import EngineServer
 

@@ -533,8 +533,8 @@ def test_without_a_ratings_file_there_is_no_uci_elo(tmp_path):
     server, out = _server_with_levels(lv.with_elos(lv.BASE_LEVELS, lv.load_elos(tmp_path / "missing.json")))
     server.handle("uci")
     assert not [x for x in out if "UCI_Elo" in x or "UCI_LimitStrength" in x]
-    assert "option name Level type combo default full var full var beginner var intermediate var advanced " \
-           "var master" in out
+    assert "option name Level type combo default full var full var novice var beginner var intermediate " \
+           "var advanced var master" in out
     server.handle("setoption name UCI_Elo value 1500")
     assert out[-1] == "info string error: UCI_Elo is not available: the levels have no measured Elo yet"
 

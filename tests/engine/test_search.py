@@ -254,8 +254,8 @@ def test_repetition_rulings_in_kernel() -> None:
 
 
 def test_levels_lookup() -> None:
-    assert list(LEVELS) == ["beginner", "intermediate", "advanced", "master"]
-    assert [lv.name_zh for lv in LEVELS.values()] == ["初级", "中级", "高级", "大师"]
+    assert list(LEVELS) == ["novice", "beginner", "intermediate", "advanced", "master"]
+    assert [lv.name_zh for lv in LEVELS.values()] == ["入门", "初级", "中级", "高级", "大师"]
     assert get_level("大师") is LEVELS["master"]
     assert get_level("Beginner") is LEVELS["beginner"]
     assert get_level(" intermediate ") is LEVELS["intermediate"]

@@ -180,3 +180,64 @@ def test_the_engine_loads_tuned_tables(tmp_path):
     env["XIANGQI_EVAL"] = str(bad)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode != 0 and "no array PST_EG (expected" in r.stderr
+
+
+def test_the_shipped_tables_are_played_and_the_hand_set_ones_on_request():
+    from xiangqi.engine import evaluate
+
+    # the package plays the tuned file (candidate1 of 2026-12-01: docs/ENGINE.md, data/EVAL-README.md)
+    assert evaluate.tables_source() == evaluate.SHIPPED_TABLES or "XIANGQI_EVAL" in __import__("os").environ
+    mg, eg, w = evaluate.load_tables(evaluate.SHIPPED_TABLES)
+    assert w.tolist() == [4, 13, -26, 21, 40, 20, -20, -12, 12, 6, 20, -2, 0, 0, 0, 0, 0]  # king attack: 0
+    vm, ve = evaluate.load_material(evaluate.SHIPPED_TABLES)
+    assert vm.tolist() == [0, 0, 134, 132, 80, 253, 235, 22] and ve[5] == 1087  # rook: midgame, endgame
+    assert mg[5 + 7, 4] == -mg[-5 + 7, 85]  # Black's tables mirror Red's
+    code = ("import numpy as np; from xiangqi.engine import evaluate as e, _numba; "
+            "print(e.tables_source(), np.array_equal(e.PST_MG, e.HAND_PST_MG), "
+            "np.array_equal(e.W, e.HAND_W), int(e.PST_MG[5 + 7, 0]), _numba.cache_dir())")
+    env = {**__import__("os").environ}
+    env.pop("XIANGQI_EVAL", None)
+    shipped = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True).stdout.split()
+    env["XIANGQI_EVAL"] = "hand"
+    hand = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
+    assert shipped[:4] == [evaluate.SHIPPED_TABLES, "False", "False", str(int(mg[5 + 7, 0]))]
+    assert hand[:4] == ["hand", "True", "True", str(int(evaluate.HAND_PST_MG[5 + 7, 0]))]
+    assert shipped[4] != hand[4]  # kernels compiled for other tables live in another cache directory
+
+
+# 马后炮 and 卧槽马 against the king on e9 (Black to move, in check from the c8 horse), and the same
+# mirrored against Red's king
+KING_ATTACK_RED = "4k4/2N1N4/9/9/9/4C4/9/9/9/4K4 b"
+KING_ATTACK_BLACK = "4k4/9/9/9/4c4/9/9/9/2n1n4/4K4 w"
+
+
+def test_king_attack_counts_the_attackers_screens_and_horses():
+    from xiangqi.engine.evaluate import king_attack
+    from xiangqi.engine.movegen import board_arrays
+
+    bd, ks, _ = board_arrays(Board(KING_ATTACK_RED))
+    # zone: both horses (c8, e8); gathering: one beyond the first; the e4 cannon aims at e9 through
+    # one screen, the e8 horse (马后炮); the c8 horse is on a 卧槽 square
+    assert king_attack(bd, 1, ks[1]) == (2, 1, 1, 1, 1)
+    assert king_attack(bd, -1, ks[0]) == (0, 0, 0, 0, 0)
+    bd, ks, _ = board_arrays(Board(KING_ATTACK_BLACK))
+    assert king_attack(bd, -1, ks[0]) == (2, 1, 1, 1, 1)
+    assert king_attack(bd, 1, ks[1]) == (0, 0, 0, 0, 0)
+    # a second screen: no longer a cannon with its screen
+    bd, ks, _ = board_arrays(Board("4k4/2N1N4/9/4P4/9/4C4/9/9/9/4K4 b"))
+    assert king_attack(bd, 1, ks[1]) == (3, 2, 0, 0, 1)  # the e6 pawn is in the zone too
+
+
+def test_the_tuner_sees_the_king_attack_features():
+    from xiangqi.engine.evaluate import KA_FIRST, KA_N
+    from xiangqi.engine.movegen import board_arrays
+
+    rows = [board_arrays(Board(f))[0].astype(np.int8) for f in (KING_ATTACK_RED, KING_ATTACK_BLACK)]
+    data = {"bd": np.stack(rows), "side": np.array([1, 0], np.int8)}
+    pat = texel_tune.build_features(data)["pat"]
+    assert pat.shape[1] == texel_tune.NPAT == KA_FIRST + KA_N
+    assert pat[0, KA_FIRST:].tolist() == [2, 1, 1, 1, 1]  # Red's counts minus Black's
+    assert pat[1, KA_FIRST:].tolist() == [-2, -1, -1, -1, -1]
+    assert pat[0, texel_tune.TEMPO] == -1 and pat[1, texel_tune.TEMPO] == 1

@@ -65,8 +65,11 @@ def test_new_game_and_levels(client):
     assert st["players"] == {"red": "human", "black": "engine"} and st["level"] == "intermediate"
     assert st["moves"] == [] and st["turn"] == "red" and len(st["legal"]) == 16
     levels = client.get("/api/levels").json()
-    assert [lv["key"] for lv in levels] == ["beginner", "intermediate", "advanced", "master"]
-    assert [lv["name_zh"] for lv in levels] == ["初级", "中级", "高级", "大师"]
+    assert [lv["key"] for lv in levels] == ["novice", "beginner", "intermediate", "advanced", "master"]
+    assert [lv["name_zh"] for lv in levels] == ["入门", "初级", "中级", "高级", "大师"]
+    assert levels[0]["name_en"] == "Novice"
+    st = new_game(client, red="human", black="engine", level="novice")  # the weakest level can be chosen
+    assert st["level"] == "novice"
 
 
 def test_levels_carry_their_measured_elo_and_rank_name(client, tmp_path, monkeypatch):

@@ -261,7 +261,8 @@ def _depth(lv: Any) -> float:
 def adaptive_level(rating: float | None, offset: float = 0.0) -> dict[str, Any]:
     """The adaptive level's settings for a player of ``rating`` (None: a new player's 1500) and the
     adaptive ``offset`` (Elo): ``{"elo", "error", "target", "rating", "offset", "between": [key, key],
-    "t", "depth", "time", "multipv", "margin_cp", "temperature_cp"}`` (JSON values; module text).
+    "t", "depth", "time", "multipv", "margin_cp", "temperature_cp", "miss_threat", "miss_capture"}``
+    (JSON values; module text).
     ``elo`` is None (the games unrated) when fewer than two levels have a measured Elo; the settings
     are then 初级's."""
     from xiangqi.engine.levels import LEVELS
@@ -295,7 +296,10 @@ def adaptive_level(rating: float | None, offset: float = 0.0) -> dict[str, Any]:
             "time": None if ta is None else round(lerp(ta, tb), 3),
             "multipv": max(1, round(lerp(a.multipv, b.multipv))),
             "margin_cp": round(lerp(a.margin_cp, b.margin_cp)),
-            "temperature_cp": round(lerp(a.temperature_cp, b.temperature_cp), 2)}
+            "temperature_cp": round(lerp(a.temperature_cp, b.temperature_cp), 2),
+            # the blind spots of 入门/初级 (levels.Level.miss_threat/miss_capture) fade the same way
+            "miss_threat": round(lerp(a.miss_threat, b.miss_threat), 3),
+            "miss_capture": round(lerp(a.miss_capture, b.miss_capture), 3)}
 
 
 def adaptive_for(store: Any) -> dict[str, Any]:
@@ -319,6 +323,8 @@ def engine_level(settings: dict[str, Any]) -> Any:
                  time=num("time", float, 1.0), multipv=max(1, min(num("multipv", int, 1), 8)),
                  margin_cp=max(0, num("margin_cp", int, 0)),
                  temperature_cp=max(0.0, num("temperature_cp", float, 0.0)),
+                 miss_threat=min(1.0, max(0.0, num("miss_threat", float, 0.0))),
+                 miss_capture=min(1.0, max(0.0, num("miss_capture", float, 0.0))),
                  elo=num("elo", int, None), elo_error=num("error", int, None))
 
 

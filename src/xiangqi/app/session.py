@@ -23,7 +23,7 @@ from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 PLAYER_KINDS = ("human", "engine")
 #: Level keys of the built-in engine (DESIGN.md §8); the engine package defines them too.
 DEFAULT_LEVEL = "beginner"
-LEVEL_KEYS = ("beginner", "intermediate", "advanced", "master")
+LEVEL_KEYS = ("novice", "beginner", "intermediate", "advanced", "master")
 #: The adaptive level (自适应): its engine settings are chosen from the player's rating when the game
 #: starts (:func:`xiangqi.app.coach.adaptive_level`) and kept in ``extras["adaptive"]``.
 ADAPTIVE = "adaptive"

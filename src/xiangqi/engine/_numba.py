@@ -6,8 +6,8 @@ dir (platformdirs); an explicit ``NUMBA_CACHE_DIR`` (the test script sets a fres
 one) is used as the base instead. Numba checks only the source file of each
 kernel when it reuses a cached one, not the modules it calls or the global tables
 it reads, so the cache goes into a subdirectory named by a hash of all kernel
-sources and the Numba version (and of the tuned tables named by ``XIANGQI_EVAL``, when set): a
-stale cache can never change results.
+sources, the Numba version and the evaluation tables played (the shipped file, the one named by
+``XIANGQI_EVAL``, or ``hand``): a stale cache can never change results.
 """
 
 from __future__ import annotations
@@ -40,8 +40,12 @@ def _sources_digest() -> str:
                 h.update(fh.read())
         except OSError:
             h.update(name.encode())
-    tables = os.environ.get("XIANGQI_EVAL")  # tuned evaluation tables (evaluate.EVAL_ENV)
-    if tables:
+    # the evaluation tables the kernels read as globals (evaluate.tables_source): the shipped file,
+    # another one named by XIANGQI_EVAL, or "hand"
+    tables = os.environ.get("XIANGQI_EVAL") or os.path.join(here, "data", "eval-texel-2026-12-01.npz")
+    if tables == "hand":
+        h.update(b"tables-hand")
+    else:
         try:
             with open(tables, "rb") as fh:
                 h.update(b"tables" + fh.read())

@@ -404,7 +404,9 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
     if ttm == 0 and depth >= 4:
         depth -= 1  # internal iterative reduction: no TT move to guide this node
     _score_moves(bd, side, moves, scores, n, ttm, killers[ply, 0], killers[ply, 1], hist)
-    shallow = not pv_node and not in_check and depth <= PRUNE_DEPTH
+    # no futility or late-move pruning once alpha is a mate score: then only a mate can raise it, and a
+    # mate may be a quiet move that gives no check (困毙, the stalemate that wins)
+    shallow = not pv_node and not in_check and depth <= PRUNE_DEPTH and alpha < MATE_BOUND
     futile = shallow and ev + FUTILITY_MARGIN[depth] <= alpha and alpha > -MATE_BOUND
     best = -INF
     best_move = 0

@@ -45,7 +45,7 @@ from xiangqi.web.server import ClockRequest, PlayerKind, StrictModel, _check_pos
 
 log = logging.getLogger(__name__)
 
-CoachLevel = Literal["beginner", "intermediate", "advanced", "master", "adaptive"]
+CoachLevel = Literal["novice", "beginner", "intermediate", "advanced", "master", "adaptive"]
 
 
 class CoachNewGameRequest(StrictModel):

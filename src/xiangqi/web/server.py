@@ -107,7 +107,7 @@ from xiangqi.web.security import LocalGuard, new_token, page_with_token
 
 STATIC_DIR = Path(__file__).parent / "static"
 PlayerKind = Literal["human", "engine"]
-LevelKey = Literal["beginner", "intermediate", "advanced", "master"]
+LevelKey = Literal["novice", "beginner", "intermediate", "advanced", "master"]
 #: A library row id: SQLite's INTEGER is 64-bit signed, so larger ids are refused here (422), not
 #: by an overflow inside SQLite (500).
 RowId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="library row id")]

@@ -142,8 +142,8 @@ export const TEXT = {
 };
 
 export const LEVEL_NAMES = {
-  zh: { beginner: "初级", intermediate: "中级", advanced: "高级", master: "大师", adaptive: "自适应" },
-  en: { beginner: "Beginner", intermediate: "Intermediate", advanced: "Advanced", master: "Master", adaptive: "Adaptive" },
+  zh: { novice: "入门", beginner: "初级", intermediate: "中级", advanced: "高级", master: "大师", adaptive: "自适应" },
+  en: { novice: "Novice", beginner: "Beginner", intermediate: "Intermediate", advanced: "Advanced", master: "Master", adaptive: "Adaptive" },
 };
 
 // The coach, the rating and the profile page (coach.js, profile.js).
