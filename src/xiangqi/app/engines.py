@@ -33,7 +33,8 @@ import sqlalchemy as sa
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 
-__all__ = ["EngineSetupError", "EngineSpec", "ExternalEngines", "ExternalAnalyser", "engine_key",
+__all__ = ["EngineSetupError", "EngineSpec", "ExternalEngines", "ExternalAnalyser", "ExternalSearcher",
+           "engine_key",
            "is_engine_key", "parse_engine_key", "resolve_command", "probe", "MAX_ENGINES",
            "DEFAULT_MOVETIME_S",
            "engines_table"]
@@ -461,3 +462,36 @@ class ExternalAnalyser:
                                               nodes=0, nps=0, time_s=spent, score_cp=ln["score_cp"],
                                               mate=ln["mate"], pv=pv))
             step = min(step * 2, ANALYSIS_STEP_MAX_S)
+
+
+class ExternalSearcher:
+    """An added engine as the review's searcher: the object
+    :func:`xiangqi.study.review.evaluate_line` asks (``new_game()``, ``search(board, limit)``) in place
+    of the built-in engine. Each position is searched for the engine's time a move (its setting in
+    Settings → engines; a review's depth means nothing to another engine); the answer has the fields
+    the review reads (``move``, ``score_cp``, ``mate`` from the side to move's view, ``pv``, ``depth``,
+    ``nodes``, ``tablebase``). Errors as :meth:`ExternalEngines.analyse`."""
+
+    def __init__(self, engines: ExternalEngines, key: str) -> None:
+        self.engines = engines
+        self.key = key
+        self.spec = engines.spec(key)
+
+    def new_game(self) -> None:
+        """Nothing to clear here: the engine process keeps its own tables (its ``ucinewgame`` is the
+        client's business)."""
+
+    def search(self, board: Board, limit: Any) -> Any:
+        """The engine's best line in ``board`` (its move history counts for repetitions)."""
+        import types
+
+        seconds = getattr(limit, "time", None) or self.spec.movetime_s
+        lines = self.engines.analyse(self.key, board, seconds, 1)
+        line = lines[0] if lines else {"move": None, "score_cp": None, "mate": None, "pv": [], "depth": 0}
+        pv = [Move.from_iccs(m) for m in line["pv"]]
+        move = pv[0] if pv else None
+        if move is None and not board.is_game_over():  # no line reported: ask for a move
+            move = self.engines.play(self.key, board, seconds)
+            pv = [move]
+        return types.SimpleNamespace(move=move, score_cp=line["score_cp"] or 0, mate=line["mate"], pv=pv,
+                                     depth=line["depth"] or 0, nodes=0, tablebase=None)

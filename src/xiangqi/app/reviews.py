@@ -117,6 +117,14 @@ class ReviewSource:
     depth: int = DEFAULT_DEPTH
     hash_mb: int = DEFAULT_HASH_MB
     errors: tuple[str, ...] = ()
+    #: An added engine (``engine:<id>``, :mod:`xiangqi.app.engines`) that reviews instead of ours.
+    engine: str | None = None
+
+    @property
+    def stored_key(self) -> str:
+        """The key of the stored review: the game's, and the added engine's when one reviews it (a
+        review by another engine is another review)."""
+        return self.key if self.engine is None else f"{self.key}|{self.engine}"
 
     @property
     def digest(self) -> str:
@@ -271,6 +279,8 @@ class ReviewManager:
         self._queue: list[ReviewJob] = []
         self._threads: set[threading.Thread] = set()
         self._closed = False
+        #: The added engines (:class:`xiangqi.app.engines.ExternalEngines`) a review may ask for.
+        self.externals: Any = None
 
     # -- asking ----------------------------------------------------------
 
@@ -278,7 +288,7 @@ class ReviewManager:
         """The stored review of ``source`` (same game, moves and depth), or None."""
         if self.store is None:
             return None
-        return self.store.load(source.key, source.depth, source.digest)
+        return self.store.load(source.stored_key, source.depth, source.digest)
 
     def get(self, job_id: str) -> ReviewJob | None:
         """The job ``job_id``, or None (never existed, or forgotten)."""
@@ -315,6 +325,7 @@ class ReviewManager:
                 return job
             for job in self._jobs.values():
                 same = (job.source.key == source.key and job.source.depth == source.depth
+                        and job.source.engine == source.engine
                         and job.source.digest == source.digest)
                 if same and job.status in (QUEUED, RUNNING, DONE):  # DONE: kept here when not stored
                     return job
@@ -427,11 +438,19 @@ class ReviewManager:
     def _run(self, job: ReviewJob) -> None:
         src = job.source
         try:
+            searcher, limit = None, {"depth": src.depth, "hash_mb": src.hash_mb}
+            if src.engine is not None:  # an added engine reviews (Settings → engines)
+                from xiangqi.app.engines import EngineSetupError, ExternalSearcher
+
+                if self.externals is None:
+                    raise EngineSetupError(f"{src.engine}: no added engines on this server")
+                searcher = ExternalSearcher(self.externals, src.engine)
+                limit = {"engine": searcher.spec.name, "movetime_s": searcher.spec.movetime_s}
             evals = evaluate_line(src.start_fen, list(src.moves), 0, len(src.moves) + 1, src.depth, None,
                                   src.hash_mb, on_position=lambda i: self._progress(job, i),
-                                  cancelled=lambda: self._stop_asked(job))
+                                  cancelled=lambda: self._stop_asked(job), searcher=searcher)
             review = build_review(src.start_fen, list(src.moves), evals,
-                                  limit={"depth": src.depth, "hash_mb": src.hash_mb},
+                                  limit=limit,
                                   headers=src.headers, errors=src.errors)
         except ReviewCancelled:
             with self._lock:
@@ -444,7 +463,7 @@ class ReviewManager:
                              else str(exc))
             return
         if self.store is not None:
-            self.store.save(src.key, src.depth, src.digest, review)
+            self.store.save(src.stored_key, src.depth, src.digest, review)
         with self._lock:
             job.review = review
             job.done = job.total

@@ -40,6 +40,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.notation import move_to_text
@@ -321,7 +322,7 @@ def _engine(hash_mb: int):
 def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth: int | None = DEFAULT_DEPTH,
                   movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB,
                   on_position: Callable[[int], None] | None = None,
-                  cancelled: Callable[[], bool] | None = None) -> list[PositionEval]:
+                  cancelled: Callable[[], bool] | None = None, searcher: Any = None) -> list[PositionEval]:
     """Evaluations of the positions ``lo .. hi - 1`` of the line ``moves`` (ICCS) from ``start_fen``.
 
     Position ``i`` is the one after the first ``i`` moves (0: the start); ``hi`` may be at most
@@ -329,12 +330,14 @@ def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth:
     :func:`evaluate_position`). Plain data in and out, so it runs in a worker process;
     ``on_position(i)`` is called after position ``i`` is done; when ``cancelled()`` is true before
     a position, :class:`ReviewCancelled` is raised. Raises ValueError for a bad range or limit,
-    and IllegalMoveError for an illegal move.
+    and IllegalMoveError for an illegal move. ``searcher``: an object with ``new_game()`` and
+    ``search(board, limit)`` like :class:`xiangqi.engine.Engine` (an added engine,
+    :class:`xiangqi.app.engines.ExternalSearcher`) in place of this thread's built-in engine.
     """
     if not 0 <= lo <= hi <= len(moves) + 1:
         raise ValueError(f"bad position range {lo}..{hi} for {len(moves)} moves")
     limit = _make_limit(depth, movetime_ms)
-    engine = _engine(hash_mb)
+    engine = searcher if searcher is not None else _engine(hash_mb)
     board = Board(start_fen)
     for text in moves[:lo]:
         board.push(Move.from_iccs(text))

@@ -99,6 +99,9 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
     registry = ExternalEngines(store.engine)
     app.state.engines = registry
     hub.player.externals = registry
+    reviews = getattr(app.state, "reviews", None)  # review jobs may ask an added engine (review_api.py)
+    if reviews is not None:
+        reviews.externals = registry
     handshakes = asyncio.Semaphore(1)
     router = APIRouter()
 

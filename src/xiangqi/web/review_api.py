@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, FastAPI, HTTPException
 from fastapi import Path as PathParam
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, StringConstraints, model_validator
 
 from xiangqi.app.reviews import (
     ReviewManager,
@@ -95,6 +96,9 @@ class ReviewRequest(_Strict):
     pgn: StrictStr | None = Field(default=None, min_length=1, max_length=MAX_PGN_CHARS)
     game_index: StrictInt | None = Field(default=None, ge=0, le=100000)
     depth: StrictInt = Field(default=DEFAULT_DEPTH, ge=1, le=20)
+    #: An added engine (``engine:<id>``, Settings → engines) reviews instead of ours, at its own
+    #: time a move (``depth`` is ours).
+    engine: Annotated[StrictStr, StringConstraints(pattern=r"^engine:[1-9][0-9]{0,8}$")] | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> ReviewRequest:
@@ -190,6 +194,18 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
                                tuple(line["moves"]), line["headers"], req.depth, errors=tuple(line["errors"]))
         if not src.moves:
             raise HTTPException(400, "nothing to review: the game has no moves yet")
+        if req.engine is not None:  # an added engine: the local user's only (web/engines_api.py)
+            from xiangqi.app.engines import EngineSetupError
+
+            registry = getattr(app.state, "engines", None)
+            if registry is None or getattr(app.state, "public", False):
+                raise HTTPException(403, "engines of this machine can be added and used only on a "
+                                         "local server")
+            try:
+                await asyncio.to_thread(registry.spec, req.engine)
+            except EngineSetupError as exc:
+                raise HTTPException(404, str(exc)) from None
+            src = dataclasses.replace(src, engine=req.engine)
         try:
             job = await asyncio.to_thread(manager.submit, src)
         except ReviewQueueFull as exc:

@@ -12,6 +12,7 @@ Object.assign(TEXT.zh, {
   eng_removed: "已删除：{name}", eng_options: "选项", eng_public: "公开服务器上不能添加本机引擎",
   eng_group: "其他引擎", eng_analyser: "分析引擎",
   eng_path_hint: "如 /usr/games/fairy-stockfish 或 fairy-stockfish", ep_depth: "深度 {depth}",
+  rv_by_engine: "复盘引擎：{name}",
 });
 Object.assign(TEXT.en, {
   engines: "Engines", eng_builtin: "Built-in engine", eng_added: "Added engines", eng_none: "No engines added yet",
@@ -21,6 +22,7 @@ Object.assign(TEXT.en, {
   eng_removed: "Removed: {name}", eng_options: "Options", eng_public: "Engines of this machine cannot be added on a public server",
   eng_group: "Other engines", eng_analyser: "Analysis engine",
   eng_path_hint: "e.g. /usr/games/fairy-stockfish or fairy-stockfish", ep_depth: "depth {depth}",
+  rv_by_engine: "Reviewed by {name}",
 });
 
 const $ = (sel) => document.querySelector(sel);

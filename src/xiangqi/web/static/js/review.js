@@ -40,8 +40,12 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
     $("#review").hidden = false;
     progress(0, 0);
     try {
+      // the analyser chosen in the engine panel (an added engine, engines.js) reviews too
+      const body = { ...source };
+      const chosen = document.querySelector("#ep-engine");
+      if (chosen && chosen.value) body.engine = chosen.value;
       const r = await api("/api/review", {
-        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(source),
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
       });
       job = r.job;
       await handle(r);
@@ -214,6 +218,12 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
     const h = document.createElement("h3");
     h.textContent = t("rv_title");
     card.appendChild(h);
+    if (review.limit && review.limit.engine) { // reviewed by an added engine (Settings → engines)
+      const by = document.createElement("p");
+      by.className = "rv-engine";
+      by.textContent = fill(t("rv_by_engine"), { name: review.limit.engine });
+      card.appendChild(by);
+    }
     for (const side of ["red", "black"]) {
       const p = document.createElement("p");
       p.className = `rv-side ${side}`;
