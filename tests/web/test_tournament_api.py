@@ -95,3 +95,20 @@ def test_a_running_round_robin_can_be_stopped(client):
     assert client.delete("/api/tournament").json()["status"] in ("running", "cancelled")
     st = wait_done(client, timeout=60)
     assert st["status"] == "cancelled" and st["done"] < 20
+
+
+def test_a_round_robin_in_the_random_mode_keeps_its_shuffles(client):
+    """``openings: random``: each pair of games starts from one 随机开局 shuffle, colours swapped, and
+    the games in the library say which."""
+    keys = [add(client, "first"), add(client, "first")]
+    r = client.post("/api/tournament", json={"players": keys, "games_per_pair": 2, "movetime_s": 0.1,
+                                             "openings": "random"})
+    assert r.status_code == 200, r.text
+    assert wait_done(client)["status"] == "done"
+    rows = client.get("/api/library").json()
+    rows = rows["games"] if isinstance(rows, dict) else rows
+    pgns = [client.get(f"/api/library/{g['id']}/pgn").text for g in rows]
+    shuffles = {line for p in pgns for line in p.splitlines() if line.startswith("[Shuffle ")}
+    assert len(pgns) == 2 and all('[Variant "random"]' in p for p in pgns) and len(shuffles) == 1
+    bad = client.post("/api/tournament", json={"players": keys, "openings": "mine"})
+    assert bad.status_code == 422

@@ -68,7 +68,8 @@ class Tournament:
     Run with :meth:`run` (blocks; :class:`TournamentManager` runs it in a thread)."""
 
     def __init__(self, players: Sequence[tuple[str, Any]], games_per_pair: int, tc: Any, *,
-                 save: Callable[[Any, str], None] | None = None, ply_cap: int | None = None) -> None:
+                 save: Callable[[Any, str], None] | None = None, ply_cap: int | None = None,
+                 openings: Sequence[tuple[str, str]] | None = None) -> None:
         self.id = uuid.uuid4().hex[:12]
         self.keys = [k for k, _ in players]
         self.specs = [s for _, s in players]
@@ -84,6 +85,9 @@ class Tournament:
         self.tc = tc
         self.save = save
         self.ply_cap = ply_cap
+        #: ``(name, moves)`` openings as :func:`xiangqi.engine.match.run_match` takes them (None: its
+        #: balanced set; ``"<FEN>|"`` starts for the random mode)
+        self.openings = tuple(openings) if openings else None
         self.event = f"{' / '.join(names)} ({tc})"
         self.pairs = list(itertools.combinations(range(len(names)), 2))
         self.cells = {p: _Cell() for p in self.pairs}
@@ -128,8 +132,10 @@ class Tournament:
                         except Exception:  # noqa: BLE001 - a full disk must not end the tournament
                             log.exception("a tournament game could not be kept in the library")
 
+                extra = {"openings": self.openings} if self.openings else {}
                 run_match(a, b, self.games_per_pair, self.tc, on_game=on_game,
-                          ply_cap=self.ply_cap or DEFAULT_PLY_CAP, until=lambda _r: self._cancel.is_set())
+                          ply_cap=self.ply_cap or DEFAULT_PLY_CAP, until=lambda _r: self._cancel.is_set(),
+                          **extra)
             self.status = "cancelled" if self._cancel.is_set() else "done"
         except Exception as exc:  # noqa: BLE001 - an engine that cannot start ends it with the reason
             log.exception("the round-robin failed")
@@ -204,7 +210,7 @@ class TournamentManager:
         self._lock = threading.Lock()
 
     def start(self, players: Sequence[tuple[str, Any]], games_per_pair: int, tc: Any,
-              ply_cap: int | None = None) -> Tournament:
+              ply_cap: int | None = None, openings: Sequence[tuple[str, str]] | None = None) -> Tournament:
         """Start a round-robin in a thread. Raises :class:`TournamentError` when one is running or
         the players are not 2…:data:`MAX_PLAYERS` distinct ones, or the games per pair are out of
         1…:data:`MAX_GAMES_PER_PAIR`."""
@@ -218,7 +224,7 @@ class TournamentManager:
         with self._lock:
             if self.current is not None and self.current.status in ("queued", "running"):
                 raise TournamentError("a round-robin is running; stop it first")
-            t = Tournament(players, games_per_pair, tc, save=self.save, ply_cap=ply_cap)
+            t = Tournament(players, games_per_pair, tc, save=self.save, ply_cap=ply_cap, openings=openings)
             self.current = t
             self._thread = threading.Thread(target=t.run, name="xiangqi-tournament", daemon=True)
             self._thread.start()

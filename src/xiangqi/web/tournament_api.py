@@ -1,7 +1,8 @@
 """Routes of engine matches in the page (app/tournament.py): a round-robin of built-in levels and
 added engines, with its live cross table; every game goes to the library.
 
-- ``POST /api/tournament`` ``{players: [key…], games_per_pair: 1..50, movetime_s: 0.05..10}`` → the
+- ``POST /api/tournament`` ``{players: [key…], games_per_pair: 1..50, movetime_s: 0.05..10, openings:
+  standard|random}`` → the
   round-robin's state (``Tournament.to_dict()``); a key is a level (``beginner`` … ``master``) or an
   added engine (``engine:<id>``). 409 when one is running, 422 for bad players.
 - ``GET /api/tournament`` → the state of the current (or last) round-robin, or ``{"status": "none"}``.
@@ -14,7 +15,7 @@ server answers 403. The games are played in a worker thread; requests only read 
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import Field, StringConstraints
@@ -34,6 +35,9 @@ class TournamentRequest(StrictModel):
     players: list[PlayerKey] = Field(min_length=2, max_length=MAX_PLAYERS)
     games_per_pair: int = Field(default=2, ge=1, le=MAX_GAMES_PER_PAIR)
     movetime_s: float = Field(default=0.5, ge=0.05, le=10.0)
+    #: ``standard``: the match tool's balanced openings; ``random``: 随机开局, a shuffle of rooks,
+    #: horses and cannons per pair of games (colours swapped), as ``xiangqi match --variant random``
+    openings: Literal["standard", "random"] = "standard"
 
 
 def game_session(g: Any, event: str, language: str) -> Any:
@@ -113,8 +117,15 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
         from xiangqi.engine.match import TimeControl
 
         players = await asyncio.to_thread(players_of, req.players)
+        openings = None
+        if req.openings == "random":  # 随机开局: one shuffle per pair of games (core/variants.py)
+            from xiangqi.core.variants import random_start, random_start_fen
+
+            numbers = [random_start()[0] for _ in range((req.games_per_pair + 1) // 2)]
+            openings = [(f"随机开局 {n}", f"{random_start_fen(n)}|") for n in numbers]
         try:
-            t = manager.start(players, req.games_per_pair, TimeControl(movetime=req.movetime_s))
+            t = manager.start(players, req.games_per_pair, TimeControl(movetime=req.movetime_s),
+                              openings=openings)
         except TournamentError as exc:
             raise HTTPException(409 if "running" in str(exc) else 422, str(exc)) from None
         return t.to_dict()

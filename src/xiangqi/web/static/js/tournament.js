@@ -10,6 +10,7 @@ Object.assign(TEXT.zh, {
   tn_done: "比赛结束：{total} 局，已存入棋谱库", tn_cancelled: "比赛已停止（{done}/{total} 局）",
   tn_failed: "比赛出错：{error}", tn_player: "参赛者", tn_points: "积分", tn_elo: "等级分差",
   tn_elo_note: "等级分以第一位参赛者为 0 计（95% 误差）", tn_pick: "请至少选两个参赛者",
+  tn_openings: "开局", tn_openings_standard: "常见开局（轮换，先后手互换）",
 });
 Object.assign(TEXT.en, {
   tournament: "Engine match", tn_players: "Players (two or more)", tn_games: "Games per pair", tn_movetime: "Seconds a move",
@@ -17,6 +18,7 @@ Object.assign(TEXT.en, {
   tn_done: "Finished: {total} games, kept in the library", tn_cancelled: "Stopped ({done}/{total} games)",
   tn_failed: "The match failed: {error}", tn_player: "Player", tn_points: "Points", tn_elo: "Elo",
   tn_elo_note: "Elo relative to the first player (95 % error)", tn_pick: "Choose at least two players",
+  tn_openings: "Openings", tn_openings_standard: "Common openings (in turn, colours swapped)",
 });
 
 const $ = (sel) => document.querySelector(sel);
@@ -116,7 +118,7 @@ export function createTournament({ api, levels, engines, onGame }) {
     try {
       const st = await api("/api/tournament", { method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ players, games_per_pair: Number($("#tn-games").value),
-          movetime_s: Number($("#tn-movetime").value) }) });
+          movetime_s: Number($("#tn-movetime").value), openings: $("#tn-openings").value }) });
       render(st);
       timer = setTimeout(poll, 500);
     } catch (e) {
