@@ -49,7 +49,8 @@ def test_opening_line_and_book_marks(book_server, driver, page):
     st = driver.state()
     moves = [m["iccs"] for m in st["moves"]]
     code, name = classify(moves)
-    assert st["opening"] == {"code": code, "name": name}
+    assert {k: st["opening"][k] for k in ("code", "name")} == {"code": code, "name": name}
+    assert st["opening"]["name_en"]  # the English name beside it (study/data/ecco_terms_en.tsv)
     line = page.locator("#opening-line")
     expect(line).to_be_visible()
     expect(line).to_have_text(f"开局 {code} {name}")
@@ -67,5 +68,7 @@ def test_opening_line_and_book_marks(book_server, driver, page):
         await fetch('/api/settings', {method: 'PUT', headers: {'Content-Type': 'application/json',
         'X-Xiangqi-Token': t}, body: JSON.stringify({language: 'en'})}); }""")
     driver.open(book_server)
-    expect(page.locator("#opening-line")).to_have_text(f"Opening {code} {name}")
+    name_en = st["opening"]["name_en"]  # the English page names it in English
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in name_en), name_en
+    expect(page.locator("#opening-line")).to_have_text(f"Opening {code} {name_en}")
     assert page.locator("#move-list .mv.book").first.get_attribute("data-book") == "book"

@@ -94,7 +94,7 @@ def test_levels_read_their_elo_from_the_file(tmp_path):
     assert (lv["beginner"].rank_zh, lv["master"].rank_zh) == ("县丞", "太尉")
     assert (lv["advanced"].elo, lv["advanced"].rank_zh) == (None, None)
     assert lv["master"].time == levels_mod.BASE_LEVELS["master"].time  # only the rating changes
-    assert list(lv) == ["beginner", "intermediate", "advanced", "master"]
+    assert list(lv) == ["novice", "beginner", "intermediate", "advanced", "master"]
 
 
 @pytest.mark.parametrize("text", [None, "", "{not json", "[]", '{"levels": []}',

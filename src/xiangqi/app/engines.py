@@ -142,7 +142,8 @@ def resolve_command(command: str, args: Sequence[str] = ()) -> list[str]:
         if found is None:
             raise EngineSetupError(f"no program named {command!r} on the PATH; give the engine's full path")
         path = Path(found)
-    path = path.resolve() if path.is_absolute() else Path.cwd().joinpath(path).resolve()
+    # absolute, but links kept: a virtualenv's python is a link whose own path makes it that venv's
+    path = Path(os.path.abspath(path))
     if not path.exists():
         raise EngineSetupError(f"{path}: no such file")
     if path.is_dir():

@@ -45,6 +45,8 @@ const RULES = [
   // (first: these quote file names, which the record rule "name.ext: message" below would take)
   [/^game ('[^']*') is not the current game \((.+)\)$/, "$1 不是当前对局（当前对局为 $2）"],
   [/^(red|black) player must be one of ([\w, ]+), got (.+)$/, "{side:$1}的棋手须为 $2 之一，现为 $3"],
+  [/^level must be one of ([\w, ]+) or an added engine \(engine:<id>\), got (.+)$/,
+    "难度须为 $1 之一或已添加的引擎（engine:<编号>），现为 $2"],
   [/^level must be one of ([\w, ]+), got (.+)$/, "难度须为 $1 之一，现为 $2"],
   // -- storage (xiangqi.app.store: a change that cannot be saved is not made; notices at start-up) --
   [/^the disk is full: nothing could be written to (.+); free some space and try again$/s,
