@@ -193,12 +193,10 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.variant == "random":  # 随机开局: a shuffle per pair of games, colours swapped (core/variants.py)
         import random as _random
 
-        from xiangqi.core.variants import random_start, random_start_fen
+        from xiangqi.engine.match import random_openings
 
-        rng = _random.Random(args.seed)
         pairs = (args.games + 1) // 2
-        numbers = [random_start(rng)[0] for _ in range(min(pairs, args.openings or pairs))]
-        openings = tuple((f"随机开局 {n}", f"{random_start_fen(n)}|") for n in numbers)
+        openings = random_openings(min(pairs, args.openings or pairs), _random.Random(args.seed))
     cpus = os.cpu_count() or 1
     if min(args.concurrency, args.games) > cpus:
         print(f"xiangqi match: warning: {min(args.concurrency, args.games)} games at once on {cpus} CPUs: "

@@ -116,6 +116,22 @@ def grid_board_fen(grid: list[str | None]) -> str:
     return "/".join(rows)
 
 
+def board_fen_grid(board_fen: str) -> list[str | None]:
+    """The inverse of :func:`grid_board_fen`: the 90 squares (``rank * 9 + file``) of a FEN board
+    field, each its FEN letter or None. The field is taken as written (no check of its shape:
+    :class:`Board` validates positions)."""
+    grid: list[str | None] = [None] * 90
+    for row, text in enumerate(board_fen.split("/")):
+        rank, f = 9 - row, 0
+        for ch in text:
+            if ch.isdigit():
+                f += int(ch)
+            else:
+                grid[rank * 9 + f] = ch
+                f += 1
+    return grid
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Piece:
     """A piece: ``piece_type`` (:data:`KING` … :data:`PAWN`) and ``color``."""

@@ -53,7 +53,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from xiangqi.core.board import BLACK, RED, Color, Termination
+from xiangqi.core.board import BLACK, RED, Color, Termination, board_fen_grid
 from xiangqi.core.outcome import Outcome, draw, win
 
 __all__ = [
@@ -117,16 +117,7 @@ def parse_square(name: str) -> int:
 
 
 def _standard_grid() -> list[str | None]:
-    grid: list[str | None] = [None] * 90
-    for i, row in enumerate(_STANDARD.split("/")):
-        rank, f = 9 - i, 0
-        for ch in row:
-            if ch.isdigit():
-                f += int(ch)
-            else:
-                grid[rank * 9 + f] = ch
-                f += 1
-    return grid
+    return board_fen_grid(_STANDARD)
 
 
 #: ``START_KIND[sq]``: the piece (upper case) a hidden piece on ``sq`` moves as, or None where no

@@ -236,6 +236,16 @@ class GameResult:
         return 1.0 if red_won == (name == self.red) else 0.0
 
 
+def random_openings(pairs: int, rng: Any = None) -> tuple[tuple[str, str], ...]:
+    """``pairs`` openings of the random mode (随机开局, :mod:`xiangqi.core.variants`), one per pair of
+    games: ``("随机开局 N", "<FEN>|")`` as :func:`opening_board` reads them (``rng``: a
+    ``random.Random`` for repeatable shuffles; the standard arrangement is left out)."""
+    from xiangqi.core.variants import random_start, random_start_fen
+
+    numbers = [random_start(rng)[0] for _ in range(pairs)]
+    return tuple((f"随机开局 {n}", f"{random_start_fen(n)}|") for n in numbers)
+
+
 def opening_board(moves: str) -> Board:
     """The board after an opening's ICCS moves, from the standard start or, written
     ``"<FEN>|<moves>"``, from that position (a 随机开局 start: ``--variant random``). Raises

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import NamedTuple
 
-from xiangqi.core.board import STARTING_BOARD_FEN, Board, Move
+from xiangqi.core.board import STARTING_BOARD_FEN, Board, Move, board_fen_grid
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import GameNode
 from xiangqi.study import ecco_rules
@@ -146,16 +146,7 @@ _DIAGONAL = {"A", "E", "H"}
 
 
 def _start_grid() -> list[str | None]:
-    grid: list[str | None] = [None] * 90
-    for row, text in enumerate(STARTING_BOARD_FEN.split("/")):
-        rank, f = 9 - row, 0
-        for ch in text:
-            if ch.isdigit():
-                f += int(ch)
-            else:
-                grid[rank * 9 + f] = ch
-                f += 1
-    return grid
+    return board_fen_grid(STARTING_BOARD_FEN)
 
 
 _START = _start_grid()

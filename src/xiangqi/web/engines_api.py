@@ -39,7 +39,17 @@ from xiangqi.core.board import STARTING_FEN, Board
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.server import ClockRequest, PlayerKind, StrictModel, _check_position
 
-__all__ = ["create_router"]
+__all__ = ["create_router", "local_only"]
+
+#: Why a public server refuses (the local user's privilege: starting programs of this machine).
+PUBLIC_REFUSAL = "engines of this machine can be added and used only on a local server"
+
+
+def local_only(request: Request, why: str = PUBLIC_REFUSAL) -> None:
+    """403 (with ``why``) on a public server (``app.state.public``): added engines, engine matches
+    and reviews by an added engine are the local user's only."""
+    if getattr(request.app.state, "public", False):
+        raise HTTPException(403, why)
 
 EngineId = Annotated[int, PathParam(ge=1, le=2**31 - 1, description="engine id")]
 Arg = Annotated[str, StringConstraints(max_length=1024)]
@@ -104,10 +114,6 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
         reviews.externals = registry
     handshakes = asyncio.Semaphore(1)
     router = APIRouter()
-
-    def local_only(request: Request) -> None:
-        if getattr(request.app.state, "public", False):
-            raise HTTPException(403, "engines of this machine can be added and used only on a local server")
 
     def setup_error(exc: EngineSetupError) -> HTTPException:
         text = str(exc)

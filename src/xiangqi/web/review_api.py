@@ -199,8 +199,9 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
 
             registry = getattr(app.state, "engines", None)
             if registry is None or getattr(app.state, "public", False):
-                raise HTTPException(403, "engines of this machine can be added and used only on a "
-                                         "local server")
+                from xiangqi.web.engines_api import PUBLIC_REFUSAL
+
+                raise HTTPException(403, PUBLIC_REFUSAL)
             try:
                 await asyncio.to_thread(registry.spec, req.engine)
             except EngineSetupError as exc:

@@ -22,10 +22,12 @@ from pydantic import Field, StringConstraints
 
 from xiangqi.app.engines import EngineSetupError, is_engine_key
 from xiangqi.app.tournament import MAX_GAMES_PER_PAIR, MAX_PLAYERS, TournamentError, TournamentManager
+from xiangqi.web.engines_api import local_only
 from xiangqi.web.server import StrictModel
 
 __all__ = ["create_router"]
 
+MATCHES_LOCAL = "engine matches run only on a local server"
 PlayerKey = Annotated[str, StringConstraints(pattern=r"^(?:[a-z]{1,20}|engine:[1-9][0-9]{0,8})$")]
 
 
@@ -80,10 +82,6 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
     app.state.tournaments = manager
     router = APIRouter()
 
-    def local_only(request: Request) -> None:
-        if getattr(request.app.state, "public", False):
-            raise HTTPException(403, "engine matches run only on a local server")
-
     def players_of(keys: list[str]) -> list[tuple[str, Any]]:
         from xiangqi.app.players import levels
         from xiangqi.engine.match import PlayerSpec
@@ -113,16 +111,15 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
 
     @router.post("/api/tournament")
     async def start(req: TournamentRequest, request: Request) -> dict[str, Any]:
-        local_only(request)
+        local_only(request, MATCHES_LOCAL)
         from xiangqi.engine.match import TimeControl
 
         players = await asyncio.to_thread(players_of, req.players)
         openings = None
-        if req.openings == "random":  # 随机开局: one shuffle per pair of games (core/variants.py)
-            from xiangqi.core.variants import random_start, random_start_fen
+        if req.openings == "random":  # 随机开局: one shuffle per pair of games
+            from xiangqi.engine.match import random_openings
 
-            numbers = [random_start()[0] for _ in range((req.games_per_pair + 1) // 2)]
-            openings = [(f"随机开局 {n}", f"{random_start_fen(n)}|") for n in numbers]
+            openings = random_openings((req.games_per_pair + 1) // 2)
         try:
             t = manager.start(players, req.games_per_pair, TimeControl(movetime=req.movetime_s),
                               openings=openings)
@@ -132,13 +129,13 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
 
     @router.get("/api/tournament")
     async def state(request: Request) -> dict[str, Any]:
-        local_only(request)
+        local_only(request, MATCHES_LOCAL)
         t = manager.current
         return {"status": "none"} if t is None else await asyncio.to_thread(t.to_dict)
 
     @router.delete("/api/tournament")
     async def stop(request: Request) -> dict[str, Any]:
-        local_only(request)
+        local_only(request, MATCHES_LOCAL)
         t = manager.cancel()
         return {"status": "none"} if t is None else await asyncio.to_thread(t.to_dict)
 
