@@ -42,7 +42,8 @@ def test_record_and_pgn_round_trips():
         if mv.reveal:
             assert from_pgn.deals[mv.frm] == mv.reveal
     rec = g.to_record()
-    rec["moves"][0] = rec["moves"][0][:4] + ("=P" if not rec["moves"][0].endswith("=P") else "=R")
+    k = next(i for i, m in enumerate(rec["moves"]) if "=" in m)  # the first move that reveals a piece
+    rec["moves"][k] = rec["moves"][k][:4] + ("=P" if rec["moves"][k][5:6] != "P" else "=R")
     assert record_problem(rec) is not None  # a reveal the deal does not allow
 
 
