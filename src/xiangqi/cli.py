@@ -581,7 +581,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``xiangqi`` console script."""
-    parser = build_parser()
+    try:
+        # building the parser imports every command's package (SQLAlchemy among them), which takes
+        # seconds on a busy machine: a Ctrl-C then is the user's too and ends the program the same way
+        parser = build_parser()
+    except KeyboardInterrupt:
+        return 130
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -89,6 +89,11 @@ def test_index_round_trip():
             idx = rng.randrange(end.size())
             sqs = _squares(end, idx)
             assert tb.encode_py(end, sqs) == idx
+            assert tb.decode_py(end, idx) == sqs  # the pure-Python inverse agrees with the kernel's
+            fen = tb.position_fen(end, idx)
+            assert (fen is None) == (len(set(sqs)) != len(sqs))
+            if fen is not None:
+                assert fen == _board(end, sqs, True).fen().replace(" - - 0 1", "") + " - - 0 1"
             assert tbgen.encode(0, np.array(sqs, np.int64), ng, gs, gc, gl, rd, scratch) == idx
             mirrored = [s - s % 9 + 8 - s % 9 for s in sqs]
             if sqs[0] % 9 != 4:  # left-right mirror shares the index (Red king off the centre file)

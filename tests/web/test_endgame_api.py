@@ -53,6 +53,24 @@ def test_play_to_mate_against_the_longest_resistance(client, tables):
     assert client.post(f"/api/endgames/{sid}/move", json={"move": "a0a1"}).status_code == 409
 
 
+def test_every_random_start_is_a_long_win_and_both_wings_occur(tables):
+    from xiangqi.app.endgame_trainer import MIN_DTM, EndgameTrainer
+
+    table = tb.Tablebase(tables / "tablebases")
+    trainer = EndgameTrainer(tables / "tablebases", seed=7)
+    files = set()
+    for _ in range(60):
+        b = trainer.random_position("KRKA")
+        pr = table.probe(b)
+        assert b.turn and not b.is_check() and pr.wdl == "win" and pr.dtm >= MIN_DTM
+        files.add(next(sq % 9 for sq in range(90) if b.squares[sq] == 1))
+    assert files & {3, 4} and 5 in files  # the Red king on either wing (the table keeps it on a-e)
+    # 车 vs 将 has no mate as long as MIN_DTM: its longest wins are the ones drawn
+    longest = int(table._values("KRK")[0].max())
+    assert longest < MIN_DTM
+    assert table.probe(trainer.random_position("KRK")).dtm == longest
+
+
 def test_a_move_that_throws_the_win_away_and_undo(client, tables):
     table = tb.Tablebase(tables / "tablebases")
     fen = "4k4/4a4/3R5/9/9/9/9/9/9/3K5 w - - 0 1"  # 车 vs 士: 车 d7-d9?? is taken (士 or 将): a draw

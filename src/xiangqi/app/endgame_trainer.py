@@ -1,11 +1,10 @@
 """Endgame practice (残局练习): play a won tablebase position against perfect defence.
 
 The tables are the ones in ``<data dir>/tablebases`` (``xiangqi tb generate``). A practice session
-starts from a position the player picks (FEN) or from a random won position of an ending: pieces
-placed at random on their legal squares (kings and advisors in the palace, elephants on their
-seven points, pawns where a pawn can stand), kept when the position is legal, the stronger side
-(Red in the table, the player) is to move and the table says it wins in at least
-:data:`MIN_DTM` plies (at most :data:`SAMPLES` tries; else the longest win found).
+starts from a position the player picks (FEN) or from a random won position of an ending: one
+drawn uniformly from the table's positions where the stronger side (Red in the table, the player)
+is to move, is not in check and wins in at least :data:`MIN_DTM` plies (in an ending whose mates
+are all shorter, among its longest wins; at most :data:`SAMPLES` draws).
 
 After each of the player's moves the table judges it (the win kept, thrown away to a draw, or
 lost); the opponent answers with the table's longest resistance (among the moves that lose
@@ -18,12 +17,13 @@ from __future__ import annotations
 
 import collections
 import random
+import re
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
-from xiangqi.core.board import Board, Move, grid_board_fen, in_palace, square_name
+from xiangqi.core.board import Board, Move, square_name
 
 __all__ = ["EndgameTrainer", "EndgameError", "MIN_DTM", "SAMPLES", "ENDING_NAMES_ZH"]
 
@@ -52,23 +52,10 @@ def ending_name_zh(name: str) -> str:
     return "".join(_ZH[c] for c in red) + "对" + black_zh
 
 
-def _squares_for(letter: str, red: bool) -> list[int]:
-    """Squares a piece of that FEN letter (upper case) and colour can stand on."""
-    out = []
-    for sq in range(90):
-        f, r = sq % 9, sq // 9
-        rr = r if red else 9 - r
-        if letter == "K" and in_palace(sq, red):
-            out.append(sq)
-        elif letter == "A" and (f, rr) in ((3, 0), (5, 0), (4, 1), (3, 2), (5, 2)):
-            out.append(sq)
-        elif letter == "B" and (f, rr) in ((2, 0), (6, 0), (0, 2), (4, 2), (8, 2), (2, 4), (6, 4)):
-            out.append(sq)
-        elif letter == "P" and (rr >= 5 or (rr in (3, 4) and f % 2 == 0)):
-            out.append(sq)
-        elif letter in "RNC":
-            out.append(sq)
-    return out
+def _mirror_rank(rank: str) -> str:
+    """A FEN rank seen in a mirror (file a <-> i): the runs of digits and pieces in reverse order."""
+    parts = re.findall(r"\d|\D", rank)
+    return "".join(reversed(parts))
 
 
 class _Session:
@@ -126,39 +113,27 @@ class EndgameTrainer:
         if end.name not in self.tb.available():
             raise EndgameError(f"no table for {end.name}: generate it with xiangqi tb generate {end.name}",
                                404)
-        pieces = ([("K", True)] + [(c, True) for c in end.red]
-                  + [("K", False)] + [(c, False) for c in end.black])
-        longest: tuple[int, Board] | None = None
-        for _ in range(SAMPLES):
-            grid: list[str | None] = [None] * 90
-            ok = True
-            for letter, red in pieces:
-                free = [s for s in _squares_for(letter, red) if grid[s] is None]
-                if not free:
-                    ok = False
-                    break
-                grid[self._rng.choice(free)] = letter if red else letter.lower()
-            if not ok:
+        import numpy as np
+
+        from xiangqi.engine.tablebase import position_fen
+
+        values = self.tb._values(end.name)
+        red = values[0]
+        longest = int(red.max())
+        # every won position of the ending with Red to move is a candidate: those with at least
+        # MIN_DTM plies to mate, else (an ending whose mates are all short) the longest ones
+        wanted = np.flatnonzero(red >= min(MIN_DTM, longest)) if longest > 0 else np.empty(0, np.int64)
+        for _ in range(SAMPLES if len(wanted) else 0):
+            fen = position_fen(end, int(wanted[self._rng.randrange(len(wanted))]))
+            if fen is None:
                 continue
-            try:
-                b = Board(grid_board_fen(grid) + " w - - 0 1")
-            except Exception:
-                continue
-            if b.is_check() or not any(True for _ in b.legal_moves):
-                continue
-            try:
-                got = self.tb.value(b)
-            except Exception:
-                continue
-            if got is None or got[0] <= 0 or got[0] == -32768:
-                continue
-            if got[0] >= MIN_DTM:
+            if self._rng.random() < 0.5:  # the table keeps the Red king on files a-e; its mirror image
+                board_part, rest = fen.split(" ", 1)
+                fen = "/".join(_mirror_rank(r) for r in board_part.split("/")) + " " + rest
+            b = Board(fen)
+            if not b.is_check():
                 return b
-            if longest is None or got[0] > longest[0]:
-                longest = (got[0], b)
-        if longest is not None:  # an ending whose mates are all short (车 vs 将)
-            return longest[1]
-        raise EndgameError(f"no won position of {end.name} found in {SAMPLES} tries")
+        raise EndgameError(f"no won position of {end.name} with Red to move in its table", 422)
 
     def start(self, ending: str | None = None, fen: str | None = None) -> dict[str, Any]:
         """A new session from ``fen`` (a won position in the tables, the side to move plays) or a

@@ -247,6 +247,46 @@ def encode_py(ending: Ending, sqs: list[int]) -> int:
     return idx
 
 
+def decode_py(ending: Ending, idx: int) -> list[int]:
+    """Slot squares (0..89, the order of :meth:`Ending.slots`) of index ``idx``: the inverse of
+    :func:`encode_py` for the positions it produces (Red king on files a-e). Two slots may share a
+    square (the index counts such impossible placements; their value is ``INVALID``)."""
+    from xiangqi.engine import tbgen
+
+    if not 0 <= idx < ending.size():
+        raise TablebaseError(f"index {idx} outside {ending.name} (size {ending.size()})")
+    out: list[list[int]] = []
+    for c, lst, n in reversed(_groups(ending)):
+        r = idx % n
+        idx //= n
+        p = int(tbgen.SQN[lst]) - 1
+        sqs = [0] * c
+        for i in range(c - 1, -1, -1):
+            while comb(p, i + 1) > r:
+                p -= 1
+            r -= comb(p, i + 1)
+            sqs[i] = int(tbgen.SQL[lst, p])
+            p -= 1
+        out.append(sqs)
+    return [s for group in reversed(out) for s in group]
+
+
+def position_fen(ending: Ending, idx: int, red_to_move: bool = True) -> str | None:
+    """The FEN of index ``idx`` of ``ending`` (Red the stronger side), or ``None`` when two pieces
+    share a square. Legality (facing kings, the side not to move in check) is not checked here:
+    the table's value of such a position is ``INVALID``."""
+    sqs = decode_py(ending, idx)
+    if len(set(sqs)) != len(sqs):
+        return None
+    from xiangqi.core.board import grid_board_fen
+
+    grid: list[str | None] = [None] * 90
+    for code, sq in zip(ending.slots(), sqs, strict=True):
+        letter = "K" if abs(code) == 1 else _LETTER[abs(code)]
+        grid[sq] = letter if code > 0 else letter.lower()
+    return grid_board_fen(grid) + (" w" if red_to_move else " b") + " - - 0 1"
+
+
 def _layouts(endings: list[Ending]):
     ng = len(endings)
     mg = max(len(e.groups()) for e in endings)
