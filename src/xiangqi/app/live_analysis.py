@@ -133,7 +133,8 @@ class LiveAnalysis:
     def take_events(self) -> list[dict[str, Any]]:
         """Status messages since the last call, in order: ``{"type": "paused"}`` (the game's computer
         searches), ``{"type": "resumed"}``, ``{"type": "stopped", "reason": "stopped|time|error",
-        "detail"?}``."""
+        "detail"?}``, and before a status message the iteration that completed before it (an
+        ``info`` as :meth:`take_update` gives it). Newer than all of them: :meth:`take_update`."""
         out = []
         while True:
             try:
@@ -158,7 +159,15 @@ class LiveAnalysis:
     # -- the worker thread ---------------------------------------------------------------
 
     def _event(self, msg: dict[str, Any]) -> None:
-        self._events.append(msg)
+        """Queue a status message. An iteration completed before it and not yet taken goes into the
+        queue first, so that the page sees the news in the order it happened (no line of the search
+        after its "paused", "stopped" ...)."""
+        with self._cond:
+            upd, job = self._update, self._job
+            if upd is not None and job is not None and upd["id"] == job["id"]:
+                self._update = None
+                self._events.append(_with_text(upd, job["board"]))
+            self._events.append(msg)
 
     def _on_gate(self, busy: bool) -> None:
         """The foreground started (stop the search now) or ended (the worker starts it again)."""

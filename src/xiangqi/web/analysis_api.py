@@ -309,11 +309,16 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                     pass
                 if analysis is None:
                     continue
-                for ev in analysis.take_events():
-                    await ws.send_json(ev)
+                news = analysis.take_events()
                 upd = await asyncio.to_thread(analysis.take_update)
                 if upd is not None:
-                    await ws.send_json(upd)
+                    news.append(upd)
+                # a job's "started" is queued in the same step as its start, so it is in the outbox
+                # before any news of that job can reach here: send the queue first, then the news
+                while not outbox.empty():
+                    await ws.send_json(outbox.get_nowait())
+                for ev in news:
+                    await ws.send_json(ev)
 
         sender = asyncio.create_task(pump())
         try:
