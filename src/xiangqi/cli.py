@@ -372,7 +372,8 @@ def cmd_tb_probe(args: argparse.Namespace) -> int:
         print(f"wdl: {res.wdl} (for {'red' if board.turn else 'black'}, the side to move)")
         print(f"dtm: {res.dtm if res.dtm is not None else '-'}" + (" plies" if res.dtm is not None else ""))
         if res.rule:
-            print(f"rule: {res.wdl} by one-sided perpetual check (长将), {res.rule_plies} plies to the perpetual")
+            print(f"rule: {res.wdl} by one-sided perpetual check (长将), "
+                  f"{res.rule_plies} plies to the perpetual")
         print(f"best: {' '.join(res.best) or '-'}")
     return 0
 

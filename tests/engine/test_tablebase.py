@@ -22,7 +22,7 @@ import pytest
 from tests.engine.tb_mate_search import mate_value
 
 from xiangqi.cli import main
-from xiangqi.core.board import Board, Move, grid_board_fen
+from xiangqi.core.board import Board, grid_board_fen
 from xiangqi.engine import tablebase as tb
 from xiangqi.engine import tbgen
 

@@ -122,9 +122,7 @@ class EndgameTrainer:
                                404)
         import numpy as np
 
-        from xiangqi.engine.tablebase import position_fen
-
-        from xiangqi.engine.tablebase import RULE
+        from xiangqi.engine.tablebase import RULE, position_fen
 
         values = self.tb._values(end.name)
         red = np.where(values[0] < RULE, values[0], 0)  # wins by mate only, not by the rule

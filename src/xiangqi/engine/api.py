@@ -436,6 +436,8 @@ class Engine:
         verdict = None
         if tb is not None:
             verdict = {"wdl": tb.wdl, "dtm": tb.dtm, "ending": tb.ending}
+            if tb.rule:  # decided by the repetition rule (长将 loses): no DTM
+                verdict["rule"] = tb.rule
             if multipv == 1 or move.iccs() in tb.best:  # the score of the move played is the table's
                 if tb.wdl == "draw":
                     cp, mate = 0, None

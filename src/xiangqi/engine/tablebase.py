@@ -8,14 +8,18 @@ colours swapped). Each table holds, for both sides to move, the win/draw/loss
 and the distance to mate in plies (codes in :mod:`xiangqi.engine.tbgen`).
 
 Rules: checkmate and stalemate (困毙) lose for the side to move; the flying
-general is a move rule (the move generator refuses it). The tables are *pure
-mate*: repetition rules are not modelled (docs/TABLEBASES.md says what differs).
+general is a move rule (the move generator refuses it). Repetition: the
+``cxa-check`` model (:data:`RULES`, the default) makes one-sided perpetual check
+(长将) lose for the checker; mutual perpetual check stays a draw; perpetual chase
+(长捉) is not modelled. Tables of the older ``pure-mate`` model (no repetition
+rule) still load; :func:`generate` upgrades them (docs/TABLEBASES.md).
 
 Index (scheme :data:`SCHEME`): Red king on files d-e (left-right mirror), Black
 king 9 squares, advisors 5, elephants 7, pawns the 55 squares a pawn of their
 colour can stand on, other pieces 90; identical pieces are ranked as
 combinations. Files are ``<ENDING>.npz`` with ``values`` (int16 ``[2, N]``,
-side to move 0 = Red, 1 = Black) and ``header`` (JSON: ending, scheme, counts).
+side to move 0 = Red, 1 = Black) and ``header`` (JSON: ending, scheme, rules,
+counts).
 """
 
 from __future__ import annotations
@@ -409,8 +413,10 @@ def apply_rules(cur: np.ndarray, end: Ending, args: tuple, sub_rule_distance: in
                 n += 1
         if not can.any():
             break
-        core = int(tbgen.perpetual_core(cur, can, *args))
-        say(f"{end.name}: perpetual check cores: {core:,} positions [{time.perf_counter() - t0:.1f}s]")
+        info = np.zeros(2, np.int64)
+        core = int(tbgen.perpetual_core(cur, can, info, *args))
+        say(f"{end.name}: perpetual check cores: {core:,} positions ({int(info[0]):,} candidates, "
+            f"{int(info[1])} rounds) [{time.perf_counter() - t0:.1f}s]")
         if core == 0:
             break
         layers += 1
@@ -728,7 +734,9 @@ def _position_key(board) -> str:
 
 def perpetual_check_draws(directory: Path | str, name: str) -> list[str]:
     """Positions the pure-mate table ``name`` calls drawn although the draw rests on one-sided
-    perpetual check, which the rules (RULES.md, 长将) punish as a loss for the checker.
+    perpetual check, which the rules (RULES.md, 长将) punish as a loss for the checker: an
+    independent pure-Python cross-check of :func:`tbgen.perpetual_core` (on a ``cxa-check`` table
+    it finds nothing, those draws are losses there).
 
     Returned as FEN board + side to move fields, sorted. A position is listed when
     every drawing move of the side to move gives check, and after each of them the
@@ -736,7 +744,9 @@ def perpetual_check_draws(directory: Path | str, name: str) -> list[str]:
     (a greatest fixpoint): the defender must check for ever or lose. Pure Python
     over the drawn positions with the core board; fine for tables with few draws
     (KRKN: 2,435 draws, about 10 s). Values that would change further back (a
-    position that can force its way into a listed one) are not followed.
+    position that can force its way into a listed one) are not followed, nor are the
+    opponent's replies that lead to the mirror image of a listed position (the generator
+    follows them: 1,291 cores in KRKN against the 1,285 listed here).
     """
     from xiangqi.core.board import Board, grid_board_fen
     from xiangqi.engine import tbgen

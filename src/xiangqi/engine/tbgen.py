@@ -593,11 +593,12 @@ def _quiet_return(y, cand, sqs, bd, slot_of, ks, moves, ng, gstart, gcnt, glist,
 
 
 @njit
-def perpetual_core(cur, can_check, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
-                   cap_sub, cap_flip, cap_src):
+def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
+                   subvals, cap_sub, cap_flip, cap_src):
     """Mark the perpetual cores of both sides (``-RULE``: lost by the rule, in the core) among the
     drawn positions of ``cur``; ``can_check[s]``: side ``s`` has a piece that can give check
-    (else its core is empty). Returns the number of positions marked.
+    (else its core is empty); ``info[0]`` receives the number of candidates, ``info[1]`` the
+    rounds of thinning. Returns the number of positions marked.
 
     A drawn position with X to move is a candidate when every move of X whose child is not won
     for the opponent is a quiet check into a drawn position of the table. The candidates are then
@@ -632,9 +633,15 @@ def perpetual_core(cur, can_check, piece, nslots, ng, gstart, gcnt, glist, radix
             if k > 0:
                 cand[s, idx] = 1
         _clear(sqs, nslots, bd, slot_of)
-    changed = True
+    ncand = 0
+    for idx in range(N):
+        ncand += cand[0, idx] + cand[1, idx]
+    info[0] = ncand
+    rounds = 0
+    changed = ncand > 0
     while changed:
         changed = False
+        rounds += 1
         for idx in range(N):
             if cand[0, idx] == 0 and cand[1, idx] == 0:
                 continue
@@ -661,6 +668,7 @@ def perpetual_core(cur, can_check, piece, nslots, ng, gstart, gcnt, glist, radix
                     cand[s, idx] = 0
                     changed = True
             _clear(sqs, nslots, bd, slot_of)
+    info[1] = rounds
     marked = 0
     for idx in range(N):
         for s in range(2):
