@@ -170,6 +170,21 @@ def test_rule_values_agree_with_the_search_probe(krkn):
     assert tb.Tablebase(d).value(turned) == (-RULE, "KRKN")
 
 
+def test_engine_root_reports_a_rule_win(krkn):
+    """The engine's root probe: the table's move (the quiet K d0-d1 into the core) and the score of a
+    repetition won under the rules (REP_WIN centipawns, no mate); the verdict carries the rule."""
+    from xiangqi.engine import Engine, Limit
+    from xiangqi.engine.consts import REP_WIN
+
+    d, _ = krkn
+    eng = Engine(hash_mb=4)
+    eng.set_tablebase_path(d)
+    res = eng.search(Board(BEFORE_FEN + " - - 0 1"), Limit(depth=2))
+    assert res.move.iccs() == "d0d1"
+    assert (res.score_cp, res.mate) == (REP_WIN, None)
+    assert res.tablebase == {"wdl": "win", "dtm": None, "ending": "KRKN", "rule": "perpetual-check"}
+
+
 def test_old_model_files_load_and_are_upgraded(krkn, tmp_path):
     """A pure-mate file (the model of the tables generated before) still loads and probes as before
     (a draw); ``generate`` upgrades it in place by the rule passes alone, to the very values of a
