@@ -349,7 +349,10 @@ def cmd_tb_generate(args: argparse.Namespace) -> int:
         print(f"{h['ending']}: {h['size'] * 2:,} indices, red to move {st['red']['wins']}/"
               f"{st['red']['draws']}/{st['red']['losses']} (win/draw/loss), black to move "
               f"{st['black']['wins']}/{st['black']['draws']}/{st['black']['losses']}, longest mate "
-              f"{max(st['red']['longest_dtm'], st['black']['longest_dtm'])} plies")
+              f"{max(st['red']['longest_dtm'], st['black']['longest_dtm'])} plies"
+              + "".join(f", {side} to move {st[side]['rule_wins']}/{st[side]['rule_losses']} won/lost by "
+                        "the perpetual-check rule" for side in ("red", "black")
+                        if st[side].get("rule_wins") or st[side].get("rule_losses")))
     return 0
 
 
