@@ -349,7 +349,10 @@ def cmd_tb_generate(args: argparse.Namespace) -> int:
         print(f"{h['ending']}: {h['size'] * 2:,} indices, red to move {st['red']['wins']}/"
               f"{st['red']['draws']}/{st['red']['losses']} (win/draw/loss), black to move "
               f"{st['black']['wins']}/{st['black']['draws']}/{st['black']['losses']}, longest mate "
-              f"{max(st['red']['longest_dtm'], st['black']['longest_dtm'])} plies")
+              f"{max(st['red']['longest_dtm'], st['black']['longest_dtm'])} plies"
+              + "".join(f", {side} to move {st[side]['rule_wins']}/{st[side]['rule_losses']} won/lost by "
+                        "the perpetual-check rule" for side in ("red", "black")
+                        if st[side].get("rule_wins") or st[side].get("rule_losses")))
     return 0
 
 
@@ -366,11 +369,14 @@ def cmd_tb_probe(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({"wdl": res.wdl, "dtm": res.dtm, "best": res.best}))
+        print(json.dumps({"wdl": res.wdl, "dtm": res.dtm, "best": res.best, "rule": res.rule}))
     else:
         print(f"ending: {res.ending}")
         print(f"wdl: {res.wdl} (for {'red' if board.turn else 'black'}, the side to move)")
         print(f"dtm: {res.dtm if res.dtm is not None else '-'}" + (" plies" if res.dtm is not None else ""))
+        if res.rule:
+            print(f"rule: {res.wdl} by one-sided perpetual check (长将), "
+                  f"{res.rule_plies} plies to the perpetual")
         print(f"best: {' '.join(res.best) or '-'}")
     return 0
 

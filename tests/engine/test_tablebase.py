@@ -22,7 +22,7 @@ import pytest
 from tests.engine.tb_mate_search import mate_value
 
 from xiangqi.cli import main
-from xiangqi.core.board import Board, Move, grid_board_fen
+from xiangqi.core.board import Board, grid_board_fen
 from xiangqi.engine import tablebase as tb
 from xiangqi.engine import tbgen
 
@@ -139,7 +139,9 @@ def test_every_child_is_consistent(tbdir, name):
             kids.append(base.value(board)[0])
             board.pop()
         assert tb.INVALID not in kids
-        if code > 0:
+        if tb.is_rule_code(code):  # by the repetition rule: tests/engine/test_tablebase_rules.py
+            assert all(k > 0 for k in kids) if code < 0 else -(code - 1) in kids
+        elif code > 0:
             assert -code in kids and all(not (-code < k < 0) for k in kids)
         elif code < 0:
             dtm = -code - 1
@@ -166,7 +168,7 @@ def test_dtm_agrees_with_exhaustive_search(tbdir, name, depth):
         code = int(values[side, idx])
         board = _board(end, _squares(end, idx), side == 0)
         found = mate_value(board, depth)
-        dtm = code if code > 0 else (-code - 1 if code < 0 else None)
+        dtm = None if tb.is_rule_code(code) else code if code > 0 else (-code - 1 if code < 0 else None)
         if dtm is not None and dtm <= depth:
             assert found == code, (board.fen(), code, found)
             checked_mates += 1
@@ -221,28 +223,6 @@ def test_rook_against_full_defence(tmp_path):
     base = tb.Tablebase(tmp_path)
     # the linked defence (士象 on the centre file, king at home): a draw
     assert base.probe(Board("2bakab2/9/9/9/9/9/9/9/9/R2K5 w - - 0 1")).wdl == "draw"
-
-
-def test_pure_mate_differs_where_only_perpetual_check_draws(tbdir):
-    """KRKN, Black to move: the pure-mate table says draw, but every drawing move of the horse is a
-    check and White can always answer quietly back into such a position: under the rules
-    (one-sided perpetual check loses) Black loses. The table keeps its pure-mate value."""
-    tb.generate("KRKN", tbdir)
-    listed = tb.perpetual_check_draws(tbdir, "KRKN")
-    fen = "3R5/4k4/9/9/1n7/9/9/9/3K5/9 b"
-    assert fen in listed and len(listed) > 100
-    board = Board(fen + " - - 0 1")
-    base = tb.Tablebase(tbdir)
-    assert base.probe(board).wdl == "draw"
-    for m in base.probe(board).best:  # the drawing moves, all of them checks
-        assert board.gives_check(Move.from_iccs(m))
-    # with a quiet move instead of a check Black is lost
-    quiet = [m for m in list(board.legal_moves) if not board.gives_check(m)]
-    assert quiet
-    for m in quiet:
-        board.push(m, validate=False)
-        assert base.value(board)[0] > 0  # Red to move wins
-        board.pop()
 
 
 def _long_win(tbdir, name, min_dtm):

@@ -11,6 +11,12 @@ lost); the opponent answers with the table's longest resistance (among the moves
 slowest, the first in ICCS order: :meth:`xiangqi.engine.tablebase.Tablebase.probe`), or with a
 drawing move when the player has let the win go. ``undo`` takes back the last pair of moves. The
 distance to mate is given only on request (:meth:`EndgameTrainer.dtm`).
+
+Tables of the ``cxa-check`` model also hold wins by the repetition rule (one-sided perpetual check
+loses, docs/TABLEBASES.md): a random start is always a win by mate, but a position given by FEN
+may be won by the rule; there the defender keeps checking and the game ends when the core rules
+referee (:meth:`xiangqi.core.board.Board.outcome`) rules the repetition (``over`` = ``"perpetual"``
+with the winner's verdict, or ``"repetition"`` for a draw by repetition).
 """
 
 from __future__ import annotations
@@ -93,7 +99,8 @@ class EndgameTrainer:
 
     def dtm(self, sid: str) -> dict[str, Any]:
         """The table's verdict now: ``{"wdl" (side to move), "dtm" plies or None, "mate_in" moves of the
-        winner or None, "best": ICCS moves}``."""
+        winner or None, "best": ICCS moves, "rule": "perpetual-check" for a result of the repetition
+        rule (then no DTM) or None}``."""
         with self._lock:
             return self._dtm_locked(sid)
 
@@ -115,10 +122,10 @@ class EndgameTrainer:
                                404)
         import numpy as np
 
-        from xiangqi.engine.tablebase import position_fen
+        from xiangqi.engine.tablebase import RULE, position_fen
 
         values = self.tb._values(end.name)
-        red = values[0]
+        red = np.where(values[0] < RULE, values[0], 0)  # wins by mate only, not by the rule
         longest = int(red.max())
         # every won position of the ending with Red to move is a candidate: those with at least
         # MIN_DTM plies to mate, else (an ending whose mates are all short) the longest ones
@@ -193,6 +200,9 @@ class EndgameTrainer:
         """The player's win/draw/loss in the position now (None outside the tables: a capture left
         no mating material counts as a draw)."""
         b = s.board
+        ruled = self._ruling(s)
+        if ruled is not None:
+            return ruled
         pr = self._probe(b)
         if pr is None:
             return "draw"
@@ -200,6 +210,21 @@ class EndgameTrainer:
         if pr.wdl == "draw":
             return "draw"
         return pr.wdl if mine else ("loss" if pr.wdl == "win" else "win")
+
+    def _ruling(self, s: _Session) -> str | None:
+        """The player's verdict when the referee has ruled a repetition in the game so far (a
+        forbidden one such as the defender's 长将 ends it with ``over`` = ``"perpetual"``, an allowed
+        one with ``"repetition"``, a draw); None when no repetition is ruled."""
+        from xiangqi.core.board import Termination
+
+        out = s.board.outcome()
+        if out is None or out.termination not in (Termination.PERPETUAL, Termination.REPETITION):
+            return None
+        if out.winner is None:
+            s.over = "repetition"
+            return "draw"
+        s.over = "perpetual"
+        return "win" if out.winner == s.player_red else "loss"
 
     def _move_locked(self, sid: str, text: str) -> dict[str, Any]:
         """The player's move and the defence's answer: ``{"reply", "before", ...view}``, ``before`` the
@@ -223,6 +248,10 @@ class EndgameTrainer:
             s.over = "mate"
             s.verdict = "win"
             return self.view(s, reply=None, before=before)
+        ruled = self._ruling(s)
+        if ruled is not None:
+            s.verdict = ruled
+            return self.view(s, reply=None, before=before)
         pr = self._probe(b)
         if pr is None:  # no mating material left (a capture): a draw
             s.over = "draw"
@@ -238,7 +267,7 @@ class EndgameTrainer:
             s.verdict = "loss"
         else:
             s.verdict = self._player_verdict(s) or "draw"
-            if self.tb.value(b) == (0, ""):
+            if s.over is None and self.tb.value(b) == (0, ""):
                 s.over = "draw"
         return self.view(s, reply=reply, before=before)
 
@@ -257,10 +286,11 @@ class EndgameTrainer:
 
     def _dtm_locked(self, sid: str) -> dict[str, Any]:
         """The table's verdict now: ``{"wdl" (side to move), "dtm" plies or None, "mate_in" moves of the
-        winner or None, "best": ICCS moves}``."""
+        winner or None, "best": ICCS moves, "rule": "perpetual-check" for a result of the repetition
+        rule (then no DTM) or None}``."""
         s = self._get(sid)
         pr = self._probe(s.board)
         if pr is None:
-            return {"wdl": "draw", "dtm": None, "mate_in": None, "best": []}
+            return {"wdl": "draw", "dtm": None, "mate_in": None, "best": [], "rule": None}
         return {"wdl": pr.wdl, "dtm": pr.dtm, "mate_in": (pr.dtm + 1) // 2 if pr.dtm is not None else None,
-                "best": pr.best}
+                "best": pr.best, "rule": pr.rule}

@@ -288,10 +288,13 @@ def tablebase_verdict(tablebase: Any, board: Board) -> dict[str, Any] | None:
     other = "black" if board.turn else "red"
     winner = turn if res.wdl == "win" else other if res.wdl == "loss" else None
     moves = [Move.from_iccs(m) for m in res.best]
-    return {"wdl": res.wdl, "dtm": res.dtm, "mate": None if res.dtm is None else (res.dtm + 1) // 2,
-            "winner": winner, "ending": res.ending, "best": list(res.best),
-            "chinese": [move_to_text(board, m, "chinese") for m in moves],
-            "wxf": [move_to_text(board, m, "wxf") for m in moves]}
+    out = {"wdl": res.wdl, "dtm": res.dtm, "mate": None if res.dtm is None else (res.dtm + 1) // 2,
+           "winner": winner, "ending": res.ending, "best": list(res.best),
+           "chinese": [move_to_text(board, m, "chinese") for m in moves],
+           "wxf": [move_to_text(board, m, "wxf") for m in moves]}
+    if res.rule:  # won / lost by the repetition rule (长将 loses): no DTM, "rule": "perpetual-check"
+        out["rule"] = res.rule
+    return out
 
 
 def _with_text(upd: dict[str, Any], board: Board) -> dict[str, Any]:

@@ -221,8 +221,9 @@ class Engine:
         more than 8 pieces, an ending whose table is absent, or a damaged table file: searched as usual).
 
         The search probes the tables too (:meth:`_tb_arrays`, after captures and at ply 1). They are
-        *pure mate* (docs/TABLEBASES.md): a win there may need a perpetual check that the rules forbid;
-        the root's repetition filter (:meth:`_drop_forbidden`) still applies to the moves it keeps."""
+        *pure mate* or model one-sided perpetual check (``cxa-check``, docs/TABLEBASES.md; a result of
+        that rule has no DTM and scores ``REP_WIN``); perpetual chase is not modelled, so the root's
+        repetition filter (:meth:`_drop_forbidden`) still applies to the moves it keeps."""
         tb = self.tablebase
         if tb is None or sum(1 for p in board.squares if p) > 8:
             return None
@@ -435,9 +436,13 @@ class Engine:
         verdict = None
         if tb is not None:
             verdict = {"wdl": tb.wdl, "dtm": tb.dtm, "ending": tb.ending}
+            if tb.rule:  # decided by the repetition rule (长将 loses): no DTM
+                verdict["rule"] = tb.rule
             if multipv == 1 or move.iccs() in tb.best:  # the score of the move played is the table's
                 if tb.wdl == "draw":
                     cp, mate = 0, None
+                elif tb.dtm is None:  # won / lost by the repetition rule (长将 loses): no mate
+                    cp, mate = (K.REP_WIN if tb.wdl == "win" else -K.REP_WIN), None
                 else:  # DTM in plies -> mate in moves (+ the side to move mates, - it is mated)
                     cp, mate = None, ((tb.dtm + 1) // 2 if tb.wdl == "win" else -(tb.dtm // 2))
         _ready.set()

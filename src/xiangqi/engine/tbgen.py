@@ -15,7 +15,10 @@ index that is no legal position):
 * ``0``: draw (no forced mate; also "not resolved yet" while generating);
 * ``+n``: the side to move mates in ``n`` plies (``n`` odd);
 * ``-(n + 1)``: the side to move is mated in ``n`` plies (``n`` even; ``-1`` =
-  checkmated or stalemated now, 困毙 loses).
+  checkmated or stalemated now, 困毙 loses);
+* ``RULE + d`` / ``-(RULE + d)`` (:data:`RULE` = 30000, tables of the ``cxa-check`` model only):
+  the side to move wins / loses by the rule that one-sided perpetual check (长将) loses, ``d``
+  plies before the loser stands in a perpetual core (see :func:`perpetual_core`); no mate.
 
 Layout arrays describe each table: pieces are *slots* (0 = Red king, 1 = Black
 king, then the groups of identical pieces); a group's squares are chosen from a
@@ -29,10 +32,15 @@ from __future__ import annotations
 import numpy as np
 
 from xiangqi.engine._numba import njit
-from xiangqi.engine.consts import MAX_MOVES
+from xiangqi.engine.consts import MAX_MOVES, REP_WIN
 from xiangqi.engine.movegen import gen_legal, king_attacked
 
 INVALID = -32768
+#: Codes of the repetition rule (one-sided perpetual check 长将 loses, RULES.md 5.4.1): ``RULE + d``
+#: (``d`` odd) the side to move wins by the rule, ``-(RULE + d)`` (``d`` even) it loses by the rule;
+#: ``d`` is the number of plies until the loser stands in a *perpetual core* (``d = 0``: there now).
+RULE = 30000
+MAX_DTM = RULE - 1  # the longest mate a table can hold (plies)
 
 # square lists: 0 Red king (files d-e, mirror-reduced), 1 Black king, 2/3 advisors, 4/5 elephants,
 # 6/7 pawns (Red/Black), 8 the whole board
@@ -397,7 +405,9 @@ def capture_triggers(cur, trig, piece, nslots, ng, gstart, gcnt, glist, radix, n
                 ncap += 1
                 v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
                                 glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
-                if v < 0:
+                if v >= RULE or v <= -RULE:
+                    lose = -1  # decided by the repetition rule, not by mate: no mate trigger
+                elif v < 0:
                     if win == 0 or -v < win:
                         win = -v
                 elif v > 0:
@@ -506,6 +516,215 @@ def retro_pass(n, cur, trig, dirty, piece, nslots, ng, gstart, gcnt, glist, radi
 
 
 # ---------------------------------------------------------------------------------------------
+# The repetition rule (model "cxa-check"): one-sided perpetual check loses for the checker. Run on
+# the values of the mate passes; only draws change. A *perpetual core* is a greatest fixpoint of
+# drawn positions (side X to move) where every move of X that does not lose otherwise is a quiet
+# check staying in the table, and after each of them the opponent has a quiet move giving no check
+# back into the core: X can hold only by checking for ever while the opponent never checks, so X
+# loses (code -RULE). rule_pass then spreads the result backwards like the mate passes (wins by
+# the rule at odd distances, losses at even ones), and the core is sought again among the draws
+# left, until nothing changes.
+
+
+@njit
+def _qmove(bd, slot_of, sqs, ks, frm, to):
+    """Play the quiet move ``frm -> to`` on the kernel board and the slot squares."""
+    k = slot_of[frm]
+    bd[to] = bd[frm]
+    bd[frm] = 0
+    slot_of[to] = k
+    slot_of[frm] = -1
+    sqs[k] = to
+    if k < 2:
+        ks[k] = to
+
+
+@njit
+def _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, out, nslots, ng, gstart, gcnt, glist,
+                    radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch):
+    """The moves of side ``s`` (to move on ``bd``) whose child is a draw, written into ``out``; their
+    number, or -1 when one of them is a capture, gives no check or when a child is lost for the
+    opponent (then the position cannot be in a perpetual core)."""
+    nm = gen_legal(bd, ks, s, moves)
+    k = 0
+    for i in range(nm):
+        m = moves[i]
+        v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt, glist, radix, nsl,
+                        off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+        if v > 0:
+            continue  # the opponent wins there: not a way to hold
+        if v < 0:
+            return -1
+        frm = m >> 7
+        to = m & 127
+        if bd[to] != 0:
+            return -1
+        _qmove(bd, slot_of, sqs, ks, frm, to)
+        chk = king_attacked(bd, ks[1 - s], 1 - s)
+        _qmove(bd, slot_of, sqs, ks, to, frm)
+        if not chk:
+            return -1
+        out[k] = m
+        k += 1
+    return k
+
+
+@njit
+def _quiet_return(y, cand, sqs, bd, slot_of, ks, moves, ng, gstart, gcnt, glist, radix, scratch):
+    """True when side ``y`` (to move on ``bd``) has a quiet move that gives no check and leads to a
+    position marked in ``cand`` (the other side to move)."""
+    x = 1 - y
+    nm = gen_legal(bd, ks, y, moves)
+    for i in range(nm):
+        m = moves[i]
+        frm = m >> 7
+        to = m & 127
+        if bd[to] != 0:
+            continue
+        _qmove(bd, slot_of, sqs, ks, frm, to)
+        found = False
+        if not king_attacked(bd, ks[x], x):
+            j = encode(0, sqs, ng, gstart, gcnt, glist, radix, scratch)
+            found = j >= 0 and cand[x, j] != 0
+        _qmove(bd, slot_of, sqs, ks, to, frm)
+        if found:
+            return True
+    return False
+
+
+@njit
+def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
+                   subvals, cap_sub, cap_flip, cap_src):
+    """Mark the perpetual cores of both sides (``-RULE``: lost by the rule, in the core) among the
+    drawn positions of ``cur``; ``can_check[s]``: side ``s`` has a piece that can give check
+    (else its core is empty); ``info[0]`` receives the number of candidates, ``info[1]`` the
+    rounds of thinning. Returns the number of positions marked.
+
+    A drawn position with X to move is a candidate when every move of X whose child is not won
+    for the opponent is a quiet check into a drawn position of the table. The candidates are then
+    thinned to a greatest fixpoint: one is dropped when after one of those checks the opponent has
+    no quiet reply without check into a candidate. The cores of Red and Black are found together
+    (a position on one side's cycle is never a candidate of the other: it has a quiet drawing move).
+    """
+    N = cur.shape[1]
+    cand = np.zeros((2, N), np.uint8)
+    sqs = np.zeros(nslots, np.int64)
+    csq = np.zeros(nslots, np.int64)
+    sub = np.zeros(nslots, np.int64)
+    scratch = np.zeros(8, np.int64)
+    bd = np.zeros(90, np.int8)
+    slot_of = np.full(90, -1, np.int64)
+    ks = np.zeros(2, np.int64)
+    moves = np.zeros(MAX_MOVES, np.int64)
+    replies = np.zeros(MAX_MOVES, np.int64)
+    dm = np.zeros(MAX_MOVES, np.int64)
+    for idx in range(N):
+        a = cur[0, idx] == 0 and can_check[0]
+        b = cur[1, idx] == 0 and can_check[1]
+        if not a and not b:
+            continue
+        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+        _setup(sqs, nslots, piece, bd, slot_of, ks)
+        for s in range(2):
+            if cur[s, idx] != 0 or not can_check[s]:
+                continue
+            k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart, gcnt,
+                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+            if k > 0:
+                cand[s, idx] = 1
+        _clear(sqs, nslots, bd, slot_of)
+    ncand = 0
+    for idx in range(N):
+        ncand += cand[0, idx] + cand[1, idx]
+    info[0] = ncand
+    rounds = 0
+    changed = ncand > 0
+    while changed:
+        changed = False
+        rounds += 1
+        for idx in range(N):
+            if cand[0, idx] == 0 and cand[1, idx] == 0:
+                continue
+            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+            for s in range(2):
+                if cand[s, idx] == 0:
+                    continue
+                k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart,
+                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
+                                    scratch)
+                ok = k > 0
+                for i in range(k):
+                    frm = dm[i] >> 7
+                    to = dm[i] & 127
+                    _qmove(bd, slot_of, sqs, ks, frm, to)
+                    back = _quiet_return(1 - s, cand, sqs, bd, slot_of, ks, replies, ng, gstart, gcnt, glist,
+                                         radix, scratch)
+                    _qmove(bd, slot_of, sqs, ks, to, frm)
+                    if not back:
+                        ok = False
+                        break
+                if not ok:
+                    cand[s, idx] = 0
+                    changed = True
+            _clear(sqs, nslots, bd, slot_of)
+    info[1] = rounds
+    marked = 0
+    for idx in range(N):
+        for s in range(2):
+            if cand[s, idx] != 0:
+                cur[s, idx] = -RULE
+                marked += 1
+    return marked
+
+
+@njit
+def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub,
+              cap_flip, cap_src):
+    """Pass ``n >= 1`` of the repetition rule over the drawn positions: odd ``n``, a win by the rule
+    in ``n`` (a child lost by the rule at ``n - 1``: code ``RULE + n``); even ``n``, a loss by the
+    rule (every child won for the opponent, by mate at any distance or by the rule at most
+    ``n - 1``: code ``-(RULE + n)``). Returns the number of positions resolved."""
+    N = cur.shape[1]
+    sqs = np.zeros(nslots, np.int64)
+    csq = np.zeros(nslots, np.int64)
+    sub = np.zeros(nslots, np.int64)
+    scratch = np.zeros(8, np.int64)
+    bd = np.zeros(90, np.int8)
+    slot_of = np.full(90, -1, np.int64)
+    ks = np.zeros(2, np.int64)
+    moves = np.zeros(MAX_MOVES, np.int64)
+    odd = n % 2 == 1
+    target = -(RULE + n - 1)
+    changed = 0
+    for idx in range(N):
+        if cur[0, idx] != 0 and cur[1, idx] != 0:
+            continue
+        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+        _setup(sqs, nslots, piece, bd, slot_of, ks)
+        for s in range(2):
+            if cur[s, idx] != 0:
+                continue
+            nm = gen_legal(bd, ks, s, moves)
+            res = 0 if odd else -(RULE + n)
+            for i in range(nm):
+                v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
+                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                if odd:
+                    if v == target:
+                        res = RULE + n
+                        break
+                elif not ((0 < v < RULE) or (RULE <= v <= RULE + n - 1)):
+                    res = 0
+                    break
+            if res != 0:
+                cur[s, idx] = res
+                changed += 1
+        _clear(sqs, nslots, bd, slot_of)
+    return changed
+
+
+# ---------------------------------------------------------------------------------------------
 # Probing inside the search. The tables an engine has are packed into two arrays (built by
 # tablebase.pack_tables): ``tbv`` int16, the values of every table one after the other (row 0
 # Red to move, then row 1), and ``tbd`` int64 [tables, TBD_WIDTH], one row per table:
@@ -607,10 +826,15 @@ def tb_code(bd, side, tbv, tbd):
 @njit
 def tb_score(bd, side, ply, tbv, tbd, mate):
     """Search score of the position from the tables (mate-distance scores: ``mate - ply - plies`` for a
-    win), or :data:`NO_TB`."""
+    win; a win by the repetition rule ``REP_WIN - ply - d``, the search's own score of a won
+    repetition less the distance to the perpetual core), or :data:`NO_TB`."""
     v = tb_code(bd, side, tbv, tbd)
     if v == NO_TB:
         return NO_TB
+    if v >= RULE:  # a win by the repetition rule: below every mate, the nearer the better
+        return REP_WIN - ply - (v - RULE)
+    if v <= -RULE:
+        return -(REP_WIN - ply - (-v - RULE))
     if v > 0:
         return mate - ply - v
     if v < 0:

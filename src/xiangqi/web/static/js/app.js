@@ -487,6 +487,7 @@ function tablebaseText(tb, turn) {
   if (!tb || !turn) return "";
   if (tb.wdl === "draw") return ` · ${t("tb_draw")}`;
   const winner = tb.wdl === "win" ? turn : (turn === "red" ? "black" : "red");
+  if (tb.rule) return ` · ${fill(t("tb_rule"), { side: t(`tb_${winner}`) })}`; // won by the perpetual-check rule
   return ` · ${fill(t("tb_win"), { side: t(`tb_${winner}`), n: Math.ceil((tb.dtm || 0) / 2) })}`;
 }
 

@@ -34,11 +34,22 @@ Object.assign(TEXT.en, { tb_best: "best: {moves}", tb_mated: "Tablebase: {side} 
   tb_was: " (before the move: {v})", tb_red: "Red", tb_black: "Black", tbb_win: "{side} mates in {n}",
   tbb_draw: "draw", tbb_mated: "{side} has mated" });
 
+// results of the repetition rule (tables of the cxa-check model: one-sided perpetual check loses)
+Object.assign(TEXT.zh, { tb_rule: "残局库：{side}胜（对方只能长将，长将判负）", tbb_rule: "{side}胜（长将判负）",
+  eg_perpetual_won: "对方长将，判负：练习完成", eg_perpetual_lost: "长将判负", eg_repetition: "重复局面，判和",
+  eg_dtm_rule_win: "残局库：走棋方胜（对方只能长将，长将判负）", eg_dtm_rule_loss: "残局库：走棋方只能长将，判负" });
+Object.assign(TEXT.en, { tb_rule: "Tablebase: {side} wins (the other side can only check perpetually, which loses)",
+  tbb_rule: "{side} wins (perpetual check loses)", eg_perpetual_won: "Perpetual check: the defence loses. Practice done",
+  eg_perpetual_lost: "Perpetual check loses", eg_repetition: "Repetition: a draw",
+  eg_dtm_rule_win: "Tablebase: the side to move wins (the other side can only check perpetually, which loses)",
+  eg_dtm_rule_loss: "Tablebase: the side to move can only check perpetually, which loses" });
+
 /** "残局库：红胜，23 步杀" / "残局库：和棋" for a table verdict ``{wdl, dtm}`` with ``turn`` to move. */
 function verdictHead(tb, turn, bare = false) {
   const k = bare ? "tbb_" : "tb_"; // bare: without the "残局库：" prefix
   if (tb.wdl === "draw") return t(`${k}draw`);
   const winner = tb.wdl === "win" ? turn : (turn === "red" ? "black" : "red");
+  if (tb.rule) return fill(t(`${k}rule`), { side: t(`tb_${winner}`) });
   if (!tb.dtm) return fill(t(`${k}mated`), { side: t(`tb_${winner}`) });
   return fill(t(`${k}win`), { side: t(`tb_${winner}`), n: Math.ceil(tb.dtm / 2) });
 }
@@ -145,6 +156,10 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
     if (res.over === "mate") return setStatus("eg_mate", "good");
     if (res.over === "mated") return setStatus("eg_mated", "bad");
     if (res.over === "draw") return setStatus("eg_drawn", "bad");
+    if (res.over === "perpetual") {
+      return setStatus(res.verdict === "win" ? "eg_perpetual_won" : "eg_perpetual_lost", res.verdict === "win" ? "good" : "bad");
+    }
+    if (res.over === "repetition") return setStatus("eg_repetition", "bad");
     if (res.verdict === "win") return setStatus("eg_kept", "good");
     return setStatus(res.verdict === "draw" ? "eg_draw" : "eg_loss", "bad");
   }
@@ -188,7 +203,7 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
   async function dtm() {
     if (!view) return;
     const d = await api(`/api/endgames/${view.session}/dtm`);
-    const key = d.wdl === "win" ? "eg_dtm_win" : d.wdl === "loss" ? "eg_dtm_loss" : "eg_dtm_draw";
+    const key = d.wdl === "draw" ? "eg_dtm_draw" : `eg_dtm_${d.rule ? "rule_" : ""}${d.wdl}`;
     $("#eg-dtm-line").textContent = fill(t(key), { n: d.mate_in, p: d.dtm });
     document.body.dataset.endgameDtm = String(d.dtm);
   }
