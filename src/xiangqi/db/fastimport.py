@@ -37,6 +37,7 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, split_headers
 from xiangqi.db import keys as _keys
 from xiangqi.engine._numba import njit
+from xiangqi.engine.movegen import MAX_MOVES, gen_moves, is_legal_move, king_attacked
 
 __all__ = ["fast_row", "replay_index"]
 
@@ -48,137 +49,19 @@ _WIDTH = 40  # packed bytes per position (a legal position has at most 32 pieces
 
 
 def _tables():
-    horse_leg = np.full((90, 90), -1, np.int16)
-    eye = np.full((90, 90), -1, np.int16)
-    advisor = np.zeros((90, 90), np.bool_)
-    king = np.zeros((90, 90), np.bool_)
-    pawn = np.zeros((2, 90, 90), np.bool_)
-    rays = np.full((90, 4, 9), -1, np.int16)
-    raylen = np.zeros((90, 4), np.int16)
-    hatt = np.full((90, 8, 2), -1, np.int16)
-    hattn = np.zeros(90, np.int16)
-    for sq in range(90):
-        for to, leg in _board.HORSE_MOVES[sq]:
-            horse_leg[sq, to] = leg
-        for to, e in _board.ELEPHANT_MOVES[sq]:
-            eye[sq, to] = e
-        for to in _board.ADVISOR_MOVES[sq]:
-            advisor[sq, to] = True
-        for to in _board.KING_MOVES[sq]:
-            king[sq, to] = True
-        for color in (True, False):
-            for to in _board.PAWN_MOVES[color][sq]:
-                pawn[1 if color else 0, sq, to] = True
-        for d, ray in enumerate(_board.RAYS[sq]):
-            raylen[sq, d] = len(ray)
-            for i, x in enumerate(ray):
-                rays[sq, d, i] = x
-        for i, (frm, leg) in enumerate(_board.HORSE_ATTACKERS[sq]):
-            hatt[sq, i, 0] = frm
-            hatt[sq, i, 1] = leg
-        hattn[sq] = len(_board.HORSE_ATTACKERS[sq])
     zob = np.zeros((15, 90), np.uint64)
     for code in _keys.PIECE_ORDER:
         zob[code + 7] = np.array(_keys.zobrist[code], dtype=np.uint64)
-    order = np.array([c + 7 for c in _keys.PIECE_ORDER], np.int64)  # group index -> code + 7
-    group = np.full(15, -1, np.int64)
+    group = np.full(15, -1, np.int64)  # piece code + 7 -> its place in keys.PIECE_ORDER
     for i, c in enumerate(_keys.PIECE_ORDER):
         group[c + 7] = i
     cap = np.array([_keys._MAX[abs(c) - 1] for c in _keys.PIECE_ORDER], np.int64)
     weight = np.array([_keys._WEIGHTS[c] for c in _keys.PIECE_ORDER], np.int64)
-    return horse_leg, eye, advisor, king, pawn, rays, raylen, hatt, hattn, zob, order, group, cap, weight
+    return zob, group, cap, weight
 
 
-(_HORSE_LEG, _EYE, _ADVISOR_OK, _KING_OK, _PAWN_OK, _RAYS, _RAYLEN, _HATT, _HATTN, _ZOB, _ORDER, _GROUP,
- _CAP, _WEIGHT) = _tables()
+_ZOB, _GROUP, _CAP, _WEIGHT = _tables()
 _SIDE = np.uint64(_keys.BLACK_TO_MOVE)
-
-
-@njit
-def _pseudo_ok(b, frm, to, kind, red, horse_leg, eye, advisor, king, pawn):
-    """The piece rules of one move (king safety aside): :func:`xiangqi.core.pgn._pseudo_ok`."""
-    p = b[to]
-    if p != 0 and (p > 0) == red:
-        return False
-    if kind == ROOK or kind == CANNON:
-        if frm // 9 == to // 9:
-            step = 1 if to > frm else -1
-        elif frm % 9 == to % 9:
-            step = 9 if to > frm else -9
-        else:
-            return False
-        between = 0
-        x = frm + step
-        while x != to:
-            if b[x] != 0:
-                between += 1
-            x += step
-        if kind == ROOK:
-            return between == 0
-        return between == (1 if p != 0 else 0)
-    if kind == HORSE:
-        leg = horse_leg[frm, to]
-        return leg >= 0 and b[leg] == 0
-    if kind == ELEPHANT:
-        e = eye[frm, to]
-        return e >= 0 and b[e] == 0
-    if kind == ADVISOR:
-        return advisor[frm, to]
-    if kind == KING:
-        return king[frm, to]
-    return pawn[1 if red else 0, frm, to]
-
-
-@njit
-def _attacked(b, k, red, rays, raylen, hatt, hattn):
-    """True when the king of ``red``'s side on ``k`` is attacked or faces the other king
-    (:meth:`xiangqi.core.board.Board._king_attacked`)."""
-    sign = -1 if red else 1
-    rook = ROOK * sign
-    cannon = CANNON * sign
-    eking = KING * sign
-    for d in range(4):
-        screened = False
-        for i in range(raylen[k, d]):
-            p = b[rays[k, d, i]]
-            if p == 0:
-                continue
-            if not screened:
-                if p == rook or p == eking:
-                    return True
-                screened = True
-            else:
-                if p == cannon:
-                    return True
-                break
-    horse = HORSE * sign
-    for i in range(hattn[k]):
-        if b[hatt[k, i, 0]] == horse and b[hatt[k, i, 1]] == 0:
-            return True
-    pawn = PAWN * sign
-    front = k + 9 if red else k - 9
-    if 0 <= front < 90 and b[front] == pawn:
-        return True
-    f = k % 9
-    if f > 0 and b[k - 1] == pawn:
-        return True
-    if f < 8 and b[k + 1] == pawn:
-        return True
-    return False
-
-
-@njit
-def _safe(b, frm, to, red, kings, rays, raylen, hatt, hattn):
-    """True when playing ``frm`` -> ``to`` does not leave the mover's king attacked."""
-    code = b[frm]
-    captured = b[to]
-    b[to] = code
-    b[frm] = 0
-    k = to if abs(code) == KING else kings[1 if red else 0]
-    ok = not _attacked(b, k, red, rays, raylen, hatt, hattn)
-    b[frm] = code
-    b[to] = captured
-    return ok
 
 
 @njit
@@ -213,8 +96,7 @@ def _target(frm, kind, column, direction, target, red):
 
 
 @njit
-def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
-            horse_leg, eye, advisor, king, pawn, rays, raylen, hatt, hattn, zob, side, order, group, cap,
+def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out, zob, side, group, cap,
             weight):
     """Play ``ops`` from ``squares`` (int8[90], changed in place) with ``red`` to move.
 
@@ -224,11 +106,19 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
     move and, for every position 0..n, its key (uint64), material signature, packed pieces and piece
     count. Returns the number of moves played: less than ``len(ops)`` when move i fits no legal move
     or several (the reader then decides), -1 for a position the tables cannot pack.
+
+    The rules are the engine's (:mod:`xiangqi.engine.movegen`, checked by perft against the core):
+    each position's pseudo-legal moves are generated once and stamped into ``mark``, a candidate move
+    is one of them and does not leave the mover's king attacked or facing the other king
+    (``is_legal_move``). Making a move and updating the key stay here: the index's keys use the
+    database's own stable Zobrist numbers (:mod:`xiangqi.db.keys`), not the engine's search table.
     """
     b = squares
-    kings = np.full(2, -1, np.int64)
+    ks = np.full(2, -1, np.int64)  # king squares, Red then Black (the engine's layout)
     counts = np.zeros(14, np.int64)
     start = np.zeros(14, np.int64)
+    buf = np.zeros(MAX_MOVES, np.int64)
+    mark = np.zeros(90 * 128, np.int64)  # mark[frm << 7 | to] == ply + 1: pseudo-legal in this position
     k = np.uint64(0)
     for sq in range(90):
         c = b[sq]
@@ -236,11 +126,13 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
             k ^= zob[c + 7, sq]
             counts[group[c + 7]] += 1
             if c == KING:
-                kings[1] = sq
+                ks[0] = sq
             elif c == -KING:
-                kings[0] = sq
+                ks[1] = sq
     if not red:
         k ^= side
+    if ks[0] < 0 or ks[1] < 0:
+        return 0  # no king: the reader reports it
     n = ops.shape[0]
     ply = 0
     while True:
@@ -268,6 +160,12 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
                 start[g] += 1
         if ply == n:
             return n
+        # the legal moves of this position, as marks
+        us = 0 if red else 1
+        stamp = ply + 1
+        for i in range(gen_moves(b, us, buf, False)):
+            mark[buf[i]] = stamp
+        in_check = king_attacked(b, ks[us], us)
         # resolve move `ply`
         op = ops[ply, 0]
         found_frm = -1
@@ -276,10 +174,7 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
         if op == 2:
             frm = ops[ply, 1]
             to = ops[ply, 2]
-            c = b[frm]
-            if c != 0 and (c > 0) == red and _pseudo_ok(b, frm, to, abs(c), red, horse_leg, eye, advisor,
-                                                      king, pawn) \
-                    and _safe(b, frm, to, red, kings, rays, raylen, hatt, hattn):
+            if mark[(frm << 7) | to] == stamp and is_legal_move(b, ks, us, (frm << 7) | to, in_check):
                 found_frm = frm
                 found_to = to
         else:
@@ -317,9 +212,8 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
                     to = _target(frm, kind, col, direction, target, red)
                     if to < 0 or to == frm:
                         continue
-                    if not _pseudo_ok(b, frm, to, kind, red, horse_leg, eye, advisor, king, pawn):
-                        continue
-                    if not _safe(b, frm, to, red, kings, rays, raylen, hatt, hattn):
+                    m = (frm << 7) | to
+                    if mark[m] != stamp or not is_legal_move(b, ks, us, m, in_check):
                         continue
                     if found_frm >= 0:
                         several = True
@@ -338,9 +232,9 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
         b[to] = c
         b[frm] = 0
         if c == KING:
-            kings[1] = to
+            ks[0] = to
         elif c == -KING:
-            kings[0] = to
+            ks[1] = to
         frm_out[ply] = frm
         to_out[ply] = to
         red = not red
@@ -361,9 +255,8 @@ def replay_index(board: Board, ops: np.ndarray):
     sigs = np.zeros(n + 1, np.int64)
     packed = np.zeros((n + 1, _WIDTH), np.uint8)
     counts = np.zeros(n + 1, np.int16)
-    played = _replay(squares, board.turn, ops, frm, to, keys, sigs, packed, counts, _HORSE_LEG, _EYE,
-                     _ADVISOR_OK, _KING_OK, _PAWN_OK, _RAYS, _RAYLEN, _HATT, _HATTN, _ZOB, _SIDE, _ORDER,
-                     _GROUP, _CAP, _WEIGHT)
+    played = _replay(squares, board.turn, ops, frm, to, keys, sigs, packed, counts, _ZOB, _SIDE, _GROUP,
+                     _CAP, _WEIGHT)
     return played, frm, to, keys.view(np.int64), sigs, packed, counts
 
 
