@@ -39,7 +39,7 @@ from xiangqi.db import keys as _keys
 from xiangqi.engine._numba import njit
 from xiangqi.engine.movegen import MAX_MOVES, gen_moves, is_legal_move, king_attacked
 
-__all__ = ["fast_row", "replay_index"]
+__all__ = ["fast_row", "replay_index", "index_arrays", "IX_FIELDS", "WIDTH", "ICCS_MOVES"]
 
 KING, ADVISOR, ELEPHANT, HORSE, ROOK, CANNON, PAWN = range(1, 8)
 _OP_PLAIN, _OP_QUALIFIED, _OP_ICCS = 0, 1, 2
@@ -260,6 +260,27 @@ def replay_index(board: Board, ops: np.ndarray):
     return played, frm, to, keys.view(np.int64), sigs, packed, counts
 
 
+def index_arrays(keys: np.ndarray, frm: np.ndarray, to: np.ndarray, sigs: np.ndarray, packed: np.ndarray,
+                 counts: np.ndarray) -> tuple:
+    """A game's position-index data as the importer's writer takes it (:data:`IX_FIELDS`), from the
+    arrays of :func:`replay_index`: every ply's key and next move (``from * 90 + to``, -1 after the last),
+    and one board per distinct position, at its first ply (material, key, packed pieces as rows of
+    :data:`WIDTH` bytes of which the first ``count`` hold the squares). Numpy arrays, so that a game
+    crosses from a worker process to the writer as a few buffers, not as a list of tuples per ply."""
+    first = np.unique(keys, return_index=True)[1]
+    first.sort()  # a position repeated in the game is one board: its first ply
+    moves = np.empty(len(keys), np.int16)
+    moves[:-1] = frm.astype(np.int16) * 90 + to
+    moves[-1] = -1
+    return keys, moves, sigs[first], keys[first], packed[first], counts[first].astype(np.uint8)
+
+
+#: The parts of :func:`index_arrays`' tuple.
+IX_FIELDS = ("keys", "moves", "board_material", "board_keys", "board_pieces", "board_counts")
+#: Bytes per packed position in the index arrays (a legal position has at most 32 pieces).
+WIDTH = _WIDTH
+
+
 # -- the Python side: tokens to queries, the row ------------------------------------------------------
 
 _NUMBER_RE = re.compile(r"\d+\.+\Z")
@@ -268,7 +289,10 @@ _COMMENT_RE = re.compile(r"(\{[^}]*\}?)")
 _AWKWARD_RE = re.compile(r"[()\[\];$}]")  # variations, NAGs, ; comments, stray brackets: the reader's
 _NUMBER, _RESULT = "n", "r"
 _TOKENS: dict[str, object] = {}
-_ICCS_MOVES = [_board.SQUARE_NAMES[a] + _board.SQUARE_NAMES[b] for a in range(90) for b in range(90)]
+#: ICCS of a move code ``from * 90 + to``; ``ICCS_MOVES[-1]`` (the code -1: no next move) is None.
+ICCS_MOVES: list[str | None] = [_board.SQUARE_NAMES[a] + _board.SQUARE_NAMES[b] for a in range(90)
+                                for b in range(90)] + [None]
+_ICCS_MOVES = ICCS_MOVES
 _MOVES: dict[int, Move] = {}
 
 
@@ -436,8 +460,7 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
     if played != len(ops):
         return None
     fl, tl = frm.tolist(), to.tolist()
-    iccs_list = list(map(_ICCS_MOVES.__getitem__, (frm.astype(np.int32) * 90 + to).tolist()))
-    iccs = " ".join(iccs_list)
+    iccs = " ".join(map(_ICCS_MOVES.__getitem__, (frm.astype(np.int32) * 90 + to).tolist()))
     custom = start_fen != STARTING_BOARD_FEN or not board.turn
     res = h.get("Result", "*").strip()
     ecco = h.get("ECCO", "").strip()
@@ -445,17 +468,7 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
     opening = h.get("Opening", "").strip()
     if h.get("Variation", "").strip():
         opening = f"{opening} {h['Variation'].strip()}".strip()
-    key_list = keys.tolist()
-    iccs_list.append(None)
-    pos = list(zip(key_list, range(len(key_list)), iccs_list, strict=True))
-    first: dict[int, int] = {}
-    for i, k in enumerate(key_list):
-        first.setdefault(k, i)  # a position repeated in the game is one board
-    sig_list = sigs.tolist()
-    count_list = counts.tolist()
-    blob = packed.tobytes()
-    w = _WIDTH
-    brd = [(sig_list[i], k, blob[i * w:i * w + count_list[i]]) for k, i in first.items()]
+    ix = index_arrays(keys, frm, to, sigs, packed, counts)
     return {
         "hash": hashlib.sha1(f"{start_fen} {'w' if board.turn else 'b'}|{iccs}".encode()).hexdigest(),
         "collection": collection,
@@ -477,8 +490,7 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
         "comments": "\n".join(comments),
         "source": source,
         "source_index": index,
-        "_pos": pos,
-        "_boards": brd,
+        "_ix": ix,
     }
 
 

@@ -46,6 +46,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import Engine, insert, select, text
 
 from xiangqi.core.board import STARTING_BOARD_FEN, Board
@@ -55,7 +56,7 @@ from xiangqi.core.pgn import RESULTS, Game, _parse_game_text, iter_game_texts
 from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_records
 from xiangqi.db import keys as _keys
 from xiangqi.db.dates import normalise_date
-from xiangqi.db.fastimport import fast_row
+from xiangqi.db.fastimport import ICCS_MOVES, WIDTH, fast_row
 from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
@@ -273,6 +274,7 @@ def _parse_unit(name: str, index: int | None, unit: str | bytes, whole: bool | i
             out.append(("skip", Problem(name, i, str(exc))))
             continue
         _index_data(row)
+        row["_ix"] = index_arrays_of(row.pop("_pos"), row.pop("_boards"))
         out.extend(("warn", Problem(name, i, e, skipped=False)) for e in game.errors)
         out.append(("row", row))
     return out
@@ -419,6 +421,21 @@ def _index_data(row: dict) -> None:
     row["_boards"] = brd
 
 
+_MOVE_CODES = {m: i for i, m in enumerate(ICCS_MOVES[:-1])}
+
+
+def index_arrays_of(pos: list[tuple], brd: list[tuple]) -> tuple:
+    """The index rows of :func:`_index_data` (``_pos``: (key, ply, next move); ``_boards``: (material, key,
+    packed pieces)) as the arrays of :func:`xiangqi.db.fastimport.index_arrays`, the form the writer takes."""
+    keys = np.array([k for k, _ply, _mv in pos], np.int64)
+    moves = np.array([-1 if mv is None else _MOVE_CODES[mv] for _k, _ply, mv in pos], np.int16)
+    pieces = np.zeros((len(brd), WIDTH), np.uint8)
+    for i, (_m, _k, pk) in enumerate(brd):
+        pieces[i, :len(pk)] = np.frombuffer(pk, np.uint8)
+    return (keys, moves, np.array([m for m, _k, _pk in brd], np.int64), np.array([k for _m, k, _pk in brd], np.int64),
+            pieces, np.array([len(pk) for _m, _k, pk in brd], np.uint8))
+
+
 def _fatal(errors: list[str]) -> str | None:
     for e in errors:
         if any(f in e for f in _FATAL):
@@ -450,6 +467,8 @@ class _Writer:
         self.board_insert = (dialect_insert(boards).on_conflict_do_nothing() if dialect_insert is not None
                              else insert(boards))
         self.sqlite = dialect == "sqlite"
+        # PostgreSQL through psycopg 3: the index rows by COPY (_pg_copy)
+        self.pg_copy = dialect == "postgresql" and engine.dialect.driver == "psycopg"
         # the two big tables go through the driver's executemany with tuples (no per-row SQLAlchemy work)
         mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(engine.dialect.paramstyle)
         self.raw_positions = self.raw_boards = None
@@ -499,28 +518,85 @@ class _Writer:
         self.report.duplicates += len(rows) - len(new)
         if not new:
             return
-        cols = [{k: v for k, v in r.items() if not k.startswith("_")} for r in new]
-        ids = conn.execute(insert(games).returning(games.c.id, sort_by_parameter_order=True),
-                           cols).scalars().all()
-        pos: list[tuple] = []
-        brd: dict[int, tuple] = {}
-        for gid, r in zip(ids, new, strict=True):
-            pos.extend((k, gid, ply, mv) for k, ply, mv in r["_pos"])
-            for b in r["_boards"]:
-                brd.setdefault(b[1], b)
-        # in primary-key order: each B-tree page is visited once per chunk, not once per row
-        pos.sort()
-        board_rows = sorted(brd.values())
-        if self.raw_positions is not None:
-            conn.exec_driver_sql(self.raw_positions, pos)
-            conn.exec_driver_sql(self.raw_boards, board_rows)
-        else:
+        ids = self._insert_games(conn, new)
+        pos, board_rows = _index_rows(ids, [r["_ix"] for r in new])
+        if self.raw_positions is None:
             conn.execute(insert(positions), [dict(zip(("key", "game_id", "ply", "move"), p, strict=True))
                                              for p in pos])
             conn.execute(self.board_insert, [dict(zip(("material", "key", "pieces"), b, strict=True))
                                              for b in board_rows])
+        elif self.pg_copy:
+            _pg_copy(conn, pos, board_rows)
+        else:
+            conn.exec_driver_sql(self.raw_positions, pos)
+            conn.exec_driver_sql(self.raw_boards, board_rows)
         self.report.added += len(new)
         self.report.positions += len(pos)
+
+    def _insert_games(self, conn, new: list[dict]) -> list[int]:
+        """Insert the ``games`` rows of ``new``; their ids in the same order."""
+        cols = [k for k in new[0] if not k.startswith("_")]
+        if self.sqlite:
+            # one executemany, then the ids by hash (SQLAlchemy's RETURNING in parameter order is one
+            # statement per row on SQLite)
+            marks = ", ".join("?" * len(cols))
+            names = ", ".join(f'"{c}"' for c in cols)
+            conn.exec_driver_sql(f"INSERT INTO games ({names}) VALUES ({marks})",
+                                 [tuple(r[c] for c in cols) for r in new])
+            hashes = [r["hash"] for r in new]
+            id_of: dict[str, int] = {}
+            for i in range(0, len(hashes), 500):
+                id_of.update((h, gid) for h, gid in conn.execute(
+                    select(games.c.hash, games.c.id).where(games.c.hash.in_(hashes[i:i + 500]))))
+            return [id_of[h] for h in hashes]
+        values = [{c: r[c] for c in cols} for r in new]
+        return list(conn.execute(insert(games).returning(games.c.id, sort_by_parameter_order=True),
+                                 values).scalars().all())
+
+
+def _index_rows(ids: list[int], ixs: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """The ``positions`` rows (key, game id, ply, move) and the distinct ``boards`` rows (material, key,
+    pieces) of games ``ids`` with index arrays ``ixs`` (:func:`xiangqi.db.fastimport.index_arrays`), each
+    list in its primary-key order (each B-tree page is then visited once per chunk, not once per row);
+    a board met in several games is the first game's."""
+    lens = np.array([len(ix[0]) for ix in ixs], np.int64)
+    keys = np.concatenate([ix[0] for ix in ixs])
+    moves = np.concatenate([ix[1] for ix in ixs])
+    gids = np.repeat(np.array(ids, np.int64), lens)
+    ply = np.arange(len(keys), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    order = np.lexsort((ply, gids, keys))
+    pos = list(zip(keys[order].tolist(), gids[order].tolist(), ply[order].tolist(),
+                   map(ICCS_MOVES.__getitem__, moves[order].tolist())))
+    material = np.concatenate([ix[2] for ix in ixs])
+    bkeys = np.concatenate([ix[3] for ix in ixs])
+    pieces = np.concatenate([ix[4] for ix in ixs])
+    counts = np.concatenate([ix[5] for ix in ixs])
+    first = np.unique(bkeys, return_index=True)[1]
+    sel = first[np.lexsort((bkeys[first], material[first]))]
+    blob = pieces.tobytes()
+    w = WIDTH
+    packed = [blob[i * w:i * w + c] for i, c in zip(sel.tolist(), counts[sel].tolist())]
+    return pos, list(zip(material[sel].tolist(), bkeys[sel].tolist(), packed))
+
+
+def _pg_copy(conn, pos: list[tuple], board_rows: list[tuple]) -> None:
+    """PostgreSQL: the index rows by ``COPY`` (psycopg 3), the boards through a temporary table so that a
+    board already stored is skipped (``COPY`` has no ``ON CONFLICT``)."""
+    cur = conn.connection.dbapi_connection.cursor()
+    try:
+        with cur.copy('COPY positions ("key", game_id, ply, move) FROM STDIN') as copy:
+            for row in pos:
+                copy.write_row(row)
+        cur.execute("CREATE TEMPORARY TABLE IF NOT EXISTS pg_temp.boards_in "
+                    "(material INTEGER, \"key\" BIGINT, pieces BYTEA) ON COMMIT DELETE ROWS")
+        with cur.copy('COPY pg_temp.boards_in (material, "key", pieces) FROM STDIN') as copy:
+            for row in board_rows:
+                copy.write_row(row)
+        cur.execute('INSERT INTO boards (material, "key", pieces) SELECT material, "key", pieces FROM pg_temp.boards_in '
+                    'ORDER BY material, "key" ON CONFLICT DO NOTHING')
+        cur.execute("TRUNCATE pg_temp.boards_in")
+    finally:
+        cur.close()
 
 
 class _Progress:
