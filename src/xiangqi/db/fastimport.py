@@ -287,7 +287,8 @@ _NUMBER_RE = re.compile(r"\d+\.+\Z")
 _ICCS_RE = re.compile(r"[a-i][0-9][a-i][0-9]\Z")
 _COMMENT_RE = re.compile(r"(\{[^}]*\}?)")
 _AWKWARD_RE = re.compile(r"[()\[\];$}]")  # variations, NAGs, ; comments, stray brackets: the reader's
-_NUMBER, _RESULT = "n", "r"
+_NUMBER, _RESULT = b"", "r"  # a move number adds no op
+_RESULT_TOKENS = frozenset((*RESULTS, "½-½"))
 _TOKENS: dict[str, object] = {}
 #: ICCS of a move code ``from * 90 + to``; ``ICCS_MOVES[-1]`` (the code -1: no next move) is None.
 ICCS_MOVES: list[str | None] = [_board.SQUARE_NAMES[a] + _board.SQUARE_NAMES[b] for a in range(90)
@@ -356,11 +357,17 @@ def _token(tok: str) -> object:
 
 
 def _scan(movetext: str):
-    """``(ops, comments, result token or None, last token kind)`` of a plain move text, or None."""
-    ops: list[bytes] = []
+    """``(ops, comments, result token or None, last token kind)`` of a plain move text, or None.
+
+    ``ops``: the kernel's rows of the moves as bytes (:func:`_op`, joined). A move number's kind is
+    ``b""`` (:data:`_NUMBER`), so the ops of a stretch of move text are the join of its tokens' kinds,
+    looked up in the cache at C speed; only a stretch that holds a result token is walked token by token.
+    """
+    chunks: list[bytes] = []
     comments: list[str] = []
     result = None
     last = ""
+    get = _TOKENS.get
     for i, part in enumerate(_COMMENT_RE.split(movetext)):
         if i % 2:  # a comment
             if not part.endswith("}"):
@@ -373,19 +380,23 @@ def _scan(movetext: str):
             continue  # after the result the reader keeps comments only
         if _AWKWARD_RE.search(part):
             return None
-        for tok in part.split():
-            kind = _token(tok)
-            if kind is None:
+        toks = part.split()
+        if not _RESULT_TOKENS.isdisjoint(toks):
+            for j, tok in enumerate(toks):
+                if tok in _RESULT_TOKENS:
+                    result = _token(tok)[1]
+                    toks = toks[:j]
+                    break
+            if not toks:
+                continue
+        kinds = list(map(get, toks))
+        if None in kinds:
+            kinds = [_token(t) for t in toks]
+            if None in kinds:
                 return None
-            if kind.__class__ is bytes:
-                ops.append(kind)
-                last = "move"
-            elif kind is _NUMBER:
-                last = "number"
-            else:
-                result = kind[1]
-                break
-    return ops, comments, result, last
+        chunks.append(b"".join(kinds))
+        last = "move" if kinds[-1] else "number"
+    return b"".join(chunks), comments, result, last
 
 
 _ECCO_CACHE: dict[bytes, str | None] = {}
@@ -455,9 +466,10 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
         board, start_fen, full_fen = start(h.get("FEN", "").strip())
     except XiangqiError:
         return None
-    played, frm, to, keys, sigs, packed, counts = replay_index(board, np.frombuffer(b"".join(ops), np.int32)
+    n_ops = len(ops) // 20  # five int32 a move
+    played, frm, to, keys, sigs, packed, counts = replay_index(board, np.frombuffer(ops, np.int32)
                                                                .reshape(-1, 5))
-    if played != len(ops):
+    if played != n_ops:
         return None
     fl, tl = frm.tolist(), to.tolist()
     iccs = " ".join(map(_ICCS_MOVES.__getitem__, (frm.astype(np.int32) * 90 + to).tolist()))
@@ -486,7 +498,7 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
         "headers": json.dumps(h, ensure_ascii=False),
         "fen": full_fen if custom else None,
         "moves": iccs,
-        "plies": len(ops),
+        "plies": n_ops,
         "comments": "\n".join(comments),
         "source": source,
         "source_index": index,

@@ -49,8 +49,9 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import Engine, insert, select, text
 
+from xiangqi.core import encoding as _encoding
 from xiangqi.core.board import STARTING_BOARD_FEN, Board
-from xiangqi.core.encoding import decode_lenient
+from xiangqi.core.encoding import COMMON_CHARS, decode_lenient
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, Game, _parse_game_text, iter_game_texts
 from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_records
@@ -176,6 +177,28 @@ def iter_sources(paths: Iterable[str | os.PathLike[str]], *, glob: str | None = 
             problems.append(Problem(os.fspath(path), None, "no such file or folder"))
 
 
+_SCORE_TABLE: np.ndarray | None = None
+
+
+def score_text(text: str) -> int:
+    """The encoding sniffer's common-character score of ``text`` (:func:`xiangqi.core.encoding._score`:
+    +4 per common character, -8 per private-use or replacement character), by a table lookup per
+    character in numpy: the same number, about 5x faster on a CCPD file (the sniffer scores each Big5
+    file twice, as GB18030 and as Big5)."""
+    global _SCORE_TABLE
+    if _SCORE_TABLE is None:
+        table = np.zeros(0x110000, np.int8)
+        table[0xE000:0xF900] = -8
+        table[0xFFFD] = -8
+        table[[ord(c) for c in COMMON_CHARS]] = 4
+        _SCORE_TABLE = table
+    try:
+        codes = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+    except UnicodeEncodeError:  # a lone surrogate: not from a decoder, but the plain count takes it
+        return _encoding._score(text)
+    return int(_SCORE_TABLE[codes].sum(dtype=np.int64))
+
+
 def _fingerprint(chunk: str) -> bytes:
     m = _HEADER_RE.match(chunk)
     head = chunk[:m.end()]
@@ -198,7 +221,7 @@ def _split_file(name: str, data: bytes, seen: set[bytes],
         yield None, data, True
         return
     try:
-        text, enc, bad = decode_lenient(data)
+        text, enc, bad = decode_lenient(data, score=score_text)
     except XiangqiError as exc:
         problems.append(Problem(name, None, str(exc)))
         return
@@ -432,8 +455,9 @@ def index_arrays_of(pos: list[tuple], brd: list[tuple]) -> tuple:
     pieces = np.zeros((len(brd), WIDTH), np.uint8)
     for i, (_m, _k, pk) in enumerate(brd):
         pieces[i, :len(pk)] = np.frombuffer(pk, np.uint8)
-    return (keys, moves, np.array([m for m, _k, _pk in brd], np.int64), np.array([k for _m, k, _pk in brd], np.int64),
-            pieces, np.array([len(pk) for _m, _k, pk in brd], np.uint8))
+    material = np.array([m for m, _k, _pk in brd], np.int64)
+    board_keys = np.array([k for _m, k, _pk in brd], np.int64)
+    return keys, moves, material, board_keys, pieces, np.array([len(pk) for _m, _k, pk in brd], np.uint8)
 
 
 def _fatal(errors: list[str]) -> str | None:
@@ -566,7 +590,7 @@ def _index_rows(ids: list[int], ixs: list[tuple]) -> tuple[list[tuple], list[tup
     ply = np.arange(len(keys), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
     order = np.lexsort((ply, gids, keys))
     pos = list(zip(keys[order].tolist(), gids[order].tolist(), ply[order].tolist(),
-                   map(ICCS_MOVES.__getitem__, moves[order].tolist())))
+                   map(ICCS_MOVES.__getitem__, moves[order].tolist()), strict=True))
     material = np.concatenate([ix[2] for ix in ixs])
     bkeys = np.concatenate([ix[3] for ix in ixs])
     pieces = np.concatenate([ix[4] for ix in ixs])
@@ -575,8 +599,8 @@ def _index_rows(ids: list[int], ixs: list[tuple]) -> tuple[list[tuple], list[tup
     sel = first[np.lexsort((bkeys[first], material[first]))]
     blob = pieces.tobytes()
     w = WIDTH
-    packed = [blob[i * w:i * w + c] for i, c in zip(sel.tolist(), counts[sel].tolist())]
-    return pos, list(zip(material[sel].tolist(), bkeys[sel].tolist(), packed))
+    packed = [blob[i * w:i * w + c] for i, c in zip(sel.tolist(), counts[sel].tolist(), strict=True)]
+    return pos, list(zip(material[sel].tolist(), bkeys[sel].tolist(), packed, strict=True))
 
 
 def _pg_copy(conn, pos: list[tuple], board_rows: list[tuple]) -> None:
@@ -592,8 +616,8 @@ def _pg_copy(conn, pos: list[tuple], board_rows: list[tuple]) -> None:
         with cur.copy('COPY pg_temp.boards_in (material, "key", pieces) FROM STDIN') as copy:
             for row in board_rows:
                 copy.write_row(row)
-        cur.execute('INSERT INTO boards (material, "key", pieces) SELECT material, "key", pieces FROM pg_temp.boards_in '
-                    'ORDER BY material, "key" ON CONFLICT DO NOTHING')
+        cur.execute('INSERT INTO boards (material, "key", pieces) SELECT material, "key", pieces '
+                    'FROM pg_temp.boards_in ORDER BY material, "key" ON CONFLICT DO NOTHING')
         cur.execute("TRUNCATE pg_temp.boards_in")
     finally:
         cur.close()
