@@ -24,7 +24,7 @@ import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select
 
 from xiangqi.core.board import SQUARE_NAMES, Board
-from xiangqi.db.schema import explore_meta, explore_moves, explore_totals, games
+from xiangqi.db.schema import explore_meta, explore_moves, explore_totals, games, games_version
 
 __all__ = ["MIN_GAMES", "rebuild", "decode_move", "valid"]
 
@@ -53,11 +53,27 @@ def _master_version(conn) -> tuple[int, int]:
     return int(count), int(top or 0)
 
 
+def master_changes(conn) -> int | None:
+    """The change counter of the master games (``games_version.master_changes``, migration 0004), None on a
+    database without it (opened without the upgrade)."""
+    from xiangqi.db.explore import has_version_table
+
+    if not has_version_table(conn):
+        return None
+    stmt = select(games_version.c.master_changes).where(games_version.c.id == 1)
+    return int(conn.execute(stmt).scalar_one())
+
+
 def valid(conn) -> bool:
-    """True when the aggregates were built from the master games as they are now."""
+    """True when the aggregates were built from the master games as they are now: the master games'
+    change counter is the one noted at the build (one primary-key read); on a database without the
+    counter, their count and highest id are."""
     meta = dict(conn.execute(select(explore_meta.c.name, explore_meta.c.value)).all())
     if "games" not in meta:
         return False
+    changes = master_changes(conn)
+    if changes is not None:
+        return meta.get("changes") == changes
     return (meta["games"], meta.get("max_id", 0)) == _master_version(conn)
 
 
@@ -69,6 +85,7 @@ def rebuild(engine: Engine, *, min_games: int = MIN_GAMES) -> int:
     from xiangqi.db.fastimport import game_keys
 
     with engine.connect() as conn:
+        changes = master_changes(conn)
         rows = conn.execute(select(games.c.id, games.c.fen, games.c.moves, games.c.result, games.c.date)
                             .where(games.c.collection != _MINE).order_by(games.c.id)).all()
     starts: dict[str | None, Board] = {}
@@ -142,10 +159,12 @@ def rebuild(engine: Engine, *, min_games: int = MIN_GAMES) -> int:
         for i in range(0, len(total_rows), 5000):
             conn.execute(insert(explore_totals), total_rows[i:i + 5000])
         count, top = _master_version(conn)
-        if (count, top) != (len(rows), rows[-1][0] if rows else 0):  # changed meanwhile: left invalid
-            return 0
-        conn.execute(insert(explore_meta), [{"name": "games", "value": count},
-                                            {"name": "max_id", "value": top}])
+        if (count, top) != (len(rows), rows[-1][0] if rows else 0) or master_changes(conn) != changes:
+            return 0  # changed meanwhile: left invalid
+        meta = [{"name": "games", "value": count}, {"name": "max_id", "value": top}]
+        if changes is not None:
+            meta.append({"name": "changes", "value": changes})
+        conn.execute(insert(explore_meta), meta)
     from xiangqi.db.explore import changed
 
     changed()  # the explorer's cached answers and its note of whether the aggregates are current

@@ -35,7 +35,7 @@ from sqlalchemy import Engine, Integer, and_, cast, func, select
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.db.keys import key_of, mirror_key_of
-from xiangqi.db.schema import games, positions
+from xiangqi.db.schema import games, games_version, positions
 from xiangqi.db.search import _HIT_COLUMNS, MINE, SOURCES, GameHit, SearchError, source_clause
 
 __all__ = ["MINE", "SOURCES", "ExploreMove", "Exploration", "explore", "source_clause", "mirror_move",
@@ -161,12 +161,31 @@ _generation = [0]
 
 
 def changed() -> None:
-    """Forget the cached answers: games were changed in place (:mod:`xiangqi.db.owned` calls this;
-    imports and deletions change the table's count or highest id, which the cache checks itself)."""
+    """Forget the cached answers (:mod:`xiangqi.db.owned` calls this after changing the user's games; the
+    cache also checks the games table's change counter itself, so changes by other processes are seen)."""
     _generation[0] += 1
 
 
+_HAS_VERSION: dict[str, bool] = {}
+
+
+def has_version_table(conn) -> bool:
+    """True when the database has the ``games_version`` counters (migration 0004; noted per database)."""
+    url = conn.engine.url.render_as_string(hide_password=False)
+    has = _HAS_VERSION.get(url)
+    if has is None:
+        from sqlalchemy import inspect
+
+        has = _HAS_VERSION[url] = inspect(conn).has_table("games_version")
+    return has
+
+
 def _version(conn) -> tuple:
+    """What the cached answers depend on: the games table's change counter (one primary-key read; on a
+    database without it, the games' count and highest id) and the in-process generation."""
+    if has_version_table(conn):
+        n = conn.execute(select(games_version.c.changes).where(games_version.c.id == 1)).scalar_one()
+        return n, _generation[0]
     count, top_id = conn.execute(select(func.count(), func.max(games.c.id)).select_from(games)).one()
     return count, top_id, _generation[0]
 
