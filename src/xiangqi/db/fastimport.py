@@ -550,3 +550,28 @@ def game_keys(board: Board, frm: np.ndarray, to: np.ndarray) -> tuple[np.ndarray
     mkeys = np.zeros(n + 1, np.uint64)
     _keys_both(np.array(board.squares, np.int8), board.turn, frm, to, keys, mkeys, _ZOB, _SIDE, _MIRROR_SQ)
     return keys.view(np.int64), mkeys.view(np.int64)
+
+
+@njit
+def _keys_many(squares, red, frm, to, lens, keys, mkeys, zob, side, mirror_sq):
+    m = 0  # first move of the game
+    p = 0  # first position of the game
+    for g in range(lens.shape[0]):
+        n = lens[g]
+        _keys_both(squares.copy(), red, frm[m:m + n], to[m:m + n], keys[p:p + n + 1], mkeys[p:p + n + 1], zob,
+                   side, mirror_sq)
+        m += n
+        p += n + 1
+
+
+def games_keys(board: Board, frm: np.ndarray, to: np.ndarray,
+               lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`game_keys` of many games from the same start ``board`` in one kernel call: ``frm``/``to``
+    hold their moves one game after the other, ``lens`` (int64) their lengths; the keys come the same way,
+    ``lens[i] + 1`` positions per game."""
+    total = int(lens.sum()) + len(lens)
+    keys = np.zeros(total, np.uint64)
+    mkeys = np.zeros(total, np.uint64)
+    _keys_many(np.array(board.squares, np.int8), board.turn, frm, to, lens, keys, mkeys, _ZOB, _SIDE,
+               _MIRROR_SQ)
+    return keys.view(np.int64), mkeys.view(np.int64)
