@@ -304,14 +304,14 @@ def _aggregated(conn, key: int, mkey: int, version: tuple):
     if not ok:
         return None
     ck = min(key, mkey)
-    total = conn.execute(select(explore_totals.c.games).where(explore_totals.c.key == ck)).scalar()
-    if total is None:
+    e, t = explore_moves.c, explore_totals.c
+    # one query: an aggregated position has at least one move row (-1: the games that end there)
+    rows = conn.execute(select(t.games, e.move, e.red, e.draw, e.black, e.unknown, e.n_year, e.sum_year)
+                        .join(explore_moves, e.key == t.key).where(t.key == ck)).all()
+    if not rows:
         return None
-    e = explore_moves.c
-    rows = conn.execute(select(e.move, e.red, e.draw, e.black, e.unknown, e.n_year, e.sum_year)
-                        .where(e.key == ck)).all()
     flip = key != ck
-    return total, [(aggregate.decode_move(r[0], flip), list(r[1:])) for r in rows]
+    return rows[0][0], [(aggregate.decode_move(r[1], flip), list(r[2:])) for r in rows]
 
 
 def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
@@ -424,12 +424,16 @@ def _top_games(conn, key: int, mkey: int, where_source, top: int, total: int) ->
     ids = [r[0] for r in conn.execute(stmt)]
     if not ids:
         return [], []
+    # each game's row with the first ply of the position (or of its mirror) in it: one query
+    at = (select(p.game_id, p.key, func.min(p.ply).label("ply"))
+          .where(p.key.in_(keys), p.game_id.in_(ids)).group_by(p.game_id, p.key).subquery())
     first: dict[int, tuple[int, bool]] = {}
-    for gid, k, ply in conn.execute(select(p.game_id, p.key, func.min(p.ply))
-                                    .where(p.key.in_(keys), p.game_id.in_(ids)).group_by(p.game_id, p.key)):
+    rows = {}
+    for r in conn.execute(select(*_HIT_COLUMNS, g.moves, at.c.key, at.c.ply).join(at, at.c.game_id == g.id)):
+        gid, k, ply = r[0], r[-2], r[-1]
         if gid not in first or ply < first[gid][0]:
             first[gid] = (ply, k != key)
-    rows = {r[0]: r for r in conn.execute(select(*_HIT_COLUMNS, g.moves).where(g.id.in_(ids)))}
+        rows[gid] = r[:-2]
     hits: list[GameHit] = []
     moves: list[str | None] = []
     for gid in ids:
