@@ -5,8 +5,13 @@ or ICCS (h2e2), a few comments, a result. For those, :func:`fast_row` gives the 
 position-index rows without the general reader: the move texts are turned into small queries in
 Python (cached per text, they do not depend on the position), then one Numba kernel (:func:`_replay`)
 plays the whole main line, choosing the piece each query names, checking each move against the rules
-(the piece's move, the king not left in check, kings not facing) and writing the 64-bit key, the
-material signature and the packed pieces of every position.
+with the engine's move generator (:mod:`xiangqi.engine.movegen`: ``gen_moves``, ``is_legal_move``,
+``king_attacked``; no copy of the rules here) and writing the 64-bit key, the material signature and the
+packed pieces of every position. What stays here is making the move and updating the key: the index
+uses the database's stable Zobrist numbers (:mod:`xiangqi.db.keys`, fixed forever because stored keys
+depend on them), not the engine's search table (``engine.tt.ZOB``, drawn from numpy's generator), and
+the engine's make-move (``engine.search``) also updates the evaluation, which the import does not need.
+The index data leaves as numpy arrays (:func:`index_arrays`), cheap to send from a worker process.
 
 Exactness: the fast path gives a game only when it gets the same answer as the reader
 (:func:`xiangqi.core.pgn._parse_game_text` + :func:`xiangqi.db.importer.game_row`), and returns None

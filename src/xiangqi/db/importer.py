@@ -22,9 +22,12 @@ unreadable tag) are reported as warnings and the game is stored. Only the main l
 variations are not.
 
 Speed: plain PGN games are read by :mod:`xiangqi.db.fastimport` (one compiled pass per game; the
-rest by the general reader); rows go in with ``executemany`` in chunks of :data:`CHUNK` games, one
-transaction per chunk, in primary-key order; SQLite's writing connection gets ``synchronous=OFF``,
-no foreign-key checks and a 256 MiB cache for each chunk. After an import that added master games the
+rest by the general reader); a game's index rows travel as numpy arrays (from worker processes too) and
+a chunk of :data:`CHUNK` games is assembled, sorted into primary-key order and deduplicated in numpy
+(:func:`_index_rows`), then written in one transaction: on SQLite with ``executemany`` (the games rows
+too, their ids read back by hash), the writing connection with ``synchronous=OFF``, no foreign-key
+checks and a 256 MiB cache; on PostgreSQL (psycopg 3) the index rows by ``COPY`` (the boards through a
+temporary table, for ``ON CONFLICT DO NOTHING``). After an import that added master games the
 explorer's aggregates are rebuilt (:func:`xiangqi.db.aggregate.rebuild`, a few seconds).
 """
 
