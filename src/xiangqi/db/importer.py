@@ -65,8 +65,9 @@ from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
 
-#: Games per transaction.
-CHUNK = 1000
+#: Games per transaction (5,000: on the whole corpus 18 CPU s of writing instead of 24 with 1,000, each
+#: chunk touching most pages of the index B-trees; a crash loses at most one chunk, and a re-run goes on).
+CHUNK = 5000
 _BATCH = 100  # game texts per unit of work (per worker task)
 _RECORD_EXTS = {ext for exts in FORMATS.values() for ext in exts}
 _ARCHIVE_EXTS = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
