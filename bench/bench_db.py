@@ -19,6 +19,7 @@ not timed). No timing is asserted anywhere.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import sqlite3
@@ -33,7 +34,8 @@ from xiangqi.core.records import read_records
 from xiangqi.db import connect, import_paths, search_games, similar_games
 from xiangqi.db.schema import games
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+# the shared corpus beside the checkout (../shared/corpus), or where $XIANGQI_CORPUS says
+SHARED = Path(os.environ.get("XIANGQI_CORPUS") or Path(__file__).resolve().parents[2] / "shared" / "corpus")
 DEFAULT_TAR = SHARED / "ccpd" / "CCPD-Dataset-original-big5.tar.gz"
 DEFAULT_WXF = SHARED / "wxf-masters"
 MASTER_GLOB = "*大師對局*"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from xiangqi.core.errors import XiangqiError
@@ -46,6 +47,11 @@ _PRIVATE_RE = re.compile("[\ue000-\uf8ff\ufffd]")
 _COMMON_RE = re.compile("[" + "".join(sorted(_COMMON)) + "]")
 
 
+#: The characters :func:`_score` counts as common (+4 each), and those it counts against (-8 each):
+#: private-use (U+E000–U+F8FF) and U+FFFD.
+COMMON_CHARS = frozenset(_COMMON)
+
+
 def _score(text: str) -> int:
     """4 per common character, -8 per private-use or replacement character (counted by regular
     expressions: C speed, twice as fast as a set test per character)."""
@@ -54,14 +60,16 @@ def _score(text: str) -> int:
     return common * 4 - private * 8
 
 
-def decode_bytes(data: bytes, encoding: str | None = None) -> tuple[str, str]:
+def decode_bytes(data: bytes, encoding: str | None = None, *,
+                 score: Callable[[str], int] | None = None) -> tuple[str, str]:
     """Decode record bytes; returns ``(text, encoding_name)``.
 
     With ``encoding`` given, decode strictly with it. Otherwise: a UTF-8 BOM →
     ``"utf-8-sig"``; UTF-16 BOMs → ``"utf-16"``; strict UTF-8 → ``"utf-8"``; else the better of
     ``"gb18030"`` and ``"big5"`` (cp950) by the count of common characters. Line endings are
     left as they are. Raises :class:`RecordEncodingError` when nothing decodes, or when
-    ``encoding`` is unknown, not a text encoding (``hex``) or does not fit the data.
+    ``encoding`` is unknown, not a text encoding (``hex``) or does not fit the data. ``score``: a
+    function giving the same numbers as the common-character score (the import passes a numpy one).
     """
     if encoding:
         try:
@@ -97,9 +105,13 @@ def decode_bytes(data: bytes, encoding: str | None = None) -> tuple[str, str]:
             text = data.decode(enc)
         except UnicodeDecodeError:
             continue
-        candidates.append((_score(text), enc == "gb18030", text, "big5" if enc == "cp950" else enc))
+        candidates.append([0, enc == "gb18030", text, "big5" if enc == "cp950" else enc])
     if not candidates:
         raise RecordEncodingError("the data is neither UTF-8, GB18030/GBK nor Big5 text")
+    if len(candidates) == 1:  # nothing to compare
+        return candidates[0][2], candidates[0][3]
+    for c in candidates:
+        c[0] = (score or _score)(c[2])
     best = max(candidates, key=lambda c: (c[0], c[1]))
     return best[2], best[3]
 
@@ -130,17 +142,18 @@ def _decode_replacing(data: bytes, encoding: str) -> tuple[str, list[tuple[int, 
                 return "".join(parts), bad
 
 
-def decode_lenient(data: bytes, encoding: str | None = None) -> tuple[str, str, list[tuple[int, int]]]:
+def decode_lenient(data: bytes, encoding: str | None = None, *,
+                   score: Callable[[str], int] | None = None) -> tuple[str, str, list[tuple[int, int]]]:
     """Like :func:`decode_bytes`, but a few stray bytes do not reject the text: ``(text, encoding, bad)``.
 
     When no encoding decodes ``data`` strictly, the one with the fewest undecodable bytes (UTF-8,
     GB18030, Big5; ties by the common-character score) decodes it with each bad byte run replaced by
     U+FFFD, and ``bad`` lists the ``(byte offset, character offset)`` of each replacement. More than
     :data:`MAX_BAD_BYTES` bad runs, or more than one per 1000 bytes, is not text with a stray byte:
-    :class:`RecordEncodingError` as from :func:`decode_bytes`.
+    :class:`RecordEncodingError` as from :func:`decode_bytes`. ``score``: as for :func:`decode_bytes`.
     """
     try:
-        text, enc = decode_bytes(data, encoding)
+        text, enc = decode_bytes(data, encoding, score=score)
         return text, enc, []
     except RecordEncodingError as exc:
         error = exc
@@ -150,7 +163,7 @@ def decode_lenient(data: bytes, encoding: str | None = None) -> tuple[str, str, 
             text, bad = _decode_replacing(data, enc)
         except LookupError:
             raise error from None
-        key = (len(bad), -_score(text))
+        key = (len(bad), -(score or _score)(text))
         if best is None or key < best[0]:
             best = (key, text, "big5" if enc == "cp950" else enc, bad)
     assert best is not None

@@ -35,7 +35,7 @@ from sqlalchemy import Engine, Integer, and_, cast, func, select
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.db.keys import key_of, mirror_key_of
-from xiangqi.db.schema import games, positions
+from xiangqi.db.schema import games, games_version, positions
 from xiangqi.db.search import _HIT_COLUMNS, MINE, SOURCES, GameHit, SearchError, source_clause
 
 __all__ = ["MINE", "SOURCES", "ExploreMove", "Exploration", "explore", "source_clause", "mirror_move",
@@ -161,12 +161,31 @@ _generation = [0]
 
 
 def changed() -> None:
-    """Forget the cached answers: games were changed in place (:mod:`xiangqi.db.owned` calls this;
-    imports and deletions change the table's count or highest id, which the cache checks itself)."""
+    """Forget the cached answers (:mod:`xiangqi.db.owned` calls this after changing the user's games; the
+    cache also checks the games table's change counter itself, so changes by other processes are seen)."""
     _generation[0] += 1
 
 
+_HAS_VERSION: dict[str, bool] = {}
+
+
+def has_version_table(conn) -> bool:
+    """True when the database has the ``games_version`` counters (migration 0004; noted per database)."""
+    url = conn.engine.url.render_as_string(hide_password=False)
+    has = _HAS_VERSION.get(url)
+    if has is None:
+        from sqlalchemy import inspect
+
+        has = _HAS_VERSION[url] = inspect(conn).has_table("games_version")
+    return has
+
+
 def _version(conn) -> tuple:
+    """What the cached answers depend on: the games table's change counter (one primary-key read; on a
+    database without it, the games' count and highest id) and the in-process generation."""
+    if has_version_table(conn):
+        n = conn.execute(select(games_version.c.changes).where(games_version.c.id == 1)).scalar_one()
+        return n, _generation[0]
     count, top_id = conn.execute(select(func.count(), func.max(games.c.id)).select_from(games)).one()
     return count, top_id, _generation[0]
 
@@ -285,14 +304,14 @@ def _aggregated(conn, key: int, mkey: int, version: tuple):
     if not ok:
         return None
     ck = min(key, mkey)
-    total = conn.execute(select(explore_totals.c.games).where(explore_totals.c.key == ck)).scalar()
-    if total is None:
+    e, t = explore_moves.c, explore_totals.c
+    # one query: an aggregated position has at least one move row (-1: the games that end there)
+    rows = conn.execute(select(t.games, e.move, e.red, e.draw, e.black, e.unknown, e.n_year, e.sum_year)
+                        .join(explore_moves, e.key == t.key).where(t.key == ck)).all()
+    if not rows:
         return None
-    e = explore_moves.c
-    rows = conn.execute(select(e.move, e.red, e.draw, e.black, e.unknown, e.n_year, e.sum_year)
-                        .where(e.key == ck)).all()
     flip = key != ck
-    return total, [(aggregate.decode_move(r[0], flip), list(r[1:])) for r in rows]
+    return rows[0][0], [(aggregate.decode_move(r[1], flip), list(r[2:])) for r in rows]
 
 
 def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
@@ -405,12 +424,16 @@ def _top_games(conn, key: int, mkey: int, where_source, top: int, total: int) ->
     ids = [r[0] for r in conn.execute(stmt)]
     if not ids:
         return [], []
+    # each game's row with the first ply of the position (or of its mirror) in it: one query
+    at = (select(p.game_id, p.key, func.min(p.ply).label("ply"))
+          .where(p.key.in_(keys), p.game_id.in_(ids)).group_by(p.game_id, p.key).subquery())
     first: dict[int, tuple[int, bool]] = {}
-    for gid, k, ply in conn.execute(select(p.game_id, p.key, func.min(p.ply))
-                                    .where(p.key.in_(keys), p.game_id.in_(ids)).group_by(p.game_id, p.key)):
+    rows = {}
+    for r in conn.execute(select(*_HIT_COLUMNS, g.moves, at.c.key, at.c.ply).join(at, at.c.game_id == g.id)):
+        gid, k, ply = r[0], r[-2], r[-1]
         if gid not in first or ply < first[gid][0]:
             first[gid] = (ply, k != key)
-    rows = {r[0]: r for r in conn.execute(select(*_HIT_COLUMNS, g.moves).where(g.id.in_(ids)))}
+        rows[gid] = r[:-2]
     hits: list[GameHit] = []
     moves: list[str | None] = []
     for gid in ids:

@@ -5,8 +5,13 @@ or ICCS (h2e2), a few comments, a result. For those, :func:`fast_row` gives the 
 position-index rows without the general reader: the move texts are turned into small queries in
 Python (cached per text, they do not depend on the position), then one Numba kernel (:func:`_replay`)
 plays the whole main line, choosing the piece each query names, checking each move against the rules
-(the piece's move, the king not left in check, kings not facing) and writing the 64-bit key, the
-material signature and the packed pieces of every position.
+with the engine's move generator (:mod:`xiangqi.engine.movegen`: ``gen_moves``, ``is_legal_move``,
+``king_attacked``; no copy of the rules here) and writing the 64-bit key, the material signature and the
+packed pieces of every position. What stays here is making the move and updating the key: the index
+uses the database's stable Zobrist numbers (:mod:`xiangqi.db.keys`, fixed forever because stored keys
+depend on them), not the engine's search table (``engine.tt.ZOB``, drawn from numpy's generator), and
+the engine's make-move (``engine.search``) also updates the evaluation, which the import does not need.
+The index data leaves as numpy arrays (:func:`index_arrays`), cheap to send from a worker process.
 
 Exactness: the fast path gives a game only when it gets the same answer as the reader
 (:func:`xiangqi.core.pgn._parse_game_text` + :func:`xiangqi.db.importer.game_row`), and returns None
@@ -37,8 +42,9 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, split_headers
 from xiangqi.db import keys as _keys
 from xiangqi.engine._numba import njit
+from xiangqi.engine.movegen import MAX_MOVES, gen_moves, is_legal_move, king_attacked
 
-__all__ = ["fast_row", "replay_index"]
+__all__ = ["fast_row", "replay_index", "index_arrays", "IX_FIELDS", "WIDTH", "ICCS_MOVES"]
 
 KING, ADVISOR, ELEPHANT, HORSE, ROOK, CANNON, PAWN = range(1, 8)
 _OP_PLAIN, _OP_QUALIFIED, _OP_ICCS = 0, 1, 2
@@ -48,137 +54,19 @@ _WIDTH = 40  # packed bytes per position (a legal position has at most 32 pieces
 
 
 def _tables():
-    horse_leg = np.full((90, 90), -1, np.int16)
-    eye = np.full((90, 90), -1, np.int16)
-    advisor = np.zeros((90, 90), np.bool_)
-    king = np.zeros((90, 90), np.bool_)
-    pawn = np.zeros((2, 90, 90), np.bool_)
-    rays = np.full((90, 4, 9), -1, np.int16)
-    raylen = np.zeros((90, 4), np.int16)
-    hatt = np.full((90, 8, 2), -1, np.int16)
-    hattn = np.zeros(90, np.int16)
-    for sq in range(90):
-        for to, leg in _board.HORSE_MOVES[sq]:
-            horse_leg[sq, to] = leg
-        for to, e in _board.ELEPHANT_MOVES[sq]:
-            eye[sq, to] = e
-        for to in _board.ADVISOR_MOVES[sq]:
-            advisor[sq, to] = True
-        for to in _board.KING_MOVES[sq]:
-            king[sq, to] = True
-        for color in (True, False):
-            for to in _board.PAWN_MOVES[color][sq]:
-                pawn[1 if color else 0, sq, to] = True
-        for d, ray in enumerate(_board.RAYS[sq]):
-            raylen[sq, d] = len(ray)
-            for i, x in enumerate(ray):
-                rays[sq, d, i] = x
-        for i, (frm, leg) in enumerate(_board.HORSE_ATTACKERS[sq]):
-            hatt[sq, i, 0] = frm
-            hatt[sq, i, 1] = leg
-        hattn[sq] = len(_board.HORSE_ATTACKERS[sq])
     zob = np.zeros((15, 90), np.uint64)
     for code in _keys.PIECE_ORDER:
         zob[code + 7] = np.array(_keys.zobrist[code], dtype=np.uint64)
-    order = np.array([c + 7 for c in _keys.PIECE_ORDER], np.int64)  # group index -> code + 7
-    group = np.full(15, -1, np.int64)
+    group = np.full(15, -1, np.int64)  # piece code + 7 -> its place in keys.PIECE_ORDER
     for i, c in enumerate(_keys.PIECE_ORDER):
         group[c + 7] = i
     cap = np.array([_keys._MAX[abs(c) - 1] for c in _keys.PIECE_ORDER], np.int64)
     weight = np.array([_keys._WEIGHTS[c] for c in _keys.PIECE_ORDER], np.int64)
-    return horse_leg, eye, advisor, king, pawn, rays, raylen, hatt, hattn, zob, order, group, cap, weight
+    return zob, group, cap, weight
 
 
-(_HORSE_LEG, _EYE, _ADVISOR_OK, _KING_OK, _PAWN_OK, _RAYS, _RAYLEN, _HATT, _HATTN, _ZOB, _ORDER, _GROUP,
- _CAP, _WEIGHT) = _tables()
+_ZOB, _GROUP, _CAP, _WEIGHT = _tables()
 _SIDE = np.uint64(_keys.BLACK_TO_MOVE)
-
-
-@njit
-def _pseudo_ok(b, frm, to, kind, red, horse_leg, eye, advisor, king, pawn):
-    """The piece rules of one move (king safety aside): :func:`xiangqi.core.pgn._pseudo_ok`."""
-    p = b[to]
-    if p != 0 and (p > 0) == red:
-        return False
-    if kind == ROOK or kind == CANNON:
-        if frm // 9 == to // 9:
-            step = 1 if to > frm else -1
-        elif frm % 9 == to % 9:
-            step = 9 if to > frm else -9
-        else:
-            return False
-        between = 0
-        x = frm + step
-        while x != to:
-            if b[x] != 0:
-                between += 1
-            x += step
-        if kind == ROOK:
-            return between == 0
-        return between == (1 if p != 0 else 0)
-    if kind == HORSE:
-        leg = horse_leg[frm, to]
-        return leg >= 0 and b[leg] == 0
-    if kind == ELEPHANT:
-        e = eye[frm, to]
-        return e >= 0 and b[e] == 0
-    if kind == ADVISOR:
-        return advisor[frm, to]
-    if kind == KING:
-        return king[frm, to]
-    return pawn[1 if red else 0, frm, to]
-
-
-@njit
-def _attacked(b, k, red, rays, raylen, hatt, hattn):
-    """True when the king of ``red``'s side on ``k`` is attacked or faces the other king
-    (:meth:`xiangqi.core.board.Board._king_attacked`)."""
-    sign = -1 if red else 1
-    rook = ROOK * sign
-    cannon = CANNON * sign
-    eking = KING * sign
-    for d in range(4):
-        screened = False
-        for i in range(raylen[k, d]):
-            p = b[rays[k, d, i]]
-            if p == 0:
-                continue
-            if not screened:
-                if p == rook or p == eking:
-                    return True
-                screened = True
-            else:
-                if p == cannon:
-                    return True
-                break
-    horse = HORSE * sign
-    for i in range(hattn[k]):
-        if b[hatt[k, i, 0]] == horse and b[hatt[k, i, 1]] == 0:
-            return True
-    pawn = PAWN * sign
-    front = k + 9 if red else k - 9
-    if 0 <= front < 90 and b[front] == pawn:
-        return True
-    f = k % 9
-    if f > 0 and b[k - 1] == pawn:
-        return True
-    if f < 8 and b[k + 1] == pawn:
-        return True
-    return False
-
-
-@njit
-def _safe(b, frm, to, red, kings, rays, raylen, hatt, hattn):
-    """True when playing ``frm`` -> ``to`` does not leave the mover's king attacked."""
-    code = b[frm]
-    captured = b[to]
-    b[to] = code
-    b[frm] = 0
-    k = to if abs(code) == KING else kings[1 if red else 0]
-    ok = not _attacked(b, k, red, rays, raylen, hatt, hattn)
-    b[frm] = code
-    b[to] = captured
-    return ok
 
 
 @njit
@@ -213,8 +101,7 @@ def _target(frm, kind, column, direction, target, red):
 
 
 @njit
-def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
-            horse_leg, eye, advisor, king, pawn, rays, raylen, hatt, hattn, zob, side, order, group, cap,
+def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out, zob, side, group, cap,
             weight):
     """Play ``ops`` from ``squares`` (int8[90], changed in place) with ``red`` to move.
 
@@ -224,11 +111,19 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
     move and, for every position 0..n, its key (uint64), material signature, packed pieces and piece
     count. Returns the number of moves played: less than ``len(ops)`` when move i fits no legal move
     or several (the reader then decides), -1 for a position the tables cannot pack.
+
+    The rules are the engine's (:mod:`xiangqi.engine.movegen`, checked by perft against the core):
+    each position's pseudo-legal moves are generated once and stamped into ``mark``, a candidate move
+    is one of them and does not leave the mover's king attacked or facing the other king
+    (``is_legal_move``). Making a move and updating the key stay here: the index's keys use the
+    database's own stable Zobrist numbers (:mod:`xiangqi.db.keys`), not the engine's search table.
     """
     b = squares
-    kings = np.full(2, -1, np.int64)
+    ks = np.full(2, -1, np.int64)  # king squares, Red then Black (the engine's layout)
     counts = np.zeros(14, np.int64)
     start = np.zeros(14, np.int64)
+    buf = np.zeros(MAX_MOVES, np.int64)
+    mark = np.zeros(90 * 128, np.int64)  # mark[frm << 7 | to] == ply + 1: pseudo-legal in this position
     k = np.uint64(0)
     for sq in range(90):
         c = b[sq]
@@ -236,11 +131,13 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
             k ^= zob[c + 7, sq]
             counts[group[c + 7]] += 1
             if c == KING:
-                kings[1] = sq
+                ks[0] = sq
             elif c == -KING:
-                kings[0] = sq
+                ks[1] = sq
     if not red:
         k ^= side
+    if ks[0] < 0 or ks[1] < 0:
+        return 0  # no king: the reader reports it
     n = ops.shape[0]
     ply = 0
     while True:
@@ -268,6 +165,12 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
                 start[g] += 1
         if ply == n:
             return n
+        # the legal moves of this position, as marks
+        us = 0 if red else 1
+        stamp = ply + 1
+        for i in range(gen_moves(b, us, buf, False)):
+            mark[buf[i]] = stamp
+        in_check = king_attacked(b, ks[us], us)
         # resolve move `ply`
         op = ops[ply, 0]
         found_frm = -1
@@ -276,10 +179,7 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
         if op == 2:
             frm = ops[ply, 1]
             to = ops[ply, 2]
-            c = b[frm]
-            if c != 0 and (c > 0) == red and _pseudo_ok(b, frm, to, abs(c), red, horse_leg, eye, advisor,
-                                                      king, pawn) \
-                    and _safe(b, frm, to, red, kings, rays, raylen, hatt, hattn):
+            if mark[(frm << 7) | to] == stamp and is_legal_move(b, ks, us, (frm << 7) | to, in_check):
                 found_frm = frm
                 found_to = to
         else:
@@ -317,9 +217,8 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
                     to = _target(frm, kind, col, direction, target, red)
                     if to < 0 or to == frm:
                         continue
-                    if not _pseudo_ok(b, frm, to, kind, red, horse_leg, eye, advisor, king, pawn):
-                        continue
-                    if not _safe(b, frm, to, red, kings, rays, raylen, hatt, hattn):
+                    m = (frm << 7) | to
+                    if mark[m] != stamp or not is_legal_move(b, ks, us, m, in_check):
                         continue
                     if found_frm >= 0:
                         several = True
@@ -338,9 +237,9 @@ def _replay(squares, red, ops, frm_out, to_out, keys, sigs, packed, counts_out,
         b[to] = c
         b[frm] = 0
         if c == KING:
-            kings[1] = to
+            ks[0] = to
         elif c == -KING:
-            kings[0] = to
+            ks[1] = to
         frm_out[ply] = frm
         to_out[ply] = to
         red = not red
@@ -361,10 +260,30 @@ def replay_index(board: Board, ops: np.ndarray):
     sigs = np.zeros(n + 1, np.int64)
     packed = np.zeros((n + 1, _WIDTH), np.uint8)
     counts = np.zeros(n + 1, np.int16)
-    played = _replay(squares, board.turn, ops, frm, to, keys, sigs, packed, counts, _HORSE_LEG, _EYE,
-                     _ADVISOR_OK, _KING_OK, _PAWN_OK, _RAYS, _RAYLEN, _HATT, _HATTN, _ZOB, _SIDE, _ORDER,
-                     _GROUP, _CAP, _WEIGHT)
+    played = _replay(squares, board.turn, ops, frm, to, keys, sigs, packed, counts, _ZOB, _SIDE, _GROUP,
+                     _CAP, _WEIGHT)
     return played, frm, to, keys.view(np.int64), sigs, packed, counts
+
+
+def index_arrays(keys: np.ndarray, frm: np.ndarray, to: np.ndarray, sigs: np.ndarray, packed: np.ndarray,
+                 counts: np.ndarray) -> tuple:
+    """A game's position-index data as the importer's writer takes it (:data:`IX_FIELDS`), from the
+    arrays of :func:`replay_index`: every ply's key and next move (``from * 90 + to``, -1 after the last),
+    and one board per distinct position, at its first ply (material, key, packed pieces as rows of
+    :data:`WIDTH` bytes of which the first ``count`` hold the squares). Numpy arrays, so that a game
+    crosses from a worker process to the writer as a few buffers, not as a list of tuples per ply."""
+    first = np.unique(keys, return_index=True)[1]
+    first.sort()  # a position repeated in the game is one board: its first ply
+    moves = np.empty(len(keys), np.int16)
+    moves[:-1] = frm.astype(np.int16) * 90 + to
+    moves[-1] = -1
+    return keys, moves, sigs[first], keys[first], packed[first], counts[first].astype(np.uint8)
+
+
+#: The parts of :func:`index_arrays`' tuple.
+IX_FIELDS = ("keys", "moves", "board_material", "board_keys", "board_pieces", "board_counts")
+#: Bytes per packed position in the index arrays (a legal position has at most 32 pieces).
+WIDTH = _WIDTH
 
 
 # -- the Python side: tokens to queries, the row ------------------------------------------------------
@@ -373,9 +292,13 @@ _NUMBER_RE = re.compile(r"\d+\.+\Z")
 _ICCS_RE = re.compile(r"[a-i][0-9][a-i][0-9]\Z")
 _COMMENT_RE = re.compile(r"(\{[^}]*\}?)")
 _AWKWARD_RE = re.compile(r"[()\[\];$}]")  # variations, NAGs, ; comments, stray brackets: the reader's
-_NUMBER, _RESULT = "n", "r"
+_NUMBER, _RESULT = b"", "r"  # a move number adds no op
+_RESULT_TOKENS = frozenset((*RESULTS, "½-½"))
 _TOKENS: dict[str, object] = {}
-_ICCS_MOVES = [_board.SQUARE_NAMES[a] + _board.SQUARE_NAMES[b] for a in range(90) for b in range(90)]
+#: ICCS of a move code ``from * 90 + to``; ``ICCS_MOVES[-1]`` (the code -1: no next move) is None.
+ICCS_MOVES: list[str | None] = [_board.SQUARE_NAMES[a] + _board.SQUARE_NAMES[b] for a in range(90)
+                                for b in range(90)] + [None]
+_ICCS_MOVES = ICCS_MOVES
 _MOVES: dict[int, Move] = {}
 
 
@@ -439,11 +362,17 @@ def _token(tok: str) -> object:
 
 
 def _scan(movetext: str):
-    """``(ops, comments, result token or None, last token kind)`` of a plain move text, or None."""
-    ops: list[bytes] = []
+    """``(ops, comments, result token or None, last token kind)`` of a plain move text, or None.
+
+    ``ops``: the kernel's rows of the moves as bytes (:func:`_op`, joined). A move number's kind is
+    ``b""`` (:data:`_NUMBER`), so the ops of a stretch of move text are the join of its tokens' kinds,
+    looked up in the cache at C speed; only a stretch that holds a result token is walked token by token.
+    """
+    chunks: list[bytes] = []
     comments: list[str] = []
     result = None
     last = ""
+    get = _TOKENS.get
     for i, part in enumerate(_COMMENT_RE.split(movetext)):
         if i % 2:  # a comment
             if not part.endswith("}"):
@@ -456,19 +385,23 @@ def _scan(movetext: str):
             continue  # after the result the reader keeps comments only
         if _AWKWARD_RE.search(part):
             return None
-        for tok in part.split():
-            kind = _token(tok)
-            if kind is None:
+        toks = part.split()
+        if not _RESULT_TOKENS.isdisjoint(toks):
+            for j, tok in enumerate(toks):
+                if tok in _RESULT_TOKENS:
+                    result = _token(tok)[1]
+                    toks = toks[:j]
+                    break
+            if not toks:
+                continue
+        kinds = list(map(get, toks))
+        if None in kinds:
+            kinds = [_token(t) for t in toks]
+            if None in kinds:
                 return None
-            if kind.__class__ is bytes:
-                ops.append(kind)
-                last = "move"
-            elif kind is _NUMBER:
-                last = "number"
-            else:
-                result = kind[1]
-                break
-    return ops, comments, result, last
+        chunks.append(b"".join(kinds))
+        last = "move" if kinds[-1] else "number"
+    return b"".join(chunks), comments, result, last
 
 
 _ECCO_CACHE: dict[bytes, str | None] = {}
@@ -538,13 +471,13 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
         board, start_fen, full_fen = start(h.get("FEN", "").strip())
     except XiangqiError:
         return None
-    played, frm, to, keys, sigs, packed, counts = replay_index(board, np.frombuffer(b"".join(ops), np.int32)
+    n_ops = len(ops) // 20  # five int32 a move
+    played, frm, to, keys, sigs, packed, counts = replay_index(board, np.frombuffer(ops, np.int32)
                                                                .reshape(-1, 5))
-    if played != len(ops):
+    if played != n_ops:
         return None
     fl, tl = frm.tolist(), to.tolist()
-    iccs_list = list(map(_ICCS_MOVES.__getitem__, (frm.astype(np.int32) * 90 + to).tolist()))
-    iccs = " ".join(iccs_list)
+    iccs = " ".join(map(_ICCS_MOVES.__getitem__, (frm.astype(np.int32) * 90 + to).tolist()))
     custom = start_fen != STARTING_BOARD_FEN or not board.turn
     res = h.get("Result", "*").strip()
     ecco = h.get("ECCO", "").strip()
@@ -552,17 +485,7 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
     opening = h.get("Opening", "").strip()
     if h.get("Variation", "").strip():
         opening = f"{opening} {h['Variation'].strip()}".strip()
-    key_list = keys.tolist()
-    iccs_list.append(None)
-    pos = list(zip(key_list, range(len(key_list)), iccs_list, strict=True))
-    first: dict[int, int] = {}
-    for i, k in enumerate(key_list):
-        first.setdefault(k, i)  # a position repeated in the game is one board
-    sig_list = sigs.tolist()
-    count_list = counts.tolist()
-    blob = packed.tobytes()
-    w = _WIDTH
-    brd = [(sig_list[i], k, blob[i * w:i * w + count_list[i]]) for k, i in first.items()]
+    ix = index_arrays(keys, frm, to, sigs, packed, counts)
     return {
         "hash": hashlib.sha1(f"{start_fen} {'w' if board.turn else 'b'}|{iccs}".encode()).hexdigest(),
         "collection": collection,
@@ -580,12 +503,11 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
         "headers": json.dumps(h, ensure_ascii=False),
         "fen": full_fen if custom else None,
         "moves": iccs,
-        "plies": len(ops),
+        "plies": n_ops,
         "comments": "\n".join(comments),
         "source": source,
         "source_index": index,
-        "_pos": pos,
-        "_boards": brd,
+        "_ix": ix,
     }
 
 
@@ -632,4 +554,29 @@ def game_keys(board: Board, frm: np.ndarray, to: np.ndarray) -> tuple[np.ndarray
     keys = np.zeros(n + 1, np.uint64)
     mkeys = np.zeros(n + 1, np.uint64)
     _keys_both(np.array(board.squares, np.int8), board.turn, frm, to, keys, mkeys, _ZOB, _SIDE, _MIRROR_SQ)
+    return keys.view(np.int64), mkeys.view(np.int64)
+
+
+@njit
+def _keys_many(squares, red, frm, to, lens, keys, mkeys, zob, side, mirror_sq):
+    m = 0  # first move of the game
+    p = 0  # first position of the game
+    for g in range(lens.shape[0]):
+        n = lens[g]
+        _keys_both(squares.copy(), red, frm[m:m + n], to[m:m + n], keys[p:p + n + 1], mkeys[p:p + n + 1], zob,
+                   side, mirror_sq)
+        m += n
+        p += n + 1
+
+
+def games_keys(board: Board, frm: np.ndarray, to: np.ndarray,
+               lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`game_keys` of many games from the same start ``board`` in one kernel call: ``frm``/``to``
+    hold their moves one game after the other, ``lens`` (int64) their lengths; the keys come the same way,
+    ``lens[i] + 1`` positions per game."""
+    total = int(lens.sum()) + len(lens)
+    keys = np.zeros(total, np.uint64)
+    mkeys = np.zeros(total, np.uint64)
+    _keys_many(np.array(board.squares, np.int8), board.turn, frm, to, lens, keys, mkeys, _ZOB, _SIDE,
+               _MIRROR_SQ)
     return keys.view(np.int64), mkeys.view(np.int64)

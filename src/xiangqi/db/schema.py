@@ -25,6 +25,8 @@
   and the count and sum of their years; ``explore_totals`` the distinct games per key;
   ``explore_meta`` the master games' count and highest id when they were built
   (:mod:`xiangqi.db.aggregate`).
+- ``games_version`` (migration 0004): one row of change counters of ``games`` kept by triggers (every
+  change, and the changes of master games), read by the explorer's cache and the aggregates' check.
 
 Mirrored search needs no stored column: the games where the left-right mirror of position P occurs
 are exactly the rows whose ``key`` is the key of mirror(P), so a mirrored search looks up two keys.
@@ -46,7 +48,8 @@ from sqlalchemy import (
                         Text,
 )
 
-__all__ = ["metadata", "games", "positions", "boards", "explore_moves", "explore_totals", "explore_meta"]
+__all__ = ["metadata", "games", "positions", "boards", "explore_moves", "explore_totals", "explore_meta",
+           "games_version"]
 
 metadata = MetaData()
 
@@ -123,4 +126,13 @@ explore_meta = Table(
     "explore_meta", metadata,
     Column("name", String(20), primary_key=True),
     Column("value", BigInteger, nullable=False),
+)
+
+# migration 0004: one row (id 1), bumped by triggers on every insert, update and delete of ``games``
+# (``master_changes`` for the rows of collections other than ``mine``): the explorer's cache version
+games_version = Table(
+    "games_version", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("changes", BigInteger, nullable=False),
+    Column("master_changes", BigInteger, nullable=False),
 )
