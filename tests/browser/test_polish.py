@@ -1,0 +1,44 @@
+"""A new user's rough edges in the page: races between the state and the fetched game tree, errors
+in the console (each test here fails on the code before its fix)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+def test_new_game_as_black_with_a_stale_tree_fetch_keeps_the_move_list(gated_server, driver, page):
+    """The tree of a new game as Black is fetched while the computer thinks; when its answer (with no
+    moves) comes after the computer's first move, the move list keeps that move and the page raises
+    no "Cannot read properties of undefined (reading 'review')"."""
+    srv, release = gated_server
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    driver.open(srv.url)
+    held = []
+
+    def hold(route):
+        if not held:  # the first fetch after the new game: answer it later, as it was then
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.route("**/api/analysis/tree/current", hold)
+    driver.new_game("black")
+    page.wait_for_function("document.body.dataset.plies === '0'")
+    page.wait_for_timeout(300)
+    assert held, "the page fetched the new game's tree"
+    release.set()
+    driver.wait_plies(1)
+    route, response = held[0]
+    route.fulfill(response=response)
+    page.wait_for_timeout(500)
+    assert errors == []
+    toast = page.locator("#toast")
+    # before: 错误: Cannot read properties of undefined (reading 'review')
+    assert not toast.is_visible(), toast.inner_text()
+    assert driver.move_texts() == ["车九进一"]  # the computer's first move (a0a1)
+    expect(page.locator("#move-list .mv.current")).to_have_text("车九进一")
+    expect(page.locator("body")).to_have_attribute("data-analysis-ply", "1")
