@@ -205,3 +205,36 @@ def test_the_review_can_be_done_by_the_added_engine(client):
     assert ours["job"] != job
     assert client.post("/api/review", json={"pgn": pgn, "engine": "engine:77"}).status_code == 404
     assert client.post("/api/review", json={"pgn": pgn, "engine": "fairy"}).status_code == 422
+
+
+def test_relative_paths_are_taken_from_the_folder_the_engine_was_added_from(client, tmp_path, monkeypatch):
+    """An engine given as ``python engines/fake.py first`` from the folder the server was started in
+    (relative script, ``--book=`` value, a program ``./run-fake``) is found and plays, though it runs
+    in its program's folder and the server's working folder changes later (before: the handshake
+    failed, python could not open ``engines/fake.py`` in its own bin folder)."""
+    home = tmp_path / "user"
+    (home / "engines").mkdir(parents=True)
+    shutil.copy(FAKE, home / "engines" / "fake.py")
+    (home / "book.dat").write_text("book")
+    script = home / "run-fake"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} engines/fake.py \"$@\"\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(home)
+    r = client.post("/api/engines/check", json={"command": sys.executable,
+                                                "args": ["engines/fake.py", "first", "--book=book.dat"]})
+    assert r.status_code == 200, r.text
+    assert r.json()["args"] == [str(home / "engines" / "fake.py"), "first", f"--book={home / 'book.dat'}"]
+    eng = _add(client, "first")  # the absolute FAKE path stays as it was
+    assert eng["args"] == [FAKE, "first"]
+    r = client.post("/api/engines", json={"command": sys.executable, "args": ["engines/fake.py", "first"],
+                                          "movetime_s": 0.1})
+    assert r.status_code == 200, r.text
+    rel = r.json()
+    assert rel["args"] == [str(home / "engines" / "fake.py"), "first"]
+    assert resolve_command("./run-fake")[0] == str(script)
+    assert resolve_command("run-fake", base=home)[0] == str(script)  # not on the PATH: the folder's
+    monkeypatch.chdir(tmp_path)  # the server's folder is no longer the user's
+    client.post("/api/engines/game", json={"engine": rel["id"], "red": "human", "black": "engine"})
+    client.post("/api/game/move", json={"move": "h2e2"})
+    st = _wait_state(client, lambda s: len(s["moves"]) == 2 or s.get("engine_error") is not None)
+    assert st.get("engine_error") is None and len(st["moves"]) == 2

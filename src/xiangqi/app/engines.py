@@ -121,10 +121,42 @@ class EngineSpec:
                 "movetime_s": self.movetime_s}
 
 
-def resolve_command(command: str, args: Sequence[str] = ()) -> list[str]:
+def _absolute_arg(arg: str, base: Path) -> str:
+    """``arg`` with a relative path in it made absolute against ``base`` when that path exists there:
+    the whole argument (``nets/big.nnue``, ``./book.dat``, ``~/eng/net``) or the value of an
+    ``--opt=PATH`` / ``NAME=PATH`` argument. Anything else (flags, words, numbers, paths that do
+    not exist in ``base``) is kept as given."""
+    def fix(text: str) -> str | None:
+        if not text or text.startswith("-"):
+            return None
+        if Path(text).is_absolute():
+            return None  # already where it is
+        p = base / os.path.expanduser(text)
+        try:
+            return os.path.abspath(p) if p.exists() else None
+        except (OSError, ValueError):
+            return None
+
+    whole = fix(arg)
+    if whole is not None:
+        return whole
+    name, eq, value = arg.partition("=")
+    if eq and name and (fixed := fix(value)) is not None:
+        return f"{name}={fixed}"
+    return arg
+
+
+def resolve_command(command: str, args: Sequence[str] = (), *, base: str | os.PathLike[str] | None = None
+                    ) -> list[str]:
     """``[program, *args]`` with the program made an absolute path: ``command`` is a path (``~``
-    expanded) or a name found on ``$PATH`` or in ``/usr/games`` (``fairy-stockfish``). Raises
-    :class:`EngineSetupError` when it is empty, not found, a directory, or not executable."""
+    expanded; relative to ``base``) or a name found on ``$PATH``, in ``/usr/games``
+    (``fairy-stockfish``) or in ``base``. ``base``: the folder the user gave the command from
+    (default: the current working directory, where ``xiangqi play`` was started); an argument that
+    names a file or folder relative to it is stored as an absolute path too (:func:`_absolute_arg`),
+    because the engine runs in its program's folder (where engines look for their networks and
+    books), not in ``base``. Raises :class:`EngineSetupError` when the program is empty, not found,
+    a directory, or not executable."""
+    base_dir = Path(os.path.abspath(base if base is not None else os.getcwd()))
     command = (command or "").strip()
     if not command:
         raise EngineSetupError("the engine's program is empty: give its path, "
@@ -139,9 +171,14 @@ def resolve_command(command: str, args: Sequence[str] = ()) -> list[str]:
         # started outside a login shell may not have on its PATH
         search = os.pathsep.join([os.environ.get("PATH", os.defpath), *_GAMES_DIRS])
         found = shutil.which(command, path=search)
+        if found is None and (base_dir / command).is_file() and os.access(base_dir / command, os.X_OK):
+            found = str(base_dir / command)  # a program in the folder the user started from
         if found is None:
-            raise EngineSetupError(f"no program named {command!r} on the PATH; give the engine's full path")
+            raise EngineSetupError(f"no program named {command!r} on the PATH nor in {base_dir}; "
+                                   "give the engine's full path")
         path = Path(found)
+    elif not path.is_absolute():
+        path = base_dir / path
     # absolute, but links kept: a virtualenv's python is a link whose own path makes it that venv's
     path = Path(os.path.abspath(path))
     if not path.exists():
@@ -150,7 +187,7 @@ def resolve_command(command: str, args: Sequence[str] = ()) -> list[str]:
         raise EngineSetupError(f"{path} is a folder, not a program")
     if not os.access(path, os.X_OK):
         raise EngineSetupError(f"{path} is not executable (chmod +x, or give the program that runs it)")
-    return [str(path), *args]
+    return [str(path), *(_absolute_arg(a, base_dir) for a in args)]
 
 
 def _option_dict(opt: Any) -> dict[str, Any]:
