@@ -238,3 +238,31 @@ def test_relative_paths_are_taken_from_the_folder_the_engine_was_added_from(clie
     client.post("/api/game/move", json={"move": "h2e2"})
     st = _wait_state(client, lambda s: len(s["moves"]) == 2 or s.get("engine_error") is not None)
     assert st.get("engine_error") is None and len(st["moves"]) == 2
+
+
+@pytest.mark.parametrize(("mode", "fen", "result", "zh", "en"), [
+    # bestmove resign: the engine (Black) resigns
+    ("resign", None, "1-0", "黑方（FakeEngine）认输", "Black (FakeEngine) resigns"),
+    # nobestmove at the start: no draw rule is met, the claimant loses
+    ("nobestmove", None, "1-0", "黑方（FakeEngine）提和无效，判负", "claimed a draw the rules do not give"),
+    # bestmove (none) with its next move reaching the 60-move limit: the referee's draw
+    ("none", "r2k5/9/9/9/9/9/9/9/9/4K3R b - - 119 80", "1/2-1/2",
+     "60回合未吃子，判和（提和成立）（FakeEngine提和）",
+     "60 moves without a capture with the claimant's next move (claimed by FakeEngine)"),
+])
+def test_an_engine_that_gives_no_move_ends_the_game_by_the_referee(client, mode, fen, result, zh, en):
+    """An added engine that resigns or claims a draw ends the game with the result and reason a
+    match gives (engine.match.judge_claim), not a computer failure (before: ``engine_error``)."""
+    eng = _add(client, mode, movetime_s=0.1)
+    body = {"engine": eng["id"], "red": "human", "black": "engine"}
+    if fen:
+        body["fen"] = fen
+    st = client.post("/api/engines/game", json=body).json()
+    if not fen:
+        client.post("/api/game/move", json={"move": "h2e2"})
+    st = _wait_state(client, lambda s: s["result"] is not None or s.get("engine_error") is not None)
+    assert st.get("engine_error") is None, st.get("engine_error")
+    assert st["result"]["result"] == result
+    assert zh in st["result"]["reason_zh"] and en in st["result"]["reason_en"], st["result"]
+    assert not st["thinking"]
+    assert f'[Result "{result}"]' in client.get("/api/game/pgn").text

@@ -33,7 +33,8 @@ import sqlalchemy as sa
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 
-__all__ = ["EngineSetupError", "EngineSpec", "ExternalEngines", "ExternalAnalyser", "ExternalSearcher",
+__all__ = ["EngineSetupError", "EngineGaveNoMove", "no_move_outcome",
+           "EngineSpec", "ExternalEngines", "ExternalAnalyser", "ExternalSearcher",
            "engine_key",
            "is_engine_key", "parse_engine_key", "resolve_command", "probe", "MAX_ENGINES",
            "DEFAULT_MOVETIME_S",
@@ -71,6 +72,39 @@ engines_table = sa.Table(
 class EngineSetupError(XiangqiError):
     """An engine cannot be added, changed or used: a missing program, a failed handshake, a bad
     option value, an unknown engine id. The message says what and where."""
+
+
+class EngineGaveNoMove(EngineSetupError):
+    """An added engine answered a position without a move: it resigned (``bestmove resign``,
+    :attr:`resigned` True) or sent ``nobestmove`` / ``bestmove (none)`` (ElephantEye's draw claim, or
+    no legal move). Not a failure of the engine: :func:`no_move_outcome` ends the game by it.
+    :attr:`name`: the engine's name."""
+
+    def __init__(self, message: str, *, name: str, resigned: bool) -> None:
+        super().__init__(message)
+        self.name = name
+        self.resigned = resigned
+
+
+def no_move_outcome(board: Board, exc: EngineGaveNoMove, rules: object | None = None) -> Any:
+    """The game's :class:`~xiangqi.core.outcome.Outcome` when the side to move of ``board`` (an added
+    engine) gave no move (``exc``): a resignation loses; a draw claim is judged by our referee as in
+    ``xiangqi match`` (:func:`xiangqi.engine.match.judge_claim`: a valid claim gives the referee's
+    ruling, e.g. 和棋 — 60回合未吃子…（FakeEngine提和）; an invalid one loses for the claimant)."""
+    from xiangqi.core.outcome import Termination, win
+    from xiangqi.engine.match import judge_claim
+
+    side = board.turn
+    who_zh, who_en = ("红方", "Red") if side else ("黑方", "Black")
+    if exc.resigned:
+        return win(Termination.RESIGNATION, not side, f"{who_zh}（{exc.name}）认输",
+                   f"{who_en} ({exc.name}) resigns")
+    ruling = judge_claim(board, rules)
+    if ruling is None:
+        return win(Termination.RESIGNATION, not side, f"{who_zh}（{exc.name}）提和无效，判负",
+                   f"{who_en} ({exc.name}) claimed a draw the rules do not give: loses")
+    return dataclasses.replace(ruling, reason_zh=f"{ruling.reason_zh}（{exc.name}提和）",
+                               reason_en=f"{ruling.reason_en} (claimed by {exc.name})")
 
 
 def engine_key(engine_id: int) -> str:
@@ -387,8 +421,8 @@ class ExternalEngines:
     def play(self, key: str, board: Board, time_s: float | None = None) -> Move:
         """The move of engine ``key`` (``engine:<id>``) in ``board``'s position (with its history),
         thinking its time a move, or ``time_s`` seconds when less (the game clock's budget).
-        Raises :class:`EngineSetupError` for an unknown engine or when the engine gives no move
-        (``bestmove resign``, ``nobestmove``, ``(none)``), and
+        Raises :class:`EngineSetupError` for an unknown engine, :class:`EngineGaveNoMove` when the
+        engine gives no move (``bestmove resign``, ``nobestmove``, ``(none)``), and
         :class:`xiangqi.engine.client.EngineError` when the engine fails (its process is then
         stopped, and started again at the next request)."""
         from xiangqi.engine import Limit
@@ -405,7 +439,8 @@ class ExternalEngines:
                 raise
         if res.move is None:
             what = "resigned" if res.resigned else "gave no move (a draw claim or no legal move)"
-            raise EngineSetupError(f"{spec.name} {what} in {board.fen()}")
+            raise EngineGaveNoMove(f"{spec.name} {what} in {board.fen()}", name=spec.name,
+                                   resigned=bool(res.resigned))
         return res.move
 
     def analyse(self, key: str, board: Board, time_s: float, multipv: int = 1) -> list[dict[str, Any]]:
