@@ -42,3 +42,24 @@ def test_new_game_as_black_with_a_stale_tree_fetch_keeps_the_move_list(gated_ser
     assert driver.move_texts() == ["车九进一"]  # the computer's first move (a0a1)
     expect(page.locator("#move-list .mv.current")).to_have_text("车九进一")
     expect(page.locator("body")).to_have_attribute("data-analysis-ply", "1")
+
+
+def test_editor_and_endgame_show_only_their_own_texts(quick_server, driver, page):
+    """The position editor's check follows a language change (before: "局面合法" stayed in an English
+    page); endgame practice without tables shows how to make them and no buttons that cannot work
+    (before: 换一局 and an empty 残局 list); neither shows the game's coach line underneath."""
+    driver.open(quick_server.url)
+    page.click("#btn-edit")
+    expect(page.locator("#ed-problems")).to_have_text("局面合法")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.keyboard.press("Escape")
+    expect(page.locator("#ed-problems")).to_have_text("Position is valid")
+    expect(page.locator("#coach-panel")).to_be_hidden()
+    page.click("#ed-exit")
+    page.click("#btn-endgame")
+    expect(page.locator("#eg-status")).to_contain_text("No tablebases yet")
+    expect(page.locator("#eg-new")).to_be_hidden()
+    expect(page.locator("#eg-ending")).to_be_hidden()
+    expect(page.locator("#eg-exit")).to_be_visible()
+    expect(page.locator("#coach-panel")).to_be_hidden()
