@@ -348,3 +348,20 @@ def test_server_shutdown_ends_the_analysis_threads_of_open_sockets(tmp_path, mon
     assert len(mine) == 1
     assert alive == [], "the analysis thread still runs after the server stopped"
     assert len(app.state.analyses) == 0
+
+
+def test_a_position_where_the_king_can_be_taken_is_refused(client):
+    """Before: the board offered d8d9 (taking the black king) and answered a kingless position."""
+    fen = "3k5/3R5/9/9/9/9/9/9/9/4K4 w - - 0 1"  # Black's king in check, Red to move
+    for path, body in [("/api/analysis/position", {"fen": fen}),
+                       ("/api/analysis/play", {"fen": fen, "move": "d8d9"}),
+                       ("/api/analysis/line", {"fen": fen, "moves": ["d8d9"]})]:
+        r = client.post(path, json=body)
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["detail"] == (f"impossible position {fen}: the side not to move is in check (d9): "
+                                      "the side to move could take the king")
+    r = client.post("/api/analysis/position", json={"fen": "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1"})
+    assert r.status_code == 400 and "the kings face each other (e9)" in r.json()["detail"]
+    # a position with a check on the side to move is fine
+    r = client.post("/api/analysis/position", json={"fen": "3k5/3R5/9/9/9/9/9/9/9/4K4 b - - 0 1"})
+    assert r.status_code == 200 and r.json()["check"] == "d9"

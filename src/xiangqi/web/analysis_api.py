@@ -135,10 +135,22 @@ class StartMessage(_Strict):
 
 
 def _board(fen: str) -> Board:
+    """The board of ``fen``; 400 when it cannot be read or the side to move could take the king
+    (the other king in check, or the kings facing each other): from there a move would leave a board
+    without a king. Other oddities (a pawn where no pawn can go) stay allowed: records hold them."""
     try:
-        return Board(fen)
+        board = Board(fen)
     except XiangqiError as exc:
         raise HTTPException(400, f"bad position: {exc}") from None
+    probe = board.copy(stack=False)
+    probe.turn = not board.turn
+    if probe.is_check():
+        from xiangqi.app.position import validate_position
+
+        why = [p.en for p in validate_position(fen)[1] if "could take the king" in p.en]
+        raise HTTPException(400, f"impossible position {fen}: "
+                                 + (why[0] if why else "the side to move could take the king"))
+    return board
 
 
 def _check_square(board: Board) -> str | None:
