@@ -63,3 +63,23 @@ def test_convert_names_the_file_it_cannot_read(tmp_path, capsys):
     assert main(["convert", str(bad), str(tmp_path / "out.pgn")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"xiangqi convert: error: {bad}: the data is neither UTF-8, GB18030/GBK nor Big5 text"]
+
+
+def test_game_socket_refuses_unknown_fields_and_bad_versions(client):
+    """Before: ``{"type": "resign", "extra": {}}`` resigned and a move's ``"version": "x"`` was ignored."""
+    gid = client.get("/api/game").json()["id"]
+    with client.websocket_connect(f"/ws/game/{gid}") as ws:
+        assert ws.receive_json()["type"] == "state"
+        for msg, detail in [({"type": "resign", "extra": {}},
+                             "resign message: unknown field(s) 'extra' (it takes none)"),
+                            ({"type": "move", "move": "h9g7", "verison": 3},
+                             "move message: unknown field(s) 'verison' (it takes move, version)"),
+                            ({"type": "move", "move": "h9g7", "version": "x"},
+                             "'version' must be the integer version of the state shown, got 'x'")]:
+            ws.send_json(msg)
+            got = ws.receive_json()
+            assert got["type"] == "error" and got["detail"] == detail, got
+        ws.send_json({"type": "move", "move": "h9g7"})
+        assert ws.receive_json()["type"] == "state"
+    st = client.get("/api/game").json()
+    assert st["result"] is None and [m["iccs"] for m in st["moves"]] == ["h2e2", "h9g7"]
