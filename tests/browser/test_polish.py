@@ -63,3 +63,11 @@ def test_editor_and_endgame_show_only_their_own_texts(quick_server, driver, page
     expect(page.locator("#eg-ending")).to_be_hidden()
     expect(page.locator("#eg-exit")).to_be_visible()
     expect(page.locator("#coach-panel")).to_be_hidden()
+    page.click("#eg-exit")
+    expect(page.locator("#coach-panel")).to_be_visible()  # the game's own line is back
+    # an opened record is not the game either
+    page.click("#btn-open")
+    page.fill("#paste-text", "1. 炮二平五 马８进７ *")
+    page.click("#btn-paste-open")
+    expect(page.locator("#record")).to_be_visible()
+    expect(page.locator("#coach-panel")).to_be_hidden()
