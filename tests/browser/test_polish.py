@@ -71,3 +71,21 @@ def test_editor_and_endgame_show_only_their_own_texts(quick_server, driver, page
     page.click("#btn-paste-open")
     expect(page.locator("#record")).to_be_visible()
     expect(page.locator("#coach-panel")).to_be_hidden()
+
+
+def test_new_game_dialog_fits_a_phone(quick_server, driver, page):
+    """On a 390 px phone every choice of the new-game dialog stays inside it (before: 对手 and 开局 ran
+    past its right edge in English)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    driver.open(quick_server.url)
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.keyboard.press("Escape")
+    page.click("#btn-new")
+    expect(page.locator("#dlg-new")).to_be_visible()
+    right = page.eval_on_selector("#dlg-new", "d => d.getBoundingClientRect().right")
+    edges = page.eval_on_selector_all(
+        "#dlg-new select",
+        "ss => ss.filter(s => s.offsetParent).map(s => [s.id, s.getBoundingClientRect().right])")
+    assert len(edges) >= 5
+    assert all(r <= right for _, r in edges), (right, edges)
