@@ -143,7 +143,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise XiangqiError(f"cannot tell the output format from {args.output!r}: "
                            "use --to pgn|xqf|dhtmlxq|epd")
     source = sys.stdin.buffer.read() if args.input == "-" else args.input
-    games = read_records(source, fmt=args.input_format, encoding=args.input_encoding)
+    try:
+        games = read_records(source, fmt=args.input_format, encoding=args.input_encoding)
+    except XiangqiError as exc:  # name the file: "bad.xqf: the data is neither UTF-8, …"
+        where = "standard input" if args.input == "-" else args.input
+        raise XiangqiError(f"{where}: {exc}" if not str(exc).startswith(f"{where}:") else str(exc)) from None
     losses: list[str] = []
     data = write_records(games, fmt, notation=args.notation, encoding=args.encoding,
                          fullwidth_black=args.fullwidth_black, traditional=args.traditional, warnings=losses)

@@ -106,6 +106,14 @@ def test_review_from_the_result_dialog(quick_server, driver, page):
     expect(side).to_have_text(["红方：准确率 100.0% · 缓着 0 · 错着 0 · 败着 0",
                                "黑方：准确率 19.3% · 缓着 0 · 错着 0 · 败着 1"])
     expect(page.locator("#rv-summary .rv-worst")).to_have_text("最大失误： 2. 卒1进1?? 应走 炮2平5")
+    # in English both moves are in the page's notation (before: "2. 卒1进1?? better was C2.5")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "en")
+    page.click("#dlg-settings button[value=close]")
+    expect(page.locator("#rv-summary .rv-worst")).to_have_text("Biggest mistake: 2. P1+1?? better was C2.5")
+    page.click("#btn-settings")
+    page.select_option("#set-language", "zh")
+    page.click("#dlg-settings button[value=close]")
     # the review's branch is not the player's: nothing of it is saved
     st = page.evaluate("fetch('/api/analysis/tree/current').then(r => r.json())")
     assert st["variations"] == 0

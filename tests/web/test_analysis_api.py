@@ -242,3 +242,126 @@ def test_analysis_gives_way_to_the_games_computer(client):
         assert time.monotonic() - t0 >= 0.5
         info = receive_until(ws, "info")[-1]
         assert info["turn"] == "black"
+
+
+
+class _SearchUntilStopped:
+    """A stand-in for the built-in engine (no kernels to load): searches until ``stop()``."""
+
+    made: list = []
+
+    def __init__(self, **_kw):
+        import threading
+
+        self.made.append(self)
+        self.tablebase = None
+        self._stop = threading.Event()
+        self.searching = threading.Event()
+
+    def set_tablebase_path(self, _path):
+        pass
+
+    def stop(self):
+        self._stop.set()
+
+    def search(self, board, limit, on_info=None, multipv=1):
+        self.searching.set()
+        self._stop.wait(60)
+        self._stop.clear()
+
+
+def test_server_shutdown_ends_the_analysis_threads_of_open_sockets(tmp_path, monkeypatch):
+    """The server stops while an engine panel's socket is open and its analysis searches: the socket's
+    task is cancelled (level-triggered, as anyio's cancel scopes do) while the event loop's executor
+    is busy, then the lifespan shuts down. No analysis thread may be left running (before: the
+    socket's ``finally`` awaited ``to_thread(close)``, the cancellation dropped the queued close, and
+    the shutdown did not know the analyses)."""
+    import asyncio
+    import contextlib
+    import json
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.webclient import run_coroutine
+
+    import xiangqi.engine
+
+    monkeypatch.setattr(xiangqi.engine, "Engine", _SearchUntilStopped)
+    app = create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0)
+    before = set(threading.enumerate())
+    blocker = threading.Event()
+    pool = ThreadPoolExecutor(2)
+
+    async def main():
+        try:
+            return await stop_while_searching()
+        finally:
+            blocker.set()  # asyncio.run waits for its executor's jobs
+
+    async def stop_while_searching():
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(pool)
+        life_in: asyncio.Queue = asyncio.Queue()
+        life_out: asyncio.Queue = asyncio.Queue()
+        life = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
+                                       life_in.get, life_out.put))
+        await life_in.put({"type": "lifespan.startup"})
+        assert (await life_out.get())["type"] == "lifespan.startup.complete"
+        ws_in: asyncio.Queue = asyncio.Queue()
+        ws_out: asyncio.Queue = asyncio.Queue()
+        scope = {"type": "websocket", "path": "/ws/analysis", "raw_path": b"/ws/analysis",
+                 "query_string": f"token={app.state.token}".encode(), "root_path": "",
+                 "headers": [(b"host", b"127.0.0.1:8765"), (b"origin", b"http://127.0.0.1:8765")],
+                 "server": ("127.0.0.1", 8765), "client": ("127.0.0.1", 5000), "scheme": "ws",
+                 "subprotocols": [], "asgi": {"version": "3.0"}}
+        sock = asyncio.create_task(app(scope, ws_in.get, ws_out.put))
+        await ws_in.put({"type": "websocket.connect"})
+        assert (await ws_out.get())["type"] == "websocket.accept"
+        await ws_in.put({"type": "websocket.receive", "text": json.dumps({"type": "start", "fen": START})})
+        msg = await asyncio.wait_for(ws_out.get(), 10)
+        assert json.loads(msg["text"])["type"] == "started"
+        mine = [t for t in threading.enumerate() if t not in before and t.name == "xiangqi-live-analysis"]
+        for _ in range(500):  # it searches
+            if _SearchUntilStopped.made and _SearchUntilStopped.made[-1].searching.is_set():
+                break
+            await asyncio.sleep(0.01)
+        # the executor's threads are busy (other requests' work): a queued job waits
+        busy = [loop.run_in_executor(None, blocker.wait) for _ in range(2)]
+        for _ in range(50):  # the server stops: the socket's task is cancelled, again and again
+            if sock.done():
+                break
+            sock.cancel()
+            await asyncio.sleep(0.01)
+        with contextlib.suppress(asyncio.CancelledError):
+            await sock
+        blocker.set()  # the other work ends; the cancelled socket's queued jobs were dropped
+        await asyncio.gather(*busy)
+        await life_in.put({"type": "lifespan.shutdown"})
+        assert (await asyncio.wait_for(life_out.get(), 10))["type"] == "lifespan.shutdown.complete"
+        await life
+        return mine, [t for t in mine if t.is_alive()]
+
+    try:
+        mine, alive = run_coroutine(main())
+    finally:
+        pool.shutdown(wait=False)
+    assert len(mine) == 1
+    assert alive == [], "the analysis thread still runs after the server stopped"
+    assert len(app.state.analyses) == 0
+
+
+def test_a_position_where_the_king_can_be_taken_is_refused(client):
+    """Before: the board offered d8d9 (taking the black king) and answered a kingless position."""
+    fen = "3k5/3R5/9/9/9/9/9/9/9/4K4 w - - 0 1"  # Black's king in check, Red to move
+    for path, body in [("/api/analysis/position", {"fen": fen}),
+                       ("/api/analysis/play", {"fen": fen, "move": "d8d9"}),
+                       ("/api/analysis/line", {"fen": fen, "moves": ["d8d9"]})]:
+        r = client.post(path, json=body)
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["detail"] == (f"impossible position {fen}: the side not to move is in check (d9): "
+                                      "the side to move could take the king")
+    r = client.post("/api/analysis/position", json={"fen": "4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1"})
+    assert r.status_code == 400 and "the kings face each other (e9)" in r.json()["detail"]
+    # a position with a check on the side to move is fine
+    r = client.post("/api/analysis/position", json={"fen": "3k5/3R5/9/9/9/9/9/9/9/4K4 b - - 0 1"})
+    assert r.status_code == 200 and r.json()["check"] == "d9"

@@ -205,3 +205,64 @@ def test_the_review_can_be_done_by_the_added_engine(client):
     assert ours["job"] != job
     assert client.post("/api/review", json={"pgn": pgn, "engine": "engine:77"}).status_code == 404
     assert client.post("/api/review", json={"pgn": pgn, "engine": "fairy"}).status_code == 422
+
+
+def test_relative_paths_are_taken_from_the_folder_the_engine_was_added_from(client, tmp_path, monkeypatch):
+    """An engine given as ``python engines/fake.py first`` from the folder the server was started in
+    (relative script, ``--book=`` value, a program ``./run-fake``) is found and plays, though it runs
+    in its program's folder and the server's working folder changes later (before: the handshake
+    failed, python could not open ``engines/fake.py`` in its own bin folder)."""
+    home = tmp_path / "user"
+    (home / "engines").mkdir(parents=True)
+    shutil.copy(FAKE, home / "engines" / "fake.py")
+    (home / "book.dat").write_text("book")
+    script = home / "run-fake"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} engines/fake.py \"$@\"\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(home)
+    r = client.post("/api/engines/check", json={"command": sys.executable,
+                                                "args": ["engines/fake.py", "first", "--book=book.dat"]})
+    assert r.status_code == 200, r.text
+    assert r.json()["args"] == [str(home / "engines" / "fake.py"), "first", f"--book={home / 'book.dat'}"]
+    eng = _add(client, "first")  # the absolute FAKE path stays as it was
+    assert eng["args"] == [FAKE, "first"]
+    r = client.post("/api/engines", json={"command": sys.executable, "args": ["engines/fake.py", "first"],
+                                          "movetime_s": 0.1})
+    assert r.status_code == 200, r.text
+    rel = r.json()
+    assert rel["args"] == [str(home / "engines" / "fake.py"), "first"]
+    assert resolve_command("./run-fake")[0] == str(script)
+    assert resolve_command("run-fake", base=home)[0] == str(script)  # not on the PATH: the folder's
+    monkeypatch.chdir(tmp_path)  # the server's folder is no longer the user's
+    client.post("/api/engines/game", json={"engine": rel["id"], "red": "human", "black": "engine"})
+    client.post("/api/game/move", json={"move": "h2e2"})
+    st = _wait_state(client, lambda s: len(s["moves"]) == 2 or s.get("engine_error") is not None)
+    assert st.get("engine_error") is None and len(st["moves"]) == 2
+
+
+@pytest.mark.parametrize(("mode", "fen", "result", "zh", "en"), [
+    # bestmove resign: the engine (Black) resigns
+    ("resign", None, "1-0", "黑方（FakeEngine）认输", "Black (FakeEngine) resigns"),
+    # nobestmove at the start: no draw rule is met, the claimant loses
+    ("nobestmove", None, "1-0", "黑方（FakeEngine）提和无效，判负", "claimed a draw the rules do not give"),
+    # bestmove (none) with its next move reaching the 60-move limit: the referee's draw
+    ("none", "r2k5/9/9/9/9/9/9/9/9/4K3R b - - 119 80", "1/2-1/2",
+     "60回合未吃子，判和（提和成立）（FakeEngine提和）",
+     "60 moves without a capture with the claimant's next move (claimed by FakeEngine)"),
+])
+def test_an_engine_that_gives_no_move_ends_the_game_by_the_referee(client, mode, fen, result, zh, en):
+    """An added engine that resigns or claims a draw ends the game with the result and reason a
+    match gives (engine.match.judge_claim), not a computer failure (before: ``engine_error``)."""
+    eng = _add(client, mode, movetime_s=0.1)
+    body = {"engine": eng["id"], "red": "human", "black": "engine"}
+    if fen:
+        body["fen"] = fen
+    st = client.post("/api/engines/game", json=body).json()
+    if not fen:
+        client.post("/api/game/move", json={"move": "h2e2"})
+    st = _wait_state(client, lambda s: s["result"] is not None or s.get("engine_error") is not None)
+    assert st.get("engine_error") is None, st.get("engine_error")
+    assert st["result"]["result"] == result
+    assert zh in st["result"]["reason_zh"] and en in st["result"]["reason_en"], st["result"]
+    assert not st["thinking"]
+    assert f'[Result "{result}"]' in client.get("/api/game/pgn").text

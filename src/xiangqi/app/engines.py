@@ -33,7 +33,8 @@ import sqlalchemy as sa
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 
-__all__ = ["EngineSetupError", "EngineSpec", "ExternalEngines", "ExternalAnalyser", "ExternalSearcher",
+__all__ = ["EngineSetupError", "EngineGaveNoMove", "no_move_outcome",
+           "EngineSpec", "ExternalEngines", "ExternalAnalyser", "ExternalSearcher",
            "engine_key",
            "is_engine_key", "parse_engine_key", "resolve_command", "probe", "MAX_ENGINES",
            "DEFAULT_MOVETIME_S",
@@ -71,6 +72,39 @@ engines_table = sa.Table(
 class EngineSetupError(XiangqiError):
     """An engine cannot be added, changed or used: a missing program, a failed handshake, a bad
     option value, an unknown engine id. The message says what and where."""
+
+
+class EngineGaveNoMove(EngineSetupError):
+    """An added engine answered a position without a move: it resigned (``bestmove resign``,
+    :attr:`resigned` True) or sent ``nobestmove`` / ``bestmove (none)`` (ElephantEye's draw claim, or
+    no legal move). Not a failure of the engine: :func:`no_move_outcome` ends the game by it.
+    :attr:`name`: the engine's name."""
+
+    def __init__(self, message: str, *, name: str, resigned: bool) -> None:
+        super().__init__(message)
+        self.name = name
+        self.resigned = resigned
+
+
+def no_move_outcome(board: Board, exc: EngineGaveNoMove, rules: object | None = None) -> Any:
+    """The game's :class:`~xiangqi.core.outcome.Outcome` when the side to move of ``board`` (an added
+    engine) gave no move (``exc``): a resignation loses; a draw claim is judged by our referee as in
+    ``xiangqi match`` (:func:`xiangqi.engine.match.judge_claim`: a valid claim gives the referee's
+    ruling, e.g. 和棋 — 60回合未吃子…（FakeEngine提和）; an invalid one loses for the claimant)."""
+    from xiangqi.core.outcome import Termination, win
+    from xiangqi.engine.match import judge_claim
+
+    side = board.turn
+    who_zh, who_en = ("红方", "Red") if side else ("黑方", "Black")
+    if exc.resigned:
+        return win(Termination.RESIGNATION, not side, f"{who_zh}（{exc.name}）认输",
+                   f"{who_en} ({exc.name}) resigns")
+    ruling = judge_claim(board, rules)
+    if ruling is None:
+        return win(Termination.RESIGNATION, not side, f"{who_zh}（{exc.name}）提和无效，判负",
+                   f"{who_en} ({exc.name}) claimed a draw the rules do not give: loses")
+    return dataclasses.replace(ruling, reason_zh=f"{ruling.reason_zh}（{exc.name}提和）",
+                               reason_en=f"{ruling.reason_en} (claimed by {exc.name})")
 
 
 def engine_key(engine_id: int) -> str:
@@ -121,10 +155,42 @@ class EngineSpec:
                 "movetime_s": self.movetime_s}
 
 
-def resolve_command(command: str, args: Sequence[str] = ()) -> list[str]:
+def _absolute_arg(arg: str, base: Path) -> str:
+    """``arg`` with a relative path in it made absolute against ``base`` when that path exists there:
+    the whole argument (``nets/big.nnue``, ``./book.dat``, ``~/eng/net``) or the value of an
+    ``--opt=PATH`` / ``NAME=PATH`` argument. Anything else (flags, words, numbers, paths that do
+    not exist in ``base``) is kept as given."""
+    def fix(text: str) -> str | None:
+        if not text or text.startswith("-"):
+            return None
+        if Path(text).is_absolute():
+            return None  # already where it is
+        p = base / os.path.expanduser(text)
+        try:
+            return os.path.abspath(p) if p.exists() else None
+        except (OSError, ValueError):
+            return None
+
+    whole = fix(arg)
+    if whole is not None:
+        return whole
+    name, eq, value = arg.partition("=")
+    if eq and name and (fixed := fix(value)) is not None:
+        return f"{name}={fixed}"
+    return arg
+
+
+def resolve_command(command: str, args: Sequence[str] = (), *, base: str | os.PathLike[str] | None = None
+                    ) -> list[str]:
     """``[program, *args]`` with the program made an absolute path: ``command`` is a path (``~``
-    expanded) or a name found on ``$PATH`` or in ``/usr/games`` (``fairy-stockfish``). Raises
-    :class:`EngineSetupError` when it is empty, not found, a directory, or not executable."""
+    expanded; relative to ``base``) or a name found on ``$PATH``, in ``/usr/games``
+    (``fairy-stockfish``) or in ``base``. ``base``: the folder the user gave the command from
+    (default: the current working directory, where ``xiangqi play`` was started); an argument that
+    names a file or folder relative to it is stored as an absolute path too (:func:`_absolute_arg`),
+    because the engine runs in its program's folder (where engines look for their networks and
+    books), not in ``base``. Raises :class:`EngineSetupError` when the program is empty, not found,
+    a directory, or not executable."""
+    base_dir = Path(os.path.abspath(base if base is not None else os.getcwd()))
     command = (command or "").strip()
     if not command:
         raise EngineSetupError("the engine's program is empty: give its path, "
@@ -139,9 +205,14 @@ def resolve_command(command: str, args: Sequence[str] = ()) -> list[str]:
         # started outside a login shell may not have on its PATH
         search = os.pathsep.join([os.environ.get("PATH", os.defpath), *_GAMES_DIRS])
         found = shutil.which(command, path=search)
+        if found is None and (base_dir / command).is_file() and os.access(base_dir / command, os.X_OK):
+            found = str(base_dir / command)  # a program in the folder the user started from
         if found is None:
-            raise EngineSetupError(f"no program named {command!r} on the PATH; give the engine's full path")
+            raise EngineSetupError(f"no program named {command!r} on the PATH nor in {base_dir}; "
+                                   "give the engine's full path")
         path = Path(found)
+    elif not path.is_absolute():
+        path = base_dir / path
     # absolute, but links kept: a virtualenv's python is a link whose own path makes it that venv's
     path = Path(os.path.abspath(path))
     if not path.exists():
@@ -150,7 +221,7 @@ def resolve_command(command: str, args: Sequence[str] = ()) -> list[str]:
         raise EngineSetupError(f"{path} is a folder, not a program")
     if not os.access(path, os.X_OK):
         raise EngineSetupError(f"{path} is not executable (chmod +x, or give the program that runs it)")
-    return [str(path), *args]
+    return [str(path), *(_absolute_arg(a, base_dir) for a in args)]
 
 
 def _option_dict(opt: Any) -> dict[str, Any]:
@@ -350,8 +421,8 @@ class ExternalEngines:
     def play(self, key: str, board: Board, time_s: float | None = None) -> Move:
         """The move of engine ``key`` (``engine:<id>``) in ``board``'s position (with its history),
         thinking its time a move, or ``time_s`` seconds when less (the game clock's budget).
-        Raises :class:`EngineSetupError` for an unknown engine or when the engine gives no move
-        (``bestmove resign``, ``nobestmove``, ``(none)``), and
+        Raises :class:`EngineSetupError` for an unknown engine, :class:`EngineGaveNoMove` when the
+        engine gives no move (``bestmove resign``, ``nobestmove``, ``(none)``), and
         :class:`xiangqi.engine.client.EngineError` when the engine fails (its process is then
         stopped, and started again at the next request)."""
         from xiangqi.engine import Limit
@@ -368,7 +439,8 @@ class ExternalEngines:
                 raise
         if res.move is None:
             what = "resigned" if res.resigned else "gave no move (a draw claim or no legal move)"
-            raise EngineSetupError(f"{spec.name} {what} in {board.fen()}")
+            raise EngineGaveNoMove(f"{spec.name} {what} in {board.fen()}", name=spec.name,
+                                   resigned=bool(res.resigned))
         return res.move
 
     def analyse(self, key: str, board: Board, time_s: float, multipv: int = 1) -> list[dict[str, Any]]:

@@ -112,15 +112,28 @@ class LiveAnalysis:
         if had:
             self._event({"type": "stopped", "reason": "stopped"})
 
-    def close(self) -> None:
-        """Stop and end the thread (the page went away). Waits up to 5 s for the search to return."""
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop and end the thread (the page went away). Waits up to ``timeout`` seconds for the
+        search to return."""
+        self.request_close()
+        self._thread.join(timeout=timeout)
+
+    def request_close(self) -> None:
+        """Tell the thread to end (its search stops) without waiting: safe to call from the event loop,
+        and what a cancelled close must already have done (the server stopping). Idempotent."""
         with self._cond:
+            was = self._closed
             self._closed = True
             self._job = None
             self._cond.notify_all()
-        self._unsubscribe()
+        if not was:
+            self._unsubscribe()
         self._halt()
-        self._thread.join(timeout=5)
+
+    @property
+    def alive(self) -> bool:
+        """True while the worker thread runs."""
+        return self._thread.is_alive()
 
     @property
     def running(self) -> bool:

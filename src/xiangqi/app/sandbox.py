@@ -188,9 +188,21 @@ def convert_record_job(data: bytes, name: str, index: int, fmt: str,
 
 
 def open_game_job(data: bytes, red: str, black: str, level: str) -> Any:
-    """A :class:`xiangqi.app.session.GameSession` replaying the PGN file ``data`` (bytes, encoding
-    sniffed); raises :class:`xiangqi.app.session.SessionError` when it holds no playable game."""
-    from xiangqi.app.session import GameSession
+    """A :class:`xiangqi.app.session.GameSession` replaying the first game of the record file ``data``
+    (bytes: PGN, XQF, DhtmlXQ/UBB or EPD, format and encoding sniffed); raises
+    :class:`xiangqi.app.session.SessionError` when it holds no playable game (a record whose start
+    position or moves cannot be read is refused, not opened as an empty game from the standard start)
+    and :class:`xiangqi.core.errors.XiangqiError` when the data is no record at all."""
+    from xiangqi.app.session import GameSession, SessionError
     from xiangqi.core.pgn import read_text_file
+    from xiangqi.core.records import detect_format, read_records, write_records
 
-    return GameSession.from_pgn(read_text_file(data), red=red, black=black, level=level)
+    games = read_records(data)
+    game = games[0]
+    if game.errors and not list(game.mainline_moves()):
+        raise SessionError(f"the record could not be read: {game.errors[0]}")
+    if detect_format(data) == "pgn" and not data.lstrip().startswith(b"[DhtmlXQ"):
+        text = read_text_file(data)  # the PGN itself: its headers and result as written
+    else:
+        text = write_records([game], "pgn").decode("utf-8")
+    return GameSession.from_pgn(text, red=red, black=black, level=level)

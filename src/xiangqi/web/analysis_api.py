@@ -61,7 +61,7 @@ from xiangqi.core.board import Board, Move, square_name
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.limits import BadJSON, StrictJSONRoute, receive_json_message
 
-__all__ = ["MAX_ANALYSES", "UPDATE_INTERVAL_S", "create_router"]
+__all__ = ["MAX_ANALYSES", "UPDATE_INTERVAL_S", "LiveAnalyses", "create_router"]
 
 #: Engine panels searching at once on one server (each is a thread with its own engine; the
 #: machine's cores are few and the game's computer comes first).
@@ -135,10 +135,22 @@ class StartMessage(_Strict):
 
 
 def _board(fen: str) -> Board:
+    """The board of ``fen``; 400 when it cannot be read or the side to move could take the king
+    (the other king in check, or the kings facing each other): from there a move would leave a board
+    without a king. Other oddities (a pawn where no pawn can go) stay allowed: records hold them."""
     try:
-        return Board(fen)
+        board = Board(fen)
     except XiangqiError as exc:
         raise HTTPException(400, f"bad position: {exc}") from None
+    probe = board.copy(stack=False)
+    probe.turn = not board.turn
+    if probe.is_check():
+        from xiangqi.app.position import validate_position
+
+        why = [p.en for p in validate_position(fen)[1] if "could take the king" in p.en]
+        raise HTTPException(400, f"impossible position {fen}: "
+                                 + (why[0] if why else "the side to move could take the king"))
+    return board
 
 
 def _check_square(board: Board) -> str | None:
@@ -162,10 +174,53 @@ def _play(board: Board, text: str) -> dict[str, Any]:
     return {"move": mv.iccs(), "fen": board.fen(), "text": texts, "check": _check_square(board)}
 
 
+class LiveAnalyses:
+    """The engine panels' analyses open on one server (each a thread: :class:`LiveAnalysis`).
+
+    A socket's ``finally`` closes its own, but at shutdown that await can be cancelled (the server
+    stopping cancels the socket's task) and leave the thread searching: :meth:`close_all`, called by
+    the app's lifespan after the sockets, ends every one that is left."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: set[LiveAnalysis] = set()
+
+    def add(self, analysis: LiveAnalysis) -> LiveAnalysis:
+        with self._lock:
+            self._open.add(analysis)
+        return analysis
+
+    def discard(self, analysis: LiveAnalysis) -> None:
+        with self._lock:
+            self._open.discard(analysis)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._open)
+
+    def close_all(self, timeout: float = 5.0) -> int:
+        """Tell every open analysis to end, then wait for their threads (``timeout`` seconds in all).
+        Returns how many were open."""
+        import time
+
+        with self._lock:
+            left = list(self._open)
+            self._open.clear()
+        for a in left:
+            a.request_close()
+        deadline = time.monotonic() + timeout
+        for a in left:
+            a.close(timeout=max(0.0, deadline - time.monotonic()))
+        return len(left)
+
+
 def create_router(hub: Any, store: Any) -> APIRouter:
     """The analysis routes for the app of ``hub`` (its session and foreground gate) and ``store``
-    (the app's database: saved trees live there)."""
+    (the app's database: saved trees live there). The router's ``analyses`` (:class:`LiveAnalyses`)
+    holds the engine panels' analyses; the app closes them at shutdown."""
     router = APIRouter(route_class=StrictJSONRoute)
+    analyses = LiveAnalyses()
+    router.analyses = analyses  # type: ignore[attr-defined]
     trees = TreeStore(store.engine)
     slots = threading.BoundedSemaphore(MAX_ANALYSES)
 
@@ -354,8 +409,10 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                         continue
                     holding = True
                 if analysis is not None and analysis.engine_key != req.engine:  # another engine chosen
-                    await asyncio.to_thread(analysis.close)
-                    analysis = None
+                    old, analysis = analysis, None
+                    old.request_close()
+                    analyses.discard(old)
+                    await asyncio.to_thread(old.close)
                 if analysis is None:
                     searcher = None
                     if req.engine is not None:
@@ -364,8 +421,8 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                             say({"type": "error", "detail": f"start message: engine: {req.engine} is not "
                                                             "an added engine of this server"})
                             continue
-                    analysis = LiveAnalysis(hub.player.gate, engine=searcher,
-                                            tablebase_dir=hub.store.data_dir / "tablebases")
+                    analysis = analyses.add(LiveAnalysis(hub.player.gate, engine=searcher,
+                                                         tablebase_dir=hub.store.data_dir / "tablebases"))
                 try:
                     job = analysis.start(req.fen, req.moves, req.multipv)
                 except (XiangqiError, ValueError) as exc:
@@ -378,9 +435,11 @@ def create_router(hub: Any, store: Any) -> APIRouter:
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await sender
-            if analysis is not None:
-                await asyncio.to_thread(analysis.close)
             if holding:
                 slots.release()
+            if analysis is not None:
+                analysis.request_close()  # at once: the await below can be cancelled (shutdown)
+                analyses.discard(analysis)
+                await asyncio.to_thread(analysis.close)
 
     return router

@@ -195,17 +195,32 @@ def _version(msg: dict[str, Any]) -> int | None:
     return v
 
 
+#: The fields each message of the game socket may carry besides ``type`` (anything else is refused,
+#: as the REST bodies refuse an unknown field: a misspelt ``verison`` must not be ignored silently).
+MESSAGE_FIELDS: dict[str, frozenset[str]] = {
+    "move": frozenset({"move", "version"}), "undo": frozenset({"version"}), "resign": frozenset(),
+    "draw": frozenset(), "hint": frozenset(), "retry": frozenset(), "state": frozenset()}
+
+
 async def handle(hub: GameHub, client: Client, msg: Any) -> None:
     """Act on one message of ``client``'s page; a refused request is answered with an error."""
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
         client.send({"type": "error", "detail": "message must be an object with a string 'type'"})
         return
     kind = msg["type"]
+    unknown = sorted(set(msg) - {"type"} - MESSAGE_FIELDS.get(kind, frozenset(set(msg) - {"type"})))
+    if unknown:
+        client.send({"type": "error", "request": kind,
+                     "detail": f"{kind} message: unknown field(s) {', '.join(map(repr, unknown))}"
+                               + (f" (it takes {', '.join(sorted(MESSAGE_FIELDS[kind]))})"
+                                  if MESSAGE_FIELDS[kind] else " (it takes none)")})
+        return
     try:
         if kind == "move":
             mv = msg.get("move")
             if not isinstance(mv, str):
                 raise SessionError("move message needs a string 'move' in ICCS, e.g. h2e2")
+            _version(msg)  # checked for its type; a move is judged against the game as it is now
             await hub.move(mv)
         elif kind == "undo":
             await hub.undo(_version(msg))

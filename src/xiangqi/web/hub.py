@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.conduct import OFFER_DRAW, RESIGN, Conduct, computer_draw_agreed, computer_resigns
+from xiangqi.app.engines import EngineGaveNoMove, no_move_outcome
 from xiangqi.app.players import (
     EnginePlayer,
     SearchCancelledError,
@@ -611,7 +612,17 @@ class GameHub:
                 if self.session is not s or s.version != version or not s.engine_to_move():
                     self.thinking = False
                     continue  # the game changed meanwhile (undo, new game): think again if needed
-                if failure is None:
+                if isinstance(failure, EngineGaveNoMove):  # the referee ends the game (match.judge_claim)
+                    try:
+                        with self._saving():
+                            s.declare(no_move_outcome(s.board, failure, s.rules))
+                        failure = None
+                    except StorageError as exc:  # not ended: asked again when space is back
+                        self.thinking = False
+                        unsaved_error = str(exc)
+                        failure = None
+                        unsaved = None
+                elif failure is None:
                     try:
                         with self._saving():
                             s.play(mv)
@@ -649,9 +660,10 @@ class GameHub:
             self.thinking = False
             await self.broadcast()
 
-    async def _think(self, snap: Snapshot) -> tuple[Move | None, str | None]:
+    async def _think(self, snap: Snapshot) -> tuple[Move | None, Any]:
         """The computer's move for ``snap`` from a worker thread: ``(move, None)``, or ``(None, why)``
-        when it raised, gave no move or took longer than :attr:`engine_timeout_s`."""
+        when it raised, gave no move or took longer than :attr:`engine_timeout_s`; ``(None,
+        EngineGaveNoMove)`` when an added engine resigned or claimed a draw (the game ends by it)."""
         ticket = SearchTicket("move")
         try:
             mv = await asyncio.wait_for(_in_thread(self._choose, snap, ticket), self.engine_timeout_s)
@@ -661,6 +673,8 @@ class GameHub:
         except asyncio.CancelledError:
             self.player.cancel(ticket, "the game's engine task ended")
             raise
+        except EngineGaveNoMove as exc:  # an added engine resigned or claimed a draw: not a failure
+            return None, exc
         except Exception as exc:
             log.exception("the computer player failed")
             return None, f"the engine failed: {type(exc).__name__}: {exc}"

@@ -240,6 +240,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         hub.arm_clock()
         yield
         await app.state.games.shutdown()
+        await asyncio.to_thread(app.state.analyses.close_all)  # engine panels still searching
         with contextlib.suppress(Exception):
             app.state.tournaments.close()  # a round-robin's games (web/tournament_api.py)
         with contextlib.suppress(Exception):
@@ -265,7 +266,9 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     app.include_router(review_router(app, hub, store, records))  # review jobs: app.state.reviews
     from xiangqi.web.analysis_api import create_router as analysis_routes
 
-    app.include_router(analysis_routes(hub, store))  # analysis board and engine panel
+    analysis_router = analysis_routes(hub, store)
+    app.state.analyses = analysis_router.analyses  # the engine panels' threads: ended at shutdown
+    app.include_router(analysis_router)  # analysis board and engine panel
     from xiangqi.web.coach_api import create_router as coach_router
 
     app.include_router(coach_router(hub))

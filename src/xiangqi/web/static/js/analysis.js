@@ -145,10 +145,25 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast, 
     return id;
   }
 
-  function fetchCurrent(keep) {
+  /** True when the fetched tree ``view``'s main line starts with the moves of the live state ``st``
+   *  (a tree fetched before the computer's last move arrived has fewer: it is stale). */
+  function viewHasMoves(view, st) {
+    let id = 0;
+    for (const m of st.moves) {
+      const next = view.nodes[id] && view.nodes[id].children[0];
+      if (next === undefined || !view.nodes[next] || view.nodes[next].move !== m.iccs) return false;
+      id = next;
+    }
+    return true;
+  }
+
+  function fetchCurrent(keep, tries = 0) {
     const seq = ++fetchSeq;
     fetching = saveChain.then(() => api("/api/analysis/tree/current")).then((view) => {
-      if (seq !== fetchSeq || !tree || tree.source !== "current" || !live || view.game_id !== live.id) return;
+      if (seq !== fetchSeq || !tree || tree.source !== "current" || !live || view.game_id !== live.id) return undefined;
+      // The game went on while the tree was on its way (a new game as Black: the computer's first
+      // move came first): ask again; the provisional tree stays meanwhile.
+      if (!viewHasMoves(view, live)) return tries < 3 ? fetchCurrent(keep, tries + 1) : undefined;
       const reviewNodes = keepReview();
       setTree(view, "current");
       tree.played = live.moves.length;
@@ -157,6 +172,7 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast, 
       render();
       if (!following) show();
       onTree();
+      return undefined;
     }).catch((e) => toast(`${t("error")}: ${e.message}`)).finally(() => { if (seq === fetchSeq) fetching = null; });
     return fetching;
   }

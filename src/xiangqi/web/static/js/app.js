@@ -1179,6 +1179,7 @@ function applySettings() {
   engine.refresh();
   if (window.xqPuzzles) window.xqPuzzles.refresh();
   if (window.xqEndgame) window.xqEndgame.refresh();
+  editor.refresh(); // the position check's text
   engines.relabel();
   fillLevels();
   talk.applySettings(s);

@@ -163,5 +163,10 @@ export function createEditor({ board, api, onPlay, onExit, toast }) {
     onExit();
   }
 
-  return { open, close, fen, get valid() { return valid; } };
+  /** The check's texts again in the page's language (app.js calls it after a settings change). */
+  function refresh() {
+    if (document.body.classList.contains("editing")) validate();
+  }
+
+  return { open, close, fen, refresh, get valid() { return valid; } };
 }

@@ -228,6 +228,9 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
     }
     const sel = $("#eg-ending");
     sel.replaceChildren(...list.map((x) => new Option(language() === "zh" ? `${x.zh} (${x.name})` : x.name, x.name)));
+    // no tables: no buttons that cannot do anything (the status says how to make the tables)
+    $("#eg-new").parentElement.hidden = !list.length;
+    sel.closest(".row").hidden = !list.length;
     if (!list.length) {
       view = null;
       render();

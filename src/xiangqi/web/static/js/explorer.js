@@ -12,7 +12,7 @@ const $ = (sel) => document.querySelector(sel);
 Object.assign(TEXT.zh, {
   explorer: "开局库", ex_source_master: "大师对局", ex_source_mine: "我的对局", ex_source_both: "全部对局",
   ex_move: "着法", ex_games: "局数", ex_score: "红胜 / 和 / 黑胜", ex_year: "年份", ex_total: "共 {n} 局",
-  ex_ended: "，{n} 局在此结束", ex_none: "数据库中没有这个局面。", ex_empty_db: "数据库还是空的：用 xiangqi db import 导入棋谱。",
+  ex_ended: "，{n} 局在此结束", ex_total_one: "共 {n} 局", ex_ended_one: "，{n} 局在此结束", ex_none: "数据库中没有这个局面。", ex_empty_db: "数据库还是空的：用 xiangqi db import 导入棋谱。",
   ex_top: "最近的对局", ex_blocked: "与电脑对局时不显示开局库。浏览棋谱、复盘、双人对弈、分析或摆谱时可用。",
   ex_no_opening: "（未定名的局面）", ex_play_title: "点击走这步", ex_edit_note: "摆谱时只显示着法；开始对局或分析后可点击走棋。",
   ex_not_in_record: "这步不在棋谱中。从此处开始分析并走这步吗？", ex_not_in_game: "这步不在这盘棋中。",
@@ -21,6 +21,7 @@ Object.assign(TEXT.zh, {
 Object.assign(TEXT.en, {
   explorer: "Explorer", ex_source_master: "Master games", ex_source_mine: "My games", ex_source_both: "All games",
   ex_move: "Move", ex_games: "Games", ex_score: "Red / draw / Black", ex_year: "Year", ex_total: "{n} games",
+  ex_total_one: "{n} game", ex_ended_one: ", {n} ends here",
   ex_ended: ", {n} end here", ex_none: "This position is not in the database.",
   ex_empty_db: "The database is empty: import records with xiangqi db import.",
   ex_top: "Recent games", ex_blocked: "The explorer is off in a game against the computer. It works when browsing a record or a replay, in two-player or analysis games and in the editor.",
@@ -106,8 +107,10 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
     const opening = language() === "en" && d.opening_en ? d.opening_en : d.opening; // study/ecco.py: name_en
     $("#ex-opening").textContent = d.ecco ? `${d.ecco} ${opening}` : t("ex_no_opening");
     const unknown = d.moves.reduce((s, m) => s + m.unknown, 0);
-    let status = d.games ? t("ex_total").replace("{n}", fmt(d.games)) : "";
-    if (d.ended) status += t("ex_ended").replace("{n}", fmt(d.ended));
+    // English singular: "1 game, 1 ends here" (Chinese has no plural)
+    const one = (key, n) => (n === 1 && language() === "en" ? t(`${key}_one`) : t(key)).replace("{n}", fmt(n));
+    let status = d.games ? one("ex_total", d.games) : "";
+    if (d.ended) status += one("ex_ended", d.ended);
     if (unknown) status += ` · ${t("ex_unknown").replace("{n}", fmt(unknown))}`;
     $("#ex-status").textContent = status;
     $("#ex-note").textContent = ctx.kind === "editor" ? t("ex_edit_note") : "";

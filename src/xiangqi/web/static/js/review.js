@@ -122,6 +122,14 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
     return main;
   }
 
+  /** Ply ``p``'s move in the page's notation (as the move list shows it; the review's own text is
+   *  Chinese), so that "最大失误 / Biggest mistake" and "better was" use one notation. */
+  function plyText(p) {
+    const main = reviewedLine();
+    const n = main && main[p.ply] !== undefined ? analysis.tree.nodes[main[p.ply]] : null;
+    return n && n.move === p.move ? moveText(n) : (p.text || p.move);
+  }
+
   /** The marks on the moves and the better lines as branches (again after the tree was rebuilt). */
   async function apply() {
     const main = reviewedLine();
@@ -239,7 +247,7 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
       const b = document.createElement("button");
       b.type = "button";
       b.className = "rv-jump";
-      b.textContent = `${Math.ceil(worst.ply / 2)}. ${worst.text || worst.move}${worst.symbol}`;
+      b.textContent = `${Math.ceil(worst.ply / 2)}. ${plyText(worst)}${worst.symbol}`;
       b.addEventListener("click", () => jump(worst.ply));
       p.append(`${t("rv_worst")} `, b);
       if (better && better.length) p.append(` ${fill(t("rv_better"), { move: moveText(better[0]) })}`);
@@ -277,13 +285,13 @@ export function createReview({ api, analysis, openSource, setArrow, moveText, to
     const table = reviewTableNote(here); // the endgame table's exact verdict (endgame.js)
     if (here && BAD.includes(here.class)) {
       const better = lines.get(here.ply);
-      note.textContent = `${here.text || here.move}${here.symbol} ${t(`rv_${here.class}`)}` +
+      note.textContent = `${plyText(here)}${here.symbol} ${t(`rv_${here.class}`)}` +
         (better && better.length ? ` ${fill(t("rv_better"), { move: moveText(better[0]) })}` : "") +
         (table ? ` · ${table}` : "");
       note.dataset.cls = here.class;
       note.hidden = false;
     } else if (table) {
-      note.textContent = `${here.text || here.move} · ${table}`;
+      note.textContent = `${plyText(here)} · ${table}`;
       note.dataset.cls = here.class;
       note.hidden = false;
     } else {
