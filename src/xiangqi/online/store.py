@@ -1,8 +1,9 @@
 """Online games, their move logs and the players' ratings: SQLAlchemy Core tables beside the accounts.
 
-The tables share :data:`xiangqi.online.accounts.metadata` (created with ``create_all`` like the
-accounts: the online database is its own file or server, ``--db``, apart from the app's store and
-the games database):
+The tables share :data:`xiangqi.online.accounts.metadata`; their schema is kept by Alembic
+(:mod:`xiangqi.online.schema`, ``online/migrations``, version table ``online_alembic_version``).
+The online database is its own file or server, ``--db``, apart from the app's store and the games
+database:
 
 - ``online_games``: one row per game: the seats (``*_kind`` ``user``/``guest``/``engine``, ``*_id``,
   ``*_name``, ``*_user_id`` for accounts), time control, category, rated, ``status`` (``playing``,
@@ -125,11 +126,14 @@ def iso(t: _dt.datetime | None) -> str | None:
 
 
 class OnlineStore:
-    """The online tables on ``engine`` (created when missing)."""
+    """The online tables on ``engine`` (brought to the current schema by Alembic when behind,
+    :func:`xiangqi.online.schema.upgrade`)."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
-        metadata.create_all(engine)
+        from xiangqi.online.schema import upgrade
+
+        upgrade(engine)
 
     # -- the shared secret ---------------------------------------------------------------
 
