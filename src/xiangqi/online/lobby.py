@@ -5,8 +5,9 @@
   seconds: under 3 min bullet, under 8 min blitz, under 25 min rapid, else classical. Ratings are
   kept per category.
 - Seeks and challenges live in memory in the process that holds the lobby (embedded mode: the only
-  one); a seek ends when it is accepted or cancelled, or when its owner's last lobby socket closes
-  (the web layer calls :meth:`Lobby.drop_seeks_of`); a challenge link lasts :data:`CHALLENGE_TTL_S`.
+  one; several processes: :class:`SharedLobby`, rows of the online database copied in each); a
+  seek ends when it is accepted or cancelled, or when its owner's last lobby socket closes (the web
+  layer calls :meth:`Lobby.drop_seeks_of`); a challenge link lasts :data:`CHALLENGE_TTL_S`.
 - :class:`SlidingWindow` counts events per key over a window (seeks per minute per player,
   registrations per address, open sockets are counted by the web layer).
 """

@@ -17,6 +17,14 @@ versioned states) with what online play adds:
 - when the game ends: the result in the store, Glicko-2 ratings for a rated game, and the game into
   the games database (collection ``online``, with its computed ECCO code) for review.
 
+Shared mode (:attr:`OnlineConfig.shared`: several processes on one database and one Redis): any
+process may hold a copy of any room. Every change is made in a version-checked transaction (the
+game row's ``revision``, :meth:`OnlineRoom._saving`), then announced on ``sync:<id>``; the other
+copies apply it in bus order (or re-read the store on a gap) and send the state to their own
+sockets (:attr:`GameHub.clients`). Presence is summed over the processes' announcements, which
+lapse with a process's heartbeat; the lobby is :class:`~xiangqi.online.lobby.SharedLobby`.
+DESIGN.md "Online" has the message flow and the failures.
+
 :class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.web.hub.GameRegistry`), the
 lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
 call it. Everything runs on the server's event loop; database writes are short transactions done in
