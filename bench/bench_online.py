@@ -9,7 +9,8 @@ in-process bus; with ``--db`` and ``--redis`` they share games through that data
 DESIGN.md "Online") and one client process running every player on one asyncio loop. With K > 1 the
 two players of a pair talk to different processes (pair p: Red on process p mod K, Black on the
 next), so every move crosses the bus. Each pair of players: two guests, a seek (10+5, casual) and
-its acceptance, both WebSockets on the game; the side to move sends a random legal move from the
+its acceptance (:data:`SETUP_AT_ONCE` pairs at a time; the clock of the run starts when all are set
+up), both WebSockets on the game; the side to move sends a random legal move from the
 state it got (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
 trip is the time from the send to the state that shows the move. A finished game (mate, stalemate,
 the referee) is followed by a new one for the same pair. At the end every game's move log (``GET
@@ -63,6 +64,7 @@ class Stats:
         self.rtt: list[float] = []
         self.errors = 0
         self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state)
+        self.ramp_s = 0.0  # seconds the pairs took to set up their first games
 
 
 _TRANSPORT: httpx.AsyncHTTPTransport | None = None
@@ -74,7 +76,7 @@ async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
     global _TRANSPORT
     if _TRANSPORT is None:
         _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200))
-    c = httpx.AsyncClient(base_url=base, timeout=30, transport=_TRANSPORT)
+    c = httpx.AsyncClient(base_url=base, timeout=60, transport=_TRANSPORT)
     token = (await c.get("/api/online/csrf")).json()["token"]
     c.headers.update({"X-Xiangqi-Token": token, "Origin": base})
     r = await c.post("/api/online/guest")
@@ -131,25 +133,61 @@ async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: s
                                                         "version": st["version"]}))
 
 
-async def pair(bases: list[str], stop: float, stats: Stats, seed: int) -> None:
+#: Pairs that set up their game (guests, seek, accept) at once; the play starts when every pair is
+#: set up (or after RAMP_LIMIT_S), and ``--seconds`` counts from then.
+SETUP_AT_ONCE = 16
+RAMP_LIMIT_S = 600.0
+
+
+class Run:
+    """The start gate: pairs set up a few at a time, then all play from one moment for ``--seconds``."""
+
+    def __init__(self, pairs: int, seconds: float) -> None:
+        self.gate = asyncio.Semaphore(SETUP_AT_ONCE)
+        self.pairs = pairs
+        self.seconds = seconds
+        self.ready = 0
+        self.all_ready = asyncio.Event()
+        self.go = asyncio.Event()
+        self.stop = float("inf")
+
+    def start(self) -> None:
+        self.stop = time.monotonic() + self.seconds
+        self.go.set()
+
+    def arrived(self) -> None:
+        self.ready += 1
+        if self.ready >= self.pairs:
+            self.all_ready.set()
+
+
+async def pair(bases: list[str], run: Run, stats: Stats, seed: int) -> None:
     rng = random.Random(seed)
     base_a, base_b = bases[seed % len(bases)], bases[(seed + 1) % len(bases)]
-    while time.monotonic() < stop:
+    first = True
+    while time.monotonic() < run.stop:
         try:
-            (a, ta), (b, tb) = await asyncio.gather(browser(base_a), browser(base_b))
-            seek = (await a.post("/api/online/seeks", json={"time_control": "10+5", "color": "red"})).json()
-            got = await b.post(f"/api/online/seeks/{seek['id']}/accept")
-            if got.status_code == 404 and len(bases) > 1:  # the seek's announcement is still on its way
-                await asyncio.sleep(0.2)
+            async with run.gate:
+                (a, ta), (b, tb) = await asyncio.gather(browser(base_a), browser(base_b))
+                seek = (await a.post("/api/online/seeks",
+                                     json={"time_control": "10+5", "color": "red"})).json()
                 got = await b.post(f"/api/online/seeks/{seek['id']}/accept")
-            got.raise_for_status()
-            gid = got.json()["game_id"]
+                got.raise_for_status()
+                gid = got.json()["game_id"]
+            if first:
+                first = False
+                run.arrived()
+                await run.go.wait()
             stats.games[gid] = []
-            await asyncio.gather(player(a, ta, base_a, gid, "red", stop, stats, rng),
-                                 player(b, tb, base_b, gid, "black", stop, stats, rng))
+            await asyncio.gather(player(a, ta, base_a, gid, "red", run.stop, stats, rng),
+                                 player(b, tb, base_b, gid, "black", run.stop, stats, rng))
         except Exception as exc:  # counted, and the pair starts a new game
             stats.errors += 1
             print(f"bench_online: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if first:
+                first = False
+                run.arrived()
+                await run.go.wait()
             await asyncio.sleep(1)
 
 
@@ -164,7 +202,7 @@ def rss_mb(pid: int) -> float:
 
 async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
     stats = Stats()
-    stop = time.monotonic() + args.seconds
+    gate = Run(args.players // 2, args.seconds)
 
     async def progress() -> None:
         while True:
@@ -173,7 +211,13 @@ async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
                   file=sys.stderr, flush=True)
 
     ticker = asyncio.get_running_loop().create_task(progress())
-    await asyncio.gather(*(pair(bases, stop, stats, i) for i in range(args.players // 2)))
+    t0 = time.monotonic()
+    pairs = asyncio.gather(*(pair(bases, gate, stats, i) for i in range(args.players // 2)))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(gate.all_ready.wait(), RAMP_LIMIT_S)
+    stats.ramp_s = time.monotonic() - t0
+    gate.start()
+    await pairs
     ticker.cancel()
     if _TRANSPORT is not None:
         await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
@@ -227,7 +271,7 @@ def main() -> int:
                     time.sleep(0.05)
             t0 = time.monotonic()
             stats = asyncio.run(run(args, bases))
-            took = time.monotonic() - t0
+            took = time.monotonic() - t0 - stats.ramp_s
             lost, dup = asyncio.run(check(bases[0], stats))
             mem = sum(rss_mb(p.pid) for p in procs)
         finally:
@@ -246,8 +290,8 @@ def main() -> int:
         return 1000 * rtt[min(len(rtt) - 1, int(p * len(rtt)))] if rtt else float("nan")
 
     mode = "embedded" if not args.redis else f"{args.processes} processes, {args.db.split(':', 1)[0]} + redis"
-    print(f"{mode}: moves/s {moves / took:.1f}  servers' peak RSS {mem:.0f} MB  duplicates {dup}  "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{mode}: set-up {stats.ramp_s:.0f} s, then moves/s {moves / took:.1f}  servers' peak RSS "
+          f"{mem:.0f} MB  duplicates {dup}  load average {os.getloadavg()[0]:.1f}")
     print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
           f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")
     return 0
