@@ -112,9 +112,11 @@ class OnlineConfig:
     shared: bool = False
     bus: EventBus | None = None
     #: Shared mode: seconds between a process's heartbeats, and after which a silent process counts
-    #: as gone (its sockets' presence is dropped, its seeks withdrawn, its games re-read).
-    heartbeat_s: float = 1.0
-    process_ttl_s: float = 5.0
+    #: as gone (its sockets' presence is dropped, its seeks withdrawn, its games re-read). Long enough
+    #: that an overloaded process is not taken for dead (the bench at 1,000 players stalled event
+    #: loops for over 5 s on this machine, and every false "gone" re-reads every room).
+    heartbeat_s: float = 2.0
+    process_ttl_s: float = 15.0
 
     def __post_init__(self) -> None:
         if self.redis_url:
