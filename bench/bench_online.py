@@ -1,11 +1,16 @@
 """Load on the public server: N simulated players in N/2 games at once, random legal moves (loopback only).
 
 Run: ``.venv/bin/python bench/bench_online.py --players 100 --seconds 30``
+and scaled out: ``... --processes 2 --db postgresql+psycopg://… --redis redis://127.0.0.1:6379/0``
 
-One server process (``xiangqi serve --public``'s app with the socket and seek limits raised for one
-address, its own data dir, the embedded default: SQLite + the in-process bus) and one client process
-running every player on one asyncio loop. Each pair of players: two guests, a seek (10+5, casual) and
-its acceptance, both WebSockets on the game; the side to move sends a random legal move from the
+``--processes K`` server processes (``xiangqi serve --public``'s app with the socket and seek limits
+raised for one address, each its own data dir; by default one, on the embedded default: SQLite + the
+in-process bus; with ``--db`` and ``--redis`` they share games through that database and Redis,
+DESIGN.md "Online") and one client process running every player on one asyncio loop. With K > 1 the
+two players of a pair talk to different processes (pair p: Red on process p mod K, Black on the
+next), so every move crosses the bus. Each pair of players: two guests, a seek (10+5, casual) and
+its acceptance (:data:`SETUP_AT_ONCE` pairs at a time; the clock of the run starts when all are set
+up), both WebSockets on the game; the side to move sends a random legal move from the
 state it got (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
 trip is the time from the send to the state that shows the move. A finished game (mate, stalemate,
 the referee) is followed by a new one for the same pair. At the end every game's move log (``GET
@@ -13,8 +18,7 @@ the referee) is followed by a new one for the same pair. At the end every game's
 acknowledged moves missing from the log and ``dup`` moves in the log more often than sent.
 
 The last line reads ``players N games G moves M errors E lost L p50 X ms p99 Y ms``; it also prints
-moves/s and the server's peak resident memory. Scale-out (``--db``/``--redis``/``--processes``) is
-not built (DESIGN.md, "Growth").
+moves/s and the servers' peak resident memory (summed over the processes).
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ import sys, uvicorn
 from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.server import create_app
 port = int(sys.argv[1])
-cfg = OnlineConfig(sockets_per_ip=1_000_000, seeks_per_minute=1_000_000, ping_s=3600)
+db, redis = (sys.argv[3] or None), (sys.argv[4] or None)
+cfg = OnlineConfig(sockets_per_ip=1_000_000, seeks_per_minute=1_000_000, ping_s=3600, db_url=db,
+                   redis_url=redis)
 app = create_app(sys.argv[2], public=True, online=cfg, warmup=False)
 print("ready", flush=True)
 uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", ws_max_size=65536)
@@ -58,6 +64,7 @@ class Stats:
         self.rtt: list[float] = []
         self.errors = 0
         self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state)
+        self.ramp_s = 0.0  # seconds the pairs took to set up their first games
 
 
 _TRANSPORT: httpx.AsyncHTTPTransport | None = None
@@ -69,7 +76,7 @@ async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
     global _TRANSPORT
     if _TRANSPORT is None:
         _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200))
-    c = httpx.AsyncClient(base_url=base, timeout=30, transport=_TRANSPORT)
+    c = httpx.AsyncClient(base_url=base, timeout=60, transport=_TRANSPORT)
     token = (await c.get("/api/online/csrf")).json()["token"]
     c.headers.update({"X-Xiangqi-Token": token, "Origin": base})
     r = await c.post("/api/online/guest")
@@ -126,19 +133,61 @@ async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: s
                                                         "version": st["version"]}))
 
 
-async def pair(base: str, stop: float, stats: Stats, seed: int) -> None:
+#: Pairs that set up their game (guests, seek, accept) at once; the play starts when every pair is
+#: set up (or after RAMP_LIMIT_S), and ``--seconds`` counts from then.
+SETUP_AT_ONCE = 16
+RAMP_LIMIT_S = 600.0
+
+
+class Run:
+    """The start gate: pairs set up a few at a time, then all play from one moment for ``--seconds``."""
+
+    def __init__(self, pairs: int, seconds: float) -> None:
+        self.gate = asyncio.Semaphore(SETUP_AT_ONCE)
+        self.pairs = pairs
+        self.seconds = seconds
+        self.ready = 0
+        self.all_ready = asyncio.Event()
+        self.go = asyncio.Event()
+        self.stop = float("inf")
+
+    def start(self) -> None:
+        self.stop = time.monotonic() + self.seconds
+        self.go.set()
+
+    def arrived(self) -> None:
+        self.ready += 1
+        if self.ready >= self.pairs:
+            self.all_ready.set()
+
+
+async def pair(bases: list[str], run: Run, stats: Stats, seed: int) -> None:
     rng = random.Random(seed)
-    while time.monotonic() < stop:
+    base_a, base_b = bases[seed % len(bases)], bases[(seed + 1) % len(bases)]
+    first = True
+    while time.monotonic() < run.stop:
         try:
-            (a, ta), (b, tb) = await asyncio.gather(browser(base), browser(base))
-            seek = (await a.post("/api/online/seeks", json={"time_control": "10+5", "color": "red"})).json()
-            gid = (await b.post(f"/api/online/seeks/{seek['id']}/accept")).json()["game_id"]
+            async with run.gate:
+                (a, ta), (b, tb) = await asyncio.gather(browser(base_a), browser(base_b))
+                seek = (await a.post("/api/online/seeks",
+                                     json={"time_control": "10+5", "color": "red"})).json()
+                got = await b.post(f"/api/online/seeks/{seek['id']}/accept")
+                got.raise_for_status()
+                gid = got.json()["game_id"]
+            if first:
+                first = False
+                run.arrived()
+                await run.go.wait()
             stats.games[gid] = []
-            await asyncio.gather(player(a, ta, base, gid, "red", stop, stats, rng),
-                                 player(b, tb, base, gid, "black", stop, stats, rng))
+            await asyncio.gather(player(a, ta, base_a, gid, "red", run.stop, stats, rng),
+                                 player(b, tb, base_b, gid, "black", run.stop, stats, rng))
         except Exception as exc:  # counted, and the pair starts a new game
             stats.errors += 1
             print(f"bench_online: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if first:
+                first = False
+                run.arrived()
+                await run.go.wait()
             await asyncio.sleep(1)
 
 
@@ -151,9 +200,9 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def run(args: argparse.Namespace, base: str) -> Stats:
+async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
     stats = Stats()
-    stop = time.monotonic() + args.seconds
+    gate = Run(args.players // 2, args.seconds)
 
     async def progress() -> None:
         while True:
@@ -162,7 +211,13 @@ async def run(args: argparse.Namespace, base: str) -> Stats:
                   file=sys.stderr, flush=True)
 
     ticker = asyncio.get_running_loop().create_task(progress())
-    await asyncio.gather(*(pair(base, stop, stats, i) for i in range(args.players // 2)))
+    t0 = time.monotonic()
+    pairs = asyncio.gather(*(pair(bases, gate, stats, i) for i in range(args.players // 2)))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(gate.all_ready.wait(), RAMP_LIMIT_S)
+    stats.ramp_s = time.monotonic() - t0
+    gate.start()
+    await pairs
     ticker.cancel()
     if _TRANSPORT is not None:
         await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
@@ -183,40 +238,60 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--players", type=int, default=100, help="simulated players (two per game)")
     ap.add_argument("--seconds", type=float, default=30, help="how long they play")
+    ap.add_argument("--processes", type=int, default=1, help="server processes (more than one needs "
+                                                             "--db and --redis)")
+    ap.add_argument("--db", default=None, help="the online database of the servers (SQLAlchemy URL; "
+                                               "default: SQLite in a temporary data dir)")
+    ap.add_argument("--redis", default=None, help="Redis for the bus (redis://… or unix://…)")
     args = ap.parse_args()
     if not 2 <= args.players <= 2000 or not 1 <= args.seconds <= 600:
         ap.error("--players 2-2000 and --seconds 1-600")
-    port = free_port()
+    if not 1 <= args.processes <= 8:
+        ap.error("--processes 1-8")
+    if args.processes > 1 and not (args.db and args.redis):
+        ap.error("--processes above 1 shares games through a database and Redis: give --db and --redis")
+    if args.redis and not args.db:
+        ap.error("--redis needs --db (a database every process reaches)")
     with tempfile.TemporaryDirectory() as data:
-        proc = subprocess.Popen([sys.executable, "-c", SERVER, str(port), data], stdout=subprocess.PIPE,
-                                text=True, env={**os.environ})
+        procs, bases = [], []
         try:
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(200):
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(base + "/api/online/config", timeout=2).status_code == 200:
-                        break
-                time.sleep(0.05)
+            for k in range(args.processes):
+                port = free_port()
+                Path(data, f"p{k}").mkdir()
+                cmd = [sys.executable, "-c", SERVER, str(port), str(Path(data, f"p{k}")), args.db or "",
+                       args.redis or ""]
+                procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env={**os.environ}))
+                bases.append(f"http://127.0.0.1:{port}")
+            for proc, base in zip(procs, bases, strict=True):
+                assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+                for _ in range(400):
+                    with contextlib.suppress(httpx.HTTPError):
+                        if httpx.get(base + "/api/online/config", timeout=2).status_code == 200:
+                            break
+                    time.sleep(0.05)
             t0 = time.monotonic()
-            stats = asyncio.run(run(args, base))
-            took = time.monotonic() - t0
-            lost, dup = asyncio.run(check(base, stats))
-            mem = rss_mb(proc.pid)
+            stats = asyncio.run(run(args, bases))
+            took = time.monotonic() - t0 - stats.ramp_s
+            lost, dup = asyncio.run(check(bases[0], stats))
+            mem = sum(rss_mb(p.pid) for p in procs)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
     rtt = sorted(stats.rtt)
     moves = len(rtt)
 
     def pct(p: float) -> float:
         return 1000 * rtt[min(len(rtt) - 1, int(p * len(rtt)))] if rtt else float("nan")
 
-    print(f"moves/s {moves / took:.1f}  server peak RSS {mem:.0f} MB  duplicates {dup}")
+    mode = "embedded" if not args.redis else f"{args.processes} processes, {args.db.split(':', 1)[0]} + redis"
+    print(f"{mode}: set-up {stats.ramp_s:.0f} s, then moves/s {moves / took:.1f}  servers' peak RSS "
+          f"{mem:.0f} MB  duplicates {dup}  load average {os.getloadavg()[0]:.1f}")
     print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
           f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")
     return 0

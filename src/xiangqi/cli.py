@@ -77,10 +77,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     public = getattr(args, "public", False)
     if getattr(args, "db", None) and not public:
         raise XiangqiError("--db is the online database of a public server: use it with --public")
+    redis = getattr(args, "redis", None)
+    if redis and not public:
+        raise XiangqiError("--redis is the event bus of a public server: use it with --public")
+    if redis and not getattr(args, "db", None):
+        raise XiangqiError("--redis shares games between server processes, which needs a database they "
+                           "all reach: add --db postgresql+psycopg://… (the default online.db is one "
+                           "process's file)")
     try:
         return serve(8000 if public and args.port is None else args.port,
                      open_browser=args.open_browser, data_dir=args.data_dir, host=host, lan=args.lan,
-                     public=public, db_url=getattr(args, "db", None))
+                     public=public, db_url=getattr(args, "db", None), redis_url=redis)
     except OSError as exc:
         raise XiangqiError(str(exc)) from exc
 
@@ -468,6 +475,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--db", default=None, metavar="URL",
                            help="with --public: the online database (SQLAlchemy URL, e.g. "
                                 "postgresql+psycopg://…; default: online.db in the data dir)")
+            p.add_argument("--redis", default=None, metavar="URL",
+                           help="with --public and --db: Redis pub/sub (redis://host:6379/0 or "
+                                "unix:///path.sock) so that several server processes on one database "
+                                "share games, seeks and challenges (DESIGN.md, Online)")
         p.set_defaults(func=cmd_play, open_browser=browser)
 
     p = sub.add_parser("engine", help="speak UCI or UCCI on stdin/stdout (for GUIs and matches)",

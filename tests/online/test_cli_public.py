@@ -18,6 +18,19 @@ def test_serve_public_parses():
     args = build_parser().parse_args(["serve", "--public", "--host", "0.0.0.0", "--db", "sqlite:///x.db"])
     assert args.public is True and args.host == "0.0.0.0" and args.db == "sqlite:///x.db"
     assert build_parser().parse_args(["serve"]).public is False
+    args = build_parser().parse_args(["serve", "--public", "--db", "postgresql+psycopg://x/y", "--redis",
+                                      "redis://127.0.0.1:6379/0"])
+    assert args.redis == "redis://127.0.0.1:6379/0"
+
+
+def test_redis_needs_a_shared_database(capsys):
+    from xiangqi.cli import main
+
+    assert main(["serve", "--public", "--redis", "redis://127.0.0.1:1/0"]) != 0
+    err = capsys.readouterr().err
+    assert "--redis shares games between server processes" in err and "--db postgresql" in err
+    assert main(["serve", "--redis", "redis://127.0.0.1:1/0"]) != 0
+    assert "use it with --public" in capsys.readouterr().err
 
 
 @pytest.mark.slow

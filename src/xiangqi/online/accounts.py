@@ -203,8 +203,9 @@ class LoginLimiter:
 
 
 class Accounts:
-    """Accounts on the SQLAlchemy ``engine`` (tables created when missing). ``limiter``: the login
-    rate limit (default: a fresh :class:`LoginLimiter`); ``hasher``: an argon2 PasswordHasher."""
+    """Accounts on the SQLAlchemy ``engine`` (the schema upgraded when behind:
+    :mod:`xiangqi.online.schema`). ``limiter``: the login rate limit (default: a fresh
+    :class:`LoginLimiter`); ``hasher``: an argon2 PasswordHasher."""
 
     def __init__(self, engine: sa.Engine, *, limiter: LoginLimiter | None = None,
                  hasher: argon2.PasswordHasher | None = None) -> None:
@@ -212,7 +213,9 @@ class Accounts:
         self.limiter = limiter or LoginLimiter()
         self.hasher = hasher or argon2.PasswordHasher()
         self._dummy_hash = self.hasher.hash(secrets.token_hex(16))
-        metadata.create_all(engine)
+        from xiangqi.online.schema import upgrade
+
+        upgrade(engine)  # the tables, by Alembic (xiangqi/online/migrations)
 
     # -- accounts --------------------------------------------------------------------------
 

@@ -5,8 +5,9 @@
   seconds: under 3 min bullet, under 8 min blitz, under 25 min rapid, else classical. Ratings are
   kept per category.
 - Seeks and challenges live in memory in the process that holds the lobby (embedded mode: the only
-  one); a seek ends when it is accepted or cancelled, or when its owner's last lobby socket closes
-  (the web layer calls :meth:`Lobby.drop_seeks_of`); a challenge link lasts :data:`CHALLENGE_TTL_S`.
+  one; several processes: :class:`SharedLobby`, rows of the online database copied in each); a
+  seek ends when it is accepted or cancelled, or when its owner's last lobby socket closes (the web
+  layer calls :meth:`Lobby.drop_seeks_of`); a challenge link lasts :data:`CHALLENGE_TTL_S`.
 - :class:`SlidingWindow` counts events per key over a window (seeks per minute per player,
   registrations per address, open sockets are counted by the web layer).
 """
@@ -26,7 +27,7 @@ from xiangqi.app.clock import TimeControl
 from xiangqi.core.errors import XiangqiError
 
 __all__ = ["Identity", "Preset", "PRESETS", "CATEGORIES", "category_of", "Seek", "Challenge", "Lobby",
-           "LobbyError", "SlidingWindow", "SEEKS_PER_MINUTE", "CHALLENGE_TTL_S"]
+           "LobbyError", "SlidingWindow", "SEEKS_PER_MINUTE", "CHALLENGE_TTL_S", "SharedLobby"]
 
 #: A player may create this many seeks (and challenges) per minute.
 SEEKS_PER_MINUTE = 6
@@ -307,3 +308,145 @@ class Lobby:
         now = self.clock()
         for k in [k for k, c in self.challenges.items() if c.expires <= now]:
             del self.challenges[k]
+
+
+class SharedLobby(Lobby):
+    """The lobby of several server processes (shared mode): the open seeks and challenges are rows of
+    the online database (``online_lobby``, the truth: accepting deletes the row, and only the one
+    process whose delete matched a row starts the game), copied in every process's memory and kept
+    in step over the bus (channel ``lobby:sync``: ``add`` / ``del``). A process that stops beating
+    has its seeks withdrawn by the others (:meth:`process_gone`); challenge links stay (24 h).
+
+    ``store``: the :class:`~xiangqi.online.store.OnlineStore`; ``service``: what holds the bus
+    (``service.bus``) and this process's id (``service.proc``)."""
+
+    CHANNEL = "lobby:sync"
+
+    def __init__(self, on_change: Callable[[], None] = lambda: None, *, store: Any, service: Any,
+                 **kw: Any) -> None:
+        super().__init__(on_change, **kw)
+        self.store = store
+        self.service = service
+
+    def start(self) -> None:
+        """Subscribe to the other processes' changes and load the open items (on the server's loop)."""
+        self.service.bus.subscribe(self.CHANNEL, self._on_bus)
+        self._load()
+
+    def _load(self) -> None:
+        for kind, item, _proc in self.store.lobby_items():
+            self._put(kind, item)
+
+    # -- JSON forms --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _json(kind: str, x: Seek | Challenge) -> dict[str, Any]:
+        out = {"id": x.id, "by": dataclasses.asdict(x.by), "preset": x.preset.key, "rated": x.rated,
+               "color": x.color}
+        if isinstance(x, Seek):
+            out.update(rating=x.rating, created_at=x.created_at.timestamp())
+        else:
+            out.update(expires_at=x.expires_at.timestamp())
+        return out
+
+    def _put(self, kind: str, item: dict[str, Any]) -> None:
+        preset = self.presets.get(item["preset"])
+        if preset is None:
+            return
+        by = Identity(**item["by"])
+        if kind == "seek":
+            made = _dt.datetime.fromtimestamp(item["created_at"], _dt.UTC)
+            self.seeks[item["id"]] = Seek(item["id"], by, preset, item["rated"], item["color"],
+                                          item["rating"], made)
+        else:
+            at = _dt.datetime.fromtimestamp(item["expires_at"], _dt.UTC)
+            mono = self.clock() + (item["expires_at"] - time.time())
+            self.challenges[item["id"]] = Challenge(item["id"], by, preset, item["rated"], item["color"],
+                                                    mono, at)
+
+    def _publish(self, msg: dict[str, Any]) -> None:
+        self.service.bus.publish(self.CHANNEL, {**msg, "proc": self.service.proc})
+
+    def _on_bus(self, msg: dict[str, Any]) -> None:
+        if msg.get("proc") == self.service.proc:
+            return
+        if msg.get("op") == "add":
+            self._put(msg["kind"], msg["item"])
+        elif msg.get("op") == "del":
+            self.seeks.pop(msg["id"], None)
+            self.challenges.pop(msg["id"], None)
+        self.version += 1  # the other process sent the lobby view itself
+
+    def _take(self, item_id: str) -> bool:
+        won = self.store.take_lobby_item(item_id)
+        self._publish({"op": "del", "id": item_id})
+        return won
+
+    # -- the Lobby's operations, through the store ---------------------------------------------------
+
+    def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
+                    rating: dict[str, Any] | None) -> Seek:
+        """:meth:`Lobby.create_seek`, stored and announced."""
+        seek = super().create_seek(who, preset_key, rated, color, rating)
+        item = self._json("seek", seek)
+        self.store.add_lobby_item(seek.id, "seek", item, self.service.proc)
+        self._publish({"op": "add", "kind": "seek", "item": item})
+        return seek
+
+    def cancel_seek(self, who: Identity, seek_id: str) -> None:
+        """:meth:`Lobby.cancel_seek`, deleted from the store."""
+        if seek_id not in self.seeks:
+            self._load()
+        super().cancel_seek(who, seek_id)
+        self._take(seek_id)
+
+    def take_seek(self, who: Identity, seek_id: str) -> Seek:
+        """:meth:`Lobby.take_seek`; 404 when another process took it first."""
+        if seek_id not in self.seeks:
+            self._load()
+        seek = super().take_seek(who, seek_id)
+        if not self._take(seek_id):
+            raise LobbyError(f"no open seek {seek_id!r}: it was accepted or cancelled", 404, "not_found")
+        return seek
+
+    def drop_seeks_of(self, who_id: str) -> None:
+        """:meth:`Lobby.drop_seeks_of`, deleted from the store."""
+        gone = [k for k, s in self.seeks.items() if s.by.id == who_id]
+        super().drop_seeks_of(who_id)
+        for k in gone:
+            self._take(k)
+
+    def process_gone(self, proc: str) -> None:
+        """Withdraw the seeks a gone process held (their owners' lobby sockets were there)."""
+        ids = self.store.drop_lobby_items_of(proc)
+        for k in ids:
+            self.seeks.pop(k, None)
+            self._publish({"op": "del", "id": k})
+        if ids:
+            self._changed()
+
+    def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str) -> Challenge:
+        """:meth:`Lobby.create_challenge`, stored and announced."""
+        ch = super().create_challenge(who, preset_key, rated, color)
+        item = self._json("challenge", ch)
+        self.store.add_lobby_item(ch.id, "challenge", item, self.service.proc, ch.expires_at)
+        self._publish({"op": "add", "kind": "challenge", "item": item})
+        return ch
+
+    def challenge(self, challenge_id: str) -> Challenge:
+        """:meth:`Lobby.challenge`, loading the store's when this process has not heard of it."""
+        if challenge_id not in self.challenges:
+            self._load()
+        return super().challenge(challenge_id)
+
+    def take_challenge(self, who: Identity, challenge_id: str) -> Challenge:
+        """:meth:`Lobby.take_challenge`; 404 when another process took it first."""
+        ch = super().take_challenge(who, challenge_id)
+        if not self._take(challenge_id):
+            raise LobbyError("this challenge link is no longer open", 404, "not_found")
+        return ch
+
+    def cancel_challenge(self, who: Identity, challenge_id: str) -> None:
+        """:meth:`Lobby.cancel_challenge`, deleted from the store."""
+        super().cancel_challenge(who, challenge_id)
+        self._take(challenge_id)

@@ -1,8 +1,9 @@
 """Online games, their move logs and the players' ratings: SQLAlchemy Core tables beside the accounts.
 
-The tables share :data:`xiangqi.online.accounts.metadata` (created with ``create_all`` like the
-accounts: the online database is its own file or server, ``--db``, apart from the app's store and
-the games database):
+The tables share :data:`xiangqi.online.accounts.metadata`; their schema is kept by Alembic
+(:mod:`xiangqi.online.schema`, ``online/migrations``, version table ``online_alembic_version``).
+The online database is its own file or server, ``--db``, apart from the app's store and the games
+database:
 
 - ``online_games``: one row per game: the seats (``*_kind`` ``user``/``guest``/``engine``, ``*_id``,
   ``*_name``, ``*_user_id`` for accounts), time control, category, rated, ``status`` (``playing``,
@@ -21,6 +22,7 @@ Every method is one short transaction; errors of the database propagate.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import secrets
@@ -32,7 +34,8 @@ import sqlalchemy as sa
 from xiangqi.online.accounts import _aware, metadata, users
 from xiangqi.study.rating import Rating
 
-__all__ = ["OnlineStore", "online_games", "online_moves", "ratings", "rating_history", "online_meta"]
+__all__ = ["OnlineStore", "online_games", "online_moves", "ratings", "rating_history", "online_meta",
+           "online_lobby"]
 
 online_games = sa.Table(
     "online_games", metadata,
@@ -57,6 +60,10 @@ online_games = sa.Table(
     sa.Column("db_id", sa.Integer, nullable=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+    # several processes (shared mode): one more for every stored change of the game (the version check
+    # of :meth:`OnlineStore.claim_revision`), and the standing draw / takeback offers
+    sa.Column("revision", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("offers", sa.Text, nullable=True),
 )
 
 online_moves = sa.Table(
@@ -92,6 +99,16 @@ rating_history = sa.Table(
     sa.Column("at", sa.DateTime(timezone=True), nullable=False),
 )
 
+online_lobby = sa.Table(
+    "online_lobby", metadata,
+    # the open seeks and challenge links of a shared lobby (several processes); ``kind`` seek/challenge
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("kind", sa.String(10), nullable=False),
+    sa.Column("item", sa.Text, nullable=False),
+    sa.Column("proc", sa.String(40), nullable=False, index=True),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
+)
+
 online_meta = sa.Table(
     "online_meta", metadata,
     sa.Column("key", sa.String(40), primary_key=True),
@@ -109,11 +126,14 @@ def iso(t: _dt.datetime | None) -> str | None:
 
 
 class OnlineStore:
-    """The online tables on ``engine`` (created when missing)."""
+    """The online tables on ``engine`` (brought to the current schema by Alembic when behind,
+    :func:`xiangqi.online.schema.upgrade`)."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
-        metadata.create_all(engine)
+        from xiangqi.online.schema import upgrade
+
+        upgrade(engine)
 
     # -- the shared secret ---------------------------------------------------------------
 
@@ -140,15 +160,20 @@ class OnlineStore:
             c.execute(online_games.insert().values(status="playing", created_at=_now(), **row))
 
     def save_moves(self, game_id: str, saved: list[str], moves: list[str],
-                   clock: dict[str, Any] | None) -> None:
+                   clock: dict[str, Any] | None, *, conn: sa.Connection | None = None,
+                   values: dict[str, Any] | None = None) -> int:
         """Bring the move log of ``game_id`` from ``saved`` (what is stored) to ``moves`` in one
         transaction: plies after the common prefix are deleted (a takeback) and the new ones
-        inserted; the clock's record is stored with them."""
+        inserted; the clock's record is stored with them (and ``values``, more columns of the game's
+        row). ``conn``: write in that open transaction (the shared mode's, begun by
+        :meth:`claim_revision`) instead of a new one. Returns the common prefix's length. The
+        primary key (game, ply) refuses a second row for one ply (IntegrityError)."""
         k = 0
         while k < len(saved) and k < len(moves) and saved[k] == moves[k]:
             k += 1
         now = _now()
-        with self.engine.begin() as c:
+        row = {"clock": None if clock is None else json.dumps(clock), **(values or {})}
+        with contextlib.nullcontext(conn) if conn is not None else self.engine.begin() as c:
             if k < len(saved):
                 c.execute(online_moves.delete().where(online_moves.c.game_id == game_id,
                                                       online_moves.c.ply >= k))
@@ -156,8 +181,68 @@ class OnlineStore:
                 c.execute(online_moves.insert(), [
                     {"game_id": game_id, "ply": i, "iccs": moves[i], "played_at": now}
                     for i in range(k, len(moves))])
-            c.execute(online_games.update().where(online_games.c.id == game_id)
-                      .values(clock=None if clock is None else json.dumps(clock)))
+            c.execute(online_games.update().where(online_games.c.id == game_id).values(**row))
+        return k
+
+    # -- several processes: the version check, the shared lobby ------------------------------------
+
+    def revision(self, game_id: str) -> int | None:
+        """The stored revision of ``game_id`` (None for an unknown game)."""
+        with self.engine.connect() as c:
+            got = c.execute(sa.select(online_games.c.revision).where(online_games.c.id == game_id)).scalar()
+        return None if got is None else int(got)
+
+    def claim_revision(self, game_id: str, expected: int) -> sa.Connection | None:
+        """Begin a transaction that owns revision ``expected + 1`` of ``game_id``: ``UPDATE … SET
+        revision = revision + 1 WHERE id = … AND revision = expected``. The update locks the row
+        (PostgreSQL; SQLite locks the database file) until the caller commits or rolls back the
+        returned connection, so no other process can change the game meanwhile, and it matches no
+        row when another process changed the game since ``expected`` (then None: reload and retry)."""
+        conn = self.engine.connect()
+        try:
+            conn.begin()
+            got = conn.execute(online_games.update()
+                               .where(online_games.c.id == game_id, online_games.c.revision == expected)
+                               .values(revision=expected + 1))
+            if got.rowcount == 1:
+                return conn
+            conn.rollback()
+        except BaseException:
+            conn.close()
+            raise
+        conn.close()
+        return None
+
+    def lobby_items(self) -> list[tuple[str, dict[str, Any], str]]:
+        """Every open seek and challenge of the shared lobby: ``[(kind, item, proc)]`` (expired
+        challenges are deleted first)."""
+        with self.engine.begin() as c:
+            c.execute(online_lobby.delete().where(online_lobby.c.expires_at.is_not(None),
+                                                  online_lobby.c.expires_at < _now()))
+            rows = c.execute(sa.select(online_lobby)).all()
+        return [(r.kind, json.loads(r.item), r.proc) for r in rows]
+
+    def add_lobby_item(self, item_id: str, kind: str, item: dict[str, Any], proc: str,
+                       expires_at: _dt.datetime | None = None) -> None:
+        """Store an open seek or challenge (``item``: its JSON form)."""
+        with self.engine.begin() as c:
+            c.execute(online_lobby.insert().values(id=item_id, kind=kind, item=json.dumps(item), proc=proc,
+                                                   expires_at=expires_at))
+
+    def take_lobby_item(self, item_id: str) -> bool:
+        """Delete an open seek or challenge; True for the one caller that deleted it (accepting it
+        twice, from two processes at once, starts one game)."""
+        with self.engine.begin() as c:
+            return c.execute(online_lobby.delete().where(online_lobby.c.id == item_id)).rowcount == 1
+
+    def drop_lobby_items_of(self, proc: str, kind: str = "seek") -> list[str]:
+        """Delete the ``kind`` items a process held (it is gone); their ids."""
+        with self.engine.begin() as c:
+            q = online_lobby.c
+            ids = [r.id for r in c.execute(sa.select(q.id).where(q.proc == proc, q.kind == kind))]
+            if ids:
+                c.execute(online_lobby.delete().where(q.id.in_(ids)))
+        return ids
 
     def moves(self, game_id: str) -> list[str]:
         """The move log of ``game_id`` in order (ICCS)."""
@@ -198,6 +283,22 @@ class OnlineStore:
             rows = [_decode(r) for r in c.execute(sa.select(online_games)
                                                    .where(online_games.c.status == "playing")).mappings()]
         return [(r, self.moves(r["id"])) for r in rows]
+
+    def playing_rows(self, limit: int = 500) -> list[dict[str, Any]]:
+        """The games being played (every process's, shared mode's lobby), newest first, with ``plies``."""
+        g = online_games.c
+        plies = (sa.select(sa.func.count()).where(online_moves.c.game_id == g.id).scalar_subquery())
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(online_games, plies.label("plies")).where(g.status == "playing")
+                             .order_by(g.created_at.desc()).limit(limit)).mappings().all()
+        return [_decode(r) for r in rows]
+
+    def playing_of(self, identity_id: str) -> list[str]:
+        """The ids of the games ``identity_id`` (``u-7``, ``g-…``) plays now."""
+        g = online_games.c
+        with self.engine.connect() as c:
+            return [r.id for r in c.execute(sa.select(g.id).where(
+                g.status == "playing", sa.or_(g.red_id == identity_id, g.black_id == identity_id)))]
 
     def games_of(self, user_id: int, limit: int = 50) -> list[dict[str, Any]]:
         """The user's games, newest first (rows as dicts, with ``plies``)."""
@@ -264,7 +365,7 @@ class OnlineStore:
 
 def _decode(r: Any) -> dict[str, Any]:
     d = dict(r)
-    for k in ("clock", "rating_change"):
+    for k in ("clock", "rating_change", "offers"):
         if d.get(k):
             d[k] = json.loads(d[k])
     return d

@@ -36,7 +36,7 @@ import secrets
 import time
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -48,7 +48,7 @@ from xiangqi.online.accounts import SESSION_DAYS, AccountError, RateLimited
 from xiangqi.online.lobby import CATEGORIES, LobbyError
 from xiangqi.web.clients import Client, read_message
 from xiangqi.web.online_rooms import OnlineConfig, OnlineRoom, OnlineService
-from xiangqi.web.security import TOKEN_HEADER, TOKEN_QUERY, _without_token, page_with_token
+from xiangqi.web.security import TOKEN_HEADER, _without_token, given_token, page_with_token, request_headers
 
 __all__ = ["install", "local_router", "PublicGuard", "PUBLIC_PATHS", "SESSION_COOKIE", "GUEST_COOKIE",
            "CSRF_COOKIE"]
@@ -83,13 +83,7 @@ class PublicGuard:
 
     def refusal(self, scope: dict[str, Any]) -> tuple[int, str] | None:
         """(status, reason) when ``scope`` must be refused, else None."""
-        headers: dict[str, str] = {}
-        repeated: set[str] = set()
-        for k, v in scope.get("headers") or ():
-            name = k.decode("latin-1").lower()
-            if name in headers:
-                repeated.add(name)
-            headers.setdefault(name, v.decode("latin-1"))
+        headers, repeated = request_headers(scope)
         if repeated & {"host", "origin", "cookie", TOKEN_HEADER.lower()}:
             return 400, f"repeated header(s): {', '.join(sorted(repeated))}"
         path = scope.get("path", "")
@@ -118,11 +112,7 @@ class PublicGuard:
         elif websocket:
             return 403, "a WebSocket handshake must carry its page's Origin"
         if websocket or method not in SAFE_METHODS:
-            given = headers.get(TOKEN_HEADER.lower())
-            if given is None and websocket:
-                values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(TOKEN_QUERY)
-                given = values[0] if values else None
-            if not self.service.csrf_ok(_cookies(headers).get(CSRF_COOKIE), given):
+            if not self.service.csrf_ok(_cookies(headers).get(CSRF_COOKIE), given_token(scope, headers)):
                 return 403, ("missing or wrong CSRF token: send the page's token in the X-Xiangqi-Token "
                              "header (or ?token= on a WebSocket); GET /api/online/csrf gives it")
         return None
@@ -260,6 +250,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
             redis_bus = RedisBus(config.redis_url)
             await redis_bus.start()
             service.bus = redis_bus
+        await service.start_shared()
         n = service.resume_playing()
         if n:
             logging.getLogger(__name__).info("took up %d online games again", n)
@@ -507,8 +498,13 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     async def serve_game(room: OnlineRoom, who: Any, ws: WebSocket) -> None:
         client = Client(ws)
-        sub = service.bus.subscribe(room.channel, client.send)
-        color = room.connect(who)
+        if service.shared:  # this process's copy of the room sends to its own sockets (from hello on)
+            sub = None
+            color = room.connect(who)
+            room.add_client(client)
+        else:
+            sub = service.bus.subscribe(room.channel, client.send)
+            color = room.connect(who)
         pings: dict[int, float] = {}
 
         async def pinger() -> None:
@@ -561,13 +557,13 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         finally:
             if ping_task is not None:
                 ping_task.cancel()
-            sub.close()
+            if sub is not None:
+                sub.close()
+            room.remove_client(client)
             room.disconnect(who, color)
             await client.close()
             with contextlib.suppress(Exception):
                 await room.broadcast()
-
-    app.include_router(router)
 
     app.include_router(router)
     return service

@@ -17,6 +17,14 @@ versioned states) with what online play adds:
 - when the game ends: the result in the store, Glicko-2 ratings for a rated game, and the game into
   the games database (collection ``online``, with its computed ECCO code) for review.
 
+Shared mode (:attr:`OnlineConfig.shared`: several processes on one database and one Redis): any
+process may hold a copy of any room. Every change is made in a version-checked transaction (the
+game row's ``revision``, :meth:`OnlineRoom._saving`), then announced on ``sync:<id>``; the other
+copies apply it in bus order (or re-read the store on a gap) and send the state to their own
+sockets (:attr:`GameHub.clients`). Presence is summed over the processes' announcements, which
+lapse with a process's heartbeat; the lobby is :class:`~xiangqi.online.lobby.SharedLobby`.
+DESIGN.md "Online" has the message flow and the failures.
+
 :class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.web.hub.GameRegistry`), the
 lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
 call it. Everything runs on the server's event loop; database writes are short transactions done in
@@ -31,15 +39,18 @@ import contextlib
 import dataclasses
 import hashlib
 import hmac
+import json
 import logging
 import secrets
 import statistics
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
 
+from xiangqi.app.clock import GameClock
 from xiangqi.app.session import GameSession, SessionError
 from xiangqi.app.store import StorageError
 from xiangqi.core.board import BLACK, RED, STARTING_FEN, Color, Termination
@@ -92,15 +103,41 @@ class OnlineConfig:
     max_computer_games: int = 8
     engine_delay_s: float = 0.0
     #: The event bus over Redis (``redis://…`` or ``unix://…``; :class:`~xiangqi.online.bus.RedisBus`)
-    #: instead of the in-process one. The rooms still live in this process: several processes on one
-    #: database are not supported yet (DESIGN.md, "Growth").
+    #: instead of the in-process one; it switches the shared mode on (below).
     redis_url: str | None = None
+    #: Shared mode: several server processes on one database share games, seeks and challenges (the
+    #: move log is the truth, every change is version-checked in the database and announced on the
+    #: bus; DESIGN.md "Several processes"). On with ``redis_url``; tests turn it on with one
+    #: :class:`~xiangqi.online.bus.LocalBus` (``bus``) given to two services.
+    shared: bool = False
+    bus: EventBus | None = None
+    #: Shared mode: seconds between a process's heartbeats, and after which a silent process counts
+    #: as gone (its sockets' presence is dropped, its seeks withdrawn, its games re-read). Long enough
+    #: that an overloaded process is not taken for dead (the bench at 1,000 players stalled event
+    #: loops for over 5 s on this machine, and every false "gone" re-reads every room).
+    heartbeat_s: float = 2.0
+    process_ttl_s: float = 15.0
+
+    def __post_init__(self) -> None:
+        if self.redis_url:
+            self.shared = True
+
+
+class RoomStale(StorageError):
+    """Shared mode: another process changed the game since this process's copy (the version check of
+    :meth:`OnlineStore.claim_revision` failed). The room has been re-read from the store; the action
+    is tried again (:meth:`OnlineRoom.act`)."""
+
+    status = 409
+    kind = "stale"
 
 
 class RoomStore:
     """What :class:`GameHub` needs of a store, for one online game: each save brings the online move
     log in line with the session (:meth:`OnlineStore.save_moves`, one transaction); a database
-    failure becomes :class:`StorageError` (the change is then undone, as in the local game)."""
+    failure becomes :class:`StorageError` (the change is then undone, as in the local game). In shared
+    mode the save writes into the room's version-checked transaction, with the room's offers and
+    result (:meth:`OnlineRoom.row_values`)."""
 
     notices: list[dict[str, Any]] = []
 
@@ -108,6 +145,7 @@ class RoomStore:
         self.db = db
         self.session = session
         self.saved = list(saved)
+        self.room: OnlineRoom | None = None
 
     def load_current(self) -> GameSession:
         """The room's session (GameHub's constructor asks)."""
@@ -120,11 +158,40 @@ class RoomStore:
     def save_game(self, session: GameSession, language: str, abandoned: Any = None) -> None:
         """Write the move log and the clock of ``session``."""
         moves = [m.iccs for m in session.moves]
+        room = self.room
         try:
-            self.db.save_moves(session.id, self.saved, moves, session.clock.to_record())
+            if room is not None and room._tx is not None:
+                k = self.db.save_moves(session.id, self.saved, moves, clock_record(session),
+                                       conn=room._tx, values=room.row_values())
+                room._wrote = (k, moves[k:])
+            else:
+                self.db.save_moves(session.id, self.saved, moves, clock_record(session))
         except sa.exc.SQLAlchemyError as exc:
             raise StorageError(f"the online game could not be saved: {exc}") from exc
         self.saved = moves
+
+
+def clock_record(session: GameSession) -> dict[str, Any]:
+    """The clock's record for the store (:meth:`GameClock.to_record`: the running side's time so far
+    charged) plus ``saved_at``, the wall time (Unix seconds) of that charge: a process that takes
+    the game up charges the running side from then (shared mode)."""
+    rec = session.clock.to_record()
+    rec["saved_at"] = time.time()
+    return rec
+
+
+def restart_clock(session: GameSession, rec: dict[str, Any] | None) -> None:
+    """Set ``session``'s clock from a stored record, running for the side to move since the
+    record's ``saved_at`` (so the time since the last stored change is charged, as if one process
+    had kept the game; wall clocks of the machines are assumed in step, NTP)."""
+    if not rec:
+        return
+    session.clock = GameClock.from_record(rec)
+    if not session.is_over:
+        session.clock.start(session.board.turn)
+        at = rec.get("saved_at")
+        if isinstance(at, (int, float)):
+            session.clock.started = time.monotonic() - max(0.0, time.time() - float(at))
 
 
 def _opp(color: Color) -> Color:
@@ -148,6 +215,7 @@ class OnlineRoom(GameHub):
             player = EnginePlayer(hash_mb=16, book=DEFAULT_BOOK)
         super().__init__(RoomStore(service.db, session, saved), player=player, move_provider=move_provider,
                          engine_delay_s=service.config.engine_delay_s)
+        self.store.room = self
         self.service = service
         self.seats = seats
         self.preset = preset
@@ -168,6 +236,19 @@ class OnlineRoom(GameHub):
         self._position_key: tuple[str, int] | None = None
         #: The state version at which the current position began (see :attr:`version`).
         self.position_since = 0
+        # shared mode: the stored revision this copy shows, this process's own sockets (``conns`` and
+        # ``watchers`` are the totals over every process), the other processes' counts by process id,
+        # the open version-checked transaction of a change and what its save wrote
+        self.revision = 0
+        self.local_conns: dict[Color, int] = {RED: 0, BLACK: 0}
+        self.local_watchers = 0
+        self.remote: dict[str, tuple[int, int, int]] = {}
+        self._tx: Any = None
+        self._wrote: tuple[int, list[str]] | None = None
+        self._sync_sub: Any = None
+        self._force_write = False
+        if service.shared:
+            self._sync_sub = service.bus.subscribe(f"sync:{session.id}", self._on_bus)
 
     # -- identity ----------------------------------------------------------------------------------
 
@@ -291,8 +372,12 @@ class OnlineRoom(GameHub):
     # -- sending -----------------------------------------------------------------------------------
 
     def send_all(self, msg: dict[str, Any]) -> None:
-        """Publish ``msg`` on the game's bus channel (every socket of the game, on any process)."""
-        self.service.bus.publish(self.channel, msg)
+        """Publish ``msg`` on the game's bus channel (every socket of the game, on any process). In
+        shared mode each process sends to its own sockets (:attr:`clients`), from its own copy."""
+        if self.service.shared:
+            GameHub.send_all(self, msg)
+        else:
+            self.service.bus.publish(self.channel, msg)
 
     async def broadcast(self, extra: dict[str, Any] | None = None) -> None:
         """The state to every socket of the game (through the bus)."""
@@ -301,9 +386,15 @@ class OnlineRoom(GameHub):
             msg.update(extra)
         self.send_all(msg)
 
-    def event(self, name: str, by: Color) -> None:
-        """``{"type": "event", "event": name, "by": colour}`` to every socket of the game."""
-        self.send_all({"type": "event", "event": name, "by": _cname(by)})
+    def event(self, name: str, by: Color, relay: bool = True) -> None:
+        """``{"type": "event", "event": name, "by": colour}`` to every socket of the game (shared mode:
+        ``relay`` it to the other processes' sockets too; presence events are not relayed, every
+        process sees the presence change itself)."""
+        msg = {"type": "event", "event": name, "by": _cname(by)}
+        self.send_all(msg)
+        if relay and self.service.shared:
+            self.service.bus.publish(f"sync:{self.session.id}",
+                                     {"type": "relay", "proc": self.service.proc, "msg": msg})
 
     # -- presence ----------------------------------------------------------------------------------
 
@@ -311,28 +402,60 @@ class OnlineRoom(GameHub):
         """A socket of ``who`` opened; returns its seat (None: a spectator, counted in ``watchers``)."""
         color = self.seat_of(who)
         if color is None:
-            self.watchers += 1
-            return None
-        self.conns[color] += 1
-        task = self._claim_tasks.pop(color, None)
-        if task is not None:
-            task.cancel()
-        if self.left_at[color] is not None:
-            self.left_at[color] = None
-            self.event("opponent_back", color)
+            self.local_watchers += 1
+        else:
+            self.local_conns[color] += 1
+        self._presence_changed()
+        if self.service.shared and color is not None:  # a computer game goes on where its player is
+            with contextlib.suppress(RuntimeError):
+                self.kick_engine()
         return color
 
     def disconnect(self, who: Identity | None, color: Color | None) -> None:
         """That socket closed; a seat's last one starts the grace period (the clock keeps running)."""
         if color is None:
-            self.watchers = max(0, self.watchers - 1)
-            return
-        self.conns[color] = max(0, self.conns[color] - 1)
-        if self.conns[color] == 0 and self.status == "playing" and not self.session.is_over:
-            self.left_at[color] = time.monotonic()
-            self.event("opponent_left", color)
-            with contextlib.suppress(RuntimeError):
-                self._claim_tasks[color] = asyncio.get_running_loop().create_task(self._claim_open(color))
+            self.local_watchers = max(0, self.local_watchers - 1)
+        else:
+            self.local_conns[color] = max(0, self.local_conns[color] - 1)
+        self._presence_changed()
+
+    def _presence_changed(self) -> None:
+        if self.service.shared:
+            self.service.bus.publish(f"sync:{self.session.id}", self._presence_msg())
+        self.recount()
+
+    def _presence_msg(self) -> dict[str, Any]:
+        return {"type": "presence", "proc": self.service.proc,
+                "c": [self.local_conns[RED], self.local_conns[BLACK], self.local_watchers]}
+
+    def recount(self) -> bool:
+        """The totals of sockets (this process's and the others'): a seat whose last socket went
+        starts its grace period (``opponent_left``), one that came back clears it (``opponent_back``).
+        True when a total changed."""
+        totals = {RED: self.local_conns[RED], BLACK: self.local_conns[BLACK]}
+        watchers = self.local_watchers
+        for r, b, w in self.remote.values():
+            totals[RED] += r
+            totals[BLACK] += b
+            watchers += w
+        changed = totals != self.conns or watchers != self.watchers
+        old, self.conns, self.watchers = self.conns, totals, watchers
+        for color in (RED, BLACK):
+            if totals[color] > 0 and (old[color] == 0 or self.left_at[color] is not None):
+                task = self._claim_tasks.pop(color, None)
+                if task is not None:
+                    task.cancel()
+                if self.left_at[color] is not None:
+                    self.left_at[color] = None
+                    self.event("opponent_back", color, relay=False)
+            elif (totals[color] == 0 and old[color] > 0 and self.status == "playing"
+                  and not self.session.is_over):
+                self.left_at[color] = time.monotonic()
+                self.event("opponent_left", color, relay=False)
+                with contextlib.suppress(RuntimeError):
+                    self._claim_tasks[color] = asyncio.get_running_loop().create_task(
+                        self._claim_open(color))
+        return changed
 
     async def _claim_open(self, color: Color) -> None:
         await asyncio.sleep(self._grace() + 0.01)
@@ -364,7 +487,17 @@ class OnlineRoom(GameHub):
         if handler is None:
             raise OnlineError(f"unknown action {kind!r}", 400, "bad_request")
         color = self._seat(who)
-        await handler(color, msg)
+        if not self.service.shared:
+            await handler(color, msg)
+            return
+        for _ in range(4):  # shared mode: refused only when other processes keep changing the game
+            self.refresh()
+            try:
+                await handler(color, msg)
+            except RoomStale:
+                continue
+            return
+        raise OnlineError("the game changed on another server meanwhile: try again", 409, "conflict")
 
     async def _move(self, color: Color, msg: dict[str, Any]) -> None:
         iccs = msg.get("move")
@@ -388,13 +521,13 @@ class OnlineRoom(GameHub):
             try:
                 with self._saving():
                     s.play(iccs, now=now)
+                    if self.offers["draw"] == _opp(color):
+                        self.offers["draw"] = None  # moving declines the opponent's offer
+                    self.offers["takeback"] = None
             except StorageError:
                 raise
             except XiangqiError as exc:
                 raise OnlineError(str(exc), 400, "bad_move") from None
-            if self.offers["draw"] == _opp(color):
-                self.offers["draw"] = None  # moving declines the opponent's offer
-            self.offers["takeback"] = None
         await self.broadcast()
         self.kick_engine()
 
@@ -446,7 +579,8 @@ class OnlineRoom(GameHub):
                     self.session.agree_draw()
                 agreed = True
             else:
-                self.offers["draw"] = color
+                with self._saving():
+                    self.offers["draw"] = color
                 agreed = False
         await self.broadcast()
         if not agreed:
@@ -466,7 +600,8 @@ class OnlineRoom(GameHub):
         async with self._lock:
             if self.offers["draw"] != _opp(color):
                 raise OnlineError("there is no draw offer from your opponent", 409, "conflict")
-            self.offers["draw"] = None
+            with self._saving():
+                self.offers["draw"] = None
         await self.broadcast()
         self.event("draw_declined", color)
 
@@ -494,7 +629,8 @@ class OnlineRoom(GameHub):
                 self.engine_error = None
                 granted = True
             else:
-                self.offers["takeback"] = color
+                with self._saving():
+                    self.offers["takeback"] = color
                 granted = False
         await self.broadcast()
         if granted:
@@ -520,9 +656,245 @@ class OnlineRoom(GameHub):
         async with self._lock:
             if self.offers["takeback"] != _opp(color):
                 raise OnlineError("there is no takeback request from your opponent", 409, "conflict")
-            self.offers["takeback"] = None
+            with self._saving():
+                self.offers["takeback"] = None
         await self.broadcast()
         self.event("takeback_declined", color)
+
+    # -- several processes (shared mode) -------------------------------------------------------------
+
+    def _shared_key(self) -> tuple[Any, ...]:
+        return (self.status, self.offers["draw"], self.offers["takeback"], self.abandoned,
+                json.dumps(self.rating_change, sort_keys=True), self.db_id)
+
+    def row_values(self) -> dict[str, Any]:
+        """The columns of the game's row a shared save writes besides the moves and the clock: status,
+        result, termination and reasons (as :meth:`OnlineService.finished` stores them), the offers,
+        the rating change and ``db_id`` — so that another process rebuilds exactly this room."""
+        out = self.session.outcome
+        status = "aborted" if self.status == "aborted" else "finished" if self.session.is_over else "playing"
+        result = None
+        if status == "finished" and out is not None:
+            result = "1-0" if out.winner == RED else "0-1" if out.winner == BLACK else "1/2-1/2"
+        termination = None
+        if status == "aborted":
+            termination = "aborted"
+        elif status == "finished" and out is not None:
+            termination = "abandoned" if self.abandoned is not None else out.termination.value
+        return {"status": status, "result": result, "termination": termination,
+                "reason_zh": None if out is None else out.reason_zh[:80],
+                "reason_en": None if out is None else out.reason_en[:120],
+                "offers": json.dumps({k: None if v is None else _cname(v) for k, v in self.offers.items()}),
+                "rating_change": None if self.rating_change is None else json.dumps(self.rating_change),
+                "db_id": self.db_id}
+
+    @contextlib.contextmanager
+    def _saving(self) -> Iterator[None]:
+        """:meth:`GameHub._saving`; in shared mode inside a version-checked transaction
+        (:meth:`OnlineStore.claim_revision`): the change is made only if no other process changed the
+        game since this copy (else the room is re-read and :class:`RoomStale` raised: the action is
+        tried again), it is written with the offers and the result in that one transaction (the
+        primary key (game, ply) and the revision make it impossible for two processes to both write
+        ply N), and then announced on the bus (:meth:`_announce`)."""
+        if not self.service.shared or self._tx is not None:
+            with super()._saving():
+                yield
+            return
+        conn = self.service.db.claim_revision(self.session.id, self.revision)
+        if conn is None:
+            self.reload()
+            raise RoomStale("the game changed on another server process")
+        before = self._shared_key()
+        self._tx, self._wrote = conn, None
+        error: BaseException | None = None
+        committed = False
+        try:
+            try:
+                with super()._saving():
+                    yield
+            except BaseException as exc:  # a move that first ends the game on time raises, yet is kept
+                error = exc
+            if not isinstance(error, StorageError) and (self._wrote is not None or self._force_write
+                                                        or self._shared_key() != before):
+                if self._wrote is None:  # offers only: the row without new plies
+                    saved = self.store.saved
+                    self.service.db.save_moves(self.session.id, saved, saved, clock_record(self.session),
+                                               conn=conn, values=self.row_values())
+                    self._wrote = (len(saved), [])
+                conn.commit()
+                committed = True
+            else:
+                conn.rollback()
+        except sa.exc.SQLAlchemyError as exc:
+            log.exception("a shared change of online game %s could not be stored", self.session.id)
+            with contextlib.suppress(Exception):
+                conn.rollback()
+            self.reload()
+            error = StorageError(f"the online game could not be saved: {exc}")
+        finally:
+            self._tx = None
+            conn.close()
+        if committed:
+            self.revision += 1
+            self._announce()
+        if error is not None:
+            raise error
+
+    def _announce(self) -> None:
+        """Tell the other processes about revision :attr:`revision` (``sync`` on ``sync:<id>``): the
+        plies after the common prefix, the clock, the result and offers; a process whose copy is at
+        the revision before applies it, any other re-reads the store."""
+        k, new = self._wrote or (len(self.session.moves), [])
+        d = self.session.declared
+        self.service.bus.publish(f"sync:{self.session.id}", {
+            "type": "sync", "proc": self.service.proc, "rev": self.revision, "k": k, "moves": new,
+            "clock": clock_record(self.session), "status": self.status,
+            "declared": None if d is None else {"termination": d.termination.value, "winner": d.winner,
+                                                 "reason_zh": d.reason_zh, "reason_en": d.reason_en},
+            "offers": {k2: None if v is None else _cname(v) for k2, v in self.offers.items()},
+            "abandoned": None if self.abandoned is None else _cname(self.abandoned),
+            "rating_change": self.rating_change, "db_id": self.db_id})
+
+    def refresh(self) -> None:
+        """Shared mode: re-read the game when the store has a newer revision than this copy."""
+        if self.service.shared and self._tx is None:
+            rev = self.service.db.revision(self.session.id)
+            if rev is not None and rev != self.revision:
+                self.reload()
+
+    def reload(self) -> None:
+        """Re-read the game from the store (row and move log, replayed through the core; the clock
+        charged since its stored time) in place; the sockets get the new state."""
+        row = self.service.db.game(self.session.id)
+        if row is None:
+            return
+        moves = self.service.db.moves(self.session.id)
+        old = self.session
+        session, _, _ = self.service.session_from(row, moves)
+        same_position = [m.iccs for m in old.moves] == moves and (old.declared is None) == (
+            session.declared is None)
+        self.session = session
+        self.store.session = session
+        self.store.saved = list(moves)
+        if same_position:  # a move sent from the state shown is not stale for a re-read alone
+            self._position_key = (session.id, session.version)
+        self._take_row(row)
+        self._after_sync()
+
+    def _take_row(self, row: dict[str, Any]) -> None:
+        self.revision = int(row.get("revision") or 0)
+        if row["status"] == "aborted":
+            self.status = "aborted"
+        elif row["status"] == "finished" or self.session.is_over:
+            self.status = "finished"
+        offers = row.get("offers") or {}
+        self.offers = {k: None if offers.get(k) is None else (RED if offers[k] == "red" else BLACK)
+                       for k in ("draw", "takeback")}
+        self.abandoned = None
+        if row.get("termination") == "abandoned":
+            self.abandoned = BLACK if row.get("result") == "1-0" else RED
+        if row.get("rating_change") != self.rating_change:
+            self._ratings.clear()
+        self.rating_change = row.get("rating_change")
+        self.db_id = row.get("db_id")
+
+    def _after_sync(self) -> None:
+        if self.status != "playing" or self.session.is_over:
+            if self.status == "playing":
+                self.status = "finished"
+            self._finished = True
+            for task in self._claim_tasks.values():
+                task.cancel()
+            self._claim_tasks.clear()
+            for color in (RED, BLACK):
+                self.left_at[color] = None
+        self.arm_clock()
+
+    def _on_bus(self, msg: dict[str, Any]) -> None:
+        if msg.get("proc") == self.service.proc:
+            return
+        kind = msg.get("type")
+        if kind == "presence":
+            self.service.seen(msg["proc"])
+            r, b, w = (int(x) for x in msg["c"])
+            if (r, b, w) == (0, 0, 0):
+                self.remote.pop(msg["proc"], None)
+            else:
+                self.remote[msg["proc"]] = (r, b, w)
+            if self.recount():
+                self.service.spawn(self.broadcast())
+        elif kind == "presence_query":
+            if any(self.local_conns.values()) or self.local_watchers:
+                self.service.bus.publish(f"sync:{self.session.id}", self._presence_msg())
+        elif kind in ("sync", "relay"):
+            self.service.spawn(self._take_sync(msg))
+
+    async def _take_sync(self, msg: dict[str, Any]) -> None:
+        """Apply another process's change (in bus order, under the lock) and show it to this
+        process's sockets."""
+        async with self._lock:
+            if msg["type"] == "relay":
+                GameHub.send_all(self, msg["msg"])
+                return
+            if msg["rev"] <= self.revision:
+                return
+            if msg["rev"] != self.revision + 1 or msg["k"] != len(self.session.moves):
+                self.reload()  # a gap (a message missed, a takeback): the store has it all
+            else:
+                try:
+                    self._apply(msg)
+                except (XiangqiError, KeyError, TypeError, ValueError):
+                    log.exception("online game %s: a change from another process did not apply",
+                                  self.session.id)
+                    self.reload()
+        await self.broadcast()
+
+    def _apply(self, msg: dict[str, Any]) -> None:
+        from xiangqi.core.outcome import Outcome
+
+        s = self.session
+        for iccs in msg["moves"]:
+            s.play(iccs, clocked=False)
+        d = msg.get("declared")
+        if d and s.declared is None:
+            s.declared = Outcome(Termination(d["termination"]), d["winner"], d["reason_zh"], d["reason_en"])
+            s._touch()
+        restart_clock(s, msg["clock"])
+        self.store.saved = [m.iccs for m in s.moves]
+        self.revision = msg["rev"]
+        self.status = msg["status"]
+        self.offers = {k: None if v is None else (RED if v == "red" else BLACK)
+                       for k, v in msg["offers"].items()}
+        ab = msg.get("abandoned")
+        self.abandoned = None if ab is None else (RED if ab == "red" else BLACK)
+        if msg.get("rating_change") != self.rating_change:
+            self._ratings.clear()
+        self.rating_change = msg.get("rating_change")
+        self.db_id = msg.get("db_id")
+        self._after_sync()
+
+    async def shared_update(self) -> None:
+        """Shared mode: store and announce what changed outside a move (the rating change, ``db_id``)."""
+        if not self.service.shared:
+            return
+        for _ in range(4):
+            async with self._lock:
+                self.refresh()
+                self._force_write = True
+                try:
+                    with self._saving():
+                        pass
+                except RoomStale:
+                    continue
+                finally:
+                    self._force_write = False
+                return
+
+    async def shutdown(self) -> None:
+        """:meth:`GameHub.shutdown`, and the end of the room's bus subscription."""
+        if self._sync_sub is not None:
+            self._sync_sub.close()
+        await super().shutdown()
 
     # -- the end -----------------------------------------------------------------------------------
 
@@ -579,16 +951,77 @@ class OnlineService:
         self.accounts = Accounts(engine, hasher=config.hasher)
         self.db = OnlineStore(engine)
         self.secret = self.db.secret().encode()
-        self.bus = bus or LocalBus()
+        self.bus = bus or config.bus or LocalBus()
+        #: Shared mode (:attr:`OnlineConfig.shared`); this process's id on the bus; the other
+        #: processes heard from (id → monotonic time of their last heartbeat or message).
+        self.shared = config.shared
+        self.proc = uuid.uuid4().hex[:12]
+        self.procs: dict[str, float] = {}
         self.presets = {**PRESETS, **config.presets}
-        self.lobby = Lobby(self._lobby_changed, seeks_per_minute=config.seeks_per_minute,
-                           presets=self.presets)
+        if self.shared:
+            from xiangqi.online.lobby import SharedLobby
+
+            self.lobby: Lobby = SharedLobby(self._lobby_changed, seeks_per_minute=config.seeks_per_minute,
+                                            presets=self.presets, store=self.db, service=self)
+        else:
+            self.lobby = Lobby(self._lobby_changed, seeks_per_minute=config.seeks_per_minute,
+                               presets=self.presets)
         self.registrations = SlidingWindow(config.registrations_per_hour, 3600.0)
         self.games_db = games_db
         self.rooms: dict[str, OnlineRoom] = {}
         self.sockets: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._computers: list[dict[str, Any]] | None = None
+
+    # -- several processes ---------------------------------------------------------------------------
+
+    async def start_shared(self) -> None:
+        """Shared mode, on the server's loop once the bus runs: listen to the other processes'
+        heartbeats, load the shared lobby, take up the games being played, and beat."""
+        if not self.shared:
+            return
+        self.bus.subscribe("procs", self._on_procs)
+        self.lobby.start()  # type: ignore[attr-defined]
+        self.spawn(self._heartbeat())
+
+    def seen(self, proc: str) -> None:
+        """Another process is alive (a heartbeat or one of its messages)."""
+        if proc != self.proc:
+            new = proc not in self.procs
+            self.procs[proc] = time.monotonic()
+            if new:  # a process starts (or was taken for gone): both sides tell their presence again
+                for room in list(self.rooms.values()):
+                    if any(room.local_conns.values()) or room.local_watchers:
+                        self.bus.publish(f"sync:{room.session.id}", room._presence_msg())
+                    self.bus.publish(f"sync:{room.session.id}", {"type": "presence_query", "proc": self.proc})
+
+    def _on_procs(self, msg: dict[str, Any]) -> None:
+        if isinstance(msg.get("proc"), str):
+            self.seen(msg["proc"])
+
+    async def _heartbeat(self) -> None:
+        while True:
+            self.bus.publish("procs", {"type": "alive", "proc": self.proc})
+            now = time.monotonic()
+            for proc in [p for p, t in self.procs.items() if now - t > self.config.process_ttl_s]:
+                del self.procs[proc]
+                await self._process_gone(proc)
+            await asyncio.sleep(self.config.heartbeat_s)
+
+    async def _process_gone(self, proc: str) -> None:
+        """A process stopped beating: its sockets are gone (their seats may be claimed after the grace
+        period), its seeks are withdrawn, every game held here is re-read from the store (a change it
+        stored but did not announce is picked up) and the games it held are taken up here."""
+        log.warning("online: server process %s is gone; taking up its games", proc)
+        for room in list(self.rooms.values()):
+            if room.remote.pop(proc, None) is not None:
+                room.recount()
+            with contextlib.suppress(sa.exc.SQLAlchemyError):
+                room.refresh()
+            await room.broadcast()
+        with contextlib.suppress(sa.exc.SQLAlchemyError):
+            self.lobby.process_gone(proc)  # type: ignore[attr-defined]
+            self.resume_playing()
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a task of the loop, kept until it ends (errors logged)."""
@@ -657,8 +1090,11 @@ class OnlineService:
         """The contract's Me."""
         if who is None:
             return {"user": None, "ratings": [], "playing": []}
-        playing = [gid for gid, r in self.rooms.items()
-                   if r.status == "playing" and r.seat_of(who) is not None]
+        if self.shared:
+            playing = self.db.playing_of(who.id)
+        else:
+            playing = [gid for gid, r in self.rooms.items()
+                       if r.status == "playing" and r.seat_of(who) is not None]
         return {"user": who.view(), "ratings": self.ratings_view(who.user_id), "playing": playing}
 
     def ratings_view(self, user_id: int | None) -> list[dict[str, Any]]:
@@ -685,8 +1121,12 @@ class OnlineService:
 
     def lobby_view(self) -> dict[str, Any]:
         """The contract's lobby (``GET /lobby``)."""
+        if self.shared:  # every process's games
+            games = [_summary_row(g, self.rooms.get(g["id"])) for g in self.db.playing_rows()]
+        else:
+            games = [r.summary() for r in self.rooms.values() if r.status == "playing"]
         return {"version": self.lobby.version, "seeks": [s.view() for s in self.lobby.seeks.values()],
-                "games": [r.summary() for r in self.rooms.values() if r.status == "playing"],
+                "games": games,
                 "computers": self.computers(), "online": sum(self.sockets.values())}
 
     def _lobby_changed(self) -> None:
@@ -757,7 +1197,8 @@ class OnlineService:
                               black="engine" if black.kind == "engine" else "human", level=level,
                               fen=STARTING_FEN, game_id=gid, headers=headers, time_control=preset.control)
         row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,
-                               "rated": rated, "start_fen": STARTING_FEN}
+                               "rated": rated, "start_fen": STARTING_FEN,
+                               "clock": json.dumps(clock_record(session))}  # running from the start
         for side, ident in (("red", red), ("black", black)):
             row.update({f"{side}_kind": ident.kind, f"{side}_id": ident.id, f"{side}_name": ident.name,
                         f"{side}_user_id": ident.user_id})
@@ -775,7 +1216,8 @@ class OnlineService:
         with contextlib.suppress(RuntimeError):  # outside the loop (start-up): armed by the lifespan
             if status == "playing":
                 room.arm_clock()
-                room.kick_engine()
+                if not self.shared:  # shared: where its player's socket is (OnlineRoom.connect)
+                    room.kick_engine()
             else:
                 self.spawn(self._evict_later(room))
         return room
@@ -797,6 +1239,8 @@ class OnlineService:
         one a restart left behind); None for an unknown id."""
         room = self.rooms.get(game_id)
         if room is not None:
+            if self.shared:
+                room.refresh()
             return room
         if not isinstance(game_id, str) or len(game_id) > 40:
             return None
@@ -807,6 +1251,23 @@ class OnlineService:
 
     def _rebuild(self, row: dict[str, Any], moves: list[str]) -> OnlineRoom:
         """A room from its stored row and move log (replayed through the core)."""
+        session, seats, preset = self.session_from(row, moves)
+        room = self._hold(session, seats, preset, bool(row["rated"]), moves, row["status"])
+        room._take_row(row)
+        room.status = row["status"]
+        if row["status"] == "playing":  # both players are away until their sockets come back
+            now = time.monotonic()
+            for color, ident in seats.items():
+                if ident.kind != "engine":
+                    room.left_at[color] = now
+            if self.shared:  # who is connected elsewhere
+                self.bus.publish(f"sync:{session.id}", {"type": "presence_query", "proc": self.proc})
+        return room
+
+    def session_from(self, row: dict[str, Any], moves: list[str]) -> tuple[GameSession, dict[Color, Identity],
+                                                                          Preset]:
+        """A game's session, seats and time control from its stored row and move log (replayed through
+        the core). Shared mode: the clock runs since its stored time (:func:`restart_clock`)."""
         seats = {}
         for color, side in ((RED, "red"), (BLACK, "black")):
             kind, ident = row[f"{side}_kind"], row[f"{side}_id"]
@@ -819,7 +1280,7 @@ class OnlineService:
                "level": next((i.level for i in seats.values() if i.level), None) or "beginner",
                "headers": {"Event": "pyxiangqi online", "Red": seats[RED].name, "Black": seats[BLACK].name,
                            "TimeControl": preset.key},
-               "clock": row.get("clock")}
+               "clock": row.get("clock") or GameClock(preset.control).to_record()}
         if row["status"] != "playing" and row.get("termination") and row["status"] == "finished":
             winner = {"1-0": RED, "0-1": BLACK}.get(row.get("result") or "")
             rec["declared"] = {"termination": row["termination"] if row["termination"] != "abandoned"
@@ -830,17 +1291,9 @@ class OnlineService:
             rec["declared"] = {"termination": "agreement", "winner": None, "reason_zh": "对局中止",
                                "reason_en": "game aborted"}
         session = GameSession.from_record(rec)
-        room = self._hold(session, seats, preset, bool(row["rated"]), moves, row["status"])
-        if row.get("termination") == "abandoned":
-            room.abandoned = BLACK if row.get("result") == "1-0" else RED
-        room.rating_change = row.get("rating_change")
-        room.db_id = row.get("db_id")
-        if row["status"] == "playing":  # both players are away until their sockets come back
-            now = time.monotonic()
-            for color, ident in seats.items():
-                if ident.kind != "engine":
-                    room.left_at[color] = now
-        return room
+        if self.shared:
+            restart_clock(session, row.get("clock"))
+        return session, seats, preset
 
     def resume_playing(self) -> int:
         """Take up every game the store says is still being played (after a restart); their count."""
@@ -881,6 +1334,7 @@ class OnlineService:
                     for side, o, n in (("red", r_old, r_new), ("black", b_old, b_new))}
                 self.db.set_review(s.id, rating_change=room.rating_change)
                 room._ratings.clear()  # the seats show the new ratings
+                await room.shared_update()
         except sa.exc.SQLAlchemyError:
             log.exception("the end of online game %s could not be stored", s.id)
         await room.broadcast()
@@ -894,6 +1348,7 @@ class OnlineService:
                 log.exception("online game %s could not be put into the games database", s.id)
             else:
                 self.db.set_review(s.id, db_id=room.db_id)
+                await room.shared_update()
                 await room.broadcast()
 
     def _export(self, game_id: str, pgn: str) -> int:

@@ -66,7 +66,7 @@ def listen_warning(host: str, *, lan: bool) -> str | None:
 
 def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str | None = None,
           log_level: str = "warning", host: str = HOST, lan: bool = False, public: bool = False,
-          db_url: str | None = None) -> int:
+          db_url: str | None = None, redis_url: str | None = None) -> int:
     """Serve the game at ``http://<host>:<port>/`` until Ctrl-C; returns 0.
 
     ``port`` None or 0 picks a free port. ``host`` other than a loopback address needs
@@ -79,7 +79,8 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
 
     ``public``: the public server for online play (:mod:`xiangqi.web.online_api`; any ``host``, no
     ``lan`` needed: it is meant for others), its online database at ``db_url`` (default: ``online.db``
-    in the data dir).
+    in the data dir); ``redis_url``: the Redis bus that lets several processes on that database share
+    games (:attr:`~xiangqi.web.online_rooms.OnlineConfig.shared`).
     """
     import uvicorn
 
@@ -99,7 +100,7 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     if public:
         from xiangqi.web.online_rooms import OnlineConfig
 
-        online = OnlineConfig(db_url=db_url)
+        online = OnlineConfig(db_url=db_url, redis_url=redis_url)
     # StoreLockedError when another server uses the dir
     app = create_app(data_dir, port=port, host=host, public=public, online=online)
     for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …

@@ -78,6 +78,31 @@ WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names of the w
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # read-only: no token needed
 
 
+def request_headers(scope: Scope) -> tuple[dict[str, str], set[str]]:
+    """The request's headers of an ASGI ``scope``: ``({lower-case name: first value}, {names sent more
+    than once})`` (latin-1, as HTTP/1.1 defines header bytes). Both guards refuse a repeated
+    ``Host``, ``Origin`` or token header with it (the local one here, the public server's in
+    :mod:`xiangqi.web.online_api`)."""
+    headers: dict[str, str] = {}
+    repeated: set[str] = set()
+    for k, v in scope.get("headers") or ():
+        name = k.decode("latin-1").lower()
+        if name in headers:
+            repeated.add(name)
+        headers.setdefault(name, v.decode("latin-1"))
+    return headers, repeated
+
+
+def given_token(scope: Scope, headers: dict[str, str]) -> str | None:
+    """The token a request carries: the ``X-Xiangqi-Token`` header, or on a WebSocket (whose headers a
+    browser cannot set) the ``token`` query parameter; None without one."""
+    given = headers.get(TOKEN_HEADER.lower())
+    if given is None and scope["type"] == "websocket":
+        values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(TOKEN_QUERY)
+        given = values[0] if values else None
+    return given
+
+
 def new_token() -> str:
     """A fresh per-start secret: 43 URL-safe characters (256 random bits)."""
     return secrets.token_urlsafe(32)
@@ -219,13 +244,7 @@ class LocalGuard:
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """(status, reason) when ``scope`` must be refused, else None."""
-        headers: dict[str, str] = {}
-        repeated: set[str] = set()
-        for k, v in scope.get("headers") or ():
-            name = k.decode("latin-1").lower()
-            if name in headers:
-                repeated.add(name)
-            headers.setdefault(name, v.decode("latin-1"))
+        headers, repeated = request_headers(scope)
         if repeated & {"host", "origin", TOKEN_HEADER.lower()}:
             return 400, f"repeated header(s): {', '.join(sorted(repeated))}"
         port = self.port
@@ -253,10 +272,7 @@ class LocalGuard:
             return 403, f"requests from other web pages are refused (Origin {origin!r})"
         websocket = scope["type"] == "websocket"
         if websocket or scope.get("method", "GET").upper() not in SAFE_METHODS:
-            given = headers.get(TOKEN_HEADER.lower())
-            if given is None and websocket:
-                values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(TOKEN_QUERY)
-                given = values[0] if values else None
+            given = given_token(scope, headers)
             if not self.token_ok(given):
                 where = f"the {TOKEN_QUERY!r} query parameter" if websocket else f"the {TOKEN_HEADER} header"
                 return 403, (f"missing or out-of-date session token: send it in {where} "

@@ -1,0 +1,193 @@
+"""Shared mode in one test process: two online services (two "processes") on one database and one
+bus, player A on the first and player B on the second (fast; the real two-process failover test with
+PostgreSQL and Redis is test_failover.py).
+
+Both apps run on one event loop (the first client's portal) with one :class:`LocalBus`, so what one
+process announces reaches the other at once; the version check and the shared lobby go through the
+real database (SQLite file, or PostgreSQL when ``$XIANGQI_TEST_PG_URL`` is set).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from tests.online.conftest import BASE, FAST, ONE_SECOND, Player, first_legal, online_db_url, state_where
+from tests.online.test_play import MATE_LINE
+from tests.webclient import _Client
+
+from xiangqi.online.bus import LocalBus
+from xiangqi.web.online_rooms import OnlineConfig, restart_clock
+from xiangqi.web.server import create_app
+
+
+class Two:
+    """Two services sharing one database and bus; ``player(k)`` is a browser on process ``k``."""
+
+    def __init__(self, apps: list[Any], first: _Client) -> None:
+        self.apps = apps
+        self.first = first
+        self.online = [a.state.online for a in apps]
+        self._used_first = False
+
+    def player(self, k: int) -> Player:
+        if k == 0 and not self._used_first:
+            self._used_first = True
+            return Player(self.first)
+        c = _Client(self.apps[k], base_url=BASE)
+        c.portal = self.first.portal
+        return Player(c)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def two(request, tmp_path):
+    drops: list[Any] = []
+    url = online_db_url(request.param, tmp_path, drops) or f"sqlite:///{tmp_path / 'online.db'}"
+    bus = LocalBus()
+    apps = []
+    for k in range(2):
+        cfg = OnlineConfig(db_url=url, hasher=FAST, grace_s=1.0, bullet_grace_s=1.0,
+                           presets={"1s": ONE_SECOND}, move_provider=first_legal, ping_s=3600, shared=True,
+                           bus=bus, heartbeat_s=0.1, process_ttl_s=2.0)
+        apps.append(create_app(tmp_path / f"p{k}", public=True, online=cfg, move_provider=first_legal,
+                               warmup=False))
+    try:
+        with _Client(apps[0], base_url=BASE) as first:
+            with first.portal.wrap_async_context_manager(apps[1].router.lifespan_context(apps[1])):
+                yield Two(apps, first)
+    finally:
+        for drop in drops:
+            drop()
+
+
+def test_a_game_across_two_processes(two):
+    a, b, watcher = two.player(0), two.player(1), two.player(1)
+    a.register("redA")
+    b.register("blackB")
+    seek = a.post("/seeks", json={"time_control": "5+3", "rated": True, "color": "red"}).json()
+    # the seek made on process 0 is in process 1's lobby, and only one acceptance starts a game
+    assert [s["id"] for s in b.get("/lobby").json()["seeks"]] == [seek["id"]]
+    gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+    assert b.post(f"/seeks/{seek['id']}/accept").status_code == 404
+    assert a.get("/me").json()["playing"] == [gid] == b.get("/me").json()["playing"]
+    assert [g["id"] for g in a.get("/lobby").json()["games"]] == [gid]
+    with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb, \
+            watcher.ws(f"/ws/online/game/{gid}") as wc:
+        assert wa.receive_json()["you"] == "red" and wb.receive_json()["you"] == "black"
+        assert wc.receive_json()["you"] is None
+        st = state_where(wa, lambda s: s["seats"]["black"]["connected"] and s["watchers"] == 1)
+        assert st["seats"]["red"]["connected"]  # presence summed over both processes
+        for i, mv in enumerate(MATE_LINE[:4]):
+            (wa if i % 2 == 0 else wb).send_json({"type": "move", "move": mv})
+            for ws in (wa, wb, wc):
+                got = state_where(ws, lambda s, n=i + 1: len(s["moves"]) == n)
+                assert [m["iccs"] for m in got["moves"]] == MATE_LINE[:i + 1]
+        # offers cross processes: a draw offered on 1, declined on 0; a takeback asked on 0, granted on 1
+        wb.send_json({"type": "draw_offer"})
+        assert state_where(wa, lambda s: s["offers"]["draw"] == "black")["offers"]["draw"] == "black"
+        wa.send_json({"type": "draw_decline"})
+        state_where(wb, lambda s: s["offers"]["draw"] is None)
+        wb.send_json({"type": "move", "move": "h9h8"})  # not black's turn: refused on process 1 too
+        msg = wb.receive_json()
+        while msg.get("type") != "error":
+            msg = wb.receive_json()
+        assert msg["code"] == "not_your_turn"
+        wa.send_json({"type": "move", "move": MATE_LINE[4]})
+        state_where(wb, lambda s: len(s["moves"]) == 5)
+        wa.send_json({"type": "takeback_request"})
+        state_where(wb, lambda s: s["offers"]["takeback"] == "red")
+        wb.send_json({"type": "takeback_accept"})
+        back = state_where(wa, lambda s: len(s["moves"]) == 4)
+        assert back["turn"] == "red" and back["offers"]["takeback"] is None
+        for i, mv in enumerate(MATE_LINE[4:8], start=4):
+            (wa if i % 2 == 0 else wb).send_json({"type": "move", "move": mv})
+            state_where(wa, lambda s, n=i + 1: len(s["moves"]) == n)
+        wb.send_json({"type": "resign"})  # on process 1: the end is stored and rated there, once
+        rated = state_where(wa, lambda s: s["rating_change"] is not None)
+        assert rated["result"]["termination"] == "resignation" and rated["status"] == "finished"
+        assert state_where(wc, lambda s: s["rating_change"] is not None)["result"]["winner"] == "red"
+        assert rated["rating_change"]["red"]["after"] > 1600
+    db = two.online[0].db
+    assert db.moves(gid) == MATE_LINE[:8]
+    row = db.game(gid)
+    assert row["status"] == "finished" and row["result"] == "1-0" and row["termination"] == "resignation"
+    assert row["revision"] >= 8 + 5
+    assert len(db.history(a.me["user"]["id"])["blitz"]) == 1  # one rating change, not one per process
+
+
+def test_version_check_refuses_a_second_writer_of_one_ply(two):
+    a, b = two.player(0), two.player(1)
+    a.guest()
+    b.guest()
+    seek = a.post("/seeks", json={"time_control": "5+3", "color": "red"}).json()
+    gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+    db = two.online[0].db
+    rev = db.revision(gid)
+    first = db.claim_revision(gid, rev)
+    assert first is not None
+    first.rollback()
+    first.close()
+    c1 = db.claim_revision(gid, rev)  # holds the row (PostgreSQL) / the database (SQLite) until commit
+    assert c1 is not None
+    c1.commit()
+    c1.close()
+    assert two.online[1].db.claim_revision(gid, rev + 5) is None  # a copy not at the stored revision
+    assert db.claim_revision(gid, rev) is None  # revision rev+1 was taken: a second writer is refused
+    # process 1's copy is now behind the store (rev + 1): a move there re-reads, then plays
+    room1 = two.online[1].room(gid)
+    assert room1.revision == rev + 1
+    r = a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+    assert r.status_code == 200, r.text
+    r = b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+    assert r.status_code == 200, r.text
+    assert db.moves(gid) == ["h2e2", "h9g7"]
+    assert b.post(f"/games/{gid}/move", json={"move": "h0g2"}).json()["code"] == "not_your_turn"
+
+
+def test_a_timeout_is_stored_once_and_seen_by_both(two):
+    a, b = two.player(0), two.player(1)
+    a.guest()
+    b.guest()
+    seek = a.post("/seeks", json={"time_control": "1s", "color": "red"}).json()
+    gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+    with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
+        wa.receive_json()
+        wb.receive_json()
+        wa.send_json({"type": "move", "move": "h2e2"})
+        st = state_where(wb, lambda s: s["result"] is not None)
+        assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
+        assert state_where(wa, lambda s: s["result"] is not None)["result"]["termination"] == "timeout"
+    row = two.online[0].db.game(gid)
+    assert row["status"] == "finished" and row["termination"] == "timeout" and row["result"] == "1-0"
+
+
+def test_a_gone_process_loses_its_presence_and_seeks(two):
+    a, b = two.player(0), two.player(1)
+    a.guest()
+    b.guest()
+    s0, s1 = two.online
+    seek = a.post("/seeks", json={"time_control": "5+3", "color": "red"}).json()
+    assert seek["id"] in s1.lobby.seeks
+    # process 0 "dies": its heartbeat stops; process 1 forgets it within the TTL and drops its seeks
+    for t in list(s0._tasks):
+        t.cancel()
+    deadline = time.monotonic() + 6
+    while seek["id"] in s1.lobby.seeks and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seek["id"] not in s1.lobby.seeks and s0.proc not in s1.procs
+    assert s1.db.lobby_items() == []
+
+
+def test_clock_restarts_from_the_stored_time():
+    from xiangqi.app.clock import TimeControl
+    from xiangqi.app.session import GameSession
+
+    s = GameSession(red="human", black="human", time_control=TimeControl("fischer", base_s=60, increment_s=0))
+    s.play("h2e2")
+    rec = s.clock.to_record()
+    rec["saved_at"] = time.time() - 7.0  # stored 7 s ago, black to move since then
+    restart_clock(s, rec)
+    left = s.clock.left_ms(False)
+    assert rec["black_ms"] - 7_100 <= left <= rec["black_ms"] - 6_900
+    assert s.clock.left_ms(True) == rec["red_ms"]
