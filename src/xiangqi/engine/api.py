@@ -142,6 +142,8 @@ def _score_fields(s: int) -> tuple[int | None, int | None]:
     return int(s), None
 
 
+_RULES_CODE = {"cxa": K.RULES_CXA, "axf": K.RULES_AXF, "checks": K.RULES_CHECKS}
+
 _ready = threading.Event()
 _warm_lock = threading.Lock()
 _warming = threading.local()  # set while this thread runs the warm-up searches
@@ -163,6 +165,11 @@ class Engine:
         self.hash_mb = 0
         self.set_hash(hash_mb)
         self.qcheck_plies = DEFAULT_QCHECK_PLIES
+        #: How the search rules a repetition inside its tree (:mod:`.chase`): ``"cxa"`` (the default:
+        #: perpetual check, then perpetual check-or-chase of one or several pieces), ``"axf"``
+        #: (perpetual check, then a perpetual chase of the same piece) or ``"checks"`` (perpetual check
+        #: only). The root always asks the core referee (CXA) about the moves that repeat the game.
+        self.repetition_rules = "cxa"
         self._stop_requested = False
         #: Lines ``(score, pv as kernel ints)`` of the last completed iteration (multi-PV order).
         self.last_lines: list[tuple[int, list[int]]] = []
@@ -270,7 +277,8 @@ class Engine:
             sq[mv.from_square] = 0
             b.push(mv, validate=False)
             hist_keys.append(key)
-            hist_flags.append((2 if cap else 0) | (1 if b.is_check() else 0))
+            hist_flags.append((2 if cap else 0) | (1 if b.is_check() else 0)
+                              | (((mv.from_square << 7) | mv.to_square) << 8))
         keep = K.HISTORY - K.MAX_PLY - 8
         if len(hist_keys) > keep:
             hist_keys = hist_keys[-keep:]
@@ -340,6 +348,7 @@ class Engine:
         ctl[K.C_GEN] = self._gen
         ctl[K.C_NODE_LIMIT] = limit.nodes or 0
         ctl[K.C_QCHECK] = self.qcheck_plies
+        ctl[K.C_RULES] = _RULES_CODE[self.repetition_rules]
         b = self._bufs
         b["hist"] //= 8
         b["killers"][:] = 0
