@@ -22,7 +22,8 @@ Arrays shared by the kernels (one set per :class:`~xiangqi.engine.Engine`):
 
 Scores: centipawns; a mate is ``MATE - ply`` (mate-distance scores), a lost
 perpetual check or perpetual chase ``-REP_WIN`` (RULES.md §5.4: one-sided perpetual
-check loses, then a one-sided perpetual attack: :mod:`.chase`), other repetitions 0 (draw). Stalemate (困毙) loses like mate (RULES.md §3).
+check loses, then a one-sided perpetual attack: :mod:`.chase`), other repetitions 0 (draw).
+Stalemate (困毙) loses like mate (RULES.md §3).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import math
 import numpy as np
 
 from xiangqi.engine._numba import njit, njit_sig
+from xiangqi.engine.chase import cycle_verdict, find_cycle
 from xiangqi.engine.consts import (
     C_BEST,
     C_BEST_SCORE,
@@ -55,7 +57,6 @@ from xiangqi.engine.consts import (
     S_PH,
     S_SIDE,
 )
-from xiangqi.engine.chase import cycle_verdict, find_cycle
 from xiangqi.engine.evaluate import ORDER_VALUE, PHASE_W, PST_EG, PST_MG, evaluate
 from xiangqi.engine.movegen import (
     CANNON,
@@ -83,7 +84,8 @@ from xiangqi.engine.tt import (
     tt_store,
 )
 
-__all__ = ["HISTORY", "INF", "MATE", "MATE_BOUND", "REP_WIN", "negamax", "repetition_rules", "qsearch", "search_root"]
+__all__ = ["HISTORY", "INF", "MATE", "MATE_BOUND", "REP_WIN", "negamax", "qsearch", "repetition_rules",
+           "search_root"]
 
 LMR = np.zeros((64, 64), np.int64)
 for _d in range(1, 64):
