@@ -361,9 +361,7 @@ class SimpleEngine:
             while self._readline(deadline, "readyok").strip() != "readyok":
                 pass
         except EngineTimeoutError:
-            raise EngineTimeoutError(f"{self.name}: no 'readyok' within {timeout:g} s of 'isready' "
-                                     "(a loaded machine or an engine still compiling; raise the limit, "
-                                     "xiangqi match --ping-timeout)") from None
+            raise EngineTimeoutError(f"{self.name}: no 'readyok' within {timeout:g} s of 'isready'") from None
 
     def configure(self, options: dict[str, Any]) -> None:
         """Set engine options (names as the engine announced them, case-insensitive).

@@ -218,9 +218,9 @@ class PlayerSpec:
         try:
             eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=self.start_timeout)
         except EngineTimeoutError as exc:
-            raise EngineTimeoutError(f"{exc} (start limit {self.start_timeout:g} s: the engine may still be "
-                                     "compiling or the machine is loaded; raise it with --start-timeout)"
-                                     ) from None
+            raise EngineTimeoutError(f"{exc}, while starting (the start limit, {self.start_timeout:g} s: an "
+                                     "engine may compile for minutes on a loaded machine; raise it with "
+                                     "--start-timeout)") from None
         eng.ping_timeout = self.ping_timeout
         opts = dict(self.options)
         if "Hash" in opts and eng._option("Hash") is None:
@@ -228,6 +228,10 @@ class PlayerSpec:
         try:
             eng.configure(opts)
             eng.ping(self.start_timeout)
+        except EngineTimeoutError as exc:
+            eng.quit()
+            raise EngineTimeoutError(f"{exc}, after its options (the start limit, {self.start_timeout:g} s; "
+                                     "raise it with --start-timeout)") from None
         except EngineError:
             eng.quit()
             raise
@@ -306,7 +310,11 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
     moves_in_period = {True: 0, False: 0}
     times: dict[str, list[float]] = {red.name: [], black.name: []}
     for eng in (red, black):
-        eng.new_game()
+        try:
+            eng.new_game()
+        except EngineTimeoutError as exc:
+            raise EngineTimeoutError(f"{exc}, after ucinewgame (the limit of each later isready, "
+                                     f"{eng.ping_timeout:g} s; raise it with --ping-timeout)") from None
     while True:
         result = _game_over(red, black, opening, board, ply_cap, rules, round_no)
         if result is not None:
