@@ -456,8 +456,9 @@ class Engine:
     def _drop_forbidden(self, board: Board, bd: np.ndarray, st: np.ndarray, root: list[int]) -> list[int]:
         """Root moves after asking the rules referee about the moves that repeat a position of the game.
 
-        The kernels judge repetitions by checks only; the core referee also knows
-        chases (RULES.md §5). A move the referee rules a loss for the mover (e.g. a
+        The kernels judge repetitions inside the tree with a fast model of the rules
+        (:mod:`.chase`); at the root the core referee (RULES.md §5) decides. A move the
+        referee rules a loss for the mover (e.g. a
         forbidden 长捉) is dropped, unless every move loses; a move it rules a win
         (the opponent's forbidden repetition is complete) is returned alone. A cycle
         is ruled when the position recurs, whoever moves into it, so a quiet move
