@@ -192,6 +192,11 @@ def cmd_match(args: argparse.Namespace) -> int:
     args.tc = "200ms" if args.tc is None else args.tc
     a = PlayerSpec.parse(args.a, args.option_a, hash_mb=args.hash)
     b = PlayerSpec.parse(args.b, args.option_b, hash_mb=args.hash)
+    for name in ("start_timeout", "ping_timeout"):
+        if not getattr(args, name) > 0:
+            raise XiangqiError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(args, name)}")
+    a.start_timeout = b.start_timeout = args.start_timeout
+    a.ping_timeout = b.ping_timeout = args.ping_timeout
     tc = TimeControl.parse(args.tc)
     tc_b = TimeControl.parse(args.tc_b) if args.tc_b is not None else None
     if args.games < 1:
@@ -516,6 +521,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-margin", type=float, default=0.5,
                    help="seconds an engine may overdraw its clock before it loses on time")
     p.add_argument("--pgn", default="match.pgn", help="write the games here ('' for none)")
+    # the defaults are engine.match.DEFAULT_START_TIMEOUT / DEFAULT_PING_TIMEOUT (not imported here:
+    # building the parser stays cheap; tests/engine/test_match_timeouts.py checks they agree)
+    p.add_argument("--start-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="seconds an engine may take to start, up to its first readyok (default 300: a first "
+                        "start may compile for minutes on a loaded machine)")
+    p.add_argument("--ping-timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="seconds an engine may take to answer isready later, e.g. after ucinewgame "
+                        "(default 120)")
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"), default=None,
                    help="sequential probability ratio test of H0 'A is ELO0 stronger' against H1 'ELO1': "
                         "stops when a bound is crossed (--games is then the most games played)")

@@ -18,6 +18,9 @@ happens on ``go`` depends on MODE:
   position it was given occurred before in the game.
 * ``nobestmove``: always ``nobestmove``; ``none``: always ``bestmove (none)``;
   ``resign``: always ``bestmove resign``.
+* ``slow-start SECONDS``: like ``first``, but sleeps SECONDS before its first answer (an engine
+  that compiles before it speaks); ``slow-ready SECONDS``: like ``first``, but sleeps SECONDS
+  before every ``readyok`` (a loaded machine).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import time
 
 def main() -> int:
     mode = sys.argv[1] if len(sys.argv) > 1 else "echo"
+    delay = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     out = sys.stdout
 
     def say(line: str) -> None:
@@ -41,6 +45,8 @@ def main() -> int:
         cmd = line.split()[0] if line else ""
         if first and mode == "ucci-only" and cmd != "ucci":
             return 1
+        if first and mode == "slow-start":
+            time.sleep(delay)
         first = False
         if cmd == "uci":
             say("id name FakeEngine")
@@ -56,6 +62,8 @@ def main() -> int:
             say("option newgame type button")
             say("ucciok")
         elif cmd == "isready":
+            if mode == "slow-ready":
+                time.sleep(delay)
             say("readyok")
         elif cmd == "position":
             position = line
@@ -74,7 +82,7 @@ def main() -> int:
                 say("bestmove (none)")
             elif mode == "resign":
                 say("bestmove resign")
-            elif mode in ("first", "slow"):
+            elif mode in ("first", "slow", "slow-start", "slow-ready"):
                 if mode == "slow":
                     time.sleep(0.4)
                 say(f"bestmove {first_legal(position)}")

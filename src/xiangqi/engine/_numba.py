@@ -16,7 +16,8 @@ import hashlib
 import os
 import sys
 
-_KERNEL_FILES = ("_numba.py", "consts.py", "movegen.py", "evaluate.py", "tt.py", "search.py", "tbgen.py")
+_KERNEL_FILES = ("_numba.py", "consts.py", "movegen.py", "evaluate.py", "tt.py", "search.py", "tbgen.py",
+                 "chase.py")
 
 
 def _writable(path: str) -> bool:

@@ -142,6 +142,8 @@ def _score_fields(s: int) -> tuple[int | None, int | None]:
     return int(s), None
 
 
+_RULES_CODE = {"cxa": K.RULES_CXA, "axf": K.RULES_AXF, "checks": K.RULES_CHECKS}
+
 _ready = threading.Event()
 _warm_lock = threading.Lock()
 _warming = threading.local()  # set while this thread runs the warm-up searches
@@ -163,6 +165,11 @@ class Engine:
         self.hash_mb = 0
         self.set_hash(hash_mb)
         self.qcheck_plies = DEFAULT_QCHECK_PLIES
+        #: How the search rules a repetition inside its tree (:mod:`.chase`): ``"cxa"`` (the default:
+        #: perpetual check, then perpetual check-or-chase of one or several pieces), ``"axf"``
+        #: (perpetual check, then a perpetual chase of the same piece) or ``"checks"`` (perpetual check
+        #: only). The root always asks the core referee (CXA) about the moves that repeat the game.
+        self.repetition_rules = "cxa"
         self._stop_requested = False
         #: Lines ``(score, pv as kernel ints)`` of the last completed iteration (multi-PV order).
         self.last_lines: list[tuple[int, list[int]]] = []
@@ -271,7 +278,8 @@ class Engine:
             sq[mv.from_square] = 0
             b.push(mv, validate=False)
             hist_keys.append(key)
-            hist_flags.append((2 if cap else 0) | (1 if b.is_check() else 0))
+            hist_flags.append((2 if cap else 0) | (1 if b.is_check() else 0)
+                              | (((mv.from_square << 7) | mv.to_square) << 8))
         keep = K.HISTORY - K.MAX_PLY - 8
         if len(hist_keys) > keep:
             hist_keys = hist_keys[-keep:]
@@ -341,6 +349,7 @@ class Engine:
         ctl[K.C_GEN] = self._gen
         ctl[K.C_NODE_LIMIT] = limit.nodes or 0
         ctl[K.C_QCHECK] = self.qcheck_plies
+        ctl[K.C_RULES] = _RULES_CODE[self.repetition_rules]
         b = self._bufs
         b["hist"] //= 8
         b["killers"][:] = 0
@@ -452,8 +461,9 @@ class Engine:
     def _drop_forbidden(self, board: Board, bd: np.ndarray, st: np.ndarray, root: list[int]) -> list[int]:
         """Root moves after asking the rules referee about the moves that repeat a position of the game.
 
-        The kernels judge repetitions by checks only; the core referee also knows
-        chases (RULES.md §5). A move the referee rules a loss for the mover (e.g. a
+        The kernels judge repetitions inside the tree with a fast model of the rules
+        (:mod:`.chase`); at the root the core referee (RULES.md §5) decides. A move the
+        referee rules a loss for the mover (e.g. a
         forbidden 长捉) is dropped, unless every move loses; a move it rules a win
         (the opponent's forbidden repetition is complete) is returned alone. A cycle
         is ruled when the position recurs, whoever moves into it, so a quiet move

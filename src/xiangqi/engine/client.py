@@ -346,12 +346,22 @@ class SimpleEngine:
                 return v
         return None
 
-    def ping(self, timeout: float = 10.0) -> None:
-        """``isready`` → wait for ``readyok``."""
+    #: Seconds :meth:`ping` waits by default (and :meth:`new_game`'s ping); the match tool sets it.
+    ping_timeout: float = 10.0
+
+    def ping(self, timeout: float | None = None) -> None:
+        """``isready`` → wait for ``readyok`` (``timeout`` seconds, default :attr:`ping_timeout`).
+
+        Raises :class:`EngineTimeoutError` naming the engine and the limit when it passes."""
+        if timeout is None:
+            timeout = self.ping_timeout
         self.send("isready")
         deadline = time.monotonic() + timeout
-        while self._readline(deadline, "readyok").strip() != "readyok":
-            pass
+        try:
+            while self._readline(deadline, "readyok").strip() != "readyok":
+                pass
+        except EngineTimeoutError:
+            raise EngineTimeoutError(f"{self.name}: no 'readyok' within {timeout:g} s of 'isready'") from None
 
     def configure(self, options: dict[str, Any]) -> None:
         """Set engine options (names as the engine announced them, case-insensitive).

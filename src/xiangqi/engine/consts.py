@@ -18,4 +18,7 @@ HISTORY = 2048  # positions of game history + search path kept for repetition de
 # fields of the kernel state array ``st``
 S_SIDE, S_MG, S_EG, S_PH, S_KEY, S_HP = range(6)
 # fields of the control array ``ctl`` (shared with other threads: the stop flag)
-C_STOP, C_NODES, C_NODE_LIMIT, C_SELDEPTH, C_GEN, C_BEST, C_BEST_SCORE, C_ROOT_DONE, C_QCHECK = range(9)
+(C_STOP, C_NODES, C_NODE_LIMIT, C_SELDEPTH, C_GEN, C_BEST, C_BEST_SCORE, C_ROOT_DONE, C_QCHECK,
+ C_RULES) = range(10)
+# values of ctl[C_RULES]: how the search rules a repetition it finds (search.repetition_rules)
+RULES_CXA, RULES_AXF, RULES_CHECKS = 0, 1, 2

@@ -41,7 +41,7 @@ from typing import Any
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import Outcome
-from xiangqi.engine.client import EngineError, EngineTerminatedError, Limit, SimpleEngine
+from xiangqi.engine.client import EngineError, EngineTerminatedError, EngineTimeoutError, Limit, SimpleEngine
 
 #: Balanced openings (name, ICCS moves), each a common master-game start (ECCO families A–E).
 OPENINGS: tuple[tuple[str, str], ...] = (
@@ -66,6 +66,13 @@ OPENINGS: tuple[tuple[str, str], ...] = (
 DEFAULT_PLY_CAP = 300
 #: Seconds a move may take under a depth or node time control before the engine forfeits.
 DEPTH_TC_TIMEOUT = 300.0
+#: Seconds an engine may take to start (handshake up to ``uciok``/``ucciok`` and the first
+#: ``readyok``): generous, because a Numba engine compiles its kernels on a first start (15-60 s on
+#: an idle machine, minutes on a loaded one). ``xiangqi match --start-timeout``.
+DEFAULT_START_TIMEOUT = 300.0
+#: Seconds an engine may take to answer ``isready`` later (after ``ucinewgame``, its options):
+#: ``xiangqi match --ping-timeout``.
+DEFAULT_PING_TIMEOUT = 120.0
 BUILTIN = "builtin"
 
 
@@ -153,6 +160,10 @@ class PlayerSpec:
     command: list[str]
     protocol: str = "auto"
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: seconds allowed for the start (handshake and first ``readyok``), see DEFAULT_START_TIMEOUT
+    start_timeout: float = DEFAULT_START_TIMEOUT
+    #: seconds allowed for each later ``isready`` → ``readyok``, see DEFAULT_PING_TIMEOUT
+    ping_timeout: float = DEFAULT_PING_TIMEOUT
 
     @classmethod
     def parse(cls, spec: str, options: Sequence[str] = (), *, hash_mb: int | None = None) -> PlayerSpec:
@@ -198,14 +209,29 @@ class PlayerSpec:
         return cls(name, argv, "auto", opts)
 
     def start(self) -> SimpleEngine:
-        """Start the engine and set its options (an option it lacks is skipped for Hash only)."""
-        eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=60.0)
+        """Start the engine and set its options (an option it lacks is skipped for Hash only).
+
+        The start may take :attr:`start_timeout` seconds, each later ``isready``
+        :attr:`ping_timeout`. Raises :class:`EngineError`; one that a time limit ended names the
+        engine, the limit and the option that raises it.
+        """
+        try:
+            eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=self.start_timeout)
+        except EngineTimeoutError as exc:
+            raise EngineTimeoutError(f"{exc}, while starting (the start limit, {self.start_timeout:g} s: an "
+                                     "engine may compile for minutes on a loaded machine; raise it with "
+                                     "--start-timeout)") from None
+        eng.ping_timeout = self.ping_timeout
         opts = dict(self.options)
         if "Hash" in opts and eng._option("Hash") is None:
             opts.pop("Hash")
         try:
             eng.configure(opts)
-            eng.ping(30.0)
+            eng.ping(self.start_timeout)
+        except EngineTimeoutError as exc:
+            eng.quit()
+            raise EngineTimeoutError(f"{exc}, after its options (the start limit, {self.start_timeout:g} s; "
+                                     "raise it with --start-timeout)") from None
         except EngineError:
             eng.quit()
             raise
@@ -284,7 +310,11 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
     moves_in_period = {True: 0, False: 0}
     times: dict[str, list[float]] = {red.name: [], black.name: []}
     for eng in (red, black):
-        eng.new_game()
+        try:
+            eng.new_game()
+        except EngineTimeoutError as exc:
+            raise EngineTimeoutError(f"{exc}, after ucinewgame (the limit of each later isready, "
+                                     f"{eng.ping_timeout:g} s; raise it with --ping-timeout)") from None
     while True:
         result = _game_over(red, black, opening, board, ply_cap, rules, round_no)
         if result is not None:

@@ -11,7 +11,8 @@ Arrays shared by the kernels (one set per :class:`~xiangqi.engine.Engine`):
   phase, Zobrist key, and the index of the current position in the history.
 * ``rk``/``rf`` int64[HISTORY]: Zobrist key of every position of the game and of
   the search path, and flags: bit 0 = the move into it gave check, bit 1 = the
-  move into it was irreversible (capture, null move, or the start of the record).
+  move into it was irreversible (capture, null move, or the start of the record),
+  bits 8 and up = the move into it (0: none or not known), for the chase rulings.
 * ``tk``/``td``: the TT (:mod:`.tt`). ``killers`` [MAX_PLY, 3]: per ply the two killer moves and the
   static eval (for the *improving* test). ``hist`` [15, 90]: history scores by (piece, to square).
 * ``mbuf``/``sbuf`` [MAX_PLY, MAX_MOVES]: the preallocated move and score buffer per ply.
@@ -20,8 +21,9 @@ Arrays shared by the kernels (one set per :class:`~xiangqi.engine.Engine`):
   best root move/score; the stop flag is written by other threads.
 
 Scores: centipawns; a mate is ``MATE - ply`` (mate-distance scores), a lost
-perpetual check ``-REP_WIN`` (RULES.md §5.4.1: one-sided perpetual check loses),
-other repetitions 0 (draw). Stalemate (困毙) loses like mate (RULES.md §3).
+perpetual check or perpetual chase ``-REP_WIN`` (RULES.md §5.4: one-sided perpetual
+check loses, then a one-sided perpetual attack: :mod:`.chase`), other repetitions 0 (draw).
+Stalemate (困毙) loses like mate (RULES.md §3).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import math
 import numpy as np
 
 from xiangqi.engine._numba import njit, njit_sig
+from xiangqi.engine.chase import cycle_verdict, find_cycle
 from xiangqi.engine.consts import (
     C_BEST,
     C_BEST_SCORE,
@@ -39,6 +42,7 @@ from xiangqi.engine.consts import (
     C_NODES,
     C_QCHECK,
     C_ROOT_DONE,
+    C_RULES,
     C_SELDEPTH,
     C_STOP,
     HISTORY,
@@ -80,7 +84,8 @@ from xiangqi.engine.tt import (
     tt_store,
 )
 
-__all__ = ["HISTORY", "INF", "MATE", "MATE_BOUND", "REP_WIN", "negamax", "qsearch", "search_root"]
+__all__ = ["HISTORY", "INF", "MATE", "MATE_BOUND", "REP_WIN", "negamax", "qsearch", "repetition_rules",
+           "search_root"]
 
 LMR = np.zeros((64, 64), np.int64)
 for _d in range(1, 64):
@@ -122,7 +127,7 @@ def make_move(bd, ks, st, rk, rf, m):
     hp = st[S_HP] + 1
     st[S_HP] = hp
     rk[hp] = key
-    rf[hp] = 2 if cap != 0 else 0
+    rf[hp] = (m << 8) | (2 if cap != 0 else 0)  # the move (for chase rulings) and the irreversible flag
     return cap
 
 
@@ -181,6 +186,21 @@ def repetition(rk, rf, hp):
                 return True, -REP_WIN
             return True, 0
     return False, 0
+
+
+@njit
+def repetition_rules(bd, ks, st, rk, rf, ctl):
+    """``(found, score)`` for the position at ``st[S_HP]`` repeating an earlier one, ruled with
+    perpetual check and perpetual chase (:mod:`.chase`; ``ctl[C_RULES]`` names the rule set).
+
+    The chase judgement (a replay of the cycle) runs only when a repetition is found and no side
+    checked on every move. The search rules at the second occurrence.
+    """
+    hp = st[S_HP]
+    j = find_cycle(rk, rf, hp)
+    if j < 0:
+        return False, 0
+    return True, cycle_verdict(bd, ks, st[S_SIDE], rk, rf, j, hp, ctl[C_RULES])
 
 
 @njit
@@ -326,7 +346,7 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
     in_check = king_attacked(bd, ks[side], side)
     if in_check:
         rf[hp] |= 1
-    found, rs = repetition(rk, rf, hp)
+    found, rs = repetition_rules(bd, ks, st, rk, rf, ctl)
     if found:
         return rs
     # mate-distance pruning
