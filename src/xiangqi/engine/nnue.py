@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 
+import numba
 import numpy as np
 
 from xiangqi.engine._numba import njit
@@ -60,8 +61,8 @@ ST_ACC = 16
 ACC_STACK = MAX_PLY + 8
 ENTRY = 2 * N_ACC  # int16 per stack entry: Red's perspective, then Black's
 ACC_OFF16 = ST_ACC * 4
-H_OFF16 = ACC_OFF16 + ACC_STACK * ENTRY  # scratch: the first layer's sums (float32, exact integers)
-Z_OFF32 = H_OFF16 // 2
+# scratch after the stack: the pooled activations as float32 (128 of them = one entry of int16)
+P_OFF32 = (ACC_OFF16 + ACC_STACK * ENTRY) // 2
 #: Length of the search's state array when the NNUE is played (:func:`new_state`).
 STATE_SIZE = ST_ACC + (ACC_STACK + 1) * ENTRY // 4
 
@@ -119,11 +120,8 @@ _NET = _played_net()
 FT_W = _NET["ft_w"]
 FT_B = _NET["ft_b"]
 L1_W = _NET["l1_w"]
-# the first dense layer in float32 (integer inputs and weights), transposed: the loop over the 32
-# outputs vectorises without a reduction; float32 keeps 24 bits of sums of 1.0 = 1016 · 8192, and
-# the mirror and colour symmetries do not depend on the rounding (the pooled inputs of a mirrored or
-# colour-flipped position are the same numbers, summed in the same order)
-L1_WT = np.ascontiguousarray(_NET["l1_w"].astype(np.float32).T)
+# the first dense layer's integer weights as float32 (forward)
+L1_WF = np.ascontiguousarray(_NET["l1_w"].astype(np.float32))
 L1_B = _NET["l1_b"]
 L2_W = _NET["l2_w"]
 L2_B = _NET["l2_b"]
@@ -210,29 +208,31 @@ def nnue_unmake(st):
         st[ST_SP] -= 1
 
 
-@njit
+@numba.njit(cache=True, nogil=True, fastmath=True)
 def forward(st, side):
-    """The network's score (centipawns, side ``side`` to move) from the accumulator on top of the stack."""
+    """The network's score (centipawns, side ``side`` to move) from the accumulator on top of the stack.
+
+    The first dense layer runs in float32 on the integer activations and weights, its dot products
+    vectorised (``fastmath`` lets LLVM reorder the sums; the inputs are integers, so only sums beyond
+    2^24 can round, and a mirrored or colour-flipped position gives the same inputs in the same order).
+    """
     a = st.view(np.int16)
     z = st.view(np.float32)
     base = ACC_OFF16 + st[ST_SP] * ENTRY
-    for i in range(N_L1):
-        z[Z_OFF32 + i] = 0.0
     for persp in range(2):
         src = base + (side if persp == 0 else 1 - side) * N_ACC
+        o = P_OFF32 + persp * N_HALF
         for k in range(N_HALF):
-            v0 = a[src + k]
-            v1 = a[src + N_HALF + k]
-            v = (0 if v0 < 0 else (QA if v0 > QA else v0)) + (0 if v1 < 0 else (QA if v1 > QA else v1))
-            if v != 0:  # clipped activations are often 0: skip their row
-                fv = np.float32(v)
-                row = persp * N_HALF + k
-                for i in range(N_L1):
-                    z[Z_OFF32 + i] += fv * L1_WT[row, i]
+            v0 = np.int32(a[src + k])
+            v1 = np.int32(a[src + N_HALF + k])
+            z[o + k] = np.float32(min(max(v0, 0), QA) + min(max(v1, 0), QA))
     out = np.int64(L2_B[0])
     top = QA * QB
     for i in range(N_L1):
-        s = np.int64(z[Z_OFF32 + i]) + L1_B[i]  # 1.0 = QA · QB, clipped without rounding
+        acc = np.float32(0.0)
+        for k in range(N_ACC):
+            acc += z[P_OFF32 + k] * L1_WF[i, k]
+        s = np.int64(acc) + L1_B[i]  # 1.0 = QA · QB, clipped without rounding
         if s < 0:
             s = 0
         elif s > top:
