@@ -7,7 +7,8 @@ one) is used as the base instead. Numba checks only the source file of each
 kernel when it reuses a cached one, not the modules it calls or the global tables
 it reads, so the cache goes into a subdirectory named by a hash of all kernel
 sources, the Numba version and the evaluation tables played (the shipped file, the one named by
-``XIANGQI_EVAL``, or ``hand``): a stale cache can never change results.
+``XIANGQI_EVAL``, or ``hand``; ``nnue`` and the network's weights file, ``XIANGQI_NNUE`` or the
+shipped one): a stale cache can never change results.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import sys
 
 _KERNEL_FILES = ("_numba.py", "consts.py", "movegen.py", "evaluate.py", "tt.py", "search.py", "tbgen.py",
-                 "chase.py")
+                 "chase.py", "nnue.py")
 
 
 def _writable(path: str) -> bool:
@@ -44,6 +45,16 @@ def _sources_digest() -> str:
     # the evaluation tables the kernels read as globals (evaluate.tables_source): the shipped file,
     # another one named by XIANGQI_EVAL, or "hand"
     tables = os.environ.get("XIANGQI_EVAL") or os.path.join(here, "data", "eval-texel-2026-12-01.npz")
+    # the network's weights (nnue.py reads them as globals; XIANGQI_EVAL=nnue plays them in the search,
+    # a run-time choice: the evaluation tables are then the shipped ones)
+    net = os.environ.get("XIANGQI_NNUE") or os.path.join(here, "data", "nnue-2026-12-01.npz")
+    try:
+        with open(net, "rb") as fh:
+            h.update(b"net" + fh.read())
+    except OSError:
+        h.update(b"net-missing")
+    if tables == "nnue":
+        tables = os.path.join(here, "data", "eval-texel-2026-12-01.npz")
     if tables == "hand":
         h.update(b"tables-hand")
     else:

@@ -293,7 +293,12 @@ class Engine:
         rf[:n] = hist_flags
         bd, ks, side = mg_mod.board_arrays(board)
         mg, eg, ph = ev_mod.material_state(bd)
+        from xiangqi.engine import nnue
+
         st = np.zeros(8, np.int64)
+        if nnue.selected():  # XIANGQI_EVAL=nnue: the state carries the network's accumulator stack
+            st = nnue.new_state()
+            nnue.refresh(bd, st)
         st[K.S_SIDE] = side
         st[K.S_MG] = mg
         st[K.S_EG] = eg

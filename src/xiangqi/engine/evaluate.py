@@ -134,7 +134,8 @@ HAND_PST_MG, HAND_PST_EG = _build_psts()
 #: Environment variable choosing other evaluation tables than the shipped ones: the path of an
 #: ``.npz`` (``PST_MG``, ``PST_EG`` int (15, 90), ``W`` int (12,), as tools/texel_tune.py writes
 #: them: how a tuning candidate is played against the shipped evaluation, ``xiangqi match
-#: --sprt``, docs/ENGINE.md), or ``hand`` for the hand-set tables of this module. The Numba cache
+#: --sprt``, docs/ENGINE.md), ``hand`` for the hand-set tables of this module, or ``nnue`` for the
+#: network of :mod:`xiangqi.engine.nnue` in the search (the shipped tables elsewhere). The Numba cache
 #: directory includes the file's digest (:mod:`._numba`), so kernels compiled with other tables
 #: are never reused.
 EVAL_ENV = "XIANGQI_EVAL"
@@ -201,6 +202,8 @@ def tables_source() -> str:
     """What the engine plays by: ``"hand"``, or the path of the tables file (shipped or
     :data:`EVAL_ENV`)."""
     choice = os.environ.get(EVAL_ENV, "")
+    if choice == "nnue":  # the network (engine/nnue.py) plays; these tables stay for the other callers
+        choice = ""
     return "hand" if choice == "hand" else (choice or SHIPPED_TABLES)
 
 

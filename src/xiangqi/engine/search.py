@@ -57,7 +57,7 @@ from xiangqi.engine.consts import (
     S_PH,
     S_SIDE,
 )
-from xiangqi.engine.evaluate import ORDER_VALUE, PHASE_W, PST_EG, PST_MG, evaluate
+from xiangqi.engine.evaluate import ORDER_VALUE, PHASE_W, PST_EG, PST_MG
 from xiangqi.engine.movegen import (
     CANNON,
     HORSE,
@@ -69,6 +69,7 @@ from xiangqi.engine.movegen import (
     king_attacked,
     square_attacked,
 )
+from xiangqi.engine.nnue import nnue_make, nnue_unmake, static_eval  # XIANGQI_EVAL=nnue hook
 from xiangqi.engine.tbgen import NO_TB, tb_score
 from xiangqi.engine.tt import (
     BOUND_EXACT,
@@ -116,6 +117,7 @@ def make_move(bd, ks, st, rk, rf, m):
         st[S_MG] -= PST_MG[cap + 7, to]
         st[S_EG] -= PST_EG[cap + 7, to]
         st[S_PH] -= PHASE_W[abs(cap)]
+    nnue_make(st, p, frm, to, cap)
     bd[to] = p
     bd[frm] = 0
     if p == KING:
@@ -154,6 +156,7 @@ def unmake_move(bd, ks, st, m, cap):
     st[S_KEY] = key
     st[S_SIDE] = 1 - st[S_SIDE]
     st[S_HP] -= 1
+    nnue_unmake(st)
 
 
 @njit
@@ -269,11 +272,11 @@ def qsearch(bd, ks, st, rk, rf, mbuf, sbuf, ctl, alpha, beta, ply, qply):
     side = st[S_SIDE]
     in_check = king_attacked(bd, ks[side], side)
     if ply >= MAX_PLY - 2:
-        return evaluate(bd, ks, side, st[S_MG], st[S_EG], st[S_PH])
+        return static_eval(bd, ks, st)
     evasions = in_check and qply < ctl[C_QCHECK]
     stand = -INF
     if not evasions:
-        stand = evaluate(bd, ks, side, st[S_MG], st[S_EG], st[S_PH])
+        stand = static_eval(bd, ks, st)
         if stand >= beta:
             return stand
         if stand > alpha:
@@ -370,7 +373,7 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
     if ply > ctl[C_SELDEPTH]:
         ctl[C_SELDEPTH] = ply
     if ply >= MAX_PLY - 2:
-        return evaluate(bd, ks, side, st[S_MG], st[S_EG], st[S_PH])
+        return static_eval(bd, ks, st)
     pv_node = beta - alpha > 1
     key = st[S_KEY]
     ttm = 0
@@ -390,7 +393,7 @@ def negamax(bd, ks, st, rk, rf, tk, td, killers, hist, mbuf, sbuf, pv, pvl, ctl,
     improving = 0
     killers[ply, 2] = NO_EVAL
     if not in_check:
-        ev = evaluate(bd, ks, side, st[S_MG], st[S_EG], st[S_PH])
+        ev = static_eval(bd, ks, st)
         killers[ply, 2] = ev
         # improving: the static eval rose since our previous move (not known after a check: count it)
         if ply < 2 or killers[ply - 2, 2] == NO_EVAL or ev > killers[ply - 2, 2]:
