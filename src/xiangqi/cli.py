@@ -132,7 +132,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from xiangqi.core.records import format_from_path, read_records, write_records
+    from xiangqi.core.records import format_from_path, game_label, read_records, start_problem, write_records
 
     if args.input != "-" and Path(args.input).is_dir():
         raise XiangqiError(f"{args.input!r} is a directory: give one record file")
@@ -149,7 +149,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         where = "standard input" if args.input == "-" else args.input
         raise XiangqiError(f"{where}: {exc}" if not str(exc).startswith(f"{where}:") else str(exc)) from None
     losses: list[str] = []
-    data = write_records(games, fmt, notation=args.notation, encoding=args.encoding,
+    unreadable = {i for i, g in enumerate(games, 1) if start_problem(g) is not None}
+    if games and len(unreadable) == len(games):  # nothing to write: bad input, exit 2
+        where = "standard input" if args.input == "-" else args.input
+        raise XiangqiError(f"{where}: {game_label(games[0], 1)}: {start_problem(games[0])}")
+    for i in sorted(unreadable):  # told with the other problems below; the other games are converted
+        print(f"xiangqi convert: warning: {game_label(games[i - 1], i)}: not converted: its start position "
+              "is unreadable", file=sys.stderr)
+    data = write_records([g for i, g in enumerate(games, 1) if i not in unreadable], fmt, notation=args.notation, encoding=args.encoding,
                          fullwidth_black=args.fullwidth_black, traditional=args.traditional, warnings=losses)
     if args.output == "-":
         sys.stdout.buffer.write(data)
@@ -163,11 +170,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for i, game in enumerate(games, 1):
         for err in game.errors:
             problems += 1
-            print(f"xiangqi convert: warning: game {i}: {err}", file=sys.stderr)
+            print(f"xiangqi convert: warning: {game_label(game, i)}: {err}", file=sys.stderr)
     for loss in losses:
         print(f"xiangqi convert: note: not kept in {fmt}: {loss}", file=sys.stderr)
-    plies = sum(len(g.mainline_moves()) for g in games)
-    print(f"converted {len(games)} game(s), {plies} main-line plies, to {fmt}"
+    plies = sum(len(g.mainline_moves()) for i, g in enumerate(games, 1) if i not in unreadable)
+    print(f"converted {len(games) - len(unreadable)} game(s), {plies} main-line plies, to {fmt}"
           + (f" with {problems} problem(s)" if problems else "")
           + (f"; {len(losses)} thing(s) the format cannot hold were dropped or cut (notes above)"
              if losses else ""), file=sys.stderr)
@@ -273,7 +280,7 @@ def cmd_ecco(args: argparse.Namespace) -> int:
     """Print each game's ECCO code and name computed from its moves (a file's [ECCO] tag is not used)."""
     from pathlib import Path
 
-    from xiangqi.core.records import FORMATS, read_records
+    from xiangqi.core.records import FORMATS, read_records, start_problem
     from xiangqi.study.ecco import classify
 
     if not 0 <= args.plies <= 400:
@@ -284,16 +291,21 @@ def cmd_ecco(args: argparse.Namespace) -> int:
         p = Path(name)
         paths.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in exts)
                      if p.is_dir() else [p])
-    problems = agree = compared = 0
+    problems = agree = compared = unreadable = 0
     for path in paths:
         try:
             games = read_records(path)
         except (XiangqiError, OSError) as exc:
             print(f"xiangqi ecco: {path}: {exc}", file=sys.stderr)
-            problems += 1
+            unreadable += 1
             continue
         for i, game in enumerate(games, 1):
             where = f"{path}#{i}" if len(games) > 1 else str(path)
+            bad_start = start_problem(game)
+            if bad_start is not None:  # not "A00" nor "not from the standard start": no position at all
+                print(f"xiangqi ecco: {where}: {bad_start}", file=sys.stderr)
+                problems += 1
+                continue
             try:
                 result = classify(game, plies=args.plies)
             except XiangqiError as exc:
@@ -311,7 +323,7 @@ def cmd_ecco(args: argparse.Namespace) -> int:
             print(line)
     if args.compare:
         print(f"agree with the [ECCO] tags: {agree}/{compared}", file=sys.stderr)
-    return 1 if problems else 0
+    return 2 if unreadable else 1 if problems else 0  # README: bad input 2; some games with problems 1
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
@@ -519,7 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="For every game of each record file (PGN, XQF, DhtmlXQ/UBB, EPD; folders "
                                    "are searched), print FILE[#game], the ECCO 2004 code and its name, "
                                    "tab-separated. An [ECCO] tag in the file is not used (see --compare). "
-                                   "Exit 1 when a file or game could not be read (named on stderr).")
+                                   "Exit 2 when a file could not be read, 1 when a game of a read file "
+                                   "could not be classified (each named on stderr).")
     p.add_argument("files", nargs="+", metavar="FILE", help="record files or folders")
     p.add_argument("--compare", action="store_true",
                    help="also print the file's [ECCO] tag beside ours, and the agreement on stderr")
