@@ -156,7 +156,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for i in sorted(unreadable):  # told with the other problems below; the other games are converted
         print(f"xiangqi convert: warning: {game_label(games[i - 1], i)}: not converted: its start position "
               "is unreadable", file=sys.stderr)
-    data = write_records([g for i, g in enumerate(games, 1) if i not in unreadable], fmt, notation=args.notation, encoding=args.encoding,
+    kept = [g for i, g in enumerate(games, 1) if i not in unreadable]
+    data = write_records(kept, fmt, notation=args.notation, encoding=args.encoding,
                          fullwidth_black=args.fullwidth_black, traditional=args.traditional, warnings=losses)
     if args.output == "-":
         sys.stdout.buffer.write(data)
