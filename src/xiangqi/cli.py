@@ -184,7 +184,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_match(args: argparse.Namespace) -> int:
     """Play an engine match and print the score, the Elo difference and its 95% error bar."""
-    from xiangqi.engine.match import OPENINGS, PlayerSpec, TimeControl, run_match
+    from xiangqi.engine.match import BUILTIN, OPENINGS, PlayerSpec, TimeControl, run_match
 
     if args.variant == "jieqi":  # 揭棋: its own players and games (engine/jieqi_match.py)
         from xiangqi.engine.jieqi_match import cmd_match_jieqi
@@ -193,6 +193,15 @@ def cmd_match(args: argparse.Namespace) -> int:
     args.tc = "200ms" if args.tc is None else args.tc
     a = PlayerSpec.parse(args.a, args.option_a, hash_mb=args.hash)
     b = PlayerSpec.parse(args.b, args.option_b, hash_mb=args.hash)
+    for spec, text, which in ((a, args.a, "A"), (b, args.b, "B")):
+        if text.strip() == BUILTIN or text.strip().startswith(BUILTIN + ":"):
+            continue
+        from xiangqi.engine.commands import EngineSetupError, resolve_command
+
+        try:  # a relative program or argument, against this folder (as the page does for added engines)
+            spec.command = resolve_command(spec.command[0], spec.command[1:])
+        except EngineSetupError as exc:
+            raise XiangqiError(f"engine {which} ({text}): {exc}") from None
     tc = TimeControl.parse(args.tc)
     tc_b = TimeControl.parse(args.tc_b) if args.tc_b is not None else None
     if args.games < 1:
