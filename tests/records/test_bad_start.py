@@ -81,3 +81,20 @@ def test_the_record_view_refuses_an_unreadable_start_naming_the_game():
     # no board from the standard start to play on from ("从此处续下"): the view is refused
     with pytest.raises(RecordOpenError, match="start position is bad: .*red must have exactly one king"):
         open_record(UBB_NO_KINGS.encode(), "bad.ubb")
+
+
+def test_analyse_reviews_the_other_games_and_keeps_their_numbers(tmp_path, capsys):
+    src, out = tmp_path / "three.pgn", tmp_path / "reviewed.pgn"
+    src.write_text(THREE, encoding="utf-8")
+    assert main(["analyse", str(src), "--depth", "1", "-q", "--json", "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "game 2 (Broken: 张三 vs 李四): not analysed: its start position is unreadable" in captured.err
+    import json
+
+    rows = [json.loads(line) for line in captured.out.splitlines()]
+    assert [r["game"] for r in rows] == [1, 3]  # the file's numbers, not 1, 2
+    assert [g.headers["Event"] for g in read_records(out)] == ["A", "C"]
+    only = tmp_path / "only.pgn"
+    only.write_text(THREE.split("\n\n[Event \"C\"]")[0].split("*\n\n", 1)[1], encoding="utf-8")
+    assert main(["analyse", str(only), "--depth", "1"]) == 2
+    assert "game 1 (Broken: 张三 vs 李四): FEN tag: bad FEN board" in capsys.readouterr().err
