@@ -139,7 +139,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from xiangqi.core.records import format_from_path, read_records, write_records
+    from xiangqi.core.records import format_from_path, game_label, read_records, start_problem, write_records
 
     if args.input != "-" and Path(args.input).is_dir():
         raise XiangqiError(f"{args.input!r} is a directory: give one record file")
@@ -156,7 +156,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
         where = "standard input" if args.input == "-" else args.input
         raise XiangqiError(f"{where}: {exc}" if not str(exc).startswith(f"{where}:") else str(exc)) from None
     losses: list[str] = []
-    data = write_records(games, fmt, notation=args.notation, encoding=args.encoding,
+    unreadable = {i for i, g in enumerate(games, 1) if start_problem(g) is not None}
+    if games and len(unreadable) == len(games):  # nothing to write: bad input, exit 2
+        where = "standard input" if args.input == "-" else args.input
+        raise XiangqiError(f"{where}: {game_label(games[0], 1)}: {start_problem(games[0])}")
+    for i in sorted(unreadable):  # told with the other problems below; the other games are converted
+        print(f"xiangqi convert: warning: {game_label(games[i - 1], i)}: not converted: its start position "
+              "is unreadable", file=sys.stderr)
+    kept = [g for i, g in enumerate(games, 1) if i not in unreadable]
+    data = write_records(kept, fmt, notation=args.notation, encoding=args.encoding,
                          fullwidth_black=args.fullwidth_black, traditional=args.traditional, warnings=losses)
     if args.output == "-":
         sys.stdout.buffer.write(data)
@@ -170,11 +178,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for i, game in enumerate(games, 1):
         for err in game.errors:
             problems += 1
-            print(f"xiangqi convert: warning: game {i}: {err}", file=sys.stderr)
+            print(f"xiangqi convert: warning: {game_label(game, i)}: {err}", file=sys.stderr)
     for loss in losses:
         print(f"xiangqi convert: note: not kept in {fmt}: {loss}", file=sys.stderr)
-    plies = sum(len(g.mainline_moves()) for g in games)
-    print(f"converted {len(games)} game(s), {plies} main-line plies, to {fmt}"
+    plies = sum(len(g.mainline_moves()) for i, g in enumerate(games, 1) if i not in unreadable)
+    print(f"converted {len(games) - len(unreadable)} game(s), {plies} main-line plies, to {fmt}"
           + (f" with {problems} problem(s)" if problems else "")
           + (f"; {len(losses)} thing(s) the format cannot hold were dropped or cut (notes above)"
              if losses else ""), file=sys.stderr)
@@ -183,7 +191,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_match(args: argparse.Namespace) -> int:
     """Play an engine match and print the score, the Elo difference and its 95% error bar."""
-    from xiangqi.engine.match import OPENINGS, PlayerSpec, TimeControl, run_match
+    from xiangqi.engine.match import BUILTIN, OPENINGS, PlayerSpec, TimeControl, run_match
 
     if args.variant == "jieqi":  # 揭棋: its own players and games (engine/jieqi_match.py)
         from xiangqi.engine.jieqi_match import cmd_match_jieqi
@@ -197,6 +205,15 @@ def cmd_match(args: argparse.Namespace) -> int:
             raise XiangqiError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(args, name)}")
     a.start_timeout = b.start_timeout = args.start_timeout
     a.ping_timeout = b.ping_timeout = args.ping_timeout
+    for spec, text, which in ((a, args.a, "A"), (b, args.b, "B")):
+        if text.strip() == BUILTIN or text.strip().startswith(BUILTIN + ":"):
+            continue
+        from xiangqi.engine.commands import EngineSetupError, resolve_command
+
+        try:  # a relative program or argument, against this folder (as the page does for added engines)
+            spec.command = resolve_command(spec.command[0], spec.command[1:])
+        except EngineSetupError as exc:
+            raise XiangqiError(f"engine {which} ({text}): {exc}") from None
     tc = TimeControl.parse(args.tc)
     tc_b = TimeControl.parse(args.tc_b) if args.tc_b is not None else None
     if args.games < 1:
@@ -285,7 +302,7 @@ def cmd_ecco(args: argparse.Namespace) -> int:
     """Print each game's ECCO code and name computed from its moves (a file's [ECCO] tag is not used)."""
     from pathlib import Path
 
-    from xiangqi.core.records import FORMATS, read_records
+    from xiangqi.core.records import FORMATS, read_records, start_problem
     from xiangqi.study.ecco import classify
 
     if not 0 <= args.plies <= 400:
@@ -296,16 +313,21 @@ def cmd_ecco(args: argparse.Namespace) -> int:
         p = Path(name)
         paths.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in exts)
                      if p.is_dir() else [p])
-    problems = agree = compared = 0
+    problems = agree = compared = unreadable = 0
     for path in paths:
         try:
             games = read_records(path)
         except (XiangqiError, OSError) as exc:
             print(f"xiangqi ecco: {path}: {exc}", file=sys.stderr)
-            problems += 1
+            unreadable += 1
             continue
         for i, game in enumerate(games, 1):
             where = f"{path}#{i}" if len(games) > 1 else str(path)
+            bad_start = start_problem(game)
+            if bad_start is not None:  # not "A00" nor "not from the standard start": no position at all
+                print(f"xiangqi ecco: {where}: {bad_start}", file=sys.stderr)
+                problems += 1
+                continue
             try:
                 result = classify(game, plies=args.plies)
             except XiangqiError as exc:
@@ -323,7 +345,7 @@ def cmd_ecco(args: argparse.Namespace) -> int:
             print(line)
     if args.compare:
         print(f"agree with the [ECCO] tags: {agree}/{compared}", file=sys.stderr)
-    return 1 if problems else 0
+    return 2 if unreadable else 1 if problems else 0  # README: bad input 2; some games with problems 1
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
@@ -543,7 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="For every game of each record file (PGN, XQF, DhtmlXQ/UBB, EPD; folders "
                                    "are searched), print FILE[#game], the ECCO 2004 code and its name, "
                                    "tab-separated. An [ECCO] tag in the file is not used (see --compare). "
-                                   "Exit 1 when a file or game could not be read (named on stderr).")
+                                   "Exit 2 when a file could not be read, 1 when a game of a read file "
+                                   "could not be classified (each named on stderr).")
     p.add_argument("files", nargs="+", metavar="FILE", help="record files or folders")
     p.add_argument("--compare", action="store_true",
                    help="also print the file's [ECCO] tag beside ours, and the agreement on stderr")

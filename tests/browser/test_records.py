@@ -261,3 +261,33 @@ def test_opening_a_record_keeps_the_layout_and_translates_old_names(quick_server
     expect(page.locator("#bar-bottom .who")).to_have_text("红方 — 棋手")
     page.click("#rc-exit")
     assert page.locator(".xq-board").bounding_box() == board_before
+
+
+BROKEN_SECOND = """[Event "A"]
+[Red "r1"]
+[Black "b1"]
+
+1. h2e2 h9g7 *
+
+[Event "Broken"]
+[Red "张三"]
+[Black "李四"]
+[FEN "rnbakabnr/9/1c5c1 w"]
+
+1. h2e2 *
+"""
+
+
+def test_a_game_with_an_unreadable_start_is_named_and_not_shown(quick_server, driver, page, tmp_path):
+    """Before: the game's error had no number, and the picker was left on a game that is not shown."""
+    path = tmp_path / "two.pgn"
+    path.write_text(BROKEN_SECOND, encoding="utf-8")
+    driver.open(quick_server.url)
+    open_file(page, path)
+    expect(page.locator("#rc-title")).to_have_text("A · r1 – b1")
+    page.select_option("#rc-game", "1")
+    expect(page.locator("#toast")).to_contain_text(
+        "two.pgn：第 2 局（Broken: 张三 vs 李四）：棋谱的起始局面有误")
+    expect(page.locator("#rc-game")).to_have_value("0")  # still the game shown, whose moves can be played on
+    expect(page.locator("#rc-title")).to_have_text("A · r1 – b1")
+    expect(page.locator("#rc-play")).to_be_enabled()

@@ -243,7 +243,7 @@ def test_cli_match_bad_settings_exit_with_status_2(capsys):
     assert main(["match", "builtin", "builtin", "--tc", "soon"]) == 2
     assert "bad time control 'soon'" in capsys.readouterr().err
     assert main(["match", "/nonexistent/engine", "builtin", "--tc", "depth=1", "--pgn", ""]) == 2
-    assert "cannot start engine '/nonexistent/engine'" in capsys.readouterr().err
+    assert "engine A (/nonexistent/engine): /nonexistent/engine: no such file" in capsys.readouterr().err
 
 
 def test_cli_bench_counts_perft_and_compares_with_a_peer(capsys):
@@ -354,7 +354,7 @@ def test_cli_match_bad_arguments_keep_an_existing_pgn(tmp_path, capsys, bad, mes
     assert message in capsys.readouterr().err
     assert pgn.read_text(encoding="utf-8") == "earlier games\n"
     assert main(["match", cmd, "/nonexistent/engine", "--tc", "depth=1", "--pgn", str(pgn)]) == 2
-    assert "cannot start engine" in capsys.readouterr().err
+    assert "engine B (/nonexistent/engine): /nonexistent/engine: no such file" in capsys.readouterr().err
     assert pgn.read_text(encoding="utf-8") == "earlier games\n"
 
 

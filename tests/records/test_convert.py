@@ -129,7 +129,7 @@ def test_convert_reports_damaged_games_with_status_1(tmp_path: Path,
     src.write_text('[Red "a"]\n1. 炮二平五 马8进7 2. 车一进五 *\n\n[Red "b"]\n1. h2e2 *\n', encoding="utf-8")
     assert main(["convert", str(src), str(tmp_path / "o.pgn")]) == 1
     err = capsys.readouterr().err
-    assert "warning: game 1: ply 3" in err
+    assert "warning: game 1 (a): ply 3" in err  # the game named by its number and players
     games = read_records(tmp_path / "o.pgn")
     assert [len(g.mainline_moves()) for g in games] == [2, 1]
 

@@ -201,7 +201,7 @@ def test_cli_reports_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     bad = tmp_path / "bad.pgn"
     bad.write_bytes(b"")
     good = DATA / "corpus" / "ccpd" / "ccpd_07.pgn"
-    assert main(["ecco", str(bad), str(good)]) == 1
+    assert main(["ecco", str(bad), str(good)]) == 2  # README: bad input (an unreadable file) is 2
     captured = capsys.readouterr()
     assert "bad.pgn" in captured.err
     assert "\tA11\t" in captured.out

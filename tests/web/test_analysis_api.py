@@ -365,3 +365,17 @@ def test_a_position_where_the_king_can_be_taken_is_refused(client):
     # a position with a check on the side to move is fine
     r = client.post("/api/analysis/position", json={"fen": "3k5/3R5/9/9/9/9/9/9/9/4K4 b - - 0 1"})
     assert r.status_code == 200 and r.json()["check"] == "d9"
+
+
+def test_the_analysis_socket_refuses_a_position_where_the_king_can_be_taken(client):
+    """Before: the engine panel's socket started a search there although the REST routes gave 400."""
+    fen = "3k5/3R5/9/9/9/9/9/9/9/4K4 w - - 0 1"  # Black's king in check, Red to move
+    with client.websocket_connect("/ws/analysis") as ws:
+        for bad, why in [(fen, "the side not to move is in check (d9): the side to move could take the king"),
+                         ("4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1", "the kings face each other (e9)")]:
+            ws.send_json({"type": "start", "fen": bad, "moves": []})
+            msg = ws.receive_json()
+            assert msg["type"] == "error", msg
+            assert msg["detail"].startswith(f"start message: fen: impossible position {bad}: ")
+            assert why in msg["detail"]
+    assert len(client.app.state.analyses) == 0  # no search was started

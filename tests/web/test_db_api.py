@@ -119,6 +119,8 @@ def test_similar_search(client):
 @pytest.mark.parametrize(("params", "start"), [
     ({"fen": "not a fen"}, "fen: bad FEN"), ({"similar": "9/9 w"}, "similar: bad FEN"),
     ({"date_from": "1998/3"}, "date_from"), ({"date_to": "May"}, "date_to"), ({"result": "won"}, "result"),
+    ({"date_from": "2020-13-45"}, "date_from: date_from '2020-13-45': no such date"),
+    ({"date_to": "2019-02-29"}, "date_to: date_to '2019-02-29': no such date"),
     ({"ecco": "F10"}, "ecco"), ({"fen": AFTER_H2E2, "similar": AFTER_H2E2}, "similar"),
     ({"players": "x"}, "unknown parameter 'players'"),
 ])

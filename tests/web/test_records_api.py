@@ -81,6 +81,16 @@ def test_bad_records_get_clear_errors(client):
     assert [m["iccs"] for m in client.get("/api/game").json()["moves"]] == ["h2e2"]
 
 
+def test_a_ubb_record_without_a_start_position_is_not_shown_from_the_standard_start(client):
+    """Before: the page showed the standard start and offered 从此处续下 (play on) from it."""
+    ubb = ("[DhtmlXQ]\n[DhtmlXQ_binit]" + "9" * 64 + "[/DhtmlXQ_binit]\n"
+           "[DhtmlXQ_movelist]7747[/DhtmlXQ_movelist]\n[/DhtmlXQ]\n").encode()
+    r = client.post("/api/record/open", params={"name": "bad.ubb"}, content=ubb)
+    assert r.status_code == 400, r.text
+    assert r.json()["detail"] == ("bad.ubb: the record's start position is bad: "
+                                  "bad FEN board at character 0: red must have exactly one king, found 0")
+
+
 def test_pasted_texts(client):
     fen = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/9/1C5C1/9/RN2K2NR w - - 0 1"
     view = client.post("/api/record/open", content=fen.encode()).json()

@@ -135,8 +135,11 @@ def open_record(data: bytes, name: str = "", index: int = 0) -> dict[str, Any]:
         raise RecordOpenError(f"the record holds {len(games)} game(s); there is no game {index + 1}")
     try:
         view = record_view(games[index])
-    except RecordOpenError as exc:  # name the file, as load_records does for its errors
-        raise RecordOpenError(f"{name or 'pasted text'}: {exc}") from None
+    except RecordOpenError as exc:  # name the file (and the game of several), as load_records does
+        from xiangqi.core.records import game_label
+
+        which = f"{game_label(games[index], index + 1)}: " if len(games) > 1 else ""
+        raise RecordOpenError(f"{name or 'pasted text'}: {which}{exc}") from None
     view.update(count=len(games), index=index, games=[game_title(g, i) for i, g in enumerate(games[:500])])
     return view
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from xiangqi.core.errors import FenError, IllegalMoveError, InvalidMoveError, XiangqiError
+from xiangqi.core.errors import FenError, IllegalMoveError, InvalidMoveError, XiangqiError, excerpt
 
 if TYPE_CHECKING:
     from xiangqi.core.outcome import Outcome
@@ -416,7 +416,7 @@ class Board:
                         raise FenError(f"unknown piece letter {ch!r} in rank {i + 1}", field="board",
                                        position=pos)
                     if f > 8:
-                        raise FenError(f"rank {i + 1} ({rank_text!r}) has more than 9 points",
+                        raise FenError(f"rank {i + 1} ({excerpt(rank_text)}) has more than 9 points",
                                        field="board", position=pos)
                     code = t if ch.isupper() else -t
                     squares[square(f, r)] = code
@@ -425,7 +425,7 @@ class Board:
                 pos += 1
             pos += 1
             if f != 9:
-                raise FenError(f"rank {i + 1} ({rank_text!r}) has {f} points, expected 9",
+                raise FenError(f"rank {i + 1} ({excerpt(rank_text)}) has {f} points, expected 9",
                                field="board", position=pos - 1 - len(rank_text))
         kings = {RED: -1, BLACK: -1}
         for color in (RED, BLACK):
@@ -451,7 +451,7 @@ class Board:
         elif side.lower() == "b":
             turn = BLACK
         else:
-            raise FenError(f"side to move must be w, r or b, got {side!r}", field="side",
+            raise FenError(f"side to move must be w, r or b, got {excerpt(side)}", field="side",
                            position=starts[1])
         half, full = 0, 1
         if rest:
@@ -462,12 +462,12 @@ class Board:
                 tail = tail[1:]
                 first += 1
             if len(tail) > 2:
-                raise FenError(f"too many fields after the side to move: {' '.join(rest[1:])!r}",
+                raise FenError(f"too many fields after the side to move: {excerpt(' '.join(rest[1:]))}",
                                field="counters", position=starts[first + 2])
             for i, (name, t) in enumerate(zip(("halfmove clock", "fullmove number"), tail, strict=False)):
                 # ASCII digits only: str.isdigit() is also true for '²' or '٣', which int() rejects.
                 if not (t.isascii() and t.isdigit()):
-                    raise FenError(f"{name} must be a non-negative integer, got {t!r}",
+                    raise FenError(f"{name} must be a non-negative integer, got {excerpt(t)}",
                                    field="counters", position=starts[first + i])
                 if i == 0:
                     half = int(t)

@@ -124,8 +124,9 @@ def _read_block(block: str) -> Game:
         turn = "w" if _red_piece_at(fen_board, main_moves[0][0]) else "b"
     try:
         board = Board(f"{fen_board} {turn} - - 0 1")
-    except FenError as exc:
-        game.errors.append(f"start position: {exc}")
+    except FenError as exc:  # kept as the FEN tag, so that game.board() raises as for a PGN's bad [FEN]
+        game.errors.append(RecordProblem(f"start position: {exc}", "fen"))
+        game.headers["FEN"] = f"{fen_board} {turn} - - 0 1"
         return game
     game.setup(board.fen())
     game.comment = comments.get((0, 0), "")

@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+#: How many characters of a user's input an error message quotes (:func:`excerpt`).
+EXCERPT_LIMIT = 80
+
+
+def excerpt(text: str, limit: int = EXCERPT_LIMIT) -> str:
+    """``repr(text)`` for an error message, cut to its first ``limit`` characters followed by ``…`` and
+    the full length when longer, so that a 5,000-character bad FEN is not echoed whole."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"
+
 
 class XiangqiError(ValueError):
     """Base class of every error raised for bad input (FEN, moves, records)."""

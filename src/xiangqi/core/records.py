@@ -21,7 +21,7 @@ from xiangqi.core.pgn import Game, read_games_at, replacement_places, write_game
 from xiangqi.core.xqf import read_xqf, write_xqf
 
 __all__ = ["FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "detect_format", "format_from_path",
-           "read_records", "write_records"]
+           "game_label", "read_records", "start_problem", "write_records"]
 
 #: Record formats and the file extensions that select them.
 FORMATS = {"pgn": (".pgn", ".txt"), "xqf": (".xqf",), "dhtmlxq": (".ubb", ".dhtml", ".dhtmlxq"),
@@ -31,6 +31,27 @@ _FEN_LINE = re.compile(rb"^\s*[rnbakcpheRNBAKCPHE1-9]+(/[rnbakcpheRNBAKCPHE1-9]+
 
 class RecordError(XiangqiError):
     """A record file that cannot be read or written in the asked format."""
+
+
+def game_label(game: Game, number: int) -> str:
+    """How a message names a game of a file: ``game 2 (全国赛: 张三 vs 李四)`` from its 1-based ``number``
+    and, when present, its Event, Red and Black tags."""
+    h = game.headers
+    players = " vs ".join(p for p in (h.get("Red", "").strip(), h.get("Black", "").strip()) if p)
+    parts = [p for p in (h.get("Event", "").strip(), players) if p]
+    return f"game {number}" + (f" ({': '.join(parts)})" if parts else "")
+
+
+def start_problem(game: Game) -> str | None:
+    """None when the game's start position can be set up, else why not: the reader's ``fen`` problem
+    (``FEN tag: bad FEN board at character 0: ...``; every reader records one) or the FenError of its
+    ``FEN`` header."""
+    try:
+        game.board()
+    except XiangqiError as exc:
+        told = next((e for e in game.errors if getattr(e, "kind", None) == "fen"), None)
+        return str(told) if told is not None else f"FEN tag: {exc}"
+    return None
 
 
 def format_from_path(path: str | os.PathLike[str]) -> str | None:
@@ -143,7 +164,8 @@ def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", enc
     otherwise: 象棋巫师's reader takes every Chinese move as 8 GBK bytes (4 double-byte characters, xqbase
     ``pgnfile.cpp``), so an ASCII black digit makes it read the wrong move without a word.
     XQF cannot hold every header, long strings or NAGs: when ``warnings`` is a list, what is dropped or
-    cut is appended to it (:func:`xiangqi.core.xqf.xqf_losses`).
+    cut is appended to it (:func:`xiangqi.core.xqf.xqf_losses`). Raises :class:`RecordError` naming the
+    game (:func:`game_label`) when one's start position is unreadable.
     """
     if fullwidth_black is None:
         fullwidth_black = is_gb_encoding(encoding)
@@ -151,6 +173,10 @@ def write_records(games: list[Game], fmt: str, *, notation: str = "chinese", enc
         if len(games) != 1:
             raise RecordError(f"an XQF file holds one game, got {len(games)}: convert them one at a time")
         return write_xqf(games[0], warnings=warnings)
+    for number, game in enumerate(games, 1):  # name the game whose start cannot be written
+        problem = start_problem(game)
+        if problem is not None:
+            raise RecordError(f"{game_label(game, number)}: {problem}")
     if fmt == "pgn":
         texts = (write_game(g, notation=notation, fullwidth_black=fullwidth_black, traditional=traditional)
                  for g in games)

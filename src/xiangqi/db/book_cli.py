@@ -86,7 +86,9 @@ def cmd_book_probe(args: argparse.Namespace) -> int:
     book = default_book(args.book)
     if book is None:
         raise XiangqiError("no book: the shipped book is missing; give one with --book FILE")
-    board = Board(args.fen) if args.fen else Board()
+    from xiangqi.db.cli import fen_option
+
+    board = Board(args.fen) if fen_option(args.fen, "--fen") is not None else Board()
     for i, text in enumerate(args.moves, 1):
         move = Move.from_iccs(text)
         if not board.is_legal(move):

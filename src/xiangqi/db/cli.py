@@ -12,7 +12,18 @@ import json
 import sys
 import unicodedata
 
-__all__ = ["register"]
+__all__ = ["fen_option", "register"]
+
+
+def fen_option(value: str | None, option: str) -> str | None:
+    """``value`` of a FEN option such as ``--fen`` unchanged, None when it was not given; raises
+    :class:`~xiangqi.core.errors.XiangqiError` ("--fen: empty FEN", exit 2) when it is empty or blank, which
+    would otherwise read as "not given" and silently use the start position."""
+    if value is not None and not value.strip():
+        from xiangqi.core.errors import XiangqiError
+
+        raise XiangqiError(f"{option}: empty FEN")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -162,9 +173,11 @@ def cmd_db_search(args: argparse.Namespace) -> int:
     filters = Filters(player=args.player, red=args.red, black=args.black, event=args.event, site=args.site,
                       date_from=args.date_from, date_to=args.date_to, result=args.result, ecco=args.ecco,
                       opening=args.opening, comment=args.comment, collection=args.collection)
+    fen_option(args.fen, "--fen")
+    fen_option(args.similar, "--similar")
     engine = connect(args.db)
-    if args.similar:
-        if args.fen:
+    if args.similar is not None:
+        if args.fen is not None:
             raise SearchError("give --fen or --similar, not both")
         hits = similar_games(engine, args.similar, filters, mirror=args.mirror,
                              min_similarity=args.min_similarity, spread=args.spread, limit=args.limit,
@@ -176,7 +189,8 @@ def cmd_db_search(args: argparse.Namespace) -> int:
         for h in hits:
             print(json.dumps(h.to_dict(), ensure_ascii=False))
     else:
-        print(_table(hits, similar=bool(args.similar), position=bool(args.fen or args.similar)))
+        print(_table(hits, similar=args.similar is not None,
+                     position=args.fen is not None or args.similar is not None))
         print(f"{len(hits)} games")
     return 0
 
@@ -186,6 +200,7 @@ def cmd_db_explore(args: argparse.Namespace) -> int:
     from xiangqi.db.database import connect
     from xiangqi.db.explore import explore
 
+    fen_option(args.fen, "--fen")
     engine = connect(args.db)
     found = explore(engine, args.fen, args.moves, source=args.source, mirror=args.mirror, top=args.top)
     if args.json:

@@ -33,7 +33,7 @@ from collections import defaultdict
 from sqlalchemy import Engine, Integer, and_, cast, func, select
 
 from xiangqi.core.board import Board, Move
-from xiangqi.core.errors import XiangqiError
+from xiangqi.core.errors import XiangqiError, excerpt
 from xiangqi.db.keys import key_of, mirror_key_of
 from xiangqi.db.schema import games, games_version, positions
 from xiangqi.db.search import _HIT_COLUMNS, MINE, SOURCES, GameHit, SearchError, source_clause
@@ -56,9 +56,9 @@ def position_of(fen: str | None = None, moves: list[str] | tuple[str, ...] = ())
     """The board after ``moves`` (ICCS, Chinese or WXF, each checked legal) from ``fen`` (default the
     standard start), and the moves played. Raises :class:`SearchError` naming the bad FEN or move."""
     try:
-        board = Board(fen) if fen else Board()
+        board = Board(fen) if fen is not None else Board()
     except (XiangqiError, ValueError) as exc:
-        raise SearchError(f"bad FEN {fen!r}: {exc}") from None
+        raise SearchError(f"bad FEN {excerpt(fen)}: {exc}") from None
     played = []
     for i, text in enumerate(moves):
         try:

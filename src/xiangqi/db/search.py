@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import datetime
 import re
 from collections.abc import Iterable
 
@@ -33,7 +34,7 @@ import numpy as np
 from sqlalchemy import Engine, and_, case, func, literal, or_, select, union_all
 
 from xiangqi.core.board import Board
-from xiangqi.core.errors import XiangqiError
+from xiangqi.core.errors import XiangqiError, excerpt
 from xiangqi.db.keys import (
     PIECE_ORDER,
     key_of,
@@ -59,6 +60,19 @@ RESULT_NAMES = {"red": "1-0", "1-0": "1-0", "black": "0-1", "0-1": "0-1", "draw"
 _ECCO_RANGE = re.compile(r"^([A-E]\d\d)-([A-E]\d\d)$")
 _ECCO_PREFIX = re.compile(r"^[A-E]\d{0,2}$")
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+def _real_date(text: str) -> bool:
+    """Whether a ``YYYY[-MM[-DD]]`` filter names a real month and day (2020-13-45 does not); only query
+    values are checked so, the dates of imported headers are normalised leniently (db/dates.py)."""
+    parts = [int(p) for p in text.split("-")]
+    try:
+        datetime.date(max(parts[0], 1), parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
+    except ValueError:
+        return False
+    return True
+
+
 _MAX = {1: 1, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 7: 5}
 
 
@@ -127,7 +141,9 @@ class Filters:
                            *([g.ecco_computed.in_(codes), g.ecco.in_(codes)] if codes else [])))
         for value, name in ((self.date_from, "date_from"), (self.date_to, "date_to")):
             if value and not _DATE.match(value):
-                raise SearchError(f"{name} {value!r}: expected YYYY, YYYY-MM or YYYY-MM-DD")
+                raise SearchError(f"{name} {excerpt(value)}: expected YYYY, YYYY-MM or YYYY-MM-DD")
+            if value and not _real_date(value):
+                raise SearchError(f"{name} {value!r}: no such date (month 01-12, day within the month)")
         if self.date_from:
             out.append(g.date >= self.date_from)
         if self.date_to:
@@ -209,7 +225,7 @@ def _board(fen: str) -> Board:
     try:
         return Board(fen)
     except (XiangqiError, ValueError) as exc:
-        raise SearchError(f"bad FEN {fen!r}: {exc}") from None
+        raise SearchError(f"bad FEN {excerpt(fen)}: {exc}") from None
 
 
 def _filters(filters: Filters | None, kwargs: dict) -> Filters:

@@ -327,6 +327,15 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
         for e in g.errors:
             problems += 1
             print(f"xiangqi analyse: warning: game {i}: {e}", file=err)
+    from xiangqi.core.records import game_label, start_problem
+
+    numbers = [i for i, g in enumerate(games, 1) if start_problem(g) is None]  # the games with a board
+    if not numbers:
+        raise XiangqiError(f"{input_path}: {game_label(games[0], 1)}: {start_problem(games[0])}")
+    for i in sorted(set(range(1, len(games) + 1)) - set(numbers)):
+        print(f"xiangqi analyse: warning: {game_label(games[i - 1], i)}: not analysed: its start position "
+              "is unreadable", file=err)
+    everything, games = games, [games[i - 1] for i in numbers]
     client = _connect(cluster, cluster_timeout_s) if cluster is not None else None
     bar = make_progress(sum(len(g.mainline_moves()) + 1 for g in games), err, quiet)
     done: list[tuple[int, GameReview]] = []
@@ -337,13 +346,14 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
         else:
             reviews = review_games(games, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb, jobs=jobs,
                                    on_progress=None if bar is None else bar.update)
-        for n, review in enumerate(reviews, 1):
+        for k, review in enumerate(reviews):
+            n = numbers[k]  # the game's number in the file
             done.append((n, review))
             if as_json:
                 out.write(json.dumps({"game": n, **review.to_dict()}, ensure_ascii=False) + "\n")
                 out.flush()
             if pgn_fh is not None:
-                pgn_fh.write(write_game(review.annotate(games[n - 1])) + "\n")
+                pgn_fh.write(write_game(review.annotate(everything[n - 1])) + "\n")
                 pgn_fh.flush()
     except ValueError as exc:
         raise XiangqiError(str(exc)) from None

@@ -402,6 +402,11 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                     where = ".".join(str(p) for p in first["loc"]) or "message"
                     say({"type": "error", "detail": f"start message: {where}: {first['msg']}"})
                     continue
+                try:  # as the REST routes: no search where the side to move could take the king
+                    _board(req.fen)
+                except HTTPException as exc:
+                    say({"type": "error", "detail": f"start message: fen: {exc.detail}"})
+                    continue
                 if not holding:
                     if not slots.acquire(blocking=False):
                         say({"type": "error", "detail": f"too many analyses on this server (at most "

@@ -65,11 +65,12 @@ def _check_fen(field: str, fen: str | None) -> None:
     if fen is None:
         return
     from xiangqi.core.board import Board
+    from xiangqi.core.errors import excerpt
 
     try:
         Board(fen)
     except ValueError as exc:  # FenError is a XiangqiError, a ValueError
-        raise _bad(field, f"bad FEN {fen!r}: {exc}") from None
+        raise _bad(field, f"bad FEN {excerpt(fen)}: {exc}") from None
 
 
 def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:

@@ -34,6 +34,7 @@ const WORDS = {
     str: "字符串", int: "整数", bool: "布尔值", float: "数", dict: "对象", NoneType: "null",
   },
   most: { most: "最多", least: "至少" },
+  datefield: { date_from: "起始日期", date_to: "截止日期" }, // polish2: the search's date filters
   rule: {
     advisor: "仕（士）只能在本方九宫的五个点上", elephant: "相（象）只能在本方的七个象位上",
     pawn: "兵（卒）不会后退，也不会在未过河时横走",
@@ -272,6 +273,15 @@ const RULES = [
   [/^ply (\d+) \((main line|variation)\): (.+)$/s, "第 $1 步（{where:$2}）：{$3}"],
   [/^ply (\d+): illegal move (\S+) \((.+)\); its line is dropped$/, "第 $1 步：着法 $2 不合规则（{$3}），该分支已舍去"],
   [/^the move records end early \(truncated file\)$/, "着法记录提前结束（文件不完整）"],
+  // -- polish2: the game a record message is about, a long quoted input, a refused analysis position --
+  [/^game (\d+) \((.+?)\): (.+)$/s, "第 $1 局（$2）：{$3}"],
+  [/^game (\d+): (.+)$/s, "第 $1 局：{$2}"],
+  [/^bad FEN ('.*')… \((\d+) characters\): (.+)$/s, "FEN $1…（共 $2 个字符）有误：{$3}"],
+  [/^bad FEN ('.*'): (.+)$/s, "FEN $1 有误：{$2}"],
+  [/^(date_from|date_to): (?:date_from|date_to) '([^']*)': no such date \(month 01-12, day within the month\)$/,
+    "{datefield:$1}：没有 $2 这个日期（月份 01-12，日须在该月之内）"],
+  [/^(fen|similar): (.+)$/s, "FEN：{$2}"],
+  [/^impossible position (\S+ [wb]\b[^:]*): (.+)$/s, "不可能的局面（$1）：{$2}"],
   // -- XQF export: what the file cannot keep (core/xqf.py xqf_losses, shown by exportnotes.js)
   [/^XQF has no field for (.+): dropped$/, "XQF 没有存放 $1 的字段：已舍去"],
   [/^(\w+) cut to the (\d+) bytes of its XQF field: (.+) -> (.*)$/s, "$1 超出 XQF 字段的 $2 字节，已截断：$3 → $4"],

@@ -223,7 +223,10 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
   $("#rc-exit").addEventListener("click", close);
   $("#rc-play").addEventListener("click", () => playHere($("#rc-mode").value));
   $("#rc-game").addEventListener("change", (e) => {
-    open(bytes, name, Number(e.target.value)).catch((err) => toast(`${t("error")}: ${err.message}`));
+    open(bytes, name, Number(e.target.value)).catch((err) => {
+      e.target.value = String(rec.index); // a game that cannot be shown (its start is unreadable): stay
+      toast(`${t("error")}: ${err.message}`);
+    });
   });
 
   return {

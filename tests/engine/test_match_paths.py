@@ -1,0 +1,48 @@
+"""``xiangqi match`` with engines given relative to the current folder: the program and its path
+arguments are made absolute (:func:`xiangqi.engine.commands.resolve_command`, the helper the page uses
+for added engines) before any engine is started, and a missing program is a clear exit-2 error."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import xiangqi.engine.match as match_module
+from xiangqi.cli import main
+
+FAKE = str(Path(__file__).with_name("fake_engine.py"))
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_relative_engine_paths_are_made_absolute_before_the_match(tmp_path, monkeypatch):
+    script = tmp_path / "eng" / "fake"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} first \"$@\"\n", encoding="utf-8")
+    script.chmod(0o755)
+    (tmp_path / "net.bin").write_bytes(b"x")
+    seen = []
+
+    def fake_run_match(a, b, *args, **kwargs):
+        seen.extend([a, b])
+        raise _Stop
+
+    monkeypatch.setattr(match_module, "run_match", fake_run_match)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(_Stop):
+        main(["match", "eng/fake --net=net.bin -v", "builtin:novice", "--games", "2"])
+    a, b = seen
+    assert a.command == [str(script), f"--net={tmp_path / 'net.bin'}", "-v"]
+    assert b.command == [sys.executable, "-m", "xiangqi.cli", "engine"]  # builtin: untouched
+
+
+def test_a_missing_engine_program_is_named(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["match", "./no-such-engine", "builtin", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"engine A (./no-such-engine): {os.path.join(tmp_path, 'no-such-engine')}: no such file" in err
