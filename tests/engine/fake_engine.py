@@ -31,7 +31,8 @@ import time
 
 def main() -> int:
     mode = sys.argv[1] if len(sys.argv) > 1 else "echo"
-    delay = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+    # the slow modes' SECONDS; other modes ignore further arguments (a test may pass e.g. --book=FILE)
+    delay = float(sys.argv[2]) if mode in ("slow-start", "slow-ready") and len(sys.argv) > 2 else 0.0
     out = sys.stdout
 
     def say(line: str) -> None:

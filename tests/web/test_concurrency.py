@@ -274,8 +274,9 @@ class TimedEngine:
     """Stands in for the kernel engine: every search takes ``seconds`` unless stopped, and is logged
     as ``(event, kind, stopped)``; like the real engine, a stop before a search begins is lost."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, query_seconds: float | None = None) -> None:
         self.seconds = seconds
+        self.query_seconds = seconds if query_seconds is None else query_seconds
         self.log: list[tuple[str, str, bool]] = []
         self._stop = threading.Event()
 
@@ -285,7 +286,7 @@ class TimedEngine:
     def _run(self, kind: str, board: Board):
         self._stop.clear()
         self.log.append(("start", kind, False))
-        stopped = self._stop.wait(self.seconds)
+        stopped = self._stop.wait(self.query_seconds if kind == "query" else self.seconds)
         self.log.append(("end", kind, stopped))
         return first_move(board, "")
 
@@ -319,8 +320,9 @@ async def until(pred, seconds: float = 20.0) -> None:
 def test_forty_hints_do_not_delay_the_computers_move(tmp_path):
     """40 hints are asked for at once, then the player moves: the computer's search starts while
     the first hint runs (that one is stopped), the other 39 never search (their position is gone),
-    and every one of the 40 callers gets an answer (a cancelled hint) instead of hanging."""
-    eng = TimedEngine(0.5)
+    and every one of the 40 callers gets an answer (a cancelled hint) instead of hanging. A hint
+    searches until stopped (60 s), so that a loaded machine cannot let it end before the move."""
+    eng = TimedEngine(0.5, query_seconds=60)
 
     async def run():
         hub = GameHub(QuietStore(tmp_path), player=ReadyPlayer(eng), engine_delay_s=0)

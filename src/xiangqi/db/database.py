@@ -9,6 +9,7 @@ driver is the user's to install).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, inspect
@@ -84,6 +85,12 @@ def _alembic_config(connection=None):
     return cfg
 
 
+ALEMBIC_LOCK = threading.RLock()
+"""Held while Alembic runs: its ``context`` and ``op`` are module-wide proxies, so two migrations in
+one process at once (two apps in one test, the games database and the online tables prepared by two
+threads) would run against each other's connections. Every caller of Alembic in the package takes it."""
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the schema of ``engine``'s database to ``revision`` (default the newest) with Alembic.
 
@@ -93,7 +100,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     from alembic import command
 
     try:
-        with engine.begin() as conn:
+        with ALEMBIC_LOCK, engine.begin() as conn:
             command.upgrade(_alembic_config(conn), revision)
     except DatabaseError:
         raise

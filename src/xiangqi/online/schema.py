@@ -56,8 +56,10 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
 
     if revision == "head" and engine in _DONE:
         return
+    from xiangqi.db.database import ALEMBIC_LOCK
+
     try:
-        with engine.begin() as conn:
+        with ALEMBIC_LOCK, engine.begin() as conn:
             if conn.dialect.name == "postgresql":  # released at the end of this transaction
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_LOCK_KEY - (1 << 63)})
             names = set(sa.inspect(conn).get_table_names())
