@@ -75,7 +75,7 @@ from xiangqi.engine.movegen import (
     king_attacked,
 )
 
-__all__ = ["CHASE_VALUE", "cycle_verdict", "find_cycle", "move_chases"]
+__all__ = ["CHASE_VALUE", "cycle_verdict", "find_cycle", "move_chases", "perpetual_checks"]
 
 #: 子力价值 of RULES.md §5.1 / RULES_CXA 25.3 by piece type (index 0 unused, the king's a sentinel).
 CHASE_VALUE = np.array([0, 100, 1, 1, 2, 4, 2, 1], np.int64)
@@ -100,6 +100,21 @@ def find_cycle(rk, rf, hp):
         if (hp - j) % 2 == 0 and rk[j] == key:
             return j
     return -1
+
+
+@njit
+def perpetual_checks(rf, j, hp):
+    """``(opp, us)``: whether every move of the side that just moved (``opp``) and of the side to
+    move at ``hp`` (``us``) in the cycle ``j`` .. ``hp`` gave check (bit 0 of the flags ``rf``)."""
+    opp = True
+    us = True
+    for i in range(j + 1, hp + 1):
+        chk = (rf[i] & 1) != 0
+        if (hp - i) % 2 == 0:
+            opp = opp and chk
+        else:
+            us = us and chk
+    return opp, us
 
 
 @njit
@@ -469,14 +484,7 @@ def cycle_verdict(bd, ks, side, rk, rf, j, hp, rules):
     reverse, else 0 (draw); see the module docstring.
     """
     # perpetual check first (RULES_CXA §4.1: 长将 must change against anything)
-    opp_chk = True
-    us_chk = True
-    for i in range(j + 1, hp + 1):
-        chk = (rf[i] & 1) != 0
-        if (hp - i) % 2 == 0:
-            opp_chk = opp_chk and chk
-        else:
-            us_chk = us_chk and chk
+    opp_chk, us_chk = perpetual_checks(rf, j, hp)
     if opp_chk and not us_chk:
         return REP_WIN
     if us_chk and not opp_chk:

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from xiangqi.engine._numba import njit, njit_sig
-from xiangqi.engine.chase import cycle_verdict, find_cycle
+from xiangqi.engine.chase import cycle_verdict, find_cycle, perpetual_checks
 from xiangqi.engine.consts import (
     C_BEST,
     C_BEST_SCORE,
@@ -168,27 +168,15 @@ def repetition(rk, rf, hp):
     move did, the side to move wins (+REP_WIN); the reverse loses (-REP_WIN);
     anything else is a draw (0). The search rules at the second occurrence.
     """
-    key = rk[hp]
-    j = hp
-    while j > 0:
-        if rf[j] & 2:
-            break
-        j -= 1
-        if (hp - j) % 2 == 0 and rk[j] == key:
-            opp_all = True
-            us_all = True
-            for i in range(j + 1, hp + 1):
-                chk = (rf[i] & 1) != 0
-                if (hp - i) % 2 == 0:
-                    opp_all = opp_all and chk
-                else:
-                    us_all = us_all and chk
-            if opp_all and not us_all:
-                return True, REP_WIN
-            if us_all and not opp_all:
-                return True, -REP_WIN
-            return True, 0
-    return False, 0
+    j = find_cycle(rk, rf, hp)
+    if j < 0:
+        return False, 0
+    opp_all, us_all = perpetual_checks(rf, j, hp)
+    if opp_all and not us_all:
+        return True, REP_WIN
+    if us_all and not opp_all:
+        return True, -REP_WIN
+    return True, 0
 
 
 @njit
