@@ -43,7 +43,12 @@ class Subscription:
 
 
 class EventBus:
-    """Publish/subscribe by channel name (see the module text)."""
+    """Publish/subscribe by channel name (see the module text). The base keeps this process's
+    subscriptions and delivers to them; an implementation says how a message travels
+    (:meth:`publish`) and hears when a channel gets its first or loses its last local subscriber."""
+
+    def __init__(self) -> None:
+        self._subs: dict[str, list[Subscription]] = {}
 
     def publish(self, channel: str, message: dict[str, Any]) -> None:
         """Send ``message`` to every subscriber of ``channel`` (never waits)."""
@@ -51,38 +56,15 @@ class EventBus:
 
     def subscribe(self, channel: str, callback: Callback) -> Subscription:
         """Call ``callback(message)`` for every message published on ``channel`` from now on."""
-        raise NotImplementedError
-
-    def subscribers(self, channel: str) -> int:
-        """How many subscriptions this process holds on ``channel``."""
-        raise NotImplementedError
-
-    def _unsubscribe(self, sub: Subscription) -> None:
-        raise NotImplementedError
-
-
-class LocalBus(EventBus):
-    """The in-process bus: callbacks are called at once, in subscription order; a callback that raises
-    is logged and the others still get the message."""
-
-    def __init__(self) -> None:
-        self._subs: dict[str, list[Subscription]] = {}
-
-    def publish(self, channel: str, message: dict[str, Any]) -> None:
-        for sub in list(self._subs.get(channel, ())):
-            if sub.closed:
-                continue
-            try:
-                sub.callback(message)
-            except Exception:
-                log.exception("a subscriber of %s failed", channel)
-
-    def subscribe(self, channel: str, callback: Callback) -> Subscription:
         sub = Subscription(self, channel, callback)
+        first = channel not in self._subs
         self._subs.setdefault(channel, []).append(sub)
+        if first:
+            self._channel_opened(channel)
         return sub
 
     def subscribers(self, channel: str) -> int:
+        """How many subscriptions this process holds on ``channel``."""
         return len(self._subs.get(channel, ()))
 
     def _unsubscribe(self, sub: Subscription) -> None:
@@ -91,6 +73,32 @@ class LocalBus(EventBus):
             subs.remove(sub)
             if not subs:
                 del self._subs[sub.channel]
+                self._channel_closed(sub.channel)
+
+    def _channel_opened(self, channel: str) -> None:
+        """The first local subscriber of ``channel`` came (nothing to do in one process)."""
+
+    def _channel_closed(self, channel: str) -> None:
+        """The last local subscriber of ``channel`` left."""
+
+    def _deliver(self, channel: str, message: dict[str, Any]) -> None:
+        """Call the local subscribers of ``channel`` in subscription order; one that raises is
+        logged and the others still get the message."""
+        for sub in list(self._subs.get(channel, ())):
+            if sub.closed:
+                continue
+            try:
+                sub.callback(message)
+            except Exception:
+                log.exception("a subscriber of %s failed", channel)
+
+
+class LocalBus(EventBus):
+    """The in-process bus: callbacks are called at once, in subscription order; a callback that raises
+    is logged and the others still get the message."""
+
+    def publish(self, channel: str, message: dict[str, Any]) -> None:
+        self._deliver(channel, message)
 
 
 class RedisBus(EventBus):
@@ -109,7 +117,7 @@ class RedisBus(EventBus):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._subs: dict[str, list[Subscription]] = {}
+        super().__init__()
         self._queue: Any = None
         self._tasks: list[Any] = []
         self._confirmed: dict[str, Any] = {}
@@ -150,24 +158,11 @@ class RedisBus(EventBus):
 
         self._queue.put_nowait(("pub", channel, json.dumps(message, ensure_ascii=False)))
 
-    def subscribe(self, channel: str, callback: Callback) -> Subscription:
-        sub = Subscription(self, channel, callback)
-        first = channel not in self._subs
-        self._subs.setdefault(channel, []).append(sub)
-        if first:
-            self._queue.put_nowait(("sub", channel, None))
-        return sub
+    def _channel_opened(self, channel: str) -> None:
+        self._queue.put_nowait(("sub", channel, None))
 
-    def subscribers(self, channel: str) -> int:
-        return len(self._subs.get(channel, ()))
-
-    def _unsubscribe(self, sub: Subscription) -> None:
-        subs = self._subs.get(sub.channel)
-        if subs and sub in subs:
-            subs.remove(sub)
-            if not subs:
-                del self._subs[sub.channel]
-                self._queue.put_nowait(("unsub", sub.channel, None))
+    def _channel_closed(self, channel: str) -> None:
+        self._queue.put_nowait(("unsub", channel, None))
 
     async def _subscribe_now(self, channel: str) -> None:
         import asyncio
@@ -227,10 +222,4 @@ class RedisBus(EventBus):
             except ValueError:
                 log.error("redis bus: a message on %s is not JSON", channel)
                 continue
-            for sub in list(self._subs.get(channel, ())):
-                if sub.closed:
-                    continue
-                try:
-                    sub.callback(data)
-                except Exception:
-                    log.exception("a subscriber of %s failed", channel)
+            self._deliver(channel, data)
