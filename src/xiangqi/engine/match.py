@@ -714,6 +714,7 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
         try:
             for i in indices:
                 g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin)
+                assert g is not None  # no guard: always a game
                 result.games.append(g)
                 deliver(g, result)
         except _MatchDone:
@@ -735,14 +736,31 @@ class _MatchDone(Exception):
 
 def _match_game(a: PlayerSpec, b: PlayerSpec, i: int, engines: dict[str, SimpleEngine], tc: TimeControl,
                 tc_b: TimeControl | None, openings: Sequence[tuple[str, str]], ply_cap: int,
-                time_margin: float) -> GameResult:
-    """Game ``i`` (0-based) of a match with the engines in ``engines`` (started or restarted here)."""
-    for spec in (a, b):
-        eng = engines.get(spec.name)
-        if eng is None or eng.process.poll() is not None:
-            if eng is not None:
-                eng.close(0.5)
-            engines[spec.name] = spec.start()
+                time_margin: float, guard: tuple[threading.Condition, threading.Event] | None = None
+                ) -> GameResult | None:
+    """Game ``i`` (0-based) of a match with the engines in ``engines`` (started or restarted here).
+
+    ``guard`` is a concurrent match's ``(lock, stop)``: engines are checked and registered
+    under the lock, and once ``stop`` is set none is started and ``None`` is returned, so
+    that a match being torn down never starts an engine its caller will not terminate.
+    """
+    lock = guard[0] if guard is not None else contextlib.nullcontext()
+    with lock:
+        if guard is not None and guard[1].is_set():
+            return None
+        dead = [spec for spec in (a, b)
+                if engines.get(spec.name) is None or engines[spec.name].process.poll() is not None]
+    for spec in dead:
+        old = engines.pop(spec.name, None)
+        if old is not None:
+            old.close(0.5)
+        eng = spec.start()
+        with lock:
+            engines[spec.name] = eng
+            stopped = guard is not None and guard[1].is_set()
+        if stopped:
+            eng.quit()
+            return None
     opening = openings[(i // 2) % len(openings)]
     a_red = i % 2 == 0
     red, black = (engines[a.name], engines[b.name]) if a_red else (engines[b.name], engines[a.name])
@@ -783,7 +801,9 @@ def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeContro
                     i = todo.get_nowait()
                 except queue.Empty:
                     return
-                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin)
+                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin, (cond, stop))
+                if g is None:
+                    return
                 with cond:
                     done[i] = g
                     cond.notify_all()
@@ -812,8 +832,8 @@ def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeContro
                 on_game(g, result)
     except BaseException:
         # an error or Ctrl-C: end the games still running now, not after their last move
-        stop.set()
         with cond:
+            stop.set()
             procs = [eng.process for engines in all_engines for eng in list(engines.values())]
         for proc in procs:
             with contextlib.suppress(OSError):
