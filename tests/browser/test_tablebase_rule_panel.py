@@ -35,6 +35,9 @@ def test_engine_panel_shows_a_win_by_the_perpetual_check_rule(live_server, drive
     verdict = page.locator("#ep-tb")
     expect(verdict).to_have_text(f"{ZH} · 最佳着法：帅六进一")
     page.wait_for_function("document.body.dataset.engineBest === 'd0d1'", timeout=30_000)
+    # the rule's score is no material balance: the bar is full and says who wins, not "+249.99"
+    expect(page.locator("#eval-bar .eval-label")).to_have_text("红胜")
+    assert page.locator("#eval-bar").get_attribute("data-red") == "100"
     page.screenshot(path=str(SHOTS / "tb-rule-panel-desktop.png"))
     page.click("#btn-hint")
     expect(page.locator("#hint-line")).to_contain_text(ZH, timeout=60_000)

@@ -29,6 +29,7 @@ from typing import Any
 from xiangqi.app.background import ForegroundGate
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
+from xiangqi.engine.consts import RULE_BOUND
 
 __all__ = ["LiveAnalysis", "MAX_MULTIPV", "MAX_SECONDS", "MAX_DEPTH", "PV_SHOWN"]
 
@@ -158,10 +159,12 @@ class LiveAnalysis:
     def take_update(self) -> dict[str, Any] | None:
         """The newest completed iteration not yet taken, or None: ``{"type": "info", "id", "fen",
         "turn": "red|black", "depth", "seldepth", "nodes", "nps", "time_s", "lines": [{"multipv",
-        "score_cp", "mate", "red_cp", "red_mate", "pv": [ICCS], "chinese": [...], "wxf": [...]}]}``.
+        "score_cp", "mate", "red_cp", "red_mate", "rule", "pv": [ICCS], "chinese": [...], "wxf": [...]}]}``.
         ``score_cp``/``mate`` are from the side to move (the engine's convention), ``red_cp``/
-        ``red_mate`` from Red's side (for the evaluation bar); ``chinese``/``wxf`` the first
-        :data:`PV_SHOWN` moves as text."""
+        ``red_mate`` from Red's side (for the evaluation bar); ``rule`` is true when the score is
+        a win or loss by the repetition rules (``engine.consts.RULE_BOUND < |score_cp|``: the
+        opponent can only check or chase for ever), not a material balance; ``chinese``/``wxf``
+        the first :data:`PV_SHOWN` moves as text."""
         with self._cond:
             upd, self._update = self._update, None
             job = self._job
@@ -330,7 +333,8 @@ def _with_text(upd: dict[str, Any], board: Board) -> dict[str, Any]:
         sign = 1 if red else -1
         entry = dict(ln, chinese=chinese, wxf=wxf,
                      red_cp=None if ln["score_cp"] is None else sign * ln["score_cp"],
-                     red_mate=None if ln["mate"] is None else sign * ln["mate"])
+                     red_mate=None if ln["mate"] is None else sign * ln["mate"],
+                     rule=ln["score_cp"] is not None and abs(ln["score_cp"]) > RULE_BOUND)
         lines.append(entry)
     out["lines"] = lines
     return out

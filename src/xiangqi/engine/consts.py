@@ -2,7 +2,8 @@
 
 Scores are centipawns for the side to move; a mate is ``MATE - ply`` (mate-distance
 scores), so ``|score| > MATE_BOUND`` means a forced mate. ``REP_WIN`` scores a
-win by the opponent's forbidden perpetual check (RULES.md §5.4.1).
+win by the opponent's forbidden perpetual check or chase (RULES.md §5.4.1), less the plies to
+it, so ``RULE_BOUND < |score| <= MATE_BOUND`` means a win (or loss) by the repetition rules.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ INF = 32000
 MATE = 30000
 MATE_BOUND = MATE - 1000
 REP_WIN = 25000
+RULE_BOUND = REP_WIN - 1000
 HISTORY = 2048  # positions of game history + search path kept for repetition detection
 
 # fields of the kernel state array ``st``

@@ -11,16 +11,21 @@ import { socket } from "./net.js";
 const $ = (sel) => document.querySelector(sel);
 
 /** Win chance (-1..1) of Red from Red's centipawns: lichess's logistic curve
- *  (2 / (1 + exp(-0.00368208 · cp)) - 1), the scale of the bar; a mate fills it. */
-export function barShare(cp, mate) {
+ *  (2 / (1 + exp(-0.00368208 · cp)) - 1), the scale of the bar; a mate or a win by the
+ *  repetition rules (``rule``) fills it. */
+export function barShare(cp, mate, rule = false) {
   if (mate !== null && mate !== undefined) return mate > 0 ? 1 : -1;
+  if (rule && cp) return cp > 0 ? 1 : -1;
   if (cp === null || cp === undefined) return 0;
   return 2 / (1 + Math.exp(-0.00368208 * cp)) - 1;
 }
 
-/** A score from Red's side as text: +0.35, -1.20, M3 (Red mates in 3), -M2 (Black mates in 2). */
-export function scoreText(cp, mate) {
+/** A score from Red's side as text: +0.35, -1.20, M3 (Red mates in 3), -M2 (Black mates in 2);
+ *  with ``rule`` (a win by the repetition rules, the server's line.rule) 红胜 / 黑胜 in place of
+ *  the engine's rule score (about ±250 pawns, which is no material balance). */
+export function scoreText(cp, mate, rule = false) {
   if (mate !== null && mate !== undefined) return mate > 0 ? `M${mate}` : `-M${-mate}`;
+  if (rule && cp) return t(cp > 0 ? "ep_rule_red" : "ep_rule_black");
   if (cp === null || cp === undefined) return "";
   const v = (cp / 100).toFixed(2);
   return cp > 0 ? `+${v}` : v;
@@ -142,7 +147,7 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
       li.dataset.multipv = String(line.multipv);
       const score = document.createElement("span");
       score.className = "ep-score";
-      score.textContent = scoreText(line.red_cp, line.red_mate);
+      score.textContent = scoreText(line.red_cp, line.red_mate, line.rule);
       const pv = document.createElement("span");
       pv.className = "ep-pv";
       pv.textContent = lineText(line);
@@ -152,24 +157,24 @@ export function createEnginePanel({ notation, decorate, onArrow, orientation }) 
     const best = msg.lines[0];
     if (best && best.pv.length) {
       onArrow({ from: best.pv[0].slice(0, 2), to: best.pv[0].slice(2, 4), kind: "best" });
-      bar(best.red_cp, best.red_mate);
+      bar(best.red_cp, best.red_mate, best.rule);
     }
     document.body.dataset.engineDepth = String(msg.depth);
     document.body.dataset.engineLines = String(msg.lines.length);
     document.body.dataset.engineBest = best ? best.pv[0] : "";
   }
 
-  function bar(cp, mate) {
+  function bar(cp, mate, rule) {
     const el = $("#eval-bar");
-    const share = barShare(cp, mate);
+    const share = barShare(cp, mate, rule);
     const red = Math.round((50 + 50 * share) * 10) / 10;
     el.hidden = false;
     el.classList.toggle("black-bottom", orientation() === "black");
     el.querySelector(".eval-fill").style.height = `${red}%`;
-    el.querySelector(".eval-label").textContent = scoreText(cp, mate);
+    el.querySelector(".eval-label").textContent = scoreText(cp, mate, rule);
     el.setAttribute("aria-valuenow", String(red));
     el.dataset.red = String(red);
-    el.dataset.score = scoreText(cp, mate);
+    el.dataset.score = scoreText(cp, mate, rule);
   }
 
   function setOpen(on) {

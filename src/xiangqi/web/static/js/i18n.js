@@ -59,6 +59,7 @@ export const TEXT = {
     pr_again: "再练一次", pr_cancelled: "复盘已取消",
     an_first: "开局", an_prev: "上一步", an_next: "下一步", an_last: "最后", an_engine: "引擎", an_back: "回到对局",
     an_close: "关闭分析", an_promote: "设为主线", an_delete: "删除此着", an_comment: "注释", an_analyse: "分析",
+    ep_rule_red: "红胜", ep_rule_black: "黑胜", // a win by the repetition rules on the eval bar
     ep_lines: "线路", ep_thinking: "引擎分析中…", ep_paused: "电脑走棋中，分析暂停…",
     ep_time: "已分析 5 分钟，停止。换一个局面或重开引擎继续。", ep_stats: "深度 {depth} · {nps} 节点/秒",
     review: "复盘", rv_running: "复盘中", rv_graph: "形势图", rv_title: "复盘总结",
@@ -131,6 +132,7 @@ export const TEXT = {
     an_first: "Start", an_prev: "Previous move", an_next: "Next move", an_last: "End", an_engine: "Engine",
     an_back: "Back to the game", an_close: "Close analysis", an_promote: "Make main line", an_delete: "Delete move",
     an_comment: "Comment", an_analyse: "Analyse", ep_lines: "Lines", ep_thinking: "Analysing…",
+    ep_rule_red: "Red wins", ep_rule_black: "Black wins", // a win by the repetition rules
     ep_paused: "The computer is moving; analysis paused…",
     ep_time: "Analysed for 5 minutes and stopped. Show another position or reopen the engine to go on.",
     ep_stats: "depth {depth} · {nps} nodes/s",
