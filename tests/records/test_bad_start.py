@@ -83,6 +83,21 @@ def test_the_record_view_refuses_an_unreadable_start_naming_the_game():
         open_record(UBB_NO_KINGS.encode(), "bad.ubb")
 
 
+def test_a_file_whose_first_game_is_broken_opens_at_its_first_readable_game():
+    # a file just opened (no game chosen): one broken game must not hide the rest of the file
+    broken_first = THREE.split("[Event \"C\"]")[0].split("*\n\n", 1)[1] + THREE.split("*\n\n", 1)[0] + "*\n"
+    assert [g.headers["Event"] for g in read_records(broken_first.encode())] == ["Broken", "A"]
+    with pytest.raises(RecordOpenError, match=r"^two.pgn: game 1 \(Broken: 张三 vs 李四\)"):
+        open_record(broken_first.encode(), "two.pgn")  # game 1 asked for by name: refused
+    view = open_record(broken_first.encode(), "two.pgn", first_readable=True)
+    assert view["index"] == 1 and view["headers"]["Event"] == "A" and view["count"] == 2
+    assert len(view["skipped"]) == 1 and view["skipped"][0].startswith(
+        "two.pgn: game 1 (Broken: 张三 vs 李四): the record's start position is bad")
+    assert open_record(THREE.encode(), "three.pgn", first_readable=True)["skipped"] == []
+    with pytest.raises(RecordOpenError, match="start position is bad"):  # nothing readable at all
+        open_record(UBB_NO_KINGS.encode(), "bad.ubb", first_readable=True)
+
+
 def test_analyse_reviews_the_other_games_and_keeps_their_numbers(tmp_path, capsys):
     src, out = tmp_path / "three.pgn", tmp_path / "reviewed.pgn"
     src.write_text(THREE, encoding="utf-8")

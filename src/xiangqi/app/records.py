@@ -126,21 +126,33 @@ def record_view(game: Game) -> dict[str, Any]:
     }
 
 
-def open_record(data: bytes, name: str = "", index: int = 0) -> dict[str, Any]:
+def open_record(data: bytes, name: str = "", index: int = 0, *,
+                first_readable: bool = False) -> dict[str, Any]:
     """:func:`load_records` then :func:`record_view` of game ``index``, plus ``"count"`` (games in
     the file), ``"index"`` and ``"games"`` (the titles of the first 500). Raises
-    :class:`RecordOpenError` for a bad file or an index out of range."""
+    :class:`RecordOpenError` for a bad file or an index out of range, and for a game whose start
+    cannot be read, naming it. With ``first_readable`` (a file just opened, no game chosen yet) a
+    multi-game file whose game ``index`` cannot be shown opens its next game that can, and the
+    view's ``"skipped"`` lists why the games before it were not shown (``[]`` otherwise), so one
+    broken game does not hide the rest of the file."""
     games = load_records(data, name)
     if not 0 <= index < len(games):
         raise RecordOpenError(f"the record holds {len(games)} game(s); there is no game {index + 1}")
-    try:
-        view = record_view(games[index])
-    except RecordOpenError as exc:  # name the file (and the game of several), as load_records does
-        from xiangqi.core.records import game_label
+    skipped: list[str] = []
+    for i in range(index, len(games) if first_readable else index + 1):
+        try:
+            view = record_view(games[i])
+            break
+        except RecordOpenError as exc:  # name the file (and the game of several), as load_records does
+            from xiangqi.core.records import game_label
 
-        which = f"{game_label(games[index], index + 1)}: " if len(games) > 1 else ""
-        raise RecordOpenError(f"{name or 'pasted text'}: {which}{exc}") from None
-    view.update(count=len(games), index=index, games=[game_title(g, i) for i, g in enumerate(games[:500])])
+            which = f"{game_label(games[i], i + 1)}: " if len(games) > 1 else ""
+            skipped.append(f"{name or 'pasted text'}: {which}{exc}")
+    else:
+        raise RecordOpenError(skipped[0] if len(skipped) == 1 else
+                              f"{skipped[0]} (and none of the other {len(skipped) - 1} games can be shown)")
+    view.update(count=len(games), index=i, games=[game_title(g, k) for k, g in enumerate(games[:500])],
+                skipped=skipped)
     return view
 
 

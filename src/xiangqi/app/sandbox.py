@@ -169,12 +169,12 @@ class RecordSandbox:
 # -- jobs (run in the child) ---------------------------------------------------------------------------
 
 
-def open_record_job(data: bytes, name: str, index: int) -> bytes:
+def open_record_job(data: bytes, name: str, index: int, first_readable: bool = False) -> bytes:
     """:func:`xiangqi.app.records.open_record` as UTF-8 JSON bytes (encoded in the child, so that a
     large view costs the server no encoding time)."""
     from xiangqi.app.records import open_record
 
-    view = open_record(data, name, index)
+    view = open_record(data, name, index, first_readable=first_readable)
     return json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
 
 

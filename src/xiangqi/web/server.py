@@ -19,8 +19,9 @@ too complex to read within its time budget (records are read in a child process:
 - ``GET  /api/game/pgn?notation=chinese|iccs|wxf&lang=zh|en`` — the game as a PGN download (tags such
   as Event and the player names in ``lang``, default: the ``language`` setting).
 - ``GET  /api/game/export?fmt=pgn|xqf&notation=…&lang=…`` — the game as a PGN or XQF download.
-- ``POST /api/record/open?name=&index=`` — body: a record file's bytes or pasted FEN/PGN/UBB text;
-  returns the record's tree for browsing (:func:`xiangqi.app.records.record_view`) and leaves the
+- ``POST /api/record/open?name=&index=&first_readable=`` — body: a record file's bytes or pasted
+  FEN/PGN/UBB text; returns the record's tree for browsing (:func:`xiangqi.app.records.open_record`;
+  ``first_readable=true``: the first game from ``index`` on that can be shown) and leaves the
   current game alone. ``POST /api/record/export?name=&index=&fmt=&notation=`` — the same bytes
   converted (all variations and comments kept). ``POST /api/game/from_record`` ``{fen, moves, red,
   black, level, headers?}`` — play on from a record position (replaces the current game).
@@ -387,9 +388,11 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
 
     @app.post("/api/record/open", openapi_extra=_FILE_BODY)
     async def record_open(request: Request, name: str = Query("", max_length=255),
-                          index: int = Query(0, ge=0, le=100000)) -> Response:
+                          index: int = Query(0, ge=0, le=100000),
+                          first_readable: bool = Query(False)) -> Response:
         body = await request.body()  # at most MAX_UPLOAD_BYTES (BodyLimitMiddleware)
-        return Response(await records.run(open_record_job, body, name, index), media_type="application/json")
+        return Response(await records.run(open_record_job, body, name, index, first_readable),
+                        media_type="application/json")
 
     @app.post("/api/record/export", openapi_extra=_FILE_BODY)
     async def record_export(request: Request, name: str = Query("", max_length=255),

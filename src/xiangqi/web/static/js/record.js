@@ -32,10 +32,12 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     return n.text[notation()] || n.text.chinese;
   }
 
-  /** Open ``data`` (ArrayBuffer/Uint8Array of a file, or text) named ``fileName`` ("" for pasted text). */
-  async function open(data, fileName = "", index = 0) {
+  /** Open ``data`` (ArrayBuffer/Uint8Array of a file, or text) named ``fileName`` ("" for pasted text):
+   *  game ``index`` when one is chosen, else (a file just opened) the first game that can be shown. */
+  async function open(data, fileName = "", index = null) {
     const body = typeof data === "string" ? new TextEncoder().encode(data) : new Uint8Array(data);
-    const params = new URLSearchParams({ name: fileName, index: String(index) });
+    const params = new URLSearchParams({ name: fileName, index: String(index ?? 0),
+      first_readable: index === null ? "true" : "false" });
     const view = await api(`/api/record/open?${params}`, { method: "POST", body });
     bytes = body;
     name = fileName;
@@ -73,9 +75,10 @@ export function createRecordBrowser({ board, api, toast, notation, onEnter, onEx
     gc.hidden = !rec.comment;
     const errs = $("#rc-errors");
     const sep = language() === "zh" ? "；" : "; ";
-    errs.textContent = rec.errors.length
-      ? `${t("record_problems")} ${rec.errors.slice(0, 3).map(message).join(sep)}` : "";
-    errs.hidden = !rec.errors.length;
+    const problems = [...(rec.skipped || []), ...rec.errors]; // games not shown, then this game's own
+    errs.textContent = problems.length
+      ? `${t("record_problems")} ${problems.slice(0, 3).map(message).join(sep)}` : "";
+    errs.hidden = !problems.length;
     // Only a record with variations gets a summary: 含 5 处变着 / 5 variations.
     const summary = $("#rc-summary");
     summary.textContent = rec.branches > 0 ? t(rec.branches === 1 ? "rc_variations_one" : "rc_variations")
