@@ -426,11 +426,11 @@ def apply_rules(cur: np.ndarray, end: Ending, args: tuple, sub_rule_distance: in
             "rule_seconds": round(time.perf_counter() - t1, 2)}
 
 
-METHODS = ("retro", "forward")
+METHODS = ("count", "retro", "forward")
 
 
 def generate(name: str, directory: Path | None = None, *, progress: Callable[[str], None] | None = None,
-             force: bool = False, method: str = "retro", rules: str = RULES, _sub: bool = False) -> dict:
+             force: bool = False, method: str = "count", rules: str = RULES, _sub: bool = False) -> dict:
     """Generate the table of ending ``name`` (and first, recursively, its sub-endings) into ``directory``.
 
     Existing files are reused unless ``force`` (for ``name`` only). Returns the
@@ -518,9 +518,19 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     say(f"{end.name}: {n_idx:,} indices x 2 sides ({2 * n_idx * 2 / 1e6:.1f} MB in memory), "
         f"sub-endings: {', '.join(subs) or 'none'}")
     cur = np.zeros((2, n_idx), np.int16)
-    legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
-    say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
-    last = maxsub
+    if method == "count":
+        trig = np.zeros((2, n_idx), np.int16)
+        cnt = np.zeros((2, n_idx), np.uint8)
+        out = np.zeros(2, np.int64)
+        tbgen.init_counts(cur, trig, cnt, *args, out)
+        legal = int(out[0])
+        last = max(maxsub, int(out[1]))
+        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}; "
+            f"captures examined, the last one decides at pass {last} [{time.perf_counter() - t0:.1f}s]")
+    else:
+        legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
+        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
+        last = maxsub
     if method == "retro":
         trig = np.zeros((2, n_idx), np.int16)
         dirty = np.zeros((2, n_idx), np.uint8)
@@ -533,19 +543,27 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     while True:
         if n > tbgen.MAX_DTM:
             raise TablebaseError(f"{end.name}: DTM beyond {tbgen.MAX_DTM} plies")
-        if method == "retro":
+        if method == "count":
+            examined = int(tbgen.count_pass(n, cur, trig, cnt, piece, nslots, ngr, gstart, gcnt, glist,
+                                            radix))
+            changed = int(tbgen.count_code(cur, n if n % 2 else -(n + 1)))
+            seen = f", from {examined:,} resolved at pass {n - 1}"
+        elif method == "retro":
             changed, examined = tbgen.retro_pass(n, cur, trig, dirty, *args)
+            seen = f", {examined:,} examined"
         else:
             changed = tbgen.run_pass(n, cur, *args)
-            examined = -1
-        examined_total += max(examined, 0)
-        seen = f", {examined:,} examined" if examined >= 0 else ""
+            examined = 0
+            seen = ""
+        examined_total += examined
         say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions{seen} "
             f"[{time.perf_counter() - t0:.1f}s]")
         idle = idle + 1 if changed == 0 else 0
         if idle >= 2 and n > last:
             break
         n += 1
+    if method == "count":
+        del trig, cnt
     mate_seconds = time.perf_counter() - t0
     header = {"ending": end.name, "scheme": SCHEME, "rules": rules, "size": n_idx, "passes": n,
               "method": method, "mate_seconds": round(mate_seconds, 2)}
