@@ -592,138 +592,6 @@ def _quiet_return(y, cand, sqs, bd, slot_of, ks, moves, ng, gstart, gcnt, glist,
     return False
 
 
-@njit
-def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
-                   subvals, cap_sub, cap_flip, cap_src):
-    """Mark the perpetual cores of both sides (``-RULE``: lost by the rule, in the core) among the
-    drawn positions of ``cur``; ``can_check[s]``: side ``s`` has a piece that can give check
-    (else its core is empty); ``info[0]`` receives the number of candidates, ``info[1]`` the
-    rounds of thinning. Returns the number of positions marked.
-
-    A drawn position with X to move is a candidate when every move of X whose child is not won
-    for the opponent is a quiet check into a drawn position of the table. The candidates are then
-    thinned to a greatest fixpoint: one is dropped when after one of those checks the opponent has
-    no quiet reply without check into a candidate. The cores of Red and Black are found together
-    (a position on one side's cycle is never a candidate of the other: it has a quiet drawing move).
-    """
-    N = cur.shape[1]
-    cand = np.zeros((2, N), np.uint8)
-    sqs = np.zeros(nslots, np.int64)
-    csq = np.zeros(nslots, np.int64)
-    sub = np.zeros(nslots, np.int64)
-    scratch = np.zeros(8, np.int64)
-    bd = np.zeros(90, np.int8)
-    slot_of = np.full(90, -1, np.int64)
-    ks = np.zeros(2, np.int64)
-    moves = np.zeros(MAX_MOVES, np.int64)
-    replies = np.zeros(MAX_MOVES, np.int64)
-    dm = np.zeros(MAX_MOVES, np.int64)
-    for idx in range(N):
-        a = cur[0, idx] == 0 and can_check[0]
-        b = cur[1, idx] == 0 and can_check[1]
-        if not a and not b:
-            continue
-        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
-        _setup(sqs, nslots, piece, bd, slot_of, ks)
-        for s in range(2):
-            if cur[s, idx] != 0 or not can_check[s]:
-                continue
-            k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart, gcnt,
-                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
-            if k > 0:
-                cand[s, idx] = 1
-        _clear(sqs, nslots, bd, slot_of)
-    ncand = 0
-    for idx in range(N):
-        ncand += cand[0, idx] + cand[1, idx]
-    info[0] = ncand
-    rounds = 0
-    changed = ncand > 0
-    while changed:
-        changed = False
-        rounds += 1
-        for idx in range(N):
-            if cand[0, idx] == 0 and cand[1, idx] == 0:
-                continue
-            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
-            _setup(sqs, nslots, piece, bd, slot_of, ks)
-            for s in range(2):
-                if cand[s, idx] == 0:
-                    continue
-                k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart,
-                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
-                                    scratch)
-                ok = k > 0
-                for i in range(k):
-                    frm = dm[i] >> 7
-                    to = dm[i] & 127
-                    _qmove(bd, slot_of, sqs, ks, frm, to)
-                    back = _quiet_return(1 - s, cand, sqs, bd, slot_of, ks, replies, ng, gstart, gcnt, glist,
-                                         radix, scratch)
-                    _qmove(bd, slot_of, sqs, ks, to, frm)
-                    if not back:
-                        ok = False
-                        break
-                if not ok:
-                    cand[s, idx] = 0
-                    changed = True
-            _clear(sqs, nslots, bd, slot_of)
-    info[1] = rounds
-    marked = 0
-    for idx in range(N):
-        for s in range(2):
-            if cand[s, idx] != 0:
-                cur[s, idx] = -RULE
-                marked += 1
-    return marked
-
-
-@njit
-def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub,
-              cap_flip, cap_src):
-    """Pass ``n >= 1`` of the repetition rule over the drawn positions: odd ``n``, a win by the rule
-    in ``n`` (a child lost by the rule at ``n - 1``: code ``RULE + n``); even ``n``, a loss by the
-    rule (every child won for the opponent, by mate at any distance or by the rule at most
-    ``n - 1``: code ``-(RULE + n)``). Returns the number of positions resolved."""
-    N = cur.shape[1]
-    sqs = np.zeros(nslots, np.int64)
-    csq = np.zeros(nslots, np.int64)
-    sub = np.zeros(nslots, np.int64)
-    scratch = np.zeros(8, np.int64)
-    bd = np.zeros(90, np.int8)
-    slot_of = np.full(90, -1, np.int64)
-    ks = np.zeros(2, np.int64)
-    moves = np.zeros(MAX_MOVES, np.int64)
-    odd = n % 2 == 1
-    target = -(RULE + n - 1)
-    changed = 0
-    for idx in range(N):
-        if cur[0, idx] != 0 and cur[1, idx] != 0:
-            continue
-        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
-        _setup(sqs, nslots, piece, bd, slot_of, ks)
-        for s in range(2):
-            if cur[s, idx] != 0:
-                continue
-            nm = gen_legal(bd, ks, s, moves)
-            res = 0 if odd else -(RULE + n)
-            for i in range(nm):
-                v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
-                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
-                if odd:
-                    if v == target:
-                        res = RULE + n
-                        break
-                elif not ((0 < v < RULE) or (RULE <= v <= RULE + n - 1)):
-                    res = 0
-                    break
-            if res != 0:
-                cur[s, idx] = res
-                changed += 1
-        _clear(sqs, nslots, bd, slot_of)
-    return changed
-
-
 # ---------------------------------------------------------------------------------------------
 # Probing inside the search. The tables an engine has are packed into two arrays (built by
 # tablebase.pack_tables): ``tbv`` int16, the values of every table one after the other (row 0
@@ -1067,3 +935,166 @@ def count_code(cur, code):
             k += (cur[0, idx] == code) + (cur[1, idx] == code)
         tot += k
     return tot
+
+
+@_pjit
+def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub,
+              cap_flip, cap_src):
+    """Pass ``n >= 1`` of the repetition rule over the drawn positions: odd ``n``, a win by the rule
+    in ``n`` (a child lost by the rule at ``n - 1``: code ``RULE + n``); even ``n``, a loss by the
+    rule (every child won for the opponent, by mate at any distance or by the rule at most
+    ``n - 1``: code ``-(RULE + n)``). Returns the number of positions resolved.
+
+    Parallel over blocks of indices: a position written in this pass (``RULE + n`` or
+    ``-(RULE + n)``) decides no other position in the same pass, exactly like the draw it was, so
+    the order of the blocks does not matter."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    changed_b = np.zeros(nblocks, np.int64)
+    odd = n % 2 == 1
+    target = -(RULE + n - 1)
+    for b in _nb.prange(nblocks):
+        sqs = np.zeros(nslots, np.int64)
+        csq = np.zeros(nslots, np.int64)
+        sub = np.zeros(nslots, np.int64)
+        scratch = np.zeros(8, np.int64)
+        bd = np.zeros(90, np.int8)
+        slot_of = np.full(90, -1, np.int64)
+        ks = np.zeros(2, np.int64)
+        moves = np.zeros(MAX_MOVES, np.int64)
+        changed = 0
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            if cur[0, idx] != 0 and cur[1, idx] != 0:
+                continue
+            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+            for s in range(2):
+                if cur[s, idx] != 0:
+                    continue
+                nm = gen_legal(bd, ks, s, moves)
+                res = 0 if odd else -(RULE + n)
+                for i in range(nm):
+                    v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart,
+                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
+                                    scratch)
+                    if odd:
+                        if v == target:
+                            res = RULE + n
+                            break
+                    elif not ((0 < v < RULE) or (RULE <= v <= RULE + n - 1)):
+                        res = 0
+                        break
+                if res != 0:
+                    cur[s, idx] = res
+                    changed += 1
+            _clear(sqs, nslots, bd, slot_of)
+        changed_b[b] = changed
+    return changed_b.sum()
+
+
+@_pjit
+def _core_scan(cur, can_check, cand, thin, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
+               subvals, cap_sub, cap_flip, cap_src):
+    """One parallel scan of :func:`perpetual_core`: ``thin`` False, mark the candidates in ``cand``;
+    True, drop the candidates that fail (the greatest fixpoint does not depend on the order in which
+    they are dropped). Returns the candidates marked, or the number dropped."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    count_b = np.zeros(nblocks, np.int64)
+    for b in _nb.prange(nblocks):
+        sqs = np.zeros(nslots, np.int64)
+        csq = np.zeros(nslots, np.int64)
+        sub = np.zeros(nslots, np.int64)
+        scratch = np.zeros(8, np.int64)
+        bd = np.zeros(90, np.int8)
+        slot_of = np.full(90, -1, np.int64)
+        ks = np.zeros(2, np.int64)
+        moves = np.zeros(MAX_MOVES, np.int64)
+        replies = np.zeros(MAX_MOVES, np.int64)
+        dm = np.zeros(MAX_MOVES, np.int64)
+        count = 0
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            if thin:
+                if cand[0, idx] == 0 and cand[1, idx] == 0:
+                    continue
+            else:
+                a = cur[0, idx] == 0 and can_check[0]
+                c = cur[1, idx] == 0 and can_check[1]
+                if not a and not c:
+                    continue
+            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+            for s in range(2):
+                if thin:
+                    if cand[s, idx] == 0:
+                        continue
+                elif cur[s, idx] != 0 or not can_check[s]:
+                    continue
+                k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart,
+                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
+                                    scratch)
+                if not thin:
+                    if k > 0:
+                        cand[s, idx] = 1
+                        count += 1
+                    continue
+                ok = k > 0
+                for i in range(k):
+                    frm = dm[i] >> 7
+                    to = dm[i] & 127
+                    _qmove(bd, slot_of, sqs, ks, frm, to)
+                    back = _quiet_return(1 - s, cand, sqs, bd, slot_of, ks, replies, ng, gstart, gcnt, glist,
+                                         radix, scratch)
+                    _qmove(bd, slot_of, sqs, ks, to, frm)
+                    if not back:
+                        ok = False
+                        break
+                if not ok:
+                    cand[s, idx] = 0
+                    count += 1
+            _clear(sqs, nslots, bd, slot_of)
+        count_b[b] = count
+    return count_b.sum()
+
+
+def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
+                   subvals, cap_sub, cap_flip, cap_src):
+    """Mark the perpetual cores of both sides (``-RULE``: lost by the rule, in the core) among the
+    drawn positions of ``cur``; ``can_check[s]``: side ``s`` has a piece that can give check
+    (else its core is empty); ``info[0]`` receives the number of candidates, ``info[1]`` the
+    rounds of thinning. Returns the number of positions marked.
+
+    A drawn position with X to move is a candidate when every move of X whose child is not won
+    for the opponent is a quiet check into a drawn position of the table. The candidates are then
+    thinned to a greatest fixpoint: one is dropped when after one of those checks the opponent has
+    no quiet reply without check into a candidate. The cores of Red and Black are found together
+    (a position on one side's cycle is never a candidate of the other: it has a quiet drawing move).
+    The scans run in parallel (:func:`_core_scan`); the rounds counted depend on the order of the
+    blocks, the core does not.
+    """
+    N = cur.shape[1]
+    cand = np.zeros((2, N), np.uint8)
+    args = (piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip,
+            cap_src)
+    ncand = int(_core_scan(cur, can_check, cand, False, *args))
+    info[0] = ncand
+    rounds = 0
+    changed = ncand > 0
+    while changed:
+        rounds += 1
+        changed = int(_core_scan(cur, can_check, cand, True, *args)) > 0
+    info[1] = rounds
+    marked = _mark_core(cur, cand)
+    return marked
+
+
+@njit
+def _mark_core(cur, cand):
+    N = cur.shape[1]
+    marked = 0
+    for idx in range(N):
+        for s in range(2):
+            if cand[s, idx] != 0:
+                cur[s, idx] = -RULE
+                marked += 1
+    return marked
