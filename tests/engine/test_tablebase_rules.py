@@ -218,8 +218,8 @@ def test_cli_rules_option_converts_between_models(krkn, tmp_path, capsys):
         shutil.copy(tb.table_path(d, n), tb.table_path(tmp_path, n))
     assert main(["tb", "generate", "KRKN", "--rules", "pure-mate", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr()
-    assert out.out.startswith("KRKN (pure-mate): 874,800 indices, red to move 230,988/366/663")
-    assert "rule results become draws" in out.err and "perpetual-check rule" not in out.out
+    assert out.out.startswith("KRKN (pure-mate): 874,800 indices, red to move 230988/366/663")
+    assert "results by the repetition rule become draws" in out.err and "perpetual-check rule" not in out.out
     pure, h = tb.load_values(tmp_path, "KRKN")
     assert np.array_equal(pure, _pure(cxa)) and not np.array_equal(pure, cxa)
     assert h["rules"] == "pure-mate" and h["downgraded_from"] == "cxa-check" and "rule_core" not in h
