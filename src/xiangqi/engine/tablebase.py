@@ -547,7 +547,7 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
         tbgen.init_counts(cur, trig, cnt, *args, out)
         legal = int(out[0])
         last = max(maxsub, int(out[1]))
-        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}; "
+        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {tbgen.count_code(cur, -1):,}; "
             f"captures examined, the last one decides at pass {last} [{time.perf_counter() - t0:.1f}s]")
     else:
         legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
@@ -781,7 +781,8 @@ class Tablebase:
         absent."""
         if self._values(name) is None:
             return None
-        return load_values(self.directory, name)[1].get("rules", PURE_MATE)
+        with np.load(table_path(self.directory, name)) as z:  # the header alone, not the values again
+            return json.loads(str(z["header"])).get("rules", PURE_MATE)
 
 
 def _position_key(board) -> str:
