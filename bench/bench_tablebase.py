@@ -7,14 +7,19 @@ is used when ``--dir`` is not given (``--report``: the stored headers of every
 table in ``--dir``). Each ending's time is its own (its
 sub-endings are generated first and timed on their own rows); the compile time
 of the kernels is excluded by a warm-up on KRK. ``--size-only`` prints the
-index sizes and the memory a generation needs without generating. No timing is
-asserted anywhere.
+index sizes and the memory a generation needs without generating. ``--method``
+picks the generator (``count``, the default; ``retro``; ``forward``) and
+``--threads`` the Numba threads; a generated row also gives its CPU seconds (all
+threads; the wall time of a loaded machine says little). No timing is asserted
+anywhere. Before/after: ``--method retro`` against the default, in two fresh
+directories.
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from pathlib import Path
 
 from xiangqi.engine import tablebase as tb
@@ -22,7 +27,7 @@ from xiangqi.engine import tablebase as tb
 DEFAULT = ["KRK", "KNK", "KCK", "KPK", "KRKA", "KRKB", "KRKAA", "KRKAB", "KRKAABB"]
 
 
-def rows(directory: Path, names: list[str]) -> list[dict]:
+def rows(directory: Path, names: list[str], method: str = "count") -> list[dict]:
     """Generate ``names`` (and their sub-endings) in ``directory``; one row per table, sub-endings first."""
     seen: dict[str, dict] = {}
 
@@ -32,7 +37,9 @@ def rows(directory: Path, names: list[str]) -> list[dict]:
             visit(s)
         if end.name in seen:
             return
-        h = tb.generate(end.name, directory)
+        cpu = time.process_time()
+        h = tb.generate(end.name, directory, method=method)
+        h["cpu"] = time.process_time() - cpu
         h["file_bytes"] = tb.table_path(directory, end.name).stat().st_size
         seen[end.name] = h
 
@@ -43,14 +50,17 @@ def rows(directory: Path, names: list[str]) -> list[dict]:
 
 def table(results: list[dict]) -> str:
     """Markdown table: ending, legal positions, W/D/L for each side to move, longest DTM, seconds, bytes."""
+    cpu = all("cpu" in h for h in results)
     out = ["| ending | indices | legal positions | red to move W/D/L | black to move W/D/L | longest DTM "
-           "(plies) | time (s) | file (bytes) |", "|---|---:|---:|---|---|---:|---:|---:|"]
+           "(plies) | time (s) | " + ("CPU (s) | " if cpu else "") + "file (bytes) |",
+           "|---|---:|---:|---|---|---:|---:|---:|" + ("---:|" if cpu else "")]
     for h in results:
         r, b = h["stats"]["red"], h["stats"]["black"]
         out.append(f"| {h['ending']} | {2 * h['size']:,} | {r['positions'] + b['positions']:,} | "
                    f"{r['wins']:,}/{r['draws']:,}/{r['losses']:,} | "
                    f"{b['wins']:,}/{b['draws']:,}/{b['losses']:,} | "
-                   f"{max(r['longest_dtm'], b['longest_dtm'])} | {h['seconds']:.1f} | {h['file_bytes']:,} |")
+                   f"{max(r['longest_dtm'], b['longest_dtm'])} | {h['seconds']:.1f} | "
+                   + (f"{h['cpu']:.2f} | " if cpu else "") + f"{h['file_bytes']:,} |")
     return "\n".join(out)
 
 
@@ -61,7 +71,13 @@ def main() -> None:
     ap.add_argument("--size-only", action="store_true", help="print index sizes and memory, generate nothing")
     ap.add_argument("--report", action="store_true",
                     help="print the table of every table file in --dir (stored times), generate nothing")
+    ap.add_argument("--method", choices=tb.METHODS, default="count", help="the generator (default: count)")
+    ap.add_argument("--threads", type=int, default=None, help="Numba threads (default: all cores)")
     args = ap.parse_args()
+    if args.threads:
+        import numba
+
+        numba.set_num_threads(args.threads)
     if args.report:
         d = Path(args.dir)
         names = sorted(tb.Tablebase(d).available(), key=lambda n: (tb.Ending.parse(n).size(), n))
@@ -84,7 +100,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(args.dir) if args.dir else Path(tmp)
         tb.generate("KRK", Path(tmp) / "warmup")  # compile or load the kernels
-        print(table(rows(d, args.endings)))
+        print(table(rows(d, args.endings, args.method)))
 
 
 if __name__ == "__main__":

@@ -382,9 +382,9 @@ def cmd_tb_generate(args: argparse.Namespace) -> int:
         return 0
     for name in names:
         h = _interruptible(lambda n=name: generate(n, args.dir, progress=progress_to_stderr,
-                                                   force=args.force))
+                                                   force=args.force, rules=args.rules))
         st = h["stats"]
-        print(f"{h['ending']}: {h['size'] * 2:,} indices, red to move {st['red']['wins']}/"
+        print(f"{h['ending']} ({h['rules']}): {h['size'] * 2:,} indices, red to move {st['red']['wins']}/"
               f"{st['red']['draws']}/{st['red']['losses']} (win/draw/loss), black to move "
               f"{st['black']['wins']}/{st['black']['draws']}/{st['black']['losses']}, longest mate "
               f"{max(st['red']['longest_dtm'], st['black']['longest_dtm'])} plies"
@@ -407,9 +407,10 @@ def cmd_tb_probe(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({"wdl": res.wdl, "dtm": res.dtm, "best": res.best, "rule": res.rule}))
+        print(json.dumps({"wdl": res.wdl, "dtm": res.dtm, "best": res.best, "rule": res.rule,
+                          "rules": Tablebase(args.dir).rules(res.ending)}))
     else:
-        print(f"ending: {res.ending}")
+        print(f"ending: {res.ending} (rules: {Tablebase(args.dir).rules(res.ending)})")
         print(f"wdl: {res.wdl} (for {'red' if board.turn else 'black'}, the side to move)")
         print(f"dtm: {res.dtm if res.dtm is not None else '-'}" + (" plies" if res.dtm is not None else ""))
         if res.rule:
@@ -625,12 +626,20 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--list", action="store_true", help="print the endings, their sizes and whether present")
     q.add_argument("--dir", default=None, help="table directory (default: the data dir's tablebases)")
     q.add_argument("--force", action="store_true", help="generate again even if the file exists")
+    q.add_argument("--rules", choices=["cxa-check", "pure-mate"], default="cxa-check",
+                   help="the repetition model: cxa-check (default) = one-sided perpetual check loses for "
+                        "the checker; pure-mate = only mates count, every other position is a draw. A "
+                        "table of the other model is converted in place (only the rule passes run, or "
+                        "its rule results become draws); sub-endings of either model are used as they are "
+                        "by a pure-mate table")
     q.set_defaults(func=cmd_tb_generate)
     q = tbsub.add_parser("probe", help="print win/draw/loss, distance to mate and the best moves of FEN")
     q.add_argument("fen", metavar="FEN", help="the position (quote it)")
     q.add_argument("--dir", default=None, help="table directory (default: the data dir's tablebases)")
     q.add_argument("--json", action="store_true",
-                   help='print {"wdl": "win|draw|loss", "dtm": plies or null, "best": [ICCS moves]}')
+                   help='print {"wdl": "win|draw|loss", "dtm": plies or null, "best": [ICCS moves], '
+                        '"rule": "perpetual-check" or null, "rules": "cxa-check|pure-mate" (the table\'s '
+                        'model)}')
     q.set_defaults(func=cmd_tb_probe)
 
     return parser

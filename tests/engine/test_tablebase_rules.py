@@ -75,7 +75,8 @@ def test_perpetual_check_loses_for_the_checker(krkn, capsys):
         assert (v == RULE + 1) == chk, (m.iccs(), v)
     assert main(["tb", "probe", CORE_FEN + " - - 0 1", "--dir", str(d), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == {"wdl": "loss", "dtm": None, "best": ["b5c3"], "rule": "perpetual-check"}
+    assert out == {"wdl": "loss", "dtm": None, "best": ["b5c3"], "rule": "perpetual-check",
+                   "rules": "cxa-check"}
 
 
 def test_a_position_that_forces_its_way_in_changed_too(krkn):
@@ -205,6 +206,35 @@ def test_old_model_files_load_and_are_upgraded(krkn, tmp_path):
     assert np.array_equal(up, cxa)
     assert tb.Tablebase(tmp_path).rules("KRKN") == "cxa-check"
     assert h["stats"] == header["stats"]
+
+
+def test_cli_rules_option_converts_between_models(krkn, tmp_path, capsys):
+    """``xiangqi tb generate --rules pure-mate`` on a cxa-check file turns its rule results into draws
+    in place (the table a fresh pure-mate generation gives: the test below), probes then say so in
+    ``--json``; ``--rules cxa-check`` (the default) restores the rule table by the rule passes alone."""
+    d, header = krkn
+    cxa, _ = tb.load_values(d, "KRKN")
+    for n in ("KRK", "KNK", "KRKN"):
+        shutil.copy(tb.table_path(d, n), tb.table_path(tmp_path, n))
+    assert main(["tb", "generate", "KRKN", "--rules", "pure-mate", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("KRKN (pure-mate): 874,800 indices, red to move 230988/366/663")
+    assert "results by the repetition rule become draws" in out.err and "perpetual-check rule" not in out.out
+    pure, h = tb.load_values(tmp_path, "KRKN")
+    assert np.array_equal(pure, _pure(cxa)) and not np.array_equal(pure, cxa)
+    assert h["rules"] == "pure-mate" and h["downgraded_from"] == "cxa-check" and "rule_core" not in h
+    assert h["stats"] == tb.statistics(_pure(cxa)) and h["stats"]["black"]["rule_losses"] == 0
+    assert main(["tb", "probe", CORE_FEN + " - - 0 1", "--dir", str(tmp_path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["wdl"], got["rule"], got["rules"]) == ("draw", None, "pure-mate")
+    assert main(["tb", "generate", "KRKN", "--dir", str(tmp_path)]) == 0
+    assert "KRKN (cxa-check)" in capsys.readouterr().out
+    up, h2 = tb.load_values(tmp_path, "KRKN")
+    assert np.array_equal(up, cxa) and h2["upgraded_from"] == "pure-mate" and "downgraded_from" not in h2
+    assert h2["stats"] == header["stats"]
+    with pytest.raises(SystemExit):
+        main(["tb", "generate", "KRKN", "--rules", "axf"])
+    assert "invalid choice" in capsys.readouterr().err
 
 
 @pytest.mark.slow

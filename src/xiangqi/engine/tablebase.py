@@ -347,36 +347,53 @@ def is_rule_code(code: int) -> bool:
     return code != INVALID and abs(code) >= RULE
 
 
+_CHUNK = 1 << 24  # entries per step of the scans below (bounds their temporary arrays)
+
+
 def statistics(values: np.ndarray) -> dict:
     """Counts per side to move: positions, wins, draws, losses (wins and losses include those by the
     repetition rule, also counted apart as ``rule_wins`` / ``rule_losses``), longest DTM (plies, mates
-    only) and ``longest_rule`` (the longest distance to a perpetual core, plies)."""
+    only) and ``longest_rule`` (the longest distance to a perpetual core, plies). Scans in chunks of
+    :data:`_CHUNK` entries (the temporaries stay small next to a table of hundreds of millions)."""
     out = {}
     for s, side in enumerate(("red", "black")):
-        v = values[s].astype(np.int32)
-        legal = v != INVALID
-        wins = v > 0
-        losses = (v < 0) & legal
-        rwins = v >= RULE
-        rlosses = (v <= -RULE) & legal
-        mwins = wins & ~rwins
-        mlosses = losses & ~rlosses
-        longest = 0
-        if mwins.any():
-            longest = int(v[mwins].max())
-        if mlosses.any():
-            longest = max(longest, int(-v[mlosses].min()) - 1)
-        rule_d = int(np.abs(v[rwins | rlosses]).max()) - RULE if (rwins | rlosses).any() else 0
-        out[side] = {"positions": int(legal.sum()), "wins": int(wins.sum()), "draws": int((v == 0).sum()),
-                     "losses": int(losses.sum()), "longest_dtm": longest, "rule_wins": int(rwins.sum()),
-                     "rule_losses": int(rlosses.sum()), "longest_rule": rule_d}
+        c = dict.fromkeys(("positions", "wins", "draws", "losses", "longest_dtm", "rule_wins", "rule_losses",
+                           "longest_rule"), 0)
+        top_win = top_loss = 0
+        for i in range(0, values.shape[1], _CHUNK):
+            v = values[s, i:i + _CHUNK].astype(np.int32)
+            legal = v != INVALID
+            rwins = v >= RULE
+            rlosses = (v <= -RULE) & legal
+            mwins = (v > 0) & ~rwins
+            mlosses = (v < 0) & legal & ~rlosses
+            c["positions"] += int(legal.sum())
+            c["wins"] += int((v > 0).sum())
+            c["draws"] += int((v == 0).sum())
+            c["losses"] += int(((v < 0) & legal).sum())
+            c["rule_wins"] += int(rwins.sum())
+            c["rule_losses"] += int(rlosses.sum())
+            if mwins.any():
+                top_win = max(top_win, int(v[mwins].max()))
+            if mlosses.any():
+                top_loss = max(top_loss, int(-v[mlosses].min()) - 1)
+            rule = rwins | rlosses
+            if rule.any():
+                c["longest_rule"] = max(c["longest_rule"], int(np.abs(v[rule]).max()) - RULE)
+        c["longest_dtm"] = max(top_win, top_loss)
+        out[side] = c
     return out
 
 
 def _max_rule_distance(values: np.ndarray) -> int:
-    a = np.abs(values.astype(np.int32))
-    a = a[(a >= RULE) & (values != INVALID)]
-    return int(a.max()) - RULE if a.size else -1
+    flat = values.reshape(-1)
+    top = -1
+    for i in range(0, flat.size, _CHUNK):
+        a = np.abs(flat[i:i + _CHUNK].astype(np.int32))
+        a = a[(a >= RULE) & (flat[i:i + _CHUNK] != INVALID)]
+        if a.size:
+            top = max(top, int(a.max()) - RULE)
+    return top
 
 
 def _can_check(end: Ending) -> np.ndarray:
@@ -426,11 +443,12 @@ def apply_rules(cur: np.ndarray, end: Ending, args: tuple, sub_rule_distance: in
             "rule_seconds": round(time.perf_counter() - t1, 2)}
 
 
-METHODS = ("retro", "forward")
+METHODS = ("count", "retro", "forward")
+_TRIG_BYTE_MAX = 255  # the largest capture trigger kept in one byte (else two)
 
 
 def generate(name: str, directory: Path | None = None, *, progress: Callable[[str], None] | None = None,
-             force: bool = False, method: str = "retro", rules: str = RULES, _sub: bool = False) -> dict:
+             force: bool = False, method: str = "count", rules: str = RULES, _sub: bool = False) -> dict:
     """Generate the table of ending ``name`` (and first, recursively, its sub-endings) into ``directory``.
 
     Existing files are reused unless ``force`` (for ``name`` only). Returns the
@@ -466,6 +484,8 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
                 return header
             if have == PURE_MATE and rules == CXA_CHECK:
                 upgrade = (values, header)
+            elif have == CXA_CHECK and rules == PURE_MATE:
+                return _downgrade(path, values, header, say)
     if method not in METHODS:
         raise TablebaseError(f"unknown generation method {method!r} (one of {', '.join(METHODS)})")
     subs = end.sub_endings()
@@ -477,7 +497,7 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     ngr, gstart, gcnt, glist, radix, nsl = _layouts(endings)
     size = np.array([e.size() for e in endings], np.int64)
     off = np.zeros(len(endings), np.int64)
-    chunks = [np.zeros(0, np.int16)]
+    subvals = np.empty(2 * int(size[1:].sum()), np.int16)  # the direct sub-tables, one copy in memory
     maxsub = 0
     sub_rule = -1
     pos = 0
@@ -485,14 +505,14 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
         v, _ = load_values(directory, s)
         off[t] = pos
         flat = v.reshape(-1)
-        chunks.append(flat)
+        subvals[pos:pos + flat.size] = flat
         pos += flat.size
         mag = np.abs(flat[flat != INVALID].astype(np.int32))
         mates = mag[mag < RULE]
         if mates.size:
             maxsub = max(maxsub, int(mates.max()))
         sub_rule = max(sub_rule, _max_rule_distance(flat))
-    subvals = np.concatenate(chunks).astype(np.int16)
+        del v, flat, mag, mates
     caps = end.captures()
     nslots = len(end.slots())
     cap_sub = np.full(nslots, -1, np.int64)
@@ -510,7 +530,8 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     if upgrade is not None:
         cur = upgrade[0].copy()
         header = dict(upgrade[1])
-        header.pop("file_bytes", None)
+        for key in ("file_bytes", "downgraded_from", "downgrade_seconds"):
+            header.pop(key, None)
         say(f"{end.name}: a {PURE_MATE} table: the repetition rule is added to it")
         header.update(apply_rules(cur, end, args, sub_rule, say, t0))
         header.update({"rules": rules, "stats": statistics(cur), "upgraded_from": PURE_MATE})
@@ -518,9 +539,20 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     say(f"{end.name}: {n_idx:,} indices x 2 sides ({2 * n_idx * 2 / 1e6:.1f} MB in memory), "
         f"sub-endings: {', '.join(subs) or 'none'}")
     cur = np.zeros((2, n_idx), np.int16)
-    legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
-    say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
-    last = maxsub
+    if method == "count":
+        # a trigger is at most one more than the longest mate of a sub-table: one byte holds it so far
+        trig = np.zeros((2, n_idx), np.uint8 if maxsub + 1 <= _TRIG_BYTE_MAX else np.int16)
+        cnt = np.zeros((2, n_idx), np.uint8)
+        out = np.zeros(2, np.int64)
+        tbgen.init_counts(cur, trig, cnt, *args, out)
+        legal = int(out[0])
+        last = max(maxsub, int(out[1]))
+        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {tbgen.count_code(cur, -1):,}; "
+            f"captures examined, the last one decides at pass {last} [{time.perf_counter() - t0:.1f}s]")
+    else:
+        legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
+        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
+        last = maxsub
     if method == "retro":
         trig = np.zeros((2, n_idx), np.int16)
         dirty = np.zeros((2, n_idx), np.uint8)
@@ -533,19 +565,27 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     while True:
         if n > tbgen.MAX_DTM:
             raise TablebaseError(f"{end.name}: DTM beyond {tbgen.MAX_DTM} plies")
-        if method == "retro":
+        if method == "count":
+            examined = int(tbgen.count_pass(n, cur, trig, cnt, piece, nslots, ngr, gstart, gcnt, glist,
+                                            radix))
+            changed = int(tbgen.count_code(cur, n if n % 2 else -(n + 1)))
+            seen = f", from {examined:,} resolved at pass {n - 1}"
+        elif method == "retro":
             changed, examined = tbgen.retro_pass(n, cur, trig, dirty, *args)
+            seen = f", {examined:,} examined"
         else:
             changed = tbgen.run_pass(n, cur, *args)
-            examined = -1
-        examined_total += max(examined, 0)
-        seen = f", {examined:,} examined" if examined >= 0 else ""
+            examined = 0
+            seen = ""
+        examined_total += examined
         say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions{seen} "
             f"[{time.perf_counter() - t0:.1f}s]")
         idle = idle + 1 if changed == 0 else 0
         if idle >= 2 and n > last:
             break
         n += 1
+    if method == "count":
+        del trig, cnt
     mate_seconds = time.perf_counter() - t0
     header = {"ending": end.name, "scheme": SCHEME, "rules": rules, "size": n_idx, "passes": n,
               "method": method, "mate_seconds": round(mate_seconds, 2)}
@@ -555,8 +595,24 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     return _save(path, cur, header, say, time.perf_counter() - t0)
 
 
+def _downgrade(path: Path, values: np.ndarray, header: dict, say: Callable[[str], None]) -> dict:
+    """A ``cxa-check`` table asked for as ``pure-mate``: its rule codes become draws, in place. The mate
+    passes give the same values under both models and the rule changes only draws, so this is the
+    table a fresh ``pure-mate`` generation gives (tested)."""
+    t0 = time.perf_counter()
+    cur = values.copy()
+    cur[(np.abs(cur.astype(np.int32)) >= RULE) & (cur != INVALID)] = 0
+    header = {k: v for k, v in header.items() if not k.startswith("rule") and k not in (
+        "file_bytes", "upgraded_from", "upgrade_seconds")}
+    say(f"{header['ending']}: a {CXA_CHECK} table: its results by the repetition rule become draws")
+    header.update({"rules": PURE_MATE, "stats": statistics(cur), "downgraded_from": CXA_CHECK})
+    return _save(path, cur, header, say, time.perf_counter() - t0)
+
+
 def _save(path: Path, cur: np.ndarray, header: dict, say: Callable[[str], None], seconds: float) -> dict:
-    if "upgraded_from" in header:
+    if "downgraded_from" in header:
+        header["downgrade_seconds"] = round(seconds, 2)
+    elif "upgraded_from" in header:
         header["upgrade_seconds"] = round(seconds, 2)
     else:
         header["seconds"] = round(seconds, 2)
@@ -725,7 +781,8 @@ class Tablebase:
         absent."""
         if self._values(name) is None:
             return None
-        return load_values(self.directory, name)[1].get("rules", PURE_MATE)
+        with np.load(table_path(self.directory, name)) as z:  # the header alone, not the values again
+            return json.loads(str(z["header"])).get("rules", PURE_MATE)
 
 
 def _position_key(board) -> str:

@@ -592,138 +592,6 @@ def _quiet_return(y, cand, sqs, bd, slot_of, ks, moves, ng, gstart, gcnt, glist,
     return False
 
 
-@njit
-def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
-                   subvals, cap_sub, cap_flip, cap_src):
-    """Mark the perpetual cores of both sides (``-RULE``: lost by the rule, in the core) among the
-    drawn positions of ``cur``; ``can_check[s]``: side ``s`` has a piece that can give check
-    (else its core is empty); ``info[0]`` receives the number of candidates, ``info[1]`` the
-    rounds of thinning. Returns the number of positions marked.
-
-    A drawn position with X to move is a candidate when every move of X whose child is not won
-    for the opponent is a quiet check into a drawn position of the table. The candidates are then
-    thinned to a greatest fixpoint: one is dropped when after one of those checks the opponent has
-    no quiet reply without check into a candidate. The cores of Red and Black are found together
-    (a position on one side's cycle is never a candidate of the other: it has a quiet drawing move).
-    """
-    N = cur.shape[1]
-    cand = np.zeros((2, N), np.uint8)
-    sqs = np.zeros(nslots, np.int64)
-    csq = np.zeros(nslots, np.int64)
-    sub = np.zeros(nslots, np.int64)
-    scratch = np.zeros(8, np.int64)
-    bd = np.zeros(90, np.int8)
-    slot_of = np.full(90, -1, np.int64)
-    ks = np.zeros(2, np.int64)
-    moves = np.zeros(MAX_MOVES, np.int64)
-    replies = np.zeros(MAX_MOVES, np.int64)
-    dm = np.zeros(MAX_MOVES, np.int64)
-    for idx in range(N):
-        a = cur[0, idx] == 0 and can_check[0]
-        b = cur[1, idx] == 0 and can_check[1]
-        if not a and not b:
-            continue
-        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
-        _setup(sqs, nslots, piece, bd, slot_of, ks)
-        for s in range(2):
-            if cur[s, idx] != 0 or not can_check[s]:
-                continue
-            k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart, gcnt,
-                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
-            if k > 0:
-                cand[s, idx] = 1
-        _clear(sqs, nslots, bd, slot_of)
-    ncand = 0
-    for idx in range(N):
-        ncand += cand[0, idx] + cand[1, idx]
-    info[0] = ncand
-    rounds = 0
-    changed = ncand > 0
-    while changed:
-        changed = False
-        rounds += 1
-        for idx in range(N):
-            if cand[0, idx] == 0 and cand[1, idx] == 0:
-                continue
-            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
-            _setup(sqs, nslots, piece, bd, slot_of, ks)
-            for s in range(2):
-                if cand[s, idx] == 0:
-                    continue
-                k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart,
-                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
-                                    scratch)
-                ok = k > 0
-                for i in range(k):
-                    frm = dm[i] >> 7
-                    to = dm[i] & 127
-                    _qmove(bd, slot_of, sqs, ks, frm, to)
-                    back = _quiet_return(1 - s, cand, sqs, bd, slot_of, ks, replies, ng, gstart, gcnt, glist,
-                                         radix, scratch)
-                    _qmove(bd, slot_of, sqs, ks, to, frm)
-                    if not back:
-                        ok = False
-                        break
-                if not ok:
-                    cand[s, idx] = 0
-                    changed = True
-            _clear(sqs, nslots, bd, slot_of)
-    info[1] = rounds
-    marked = 0
-    for idx in range(N):
-        for s in range(2):
-            if cand[s, idx] != 0:
-                cur[s, idx] = -RULE
-                marked += 1
-    return marked
-
-
-@njit
-def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub,
-              cap_flip, cap_src):
-    """Pass ``n >= 1`` of the repetition rule over the drawn positions: odd ``n``, a win by the rule
-    in ``n`` (a child lost by the rule at ``n - 1``: code ``RULE + n``); even ``n``, a loss by the
-    rule (every child won for the opponent, by mate at any distance or by the rule at most
-    ``n - 1``: code ``-(RULE + n)``). Returns the number of positions resolved."""
-    N = cur.shape[1]
-    sqs = np.zeros(nslots, np.int64)
-    csq = np.zeros(nslots, np.int64)
-    sub = np.zeros(nslots, np.int64)
-    scratch = np.zeros(8, np.int64)
-    bd = np.zeros(90, np.int8)
-    slot_of = np.full(90, -1, np.int64)
-    ks = np.zeros(2, np.int64)
-    moves = np.zeros(MAX_MOVES, np.int64)
-    odd = n % 2 == 1
-    target = -(RULE + n - 1)
-    changed = 0
-    for idx in range(N):
-        if cur[0, idx] != 0 and cur[1, idx] != 0:
-            continue
-        decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
-        _setup(sqs, nslots, piece, bd, slot_of, ks)
-        for s in range(2):
-            if cur[s, idx] != 0:
-                continue
-            nm = gen_legal(bd, ks, s, moves)
-            res = 0 if odd else -(RULE + n)
-            for i in range(nm):
-                v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
-                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
-                if odd:
-                    if v == target:
-                        res = RULE + n
-                        break
-                elif not ((0 < v < RULE) or (RULE <= v <= RULE + n - 1)):
-                    res = 0
-                    break
-            if res != 0:
-                cur[s, idx] = res
-                changed += 1
-        _clear(sqs, nslots, bd, slot_of)
-    return changed
-
-
 # ---------------------------------------------------------------------------------------------
 # Probing inside the search. The tables an engine has are packed into two arrays (built by
 # tablebase.pack_tables): ``tbv`` int16, the values of every table one after the other (row 0
@@ -840,3 +708,393 @@ def tb_score(bd, side, ply, tbv, tbd, mate):
     if v < 0:
         return -(mate - ply - (-v - 1))
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Counter passes (method "count", the default): no move generation after pass 0. Pass 0 counts, for
+# every position, its quiet legal moves (children in this table) plus one when a capture leads to
+# a child that is not won for the opponent (that capture can never let the position be lost); it
+# also computes the capture trigger above. Pass n odd: every exact parent (by un-moves) of a
+# position lost at n - 1 is won in n (it has a child lost at n - 1), and so is every position
+# whose trigger is n. Pass n even: every exact parent of a position won at n - 1 loses one from its
+# counter; at zero every child is won, the last one at n - 1, so the parent is lost in n unless a
+# capture wins for the opponent later (its trigger, even, is then the pass of the loss). Same values
+# as the forward scan (tested), one un-move generation per resolved position instead of one move
+# generation per re-examined one. The passes run in parallel (numba prange over blocks of indices);
+# a counter is decremented atomically, every other write sets an unresolved code to the value of the
+# pass, the same whichever thread writes it.
+
+import numba as _nb  # noqa: E402
+from llvmlite import ir as _ir  # noqa: E402
+from numba.core import cgutils as _cgutils  # noqa: E402
+from numba.extending import intrinsic as _intrinsic  # noqa: E402
+
+BLOCK = 4096  # indices per parallel work item
+
+
+def _pjit(func):
+    return _nb.njit(cache=True, nogil=True, parallel=True)(func)
+
+
+@_intrinsic
+def _atomic_dec_u8(typingctx, arr, i, j):
+    """``arr[i, j] -= 1`` atomically on a C-contiguous 2-D uint8 array; returns the old value."""
+    sig = _nb.types.uint8(arr, i, j)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = _cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], args[2]])
+        return builder.atomic_rmw("sub", ptr, _ir.Constant(_ir.IntType(8), 1), "monotonic")
+
+    return sig, codegen
+
+
+@_pjit
+def init_counts(cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
+                cap_sub, cap_flip, cap_src, out):
+    """Pass 0 of the counter method: :func:`init_table`, :func:`capture_triggers` and the counters in
+    one scan (one move generation per position). ``cnt[s, idx]``: quiet legal moves plus one when a
+    capture's child is not won for the opponent. ``out[0]`` receives the legal positions,
+    ``out[1]`` the largest trigger."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    legal_b = np.zeros(nblocks, np.int64)
+    top_b = np.zeros(nblocks, np.int64)
+    for b in _nb.prange(nblocks):
+        sqs = np.zeros(nslots, np.int64)
+        csq = np.zeros(nslots, np.int64)
+        sub = np.zeros(nslots, np.int64)
+        scratch = np.zeros(8, np.int64)
+        bd = np.zeros(90, np.int8)
+        slot_of = np.full(90, -1, np.int64)
+        ks = np.zeros(2, np.int64)
+        moves = np.zeros(MAX_MOVES, np.int64)
+        legal = 0
+        top = 0
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+            ok = _setup(sqs, nslots, piece, bd, slot_of, ks)
+            if not ok:
+                cur[0, idx] = INVALID
+                cur[1, idx] = INVALID
+                bd[:] = 0
+                slot_of[:] = -1
+                continue
+            for s in range(2):
+                if king_attacked(bd, ks[1 - s], 1 - s):
+                    cur[s, idx] = INVALID
+                    continue
+                legal += 1
+                nm = gen_legal(bd, ks, s, moves)
+                if nm == 0:
+                    cur[s, idx] = -1
+                    continue
+                cur[s, idx] = 0
+                quiet = 0
+                block = 0
+                win = 0
+                lose = 0
+                ncap = 0
+                for i in range(nm):
+                    m = moves[i]
+                    if bd[m & 127] == 0:
+                        quiet += 1
+                        continue
+                    ncap += 1
+                    v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt, glist,
+                                    radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                    if not (0 < v < RULE):
+                        block = 1
+                    if v >= RULE or v <= -RULE:
+                        lose = -1
+                    elif v < 0:
+                        if win == 0 or -v < win:
+                            win = -v
+                    elif v > 0:
+                        if lose >= 0 and v + 1 > lose:
+                            lose = v + 1
+                    else:
+                        lose = -1
+                t = win
+                if t == 0 and ncap > 0 and lose > 0:
+                    t = lose
+                trig[s, idx] = t
+                if t > top:
+                    top = t
+                cnt[s, idx] = quiet + block
+            _clear(sqs, nslots, bd, slot_of)
+        legal_b[b] = legal
+        top_b[b] = top
+    out[0] = legal_b.sum()
+    out[1] = top_b.max() if nblocks > 0 else 0
+
+
+@njit
+def _exact_parents(n, s, sqs, csq, cur, trig, cnt, bd, piece, slot_of, ks, nslots, ng, gstart, gcnt, glist,
+                   radix, scratch, orig):
+    """For the position ``sqs`` (side ``s`` to move, just resolved) visit every parent, side ``p = 1 - s``
+    to move, once per quiet legal move of the parent into this index: the positions that encode to
+    it (itself, and its mirror image when the Red king stands on file d) un-moved by a piece of
+    ``p``, kept when the Red king stays on files d-e (the stored image). Odd ``n``: an unresolved
+    parent is won in ``n``. Even ``n``: its counter is decremented; at zero it is lost in ``n``
+    (when its trigger allows). ``bd`` holds the position on entry and on return."""
+    p = 1 - s
+    images = 2 if sqs[0] % 9 == 3 else 1
+    for im in range(images):
+        if im == 1:
+            _clear(sqs, nslots, bd, slot_of)
+            for q in range(nslots):
+                f = sqs[q] % 9
+                sqs[q] = sqs[q] - f + 8 - f
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+        for k in range(nslots):
+            code = piece[k]
+            if (code > 0) != (p == 0):
+                continue
+            no = _unmove_origins(bd, sqs[k], code, orig)
+            for j in range(no):
+                if k == 0 and orig[j] % 9 > 4:
+                    continue
+                for q in range(nslots):
+                    csq[q] = sqs[q]
+                csq[k] = orig[j]
+                if csq[0] % 9 > 4:
+                    continue
+                pidx = encode(0, csq, ng, gstart, gcnt, glist, radix, scratch)
+                if pidx < 0 or cur[p, pidx] != 0:
+                    continue
+                if n % 2 == 1:
+                    cur[p, pidx] = n
+                else:
+                    old = _atomic_dec_u8(cnt, p, pidx)
+                    if old == 1 and trig[p, pidx] <= n:
+                        cur[p, pidx] = -(n + 1)
+        if im == 1:
+            _clear(sqs, nslots, bd, slot_of)
+            for q in range(nslots):
+                f = sqs[q] % 9
+                sqs[q] = sqs[q] - f + 8 - f
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+
+
+@_pjit
+def count_pass(n, cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix):
+    """Pass ``n >= 1`` of the counter method (see above). The codes it writes are ``n`` (odd) or
+    ``-(n + 1)`` (even); count them with :func:`count_code`. Returns the positions it started from
+    (resolved at ``n - 1``)."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    last = -n if n % 2 == 1 else n - 1
+    src_b = np.zeros(nblocks, np.int64)
+    for b in _nb.prange(nblocks):
+        sqs = np.zeros(nslots, np.int64)
+        csq = np.zeros(nslots, np.int64)
+        scratch = np.zeros(8, np.int64)
+        orig = np.zeros(32, np.int64)
+        bd = np.zeros(90, np.int8)
+        slot_of = np.full(90, -1, np.int64)
+        ks = np.zeros(2, np.int64)
+        src = 0
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            a = cur[0, idx]
+            c = cur[1, idx]
+            if a != last and c != last:
+                continue
+            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+            for s in range(2):
+                if cur[s, idx] == last:
+                    src += 1
+                    _exact_parents(n, s, sqs, csq, cur, trig, cnt, bd, piece, slot_of, ks, nslots, ng, gstart,
+                                   gcnt, glist, radix, scratch, orig)
+            _clear(sqs, nslots, bd, slot_of)
+        src_b[b] = src
+    # the captures that decide at n (after the un-moves: a position whose counter reached zero in this
+    # pass and whose trigger is n is lost in n either way)
+    for b in _nb.prange(nblocks):
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            for s in range(2):
+                if trig[s, idx] == n and cur[s, idx] == 0:
+                    if n % 2 == 1:
+                        cur[s, idx] = n
+                    elif cnt[s, idx] == 0:
+                        cur[s, idx] = -(n + 1)
+    return src_b.sum()
+
+
+@_pjit
+def count_code(cur, code):
+    """The number of entries of ``cur`` equal to ``code``."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    tot = 0
+    for b in _nb.prange(nblocks):
+        k = 0
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            k += (cur[0, idx] == code) + (cur[1, idx] == code)
+        tot += k
+    return tot
+
+
+@_pjit
+def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub,
+              cap_flip, cap_src):
+    """Pass ``n >= 1`` of the repetition rule over the drawn positions: odd ``n``, a win by the rule
+    in ``n`` (a child lost by the rule at ``n - 1``: code ``RULE + n``); even ``n``, a loss by the
+    rule (every child won for the opponent, by mate at any distance or by the rule at most
+    ``n - 1``: code ``-(RULE + n)``). Returns the number of positions resolved.
+
+    Parallel over blocks of indices: a position written in this pass (``RULE + n`` or
+    ``-(RULE + n)``) decides no other position in the same pass, exactly like the draw it was, so
+    the order of the blocks does not matter."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    changed_b = np.zeros(nblocks, np.int64)
+    odd = n % 2 == 1
+    target = -(RULE + n - 1)
+    for b in _nb.prange(nblocks):
+        sqs = np.zeros(nslots, np.int64)
+        csq = np.zeros(nslots, np.int64)
+        sub = np.zeros(nslots, np.int64)
+        scratch = np.zeros(8, np.int64)
+        bd = np.zeros(90, np.int8)
+        slot_of = np.full(90, -1, np.int64)
+        ks = np.zeros(2, np.int64)
+        moves = np.zeros(MAX_MOVES, np.int64)
+        changed = 0
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            if cur[0, idx] != 0 and cur[1, idx] != 0:
+                continue
+            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+            for s in range(2):
+                if cur[s, idx] != 0:
+                    continue
+                nm = gen_legal(bd, ks, s, moves)
+                res = 0 if odd else -(RULE + n)
+                for i in range(nm):
+                    v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart,
+                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
+                                    scratch)
+                    if odd:
+                        if v == target:
+                            res = RULE + n
+                            break
+                    elif not ((0 < v < RULE) or (RULE <= v <= RULE + n - 1)):
+                        res = 0
+                        break
+                if res != 0:
+                    cur[s, idx] = res
+                    changed += 1
+            _clear(sqs, nslots, bd, slot_of)
+        changed_b[b] = changed
+    return changed_b.sum()
+
+
+@_pjit
+def _core_scan(cur, can_check, cand, thin, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
+               subvals, cap_sub, cap_flip, cap_src):
+    """One parallel scan of :func:`perpetual_core`: ``thin`` False, mark the candidates in ``cand``;
+    True, drop the candidates that fail (the greatest fixpoint does not depend on the order in which
+    they are dropped). Returns the candidates marked, or the number dropped."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    count_b = np.zeros(nblocks, np.int64)
+    for b in _nb.prange(nblocks):
+        sqs = np.zeros(nslots, np.int64)
+        csq = np.zeros(nslots, np.int64)
+        sub = np.zeros(nslots, np.int64)
+        scratch = np.zeros(8, np.int64)
+        bd = np.zeros(90, np.int8)
+        slot_of = np.full(90, -1, np.int64)
+        ks = np.zeros(2, np.int64)
+        moves = np.zeros(MAX_MOVES, np.int64)
+        replies = np.zeros(MAX_MOVES, np.int64)
+        dm = np.zeros(MAX_MOVES, np.int64)
+        count = 0
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            if thin:
+                if cand[0, idx] == 0 and cand[1, idx] == 0:
+                    continue
+            else:
+                a = cur[0, idx] == 0 and can_check[0]
+                c = cur[1, idx] == 0 and can_check[1]
+                if not a and not c:
+                    continue
+            decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
+            _setup(sqs, nslots, piece, bd, slot_of, ks)
+            for s in range(2):
+                if thin:
+                    if cand[s, idx] == 0:
+                        continue
+                elif cur[s, idx] != 0 or not can_check[s]:
+                    continue
+                k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart,
+                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
+                                    scratch)
+                if not thin:
+                    if k > 0:
+                        cand[s, idx] = 1
+                        count += 1
+                    continue
+                ok = k > 0
+                for i in range(k):
+                    frm = dm[i] >> 7
+                    to = dm[i] & 127
+                    _qmove(bd, slot_of, sqs, ks, frm, to)
+                    back = _quiet_return(1 - s, cand, sqs, bd, slot_of, ks, replies, ng, gstart, gcnt, glist,
+                                         radix, scratch)
+                    _qmove(bd, slot_of, sqs, ks, to, frm)
+                    if not back:
+                        ok = False
+                        break
+                if not ok:
+                    cand[s, idx] = 0
+                    count += 1
+            _clear(sqs, nslots, bd, slot_of)
+        count_b[b] = count
+    return count_b.sum()
+
+
+def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
+                   subvals, cap_sub, cap_flip, cap_src):
+    """Mark the perpetual cores of both sides (``-RULE``: lost by the rule, in the core) among the
+    drawn positions of ``cur``; ``can_check[s]``: side ``s`` has a piece that can give check
+    (else its core is empty); ``info[0]`` receives the number of candidates, ``info[1]`` the
+    rounds of thinning. Returns the number of positions marked.
+
+    A drawn position with X to move is a candidate when every move of X whose child is not won
+    for the opponent is a quiet check into a drawn position of the table. The candidates are then
+    thinned to a greatest fixpoint: one is dropped when after one of those checks the opponent has
+    no quiet reply without check into a candidate. The cores of Red and Black are found together
+    (a position on one side's cycle is never a candidate of the other: it has a quiet drawing move).
+    The scans run in parallel (:func:`_core_scan`); the rounds counted depend on the order of the
+    blocks, the core does not.
+    """
+    N = cur.shape[1]
+    cand = np.zeros((2, N), np.uint8)
+    args = (piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip,
+            cap_src)
+    ncand = int(_core_scan(cur, can_check, cand, False, *args))
+    info[0] = ncand
+    rounds = 0
+    changed = ncand > 0
+    while changed:
+        rounds += 1
+        changed = int(_core_scan(cur, can_check, cand, True, *args)) > 0
+    info[1] = rounds
+    marked = _mark_core(cur, cand)
+    return marked
+
+
+@njit
+def _mark_core(cur, cand):
+    N = cur.shape[1]
+    marked = 0
+    for idx in range(N):
+        for s in range(2):
+            if cand[s, idx] != 0:
+                cur[s, idx] = -RULE
+                marked += 1
+    return marked
