@@ -29,6 +29,7 @@ import contextlib
 import os
 import random
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -49,6 +50,15 @@ cfg = OnlineConfig(sockets_per_ip=1_000_000, seeks_per_minute=1_000_000, ping_s=
                    redis_url=redis)
 app = create_app(sys.argv[2], public=True, online=cfg, warmup=False)
 print("ready", flush=True)
+if len(sys.argv) > 5 and sys.argv[5]:
+    import cProfile, signal
+    prof = cProfile.Profile()
+    def dump(*_):  # SIGUSR1 from the bench, before it stops the server
+        prof.disable()
+        prof.dump_stats(sys.argv[5])
+        print("profiled", flush=True)
+    signal.signal(signal.SIGUSR1, dump)
+    signal.signal(signal.SIGUSR2, lambda *_: prof.enable())  # the play starts
 uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", ws_max_size=65536)
 """
 
@@ -65,6 +75,10 @@ class Stats:
         self.errors = 0
         self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state)
         self.ramp_s = 0.0  # seconds the pairs took to set up their first games
+        # CPU seconds (user + system) spent during the play (after the set-up): by this client
+        # process, and by each server process
+        self.cpu_client = 0.0
+        self.cpu_servers: list[float] = []
 
 
 _TRANSPORT: httpx.AsyncHTTPTransport | None = None
@@ -200,7 +214,15 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc/<pid>/stat``)."""
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return float("nan")
+
+
+async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> Stats:
     stats = Stats()
     gate = Run(args.players // 2, args.seconds)
 
@@ -217,7 +239,13 @@ async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
         await asyncio.wait_for(gate.all_ready.wait(), RAMP_LIMIT_S)
     stats.ramp_s = time.monotonic() - t0
     gate.start()
+    if args.profile:
+        for p in pids:
+            os.kill(p, signal.SIGUSR2)
+    cpu0 = time.process_time(), [cpu_s(p) for p in pids]
     await pairs
+    stats.cpu_client = time.process_time() - cpu0[0]
+    stats.cpu_servers = [cpu_s(p) - c for p, c in zip(pids, cpu0[1], strict=True)]
     ticker.cancel()
     if _TRANSPORT is not None:
         await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
@@ -243,6 +271,8 @@ def main() -> int:
     ap.add_argument("--db", default=None, help="the online database of the servers (SQLAlchemy URL; "
                                                "default: SQLite in a temporary data dir)")
     ap.add_argument("--redis", default=None, help="Redis for the bus (redis://… or unix://…)")
+    ap.add_argument("--profile", default=None, metavar="PATH",
+                    help="profile each server during the play (cProfile) into PATH.<k>")
     args = ap.parse_args()
     if not 2 <= args.players <= 2000 or not 1 <= args.seconds <= 600:
         ap.error("--players 2-2000 and --seconds 1-600")
@@ -259,7 +289,7 @@ def main() -> int:
                 port = free_port()
                 Path(data, f"p{k}").mkdir()
                 cmd = [sys.executable, "-c", SERVER, str(port), str(Path(data, f"p{k}")), args.db or "",
-                       args.redis or ""]
+                       args.redis or "", f"{args.profile}.{k}" if args.profile else ""]
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env={**os.environ}))
                 bases.append(f"http://127.0.0.1:{port}")
             for proc, base in zip(procs, bases, strict=True):
@@ -270,11 +300,17 @@ def main() -> int:
                             break
                     time.sleep(0.05)
             t0 = time.monotonic()
-            stats = asyncio.run(run(args, bases))
+            stats = asyncio.run(run(args, bases, [p.pid for p in procs]))
             took = time.monotonic() - t0 - stats.ramp_s
             lost, dup = asyncio.run(check(bases[0], stats))
             mem = sum(rss_mb(p.pid) for p in procs)
         finally:
+            if args.profile:
+                for proc in procs:
+                    proc.send_signal(signal.SIGUSR1)
+                for proc in procs:
+                    assert proc.stdout is not None
+                    proc.stdout.readline()  # "profiled"
             for proc in procs:
                 proc.terminate()
             for proc in procs:
@@ -292,6 +328,11 @@ def main() -> int:
     mode = "embedded" if not args.redis else f"{args.processes} processes, {args.db.split(':', 1)[0]} + redis"
     print(f"{mode}: set-up {stats.ramp_s:.0f} s, then moves/s {moves / took:.1f}  servers' peak RSS "
           f"{mem:.0f} MB  duplicates {dup}  load average {os.getloadavg()[0]:.1f}")
+    if moves:
+        srv = sum(stats.cpu_servers)
+        print(f"CPU during the play: client {stats.cpu_client:.1f} s ({1000 * stats.cpu_client / moves:.1f} ms "
+              f"a move), servers {srv:.1f} s ({1000 * srv / moves:.1f} ms a move; "
+              f"{' + '.join(f'{c:.1f}' for c in stats.cpu_servers)} s) in {took:.0f} s")
     print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
           f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")
     return 0

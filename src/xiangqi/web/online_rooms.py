@@ -61,11 +61,13 @@ from xiangqi.online.bus import EventBus, LocalBus
 from xiangqi.online.lobby import PRESETS, Identity, Lobby, LobbyError, Preset, SlidingWindow, seat_colors
 from xiangqi.online.ratings import rate_game, rating_view
 from xiangqi.online.store import OnlineStore, iso
+from xiangqi.web.clients import Encoded
 from xiangqi.web.hub import GameHub, GameRegistry, MoveProvider
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OnlineConfig", "OnlineRoom", "OnlineService", "RoomStore", "OnlineError"]
+__all__ = ["OnlineConfig", "OnlineRoom", "OnlineService", "RoomStore", "OnlineError", "state_update",
+           "apply_update"]
 
 #: A refused online action (status, code): the same class as the lobby's.
 OnlineError = LobbyError
@@ -194,6 +196,51 @@ def restart_clock(session: GameSession, rec: dict[str, Any] | None) -> None:
             session.clock.started = time.monotonic() - max(0.0, time.time() - float(at))
 
 
+#: State keys an update leaves out: ``version`` is the message's own, ``moves`` goes as a tail.
+_NOT_CHANGES = frozenset({"version", "moves"})
+
+
+def state_update(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The ``update`` message that turns GameState ``old`` (the last one sent) into ``new``
+    (docs/ONLINE_API.md section 5): ``{"type": "update", "base": old version, "version": new version,
+    "changes": {key: value}}`` with every top-level key whose value differs (a key ``new`` lacks is
+    sent as None), and, when the move list changed, ``"moves_from": k, "moves_add": [...]`` (the
+    moves after the first ``k``, which both lists share: one move after a move, none and a shorter
+    ``k`` after a takeback). :func:`apply_update` is the inverse."""
+    changes = {k: v for k, v in new.items() if k not in _NOT_CHANGES and (k not in old or old[k] != v)}
+    for k in old:
+        if k not in new and k not in _NOT_CHANGES:
+            changes[k] = None
+    msg: dict[str, Any] = {"type": "update", "base": old["version"], "version": new["version"],
+                           "changes": changes}
+    om, nm = old["moves"], new["moves"]
+    if om is not nm:
+        k, n = 0, min(len(om), len(nm))
+        while k < n and om[k] == nm[k]:
+            k += 1
+        if k != len(om) or k != len(nm):
+            msg["moves_from"] = k
+            msg["moves_add"] = nm[k:]
+    return msg
+
+
+def apply_update(state: dict[str, Any] | None, msg: dict[str, Any]) -> dict[str, Any] | None:
+    """The GameState after ``update`` message ``msg`` (:func:`state_update`) on ``state`` (not
+    changed): ``state`` itself when it is already at the update's version or later (a page that
+    got the whole state when it connected, then the update to that same version), None when ``msg``
+    does not follow on from it (its ``base`` is not ``state``'s version: a message was missed; the
+    page asks for the whole state, ``{"type": "state"}``). What the page (``onlinegame.js``), the
+    bench and the tests do with an update."""
+    if state is not None and msg.get("version", -1) <= state.get("version", -1):
+        return state
+    if state is None or msg.get("base") != state.get("version"):
+        return None
+    new = {**state, **msg["changes"], "version": msg["version"]}
+    if "moves_from" in msg:
+        new["moves"] = list(state["moves"][:msg["moves_from"]]) + list(msg["moves_add"])
+    return new
+
+
 def _opp(color: Color) -> Color:
     return not color
 
@@ -247,6 +294,8 @@ class OnlineRoom(GameHub):
         self._wrote: tuple[int, list[str]] | None = None
         self._sync_sub: Any = None
         self._force_write = False
+        #: The state of the last broadcast (the base of the next update, :meth:`broadcast`).
+        self._sent: dict[str, Any] | None = None
         if service.shared:
             self._sync_sub = service.bus.subscribe(f"sync:{session.id}", self._on_bus)
 
@@ -380,10 +429,23 @@ class OnlineRoom(GameHub):
             self.service.bus.publish(self.channel, msg)
 
     async def broadcast(self, extra: dict[str, Any] | None = None) -> None:
-        """The state to every socket of the game (through the bus)."""
-        msg = {"type": "state", "state": self.state()}
-        if extra:
-            msg.update(extra)
+        """What changed since the last broadcast, to every socket of the game (through the bus): an
+        ``update`` message (:func:`state_update`) built and encoded to JSON once for all the sockets;
+        the first broadcast of a room (or one with ``extra`` keys) is a whole ``state``. Nothing is
+        sent when the version did not change (nothing a page shows changed but the running clock,
+        which the page counts down itself). A socket gets the whole state when it connects and when
+        it asks (``{"type": "state"}``), so every page starts from a state the updates follow on."""
+        st = self.state()
+        sent = self._sent
+        if extra or sent is None or sent["id"] != st["id"]:
+            msg = Encoded(type="state", state=st)
+            if extra:
+                msg.update(extra)
+        elif st["version"] == sent["version"]:
+            return
+        else:
+            msg = Encoded(state_update(sent, st))
+        self._sent = st
         self.send_all(msg)
 
     def event(self, name: str, by: Color, relay: bool = True) -> None:
