@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import re
@@ -39,6 +40,8 @@ from pathlib import Path
 
 import httpx
 import websockets
+
+from xiangqi.web.online_rooms import apply_update
 
 SERVER = """
 import sys, uvicorn
@@ -73,7 +76,8 @@ class Stats:
     def __init__(self) -> None:
         self.rtt: list[float] = []
         self.errors = 0
-        self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state)
+        self.resyncs = 0  # updates that did not follow on (the whole state asked for again)
+        self.games: dict[str, list[dict]] = {}  # game id -> moves acknowledged (seen in a state)
         self.ramp_s = 0.0  # seconds the pairs took to set up their first games
         # CPU seconds (user + system) spent during the play (after the set-up): by this client
         # process, and by each server process
@@ -106,6 +110,7 @@ async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: s
     async with websockets.connect(ws_url, additional_headers={"Origin": base, "Cookie": cookie},
                                   max_size=2**20) as ws:
         sent_at: float | None = None
+        st: dict | None = None
         sent_n = -1
         moving = False
         while True:
@@ -113,7 +118,8 @@ async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: s
             if left <= 0:
                 return "time"
             try:
-                msg = __import__("json").loads(await asyncio.wait_for(ws.recv(), left))
+                async with asyncio.timeout(left):  # (wait_for would make a task per message)
+                    msg = json.loads(await ws.recv())
             except TimeoutError:
                 return "time"
             if msg.get("type") == "error":
@@ -121,16 +127,26 @@ async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: s
                 print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
                 moving = False
                 continue
-            if msg.get("type") != "state":
+            if msg.get("type") == "state":
+                st = msg["state"]
+            elif msg.get("type") == "update":
+                got = apply_update(st, msg)  # the page's own copy of the game, as onlinegame.js keeps it
+                if got is None:  # a message was missed: ask for the whole state
+                    stats.resyncs += 1
+                    await ws.send('{"type":"state"}')
+                    continue
+                if got is st:
+                    continue
+                st = got
+            else:
                 continue
-            st = msg["state"]
             n = len(st["moves"])
             if sent_at is not None and n >= sent_n:
                 stats.rtt.append(time.monotonic() - sent_at)
                 sent_at = None
                 moving = False
             if color == "red":
-                stats.games[gid] = [m["iccs"] for m in st["moves"]]
+                stats.games[gid] = st["moves"]
             if st["result"] is not None or st["status"] != "playing":
                 return "over"
             if st["turn"] == color and not moving and sent_at is None:
@@ -143,8 +159,8 @@ async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: s
                     return "time"
                 sent_n = n + 1
                 sent_at = time.monotonic()
-                await ws.send(__import__("json").dumps({"type": "move", "move": rng.choice(legal),
-                                                        "version": st["version"]}))
+                await ws.send(json.dumps({"type": "move", "move": rng.choice(legal),
+                                          "version": st["version"]}))
 
 
 #: Pairs that set up their game (guests, seek, accept) at once; the play starts when every pair is
@@ -255,7 +271,8 @@ async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> St
 async def check(base: str, stats: Stats) -> tuple[int, int]:
     lost = dup = 0
     async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-        for gid, seen in stats.games.items():
+        for gid, shown in stats.games.items():
+            seen = [m["iccs"] for m in shown]
             log = [m["iccs"] for m in (await c.get(f"/api/online/games/{gid}")).json()["moves"]]
             lost += sum(1 for i, m in enumerate(seen) if i >= len(log) or log[i] != m)
             dup += max(0, len(log) - len(seen) - 1)  # one reply may be in flight at the stop
@@ -327,11 +344,12 @@ def main() -> int:
 
     mode = "embedded" if not args.redis else f"{args.processes} processes, {args.db.split(':', 1)[0]} + redis"
     print(f"{mode}: set-up {stats.ramp_s:.0f} s, then moves/s {moves / took:.1f}  servers' peak RSS "
-          f"{mem:.0f} MB  duplicates {dup}  load average {os.getloadavg()[0]:.1f}")
+          f"{mem:.0f} MB  duplicates {dup}  resyncs {stats.resyncs}  load average {os.getloadavg()[0]:.1f}")
     if moves:
         srv = sum(stats.cpu_servers)
-        print(f"CPU during the play: client {stats.cpu_client:.1f} s ({1000 * stats.cpu_client / moves:.1f} ms "
-              f"a move), servers {srv:.1f} s ({1000 * srv / moves:.1f} ms a move; "
+        print(f"CPU during the play: client {stats.cpu_client:.1f} s "
+              f"({1000 * stats.cpu_client / moves:.1f} ms a move), servers {srv:.1f} s "
+              f"({1000 * srv / moves:.1f} ms a move; "
               f"{' + '.join(f'{c:.1f}' for c in stats.cpu_servers)} s) in {took:.0f} s")
     print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
           f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")

@@ -154,7 +154,8 @@ def track(ws: Any, msg: dict[str, Any]) -> dict[str, Any] | None:
         ws.xq_state = msg["state"]
     elif msg.get("type") == "update":
         new = apply_update(getattr(ws, "xq_state", None), msg)
-        assert new is not None, f"an update from {msg['base']}, the page has {getattr(ws, 'xq_state', {}).get('version')}"
+        have = getattr(ws, "xq_state", {}).get("version")
+        assert new is not None, f"an update from version {msg['base']}, the page has {have}"
         ws.xq_state = new
     else:
         return None

@@ -1483,6 +1483,7 @@ class OnlineService:
         for room in list(self.rooms.values()):
             for task in room._claim_tasks.values():
                 task.cancel()
+        self.db.close()
         self.engine.dispose()
 
 
