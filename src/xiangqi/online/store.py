@@ -116,6 +116,7 @@ online_meta = sa.Table(
 )
 
 
+_INSERT_GAME = online_games.insert()
 _INSERT_MOVE = online_moves.insert()
 _DELETE_PLIES = online_moves.delete().where(online_moves.c.game_id == sa.bindparam("gid"),
                                             online_moves.c.ply >= sa.bindparam("k"))
@@ -163,8 +164,8 @@ class OnlineStore:
 
     def create_game(self, row: dict[str, Any]) -> None:
         """Insert a new game row (``status`` ``playing``; see the table for the keys)."""
-        with self.engine.begin() as c:
-            c.execute(online_games.insert().values(status="playing", created_at=_now(), **row))
+        with self.engine.begin() as c:  # (the statement without .values(): no new statement per game)
+            c.execute(_INSERT_GAME, {**row, "status": "playing", "created_at": _now()})
 
     def save_moves(self, game_id: str, saved: list[str], moves: list[str],
                    clock: dict[str, Any] | None, *, conn: sa.Connection | None = None,

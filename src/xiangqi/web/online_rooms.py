@@ -75,6 +75,10 @@ OnlineError = LobbyError
 LAG_CAP_S = 0.3
 #: Round trips kept per player for the lag estimate (their median counts).
 RTT_SAMPLES = 5
+#: Seconds the lobby's changes are gathered before its view goes out to the lobby sockets: the view
+#: lists every game being played, so one view per seek and game start made a busy server's set-up
+#: quadratic (DESIGN.md "Load"); a person does not see a tenth of a second.
+LOBBY_COALESCE_S = 0.1
 #: Seconds a finished game stays in memory without sockets (then it is rebuilt from the store on demand).
 FINISHED_KEEP_S = 600.0
 
@@ -239,6 +243,11 @@ def apply_update(state: dict[str, Any] | None, msg: dict[str, Any]) -> dict[str,
     if "moves_from" in msg:
         new["moves"] = list(state["moves"][:msg["moves_from"]]) + list(msg["moves_add"])
     return new
+
+
+#: Refusals of an action that a copy of the room behind the store could cause (shared mode,
+#: :meth:`OnlineRoom.act`).
+_STALE_COPY_CODES = frozenset({"not_your_turn", "stale_version", "game_over", "bad_move", "conflict"})
 
 
 def _opp(color: Color) -> Color:
@@ -552,11 +561,21 @@ class OnlineRoom(GameHub):
         if not self.service.shared:
             await handler(color, msg)
             return
-        for _ in range(4):  # shared mode: refused only when other processes keep changing the game
-            self.refresh()
+        # Shared mode: the action is judged on this process's copy, kept current by the bus; the
+        # version check of the write (_saving) refuses a change made on a stale copy (RoomStale: the
+        # room was re-read, the action is tried again). A refusal that a stale copy could cause
+        # (not your turn, an unknown move …) is checked against the stored revision once (one
+        # SELECT, only then) and tried again on the re-read game.
+        checked = False
+        for _ in range(4):  # refused only when other processes keep changing the game
             try:
                 await handler(color, msg)
             except RoomStale:
+                continue
+            except OnlineError as exc:
+                if checked or exc.code not in _STALE_COPY_CODES or not self.refresh():
+                    raise
+                checked = True
                 continue
             return
         raise OnlineError("the game changed on another server meanwhile: try again", 409, "conflict")
@@ -817,12 +836,15 @@ class OnlineRoom(GameHub):
             "abandoned": None if self.abandoned is None else _cname(self.abandoned),
             "rating_change": self.rating_change, "db_id": self.db_id})
 
-    def refresh(self) -> None:
-        """Shared mode: re-read the game when the store has a newer revision than this copy."""
+    def refresh(self) -> bool:
+        """Shared mode: re-read the game when the store has a newer revision than this copy; True
+        when it did."""
         if self.service.shared and self._tx is None:
             rev = self.service.db.revision(self.session.id)
             if rev is not None and rev != self.revision:
                 self.reload()
+                return True
+        return False
 
     def reload(self) -> None:
         """Re-read the game from the store (row and move log, replayed through the core; the clock
@@ -1034,6 +1056,7 @@ class OnlineService:
         self.sockets: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._computers: list[dict[str, Any]] | None = None
+        self._lobby_due = False  # a lobby view is to go out (_lobby_changed)
 
     # -- several processes ---------------------------------------------------------------------------
 
@@ -1192,7 +1215,28 @@ class OnlineService:
                 "computers": self.computers(), "online": sum(self.sockets.values())}
 
     def _lobby_changed(self) -> None:
-        self.bus.publish("lobby", {"type": "lobby", "lobby": self.lobby_view()})
+        """The lobby changed (a seek, a game started or ended): its view goes out to the lobby
+        sockets once :data:`LOBBY_COALESCE_S` has passed, one view for every change meanwhile."""
+        if self._lobby_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # outside the server's loop (start-up)
+            self._publish_lobby()
+            return
+        self._lobby_due = True
+        loop.call_later(LOBBY_COALESCE_S, self._publish_lobby)
+
+    def _publish_lobby(self) -> None:
+        self._lobby_due = False
+        if not self.shared and self.bus.subscribers("lobby") == 0:
+            return  # nobody in this one process looks at the lobby (a socket gets it when it connects)
+        try:
+            view = self.lobby_view()
+        except sa.exc.SQLAlchemyError:
+            log.exception("the lobby's view could not be read")
+            return
+        self.bus.publish("lobby", Encoded(type="lobby", lobby=view))
 
     def create_seek(self, who: Identity, time_control: str, rated: bool, color: str) -> dict[str, Any]:
         """A seek (LobbyError on refusal); its SeekView."""
