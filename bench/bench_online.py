@@ -9,16 +9,23 @@ in-process bus; with ``--db`` and ``--redis`` they share games through that data
 DESIGN.md "Online") and one client process running every player on one asyncio loop. With K > 1 the
 two players of a pair talk to different processes (pair p: Red on process p mod K, Black on the
 next), so every move crosses the bus. Each pair of players: two guests, a seek (10+5, casual) and
-its acceptance (:data:`SETUP_AT_ONCE` pairs at a time; the clock of the run starts when all are set
-up), both WebSockets on the game; the side to move sends a random legal move from the
-state it got (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
-trip is the time from the send to the state that shows the move. A finished game (mate, stalemate,
+its acceptance and both WebSockets on the game (:data:`SETUP_AT_ONCE` pairs at a time; the clock
+of the run starts when all are set up); the side to move sends a random legal move from the
+state it has (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
+trip is the time from the send to the state that shows the move. Each player keeps its game's
+state as the page does: the whole state on connect, then the updates applied
+(:func:`~xiangqi.web.online_rooms.apply_update`; one that does not follow on asks for the whole
+state again, counted as ``resyncs``), so the client's own work per move is small: decoding one
+short message and choosing from its ``legal`` moves. A finished game (mate, stalemate,
 the referee) is followed by a new one for the same pair. At the end every game's move log (``GET
 /api/online/games/{id}``) is compared with the moves the clients saw acknowledged: ``lost`` counts
 acknowledged moves missing from the log and ``dup`` moves in the log more often than sent.
 
 The last line reads ``players N games G moves M errors E lost L p50 X ms p99 Y ms``; it also prints
-moves/s and the servers' peak resident memory (summed over the processes).
+moves/s, the servers' peak resident memory (summed over the processes) and the CPU seconds the
+client and the servers used during the play, per move (the machine's load average shows how much
+of the 2 cores the run had: the latencies measure the machine, the CPU per move the server).
+``--profile PATH`` runs each server under cProfile during the play and writes ``PATH.<k>``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import websockets
@@ -102,65 +110,69 @@ async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
     return c, token
 
 
-async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: str, stop: float,
-                 stats: Stats, rng: random.Random) -> str:
-    """Play ``color`` in ``gid`` until the game ends or ``stop``; returns ``over`` or ``time``."""
+async def game_socket(c: httpx.AsyncClient, token: str, base: str, gid: str) -> Any:
+    """The game's WebSocket of browser ``c`` (opened during the set-up, as a page opens it when its
+    game starts: a thousand handshakes at the start signal would time out on a loaded machine)."""
     ws_url = base.replace("http://", "ws://") + f"/ws/online/game/{gid}?token={token}"
     cookie = "; ".join(f"{k}={v}" for k, v in c.cookies.items())
-    async with websockets.connect(ws_url, additional_headers={"Origin": base, "Cookie": cookie},
-                                  max_size=2**20) as ws:
-        sent_at: float | None = None
-        st: dict | None = None
-        sent_n = -1
-        moving = False
-        while True:
-            left = stop - time.monotonic()
-            if left <= 0:
-                return "time"
-            try:
-                async with asyncio.timeout(left):  # (wait_for would make a task per message)
-                    msg = json.loads(await ws.recv())
-            except TimeoutError:
-                return "time"
-            if msg.get("type") == "error":
-                stats.errors += 1
-                print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
-                moving = False
+    return await websockets.connect(ws_url, additional_headers={"Origin": base, "Cookie": cookie},
+                                    max_size=2**20, open_timeout=120)
+
+
+async def player(ws: Any, gid: str, color: str, run: Run, stats: Stats, rng: random.Random) -> str:
+    """Play ``color`` in ``gid`` on ``ws`` until the game ends or the run stops; ``over`` or ``time``."""
+    sent_at: float | None = None
+    st: dict | None = None
+    sent_n = -1
+    moving = False
+    while True:
+        left = run.stop - time.monotonic()
+        if left <= 0:
+            return "time"
+        try:
+            async with asyncio.timeout(left):  # (wait_for would make a task per message)
+                msg = json.loads(await ws.recv())
+        except TimeoutError:
+            return "time"
+        if msg.get("type") == "error":
+            stats.errors += 1
+            print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
+            moving = False
+            continue
+        if msg.get("type") == "state":
+            st = msg["state"]
+        elif msg.get("type") == "update":
+            got = apply_update(st, msg)  # the page's own copy of the game, as onlinegame.js keeps it
+            if got is None:  # a message was missed: ask for the whole state
+                stats.resyncs += 1
+                await ws.send('{"type":"state"}')
                 continue
-            if msg.get("type") == "state":
-                st = msg["state"]
-            elif msg.get("type") == "update":
-                got = apply_update(st, msg)  # the page's own copy of the game, as onlinegame.js keeps it
-                if got is None:  # a message was missed: ask for the whole state
-                    stats.resyncs += 1
-                    await ws.send('{"type":"state"}')
-                    continue
-                if got is st:
-                    continue
-                st = got
-            else:
+            if got is st:
                 continue
-            n = len(st["moves"])
-            if sent_at is not None and n >= sent_n:
-                stats.rtt.append(time.monotonic() - sent_at)
-                sent_at = None
-                moving = False
-            if color == "red":
-                stats.games[gid] = st["moves"]
-            if st["result"] is not None or st["status"] != "playing":
-                return "over"
-            if st["turn"] == color and not moving and sent_at is None:
-                legal = [m for ms in st["legal"].values() for m in ms]
-                if not legal:
-                    continue
-                moving = True
-                await asyncio.sleep(rng.uniform(0.5, 1.5))
-                if time.monotonic() >= stop:
-                    return "time"
-                sent_n = n + 1
-                sent_at = time.monotonic()
-                await ws.send(json.dumps({"type": "move", "move": rng.choice(legal),
-                                          "version": st["version"]}))
+            st = got
+        else:
+            continue
+        n = len(st["moves"])
+        if sent_at is not None and n >= sent_n:
+            stats.rtt.append(time.monotonic() - sent_at)
+            sent_at = None
+            moving = False
+        if color == "red":
+            stats.games[gid] = st["moves"]
+        if st["result"] is not None or st["status"] != "playing":
+            return "over"
+        if st["turn"] == color and not moving and sent_at is None:
+            legal = [m for ms in st["legal"].values() for m in ms]
+            if not legal:
+                continue
+            moving = True
+            await asyncio.sleep(rng.uniform(0.5, 1.5))
+            if time.monotonic() >= run.stop:
+                return "time"
+            sent_n = n + 1
+            sent_at = time.monotonic()
+            await ws.send(json.dumps({"type": "move", "move": rng.choice(legal),
+                                      "version": st["version"]}))
 
 
 #: Pairs that set up their game (guests, seek, accept) at once; the play starts when every pair is
@@ -204,13 +216,18 @@ async def pair(bases: list[str], run: Run, stats: Stats, seed: int) -> None:
                 got = await b.post(f"/api/online/seeks/{seek['id']}/accept")
                 got.raise_for_status()
                 gid = got.json()["game_id"]
-            if first:
-                first = False
-                run.arrived()
-                await run.go.wait()
-            stats.games[gid] = []
-            await asyncio.gather(player(a, ta, base_a, gid, "red", run.stop, stats, rng),
-                                 player(b, tb, base_b, gid, "black", run.stop, stats, rng))
+                wa, wb = await asyncio.gather(game_socket(a, ta, base_a, gid),
+                                              game_socket(b, tb, base_b, gid))
+            try:
+                if first:
+                    first = False
+                    run.arrived()
+                    await run.go.wait()
+                stats.games[gid] = []
+                await asyncio.gather(player(wa, gid, "red", run, stats, rng),
+                                     player(wb, gid, "black", run, stats, rng))
+            finally:
+                await asyncio.gather(wa.close(), wb.close())
         except Exception as exc:  # counted, and the pair starts a new game
             stats.errors += 1
             print(f"bench_online: {type(exc).__name__}: {exc}", file=sys.stderr)
