@@ -101,7 +101,9 @@ async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
     cost the client process more than the server's work)."""
     global _TRANSPORT
     if _TRANSPORT is None:
-        _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200))
+        # keep-alive connections retire before the server's 5 s (uvicorn's timeout_keep_alive): a
+        # request on one the server is closing at that moment fails with a ReadError
+        _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200, keepalive_expiry=2.0))
     c = httpx.AsyncClient(base_url=base, timeout=60, transport=_TRANSPORT)
     token = (await c.get("/api/online/csrf")).json()["token"]
     c.headers.update({"X-Xiangqi-Token": token, "Origin": base})
