@@ -9,16 +9,23 @@ in-process bus; with ``--db`` and ``--redis`` they share games through that data
 DESIGN.md "Online") and one client process running every player on one asyncio loop. With K > 1 the
 two players of a pair talk to different processes (pair p: Red on process p mod K, Black on the
 next), so every move crosses the bus. Each pair of players: two guests, a seek (10+5, casual) and
-its acceptance (:data:`SETUP_AT_ONCE` pairs at a time; the clock of the run starts when all are set
-up), both WebSockets on the game; the side to move sends a random legal move from the
-state it got (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
-trip is the time from the send to the state that shows the move. A finished game (mate, stalemate,
+its acceptance and both WebSockets on the game (:data:`SETUP_AT_ONCE` pairs at a time; the clock
+of the run starts when all are set up); the side to move sends a random legal move from the
+state it has (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
+trip is the time from the send to the state that shows the move. Each player keeps its game's
+state as the page does: the whole state on connect, then the updates applied
+(:func:`~xiangqi.web.online_rooms.apply_update`; one that does not follow on asks for the whole
+state again, counted as ``resyncs``), so the client's own work per move is small: decoding one
+short message and choosing from its ``legal`` moves. A finished game (mate, stalemate,
 the referee) is followed by a new one for the same pair. At the end every game's move log (``GET
 /api/online/games/{id}``) is compared with the moves the clients saw acknowledged: ``lost`` counts
 acknowledged moves missing from the log and ``dup`` moves in the log more often than sent.
 
 The last line reads ``players N games G moves M errors E lost L p50 X ms p99 Y ms``; it also prints
-moves/s and the servers' peak resident memory (summed over the processes).
+moves/s, the servers' peak resident memory (summed over the processes) and the CPU seconds the
+client and the servers used during the play, per move (the machine's load average shows how much
+of the 2 cores the run had: the latencies measure the machine, the CPU per move the server).
+``--profile PATH`` runs each server under cProfile during the play and writes ``PATH.<k>``.
 """
 
 from __future__ import annotations
@@ -26,18 +33,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import re
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import websockets
+
+from xiangqi.web.online_rooms import apply_update
 
 SERVER = """
 import sys, uvicorn
@@ -49,6 +61,15 @@ cfg = OnlineConfig(sockets_per_ip=1_000_000, seeks_per_minute=1_000_000, ping_s=
                    redis_url=redis)
 app = create_app(sys.argv[2], public=True, online=cfg, warmup=False)
 print("ready", flush=True)
+if len(sys.argv) > 5 and sys.argv[5]:
+    import cProfile, signal
+    prof = cProfile.Profile()
+    def dump(*_):  # SIGUSR1 from the bench, before it stops the server
+        prof.disable()
+        prof.dump_stats(sys.argv[5])
+        print("profiled", flush=True)
+    signal.signal(signal.SIGUSR1, dump)
+    signal.signal(signal.SIGUSR2, lambda *_: prof.enable())  # the play starts
 uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", ws_max_size=65536)
 """
 
@@ -63,8 +84,13 @@ class Stats:
     def __init__(self) -> None:
         self.rtt: list[float] = []
         self.errors = 0
-        self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state)
+        self.resyncs = 0  # updates that did not follow on (the whole state asked for again)
+        self.games: dict[str, list[dict]] = {}  # game id -> moves acknowledged (seen in a state)
         self.ramp_s = 0.0  # seconds the pairs took to set up their first games
+        # CPU seconds (user + system) spent during the play (after the set-up): by this client
+        # process, and by each server process
+        self.cpu_client = 0.0
+        self.cpu_servers: list[float] = []
 
 
 _TRANSPORT: httpx.AsyncHTTPTransport | None = None
@@ -75,7 +101,9 @@ async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
     cost the client process more than the server's work)."""
     global _TRANSPORT
     if _TRANSPORT is None:
-        _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200))
+        # keep-alive connections retire before the server's 5 s (uvicorn's timeout_keep_alive): a
+        # request on one the server is closing at that moment fails with a ReadError
+        _TRANSPORT = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=200, keepalive_expiry=2.0))
     c = httpx.AsyncClient(base_url=base, timeout=60, transport=_TRANSPORT)
     token = (await c.get("/api/online/csrf")).json()["token"]
     c.headers.update({"X-Xiangqi-Token": token, "Origin": base})
@@ -84,53 +112,69 @@ async def browser(base: str) -> tuple[httpx.AsyncClient, str]:
     return c, token
 
 
-async def player(c: httpx.AsyncClient, token: str, base: str, gid: str, color: str, stop: float,
-                 stats: Stats, rng: random.Random) -> str:
-    """Play ``color`` in ``gid`` until the game ends or ``stop``; returns ``over`` or ``time``."""
+async def game_socket(c: httpx.AsyncClient, token: str, base: str, gid: str) -> Any:
+    """The game's WebSocket of browser ``c`` (opened during the set-up, as a page opens it when its
+    game starts: a thousand handshakes at the start signal would time out on a loaded machine)."""
     ws_url = base.replace("http://", "ws://") + f"/ws/online/game/{gid}?token={token}"
     cookie = "; ".join(f"{k}={v}" for k, v in c.cookies.items())
-    async with websockets.connect(ws_url, additional_headers={"Origin": base, "Cookie": cookie},
-                                  max_size=2**20) as ws:
-        sent_at: float | None = None
-        sent_n = -1
-        moving = False
-        while True:
-            left = stop - time.monotonic()
-            if left <= 0:
-                return "time"
-            try:
-                msg = __import__("json").loads(await asyncio.wait_for(ws.recv(), left))
-            except TimeoutError:
-                return "time"
-            if msg.get("type") == "error":
-                stats.errors += 1
-                print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
-                moving = False
-                continue
-            if msg.get("type") != "state":
-                continue
+    return await websockets.connect(ws_url, additional_headers={"Origin": base, "Cookie": cookie},
+                                    max_size=2**20, open_timeout=120)
+
+
+async def player(ws: Any, gid: str, color: str, run: Run, stats: Stats, rng: random.Random) -> str:
+    """Play ``color`` in ``gid`` on ``ws`` until the game ends or the run stops; ``over`` or ``time``."""
+    sent_at: float | None = None
+    st: dict | None = None
+    sent_n = -1
+    moving = False
+    while True:
+        left = run.stop - time.monotonic()
+        if left <= 0:
+            return "time"
+        try:
+            async with asyncio.timeout(left):  # (wait_for would make a task per message)
+                msg = json.loads(await ws.recv())
+        except TimeoutError:
+            return "time"
+        if msg.get("type") == "error":
+            stats.errors += 1
+            print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
+            moving = False
+            continue
+        if msg.get("type") == "state":
             st = msg["state"]
-            n = len(st["moves"])
-            if sent_at is not None and n >= sent_n:
-                stats.rtt.append(time.monotonic() - sent_at)
-                sent_at = None
-                moving = False
-            if color == "red":
-                stats.games[gid] = [m["iccs"] for m in st["moves"]]
-            if st["result"] is not None or st["status"] != "playing":
-                return "over"
-            if st["turn"] == color and not moving and sent_at is None:
-                legal = [m for ms in st["legal"].values() for m in ms]
-                if not legal:
-                    continue
-                moving = True
-                await asyncio.sleep(rng.uniform(0.5, 1.5))
-                if time.monotonic() >= stop:
-                    return "time"
-                sent_n = n + 1
-                sent_at = time.monotonic()
-                await ws.send(__import__("json").dumps({"type": "move", "move": rng.choice(legal),
-                                                        "version": st["version"]}))
+        elif msg.get("type") == "update":
+            got = apply_update(st, msg)  # the page's own copy of the game, as onlinegame.js keeps it
+            if got is None:  # a message was missed: ask for the whole state
+                stats.resyncs += 1
+                await ws.send('{"type":"state"}')
+                continue
+            if got is st:
+                continue
+            st = got
+        else:
+            continue
+        n = len(st["moves"])
+        if sent_at is not None and n >= sent_n:
+            stats.rtt.append(time.monotonic() - sent_at)
+            sent_at = None
+            moving = False
+        if color == "red":
+            stats.games[gid] = st["moves"]
+        if st["result"] is not None or st["status"] != "playing":
+            return "over"
+        if st["turn"] == color and not moving and sent_at is None:
+            legal = [m for ms in st["legal"].values() for m in ms]
+            if not legal:
+                continue
+            moving = True
+            await asyncio.sleep(rng.uniform(0.5, 1.5))
+            if time.monotonic() >= run.stop:
+                return "time"
+            sent_n = n + 1
+            sent_at = time.monotonic()
+            await ws.send(json.dumps({"type": "move", "move": rng.choice(legal),
+                                      "version": st["version"]}))
 
 
 #: Pairs that set up their game (guests, seek, accept) at once; the play starts when every pair is
@@ -174,13 +218,18 @@ async def pair(bases: list[str], run: Run, stats: Stats, seed: int) -> None:
                 got = await b.post(f"/api/online/seeks/{seek['id']}/accept")
                 got.raise_for_status()
                 gid = got.json()["game_id"]
-            if first:
-                first = False
-                run.arrived()
-                await run.go.wait()
-            stats.games[gid] = []
-            await asyncio.gather(player(a, ta, base_a, gid, "red", run.stop, stats, rng),
-                                 player(b, tb, base_b, gid, "black", run.stop, stats, rng))
+                wa, wb = await asyncio.gather(game_socket(a, ta, base_a, gid),
+                                              game_socket(b, tb, base_b, gid))
+            try:
+                if first:
+                    first = False
+                    run.arrived()
+                    await run.go.wait()
+                stats.games[gid] = []
+                await asyncio.gather(player(wa, gid, "red", run, stats, rng),
+                                     player(wb, gid, "black", run, stats, rng))
+            finally:
+                await asyncio.gather(wa.close(), wb.close())
         except Exception as exc:  # counted, and the pair starts a new game
             stats.errors += 1
             print(f"bench_online: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -200,7 +249,15 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc/<pid>/stat``)."""
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return float("nan")
+
+
+async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> Stats:
     stats = Stats()
     gate = Run(args.players // 2, args.seconds)
 
@@ -217,7 +274,13 @@ async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
         await asyncio.wait_for(gate.all_ready.wait(), RAMP_LIMIT_S)
     stats.ramp_s = time.monotonic() - t0
     gate.start()
+    if args.profile:
+        for p in pids:
+            os.kill(p, signal.SIGUSR2)
+    cpu0 = time.process_time(), [cpu_s(p) for p in pids]
     await pairs
+    stats.cpu_client = time.process_time() - cpu0[0]
+    stats.cpu_servers = [cpu_s(p) - c for p, c in zip(pids, cpu0[1], strict=True)]
     ticker.cancel()
     if _TRANSPORT is not None:
         await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
@@ -227,7 +290,8 @@ async def run(args: argparse.Namespace, bases: list[str]) -> Stats:
 async def check(base: str, stats: Stats) -> tuple[int, int]:
     lost = dup = 0
     async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-        for gid, seen in stats.games.items():
+        for gid, shown in stats.games.items():
+            seen = [m["iccs"] for m in shown]
             log = [m["iccs"] for m in (await c.get(f"/api/online/games/{gid}")).json()["moves"]]
             lost += sum(1 for i, m in enumerate(seen) if i >= len(log) or log[i] != m)
             dup += max(0, len(log) - len(seen) - 1)  # one reply may be in flight at the stop
@@ -243,6 +307,8 @@ def main() -> int:
     ap.add_argument("--db", default=None, help="the online database of the servers (SQLAlchemy URL; "
                                                "default: SQLite in a temporary data dir)")
     ap.add_argument("--redis", default=None, help="Redis for the bus (redis://… or unix://…)")
+    ap.add_argument("--profile", default=None, metavar="PATH",
+                    help="profile each server during the play (cProfile) into PATH.<k>")
     args = ap.parse_args()
     if not 2 <= args.players <= 2000 or not 1 <= args.seconds <= 600:
         ap.error("--players 2-2000 and --seconds 1-600")
@@ -259,7 +325,7 @@ def main() -> int:
                 port = free_port()
                 Path(data, f"p{k}").mkdir()
                 cmd = [sys.executable, "-c", SERVER, str(port), str(Path(data, f"p{k}")), args.db or "",
-                       args.redis or ""]
+                       args.redis or "", f"{args.profile}.{k}" if args.profile else ""]
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env={**os.environ}))
                 bases.append(f"http://127.0.0.1:{port}")
             for proc, base in zip(procs, bases, strict=True):
@@ -270,11 +336,17 @@ def main() -> int:
                             break
                     time.sleep(0.05)
             t0 = time.monotonic()
-            stats = asyncio.run(run(args, bases))
+            stats = asyncio.run(run(args, bases, [p.pid for p in procs]))
             took = time.monotonic() - t0 - stats.ramp_s
             lost, dup = asyncio.run(check(bases[0], stats))
             mem = sum(rss_mb(p.pid) for p in procs)
         finally:
+            if args.profile:
+                for proc in procs:
+                    proc.send_signal(signal.SIGUSR1)
+                for proc in procs:
+                    assert proc.stdout is not None
+                    proc.stdout.readline()  # "profiled"
             for proc in procs:
                 proc.terminate()
             for proc in procs:
@@ -291,7 +363,13 @@ def main() -> int:
 
     mode = "embedded" if not args.redis else f"{args.processes} processes, {args.db.split(':', 1)[0]} + redis"
     print(f"{mode}: set-up {stats.ramp_s:.0f} s, then moves/s {moves / took:.1f}  servers' peak RSS "
-          f"{mem:.0f} MB  duplicates {dup}  load average {os.getloadavg()[0]:.1f}")
+          f"{mem:.0f} MB  duplicates {dup}  resyncs {stats.resyncs}  load average {os.getloadavg()[0]:.1f}")
+    if moves:
+        srv = sum(stats.cpu_servers)
+        print(f"CPU during the play: client {stats.cpu_client:.1f} s "
+              f"({1000 * stats.cpu_client / moves:.1f} ms a move), servers {srv:.1f} s "
+              f"({1000 * srv / moves:.1f} ms a move; "
+              f"{' + '.join(f'{c:.1f}' for c in stats.cpu_servers)} s) in {took:.0f} s")
     print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
           f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")
     return 0

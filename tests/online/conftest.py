@@ -19,7 +19,7 @@ from tests.webclient import _Client
 from xiangqi.app.clock import TimeControl
 from xiangqi.core.board import Board, Move
 from xiangqi.online.lobby import Preset
-from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.web.online_rooms import OnlineConfig, apply_update
 from xiangqi.web.server import create_app
 
 FAST = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # tests only
@@ -136,17 +136,36 @@ def _server(backend: str, tmp_path: Any):
 
 
 def recv_until(ws: Any, pred: Any, limit: int = 50) -> dict[str, Any]:
-    """Messages from ``ws`` until one satisfies ``pred`` (returned); fails after ``limit`` others."""
+    """Messages from ``ws`` until one satisfies ``pred`` (returned); fails after ``limit`` others.
+    The game's state on the socket is kept up to date on the way (:func:`track`)."""
     for _ in range(limit):
         msg = ws.receive_json()
+        track(ws, msg)
         if pred(msg):
             return msg
     raise AssertionError(f"no matching message in {limit}")
 
 
+def track(ws: Any, msg: dict[str, Any]) -> dict[str, Any] | None:
+    """The game's state on socket ``ws`` after message ``msg`` (a whole ``state``, or an ``update``
+    applied as the page applies it: :func:`apply_update`), or None for any other message. An update
+    that does not follow on from the last state fails the test: a socket that reads never misses one."""
+    if msg.get("type") == "state":
+        ws.xq_state = msg["state"]
+    elif msg.get("type") == "update":
+        new = apply_update(getattr(ws, "xq_state", None), msg)
+        have = getattr(ws, "xq_state", {}).get("version")
+        assert new is not None, f"an update from version {msg['base']}, the page has {have}"
+        ws.xq_state = new
+    else:
+        return None
+    return ws.xq_state
+
+
 def state_where(ws: Any, pred: Any) -> dict[str, Any]:
-    """The next state message whose state satisfies ``pred``."""
-    return recv_until(ws, lambda m: m.get("type") == "state" and pred(m["state"]))["state"]
+    """The next state (whole or updated) of the game socket ``ws`` that satisfies ``pred``."""
+    recv_until(ws, lambda m: m.get("type") in ("state", "update") and pred(ws.xq_state))
+    return ws.xq_state
 
 
 def wait_for(fn: Any, timeout: float = 3.0) -> Any:

@@ -25,6 +25,7 @@ import httpx
 import pytest
 from tests.online.test_play import MATE_LINE
 
+from xiangqi.web.online_rooms import apply_update
 from xiangqi.web.run import free_port
 
 #: How far the two clocks' total on the server may be from what the players' own stopwatches say:
@@ -134,14 +135,18 @@ class Page:
                 self.ws.send(json.dumps({"type": "pong", "id": msg["id"]}))
             if msg.get("type") == "error":
                 raise AssertionError(f"the server refused: {msg}")
-            if msg.get("type") == "state":
-                moves = [m["iccs"] for m in msg["state"]["moves"]]
+            if msg.get("type") in ("state", "update"):
+                st = msg["state"] if msg["type"] == "state" else apply_update(self.state, msg)
+                if st is None:  # an update that does not follow on: the page asks for the whole state
+                    self.ws.send(json.dumps({"type": "state"}))
+                    continue
+                moves = [m["iccs"] for m in st["moves"]]
                 # a page never sees a move list that is not a prefix of the game (nothing doubled)
                 assert moves == MATE_LINE[:len(moves)], moves
                 self.seen = moves
-                self.state = msg["state"]
-                if pred(msg["state"]):
-                    return msg["state"]
+                self.state = st
+                if pred(st):
+                    return st
 
 
 @pytest.mark.slow

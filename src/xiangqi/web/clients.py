@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,22 @@ SEND_TIMEOUT_S = 15.0
 CLOSE_TIMEOUT_S = 2.0
 #: WebSocket close code for a dropped page (1013: try again later).
 DROPPED_CODE = 1013
+
+
+class Encoded(dict):  # type: ignore[type-arg]
+    """A message for many pages (a room's state or update): a dict like any other message, whose JSON
+    text is made once, on the first send, and reused for every other page (:meth:`Client._drain`).
+    Build it when the message is complete; it must not be changed after the first send."""
+
+    __slots__ = ("_text",)
+
+    def text(self) -> str:
+        """The JSON text (compact, UTF-8 as is: what Starlette's ``send_json`` sends)."""
+        try:
+            return self._text
+        except AttributeError:
+            self._text: str = json.dumps(self, separators=(",", ":"), ensure_ascii=False)
+            return self._text
 
 
 class Client:
@@ -87,7 +104,11 @@ class Client:
         while True:
             msg = await self._queue.get()
             try:
-                await asyncio.wait_for(self.ws.send_json(msg), self._send_timeout_s)
+                async with asyncio.timeout(self._send_timeout_s):
+                    if isinstance(msg, Encoded):
+                        await self.ws.send_text(msg.text())
+                    else:
+                        await self.ws.send_json(msg)
             except TimeoutError:
                 self.drop(f"a message took more than {self._send_timeout_s:g} s to send")
                 return

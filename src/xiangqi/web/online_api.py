@@ -521,7 +521,8 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         try:
             you = None if color is None else ("red" if color == RED else "black")
             client.send({"type": "hello", "you": you, "game_id": room.session.id})
-            await room.broadcast()  # the watch count or the presence changed: everyone sees it
+            client.send({"type": "state", "state": room.state()})  # the whole game: the updates follow on
+            await room.broadcast()  # the watch count or the presence changed: the others see it
             while not client.dropped:
                 try:
                     msg = await read_message(ws)

@@ -61,11 +61,13 @@ from xiangqi.online.bus import EventBus, LocalBus
 from xiangqi.online.lobby import PRESETS, Identity, Lobby, LobbyError, Preset, SlidingWindow, seat_colors
 from xiangqi.online.ratings import rate_game, rating_view
 from xiangqi.online.store import OnlineStore, iso
+from xiangqi.web.clients import Encoded
 from xiangqi.web.hub import GameHub, GameRegistry, MoveProvider
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OnlineConfig", "OnlineRoom", "OnlineService", "RoomStore", "OnlineError"]
+__all__ = ["OnlineConfig", "OnlineRoom", "OnlineService", "RoomStore", "OnlineError", "state_update",
+           "apply_update"]
 
 #: A refused online action (status, code): the same class as the lobby's.
 OnlineError = LobbyError
@@ -73,6 +75,10 @@ OnlineError = LobbyError
 LAG_CAP_S = 0.3
 #: Round trips kept per player for the lag estimate (their median counts).
 RTT_SAMPLES = 5
+#: Seconds the lobby's changes are gathered before its view goes out to the lobby sockets: the view
+#: lists every game being played, so one view per seek and game start made a busy server's set-up
+#: quadratic (DESIGN.md "Load"); a person does not see a tenth of a second.
+LOBBY_COALESCE_S = 0.1
 #: Seconds a finished game stays in memory without sockets (then it is rebuilt from the store on demand).
 FINISHED_KEEP_S = 600.0
 
@@ -194,6 +200,56 @@ def restart_clock(session: GameSession, rec: dict[str, Any] | None) -> None:
             session.clock.started = time.monotonic() - max(0.0, time.time() - float(at))
 
 
+#: State keys an update leaves out: ``version`` is the message's own, ``moves`` goes as a tail.
+_NOT_CHANGES = frozenset({"version", "moves"})
+
+
+def state_update(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The ``update`` message that turns GameState ``old`` (the last one sent) into ``new``
+    (docs/ONLINE_API.md section 5): ``{"type": "update", "base": old version, "version": new version,
+    "changes": {key: value}}`` with every top-level key whose value differs (a key ``new`` lacks is
+    sent as None), and, when the move list changed, ``"moves_from": k, "moves_add": [...]`` (the
+    moves after the first ``k``, which both lists share: one move after a move, none and a shorter
+    ``k`` after a takeback). :func:`apply_update` is the inverse."""
+    changes = {k: v for k, v in new.items() if k not in _NOT_CHANGES and (k not in old or old[k] != v)}
+    for k in old:
+        if k not in new and k not in _NOT_CHANGES:
+            changes[k] = None
+    msg: dict[str, Any] = {"type": "update", "base": old["version"], "version": new["version"],
+                           "changes": changes}
+    om, nm = old["moves"], new["moves"]
+    if om is not nm:
+        k, n = 0, min(len(om), len(nm))
+        while k < n and om[k] == nm[k]:
+            k += 1
+        if k != len(om) or k != len(nm):
+            msg["moves_from"] = k
+            msg["moves_add"] = nm[k:]
+    return msg
+
+
+def apply_update(state: dict[str, Any] | None, msg: dict[str, Any]) -> dict[str, Any] | None:
+    """The GameState after ``update`` message ``msg`` (:func:`state_update`) on ``state`` (not
+    changed): ``state`` itself when it is already at the update's version or later (a page that
+    got the whole state when it connected, then the update to that same version), None when ``msg``
+    does not follow on from it (its ``base`` is not ``state``'s version: a message was missed; the
+    page asks for the whole state, ``{"type": "state"}``). What the page (``onlinegame.js``), the
+    bench and the tests do with an update."""
+    if state is not None and msg.get("version", -1) <= state.get("version", -1):
+        return state
+    if state is None or msg.get("base") != state.get("version"):
+        return None
+    new = {**state, **msg["changes"], "version": msg["version"]}
+    if "moves_from" in msg:
+        new["moves"] = list(state["moves"][:msg["moves_from"]]) + list(msg["moves_add"])
+    return new
+
+
+#: Refusals of an action that a copy of the room behind the store could cause (shared mode,
+#: :meth:`OnlineRoom.act`).
+_STALE_COPY_CODES = frozenset({"not_your_turn", "stale_version", "game_over", "bad_move", "conflict"})
+
+
 def _opp(color: Color) -> Color:
     return not color
 
@@ -247,6 +303,8 @@ class OnlineRoom(GameHub):
         self._wrote: tuple[int, list[str]] | None = None
         self._sync_sub: Any = None
         self._force_write = False
+        #: The state of the last broadcast (the base of the next update, :meth:`broadcast`).
+        self._sent: dict[str, Any] | None = None
         if service.shared:
             self._sync_sub = service.bus.subscribe(f"sync:{session.id}", self._on_bus)
 
@@ -380,10 +438,23 @@ class OnlineRoom(GameHub):
             self.service.bus.publish(self.channel, msg)
 
     async def broadcast(self, extra: dict[str, Any] | None = None) -> None:
-        """The state to every socket of the game (through the bus)."""
-        msg = {"type": "state", "state": self.state()}
-        if extra:
-            msg.update(extra)
+        """What changed since the last broadcast, to every socket of the game (through the bus): an
+        ``update`` message (:func:`state_update`) built and encoded to JSON once for all the sockets;
+        the first broadcast of a room (or one with ``extra`` keys) is a whole ``state``. Nothing is
+        sent when the version did not change (nothing a page shows changed but the running clock,
+        which the page counts down itself). A socket gets the whole state when it connects and when
+        it asks (``{"type": "state"}``), so every page starts from a state the updates follow on."""
+        st = self.state()
+        sent = self._sent
+        if extra or sent is None or sent["id"] != st["id"]:
+            msg = Encoded(type="state", state=st)
+            if extra:
+                msg.update(extra)
+        elif st["version"] == sent["version"]:
+            return
+        else:
+            msg = Encoded(state_update(sent, st))
+        self._sent = st
         self.send_all(msg)
 
     def event(self, name: str, by: Color, relay: bool = True) -> None:
@@ -490,11 +561,21 @@ class OnlineRoom(GameHub):
         if not self.service.shared:
             await handler(color, msg)
             return
-        for _ in range(4):  # shared mode: refused only when other processes keep changing the game
-            self.refresh()
+        # Shared mode: the action is judged on this process's copy, kept current by the bus; the
+        # version check of the write (_saving) refuses a change made on a stale copy (RoomStale: the
+        # room was re-read, the action is tried again). A refusal that a stale copy could cause
+        # (not your turn, an unknown move …) is checked against the stored revision once (one
+        # SELECT, only then) and tried again on the re-read game.
+        checked = False
+        for _ in range(4):  # refused only when other processes keep changing the game
             try:
                 await handler(color, msg)
             except RoomStale:
+                continue
+            except OnlineError as exc:
+                if checked or exc.code not in _STALE_COPY_CODES or not self.refresh():
+                    raise
+                checked = True
                 continue
             return
         raise OnlineError("the game changed on another server meanwhile: try again", 409, "conflict")
@@ -755,12 +836,15 @@ class OnlineRoom(GameHub):
             "abandoned": None if self.abandoned is None else _cname(self.abandoned),
             "rating_change": self.rating_change, "db_id": self.db_id})
 
-    def refresh(self) -> None:
-        """Shared mode: re-read the game when the store has a newer revision than this copy."""
+    def refresh(self) -> bool:
+        """Shared mode: re-read the game when the store has a newer revision than this copy; True
+        when it did."""
         if self.service.shared and self._tx is None:
             rev = self.service.db.revision(self.session.id)
             if rev is not None and rev != self.revision:
                 self.reload()
+                return True
+        return False
 
     def reload(self) -> None:
         """Re-read the game from the store (row and move log, replayed through the core; the clock
@@ -972,6 +1056,7 @@ class OnlineService:
         self.sockets: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._computers: list[dict[str, Any]] | None = None
+        self._lobby_due = False  # a lobby view is to go out (_lobby_changed)
 
     # -- several processes ---------------------------------------------------------------------------
 
@@ -1130,7 +1215,28 @@ class OnlineService:
                 "computers": self.computers(), "online": sum(self.sockets.values())}
 
     def _lobby_changed(self) -> None:
-        self.bus.publish("lobby", {"type": "lobby", "lobby": self.lobby_view()})
+        """The lobby changed (a seek, a game started or ended): its view goes out to the lobby
+        sockets once :data:`LOBBY_COALESCE_S` has passed, one view for every change meanwhile."""
+        if self._lobby_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # outside the server's loop (start-up)
+            self._publish_lobby()
+            return
+        self._lobby_due = True
+        loop.call_later(LOBBY_COALESCE_S, self._publish_lobby)
+
+    def _publish_lobby(self) -> None:
+        self._lobby_due = False
+        if not self.shared and self.bus.subscribers("lobby") == 0:
+            return  # nobody in this one process looks at the lobby (a socket gets it when it connects)
+        try:
+            view = self.lobby_view()
+        except sa.exc.SQLAlchemyError:
+            log.exception("the lobby's view could not be read")
+            return
+        self.bus.publish("lobby", Encoded(type="lobby", lobby=view))
 
     def create_seek(self, who: Identity, time_control: str, rated: bool, color: str) -> dict[str, Any]:
         """A seek (LobbyError on refusal); its SeekView."""
@@ -1421,6 +1527,7 @@ class OnlineService:
         for room in list(self.rooms.values()):
             for task in room._claim_tasks.values():
                 task.cancel()
+        self.db.close()
         self.engine.dispose()
 
 

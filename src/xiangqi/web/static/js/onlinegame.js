@@ -3,7 +3,9 @@
 // section 5) replaces what the page shows, by version; a move is shown at once as sent and then
 // confirmed by the next state (or taken back on a refusal). Clocks count down the running side
 // from the server's values at the moment a state arrived; the server alone decides a time-out.
-// A closed socket reconnects with ?since=<version>, and the state it gets carries the whole game,
+// Each change comes as an update (the keys that changed, the new moves) on the state shown; the
+// socket's first message after "hello" is the whole state, and an update that does not follow on
+// asks for it again. A closed socket reconnects with ?since=<version> and gets the whole game again,
 // so nothing is lost; a reopened tab comes back here through the URL (/?game=ID) or GET /me.
 
 import { parseFen } from "./board.js";
@@ -192,6 +194,8 @@ export function createOnlineGame(ctx) {
       document.body.dataset.olSeat = you || "watch";
     } else if (msg.type === "state") {
       take(msg.state);
+    } else if (msg.type === "update") {
+      update(msg);
     } else if (msg.type === "event") {
       eventToast(msg);
     } else if (msg.type === "error") {
@@ -213,12 +217,23 @@ export function createOnlineGame(ctx) {
     if (key) ctx.toast(t(key));
   }
 
+  /** What changed since the state shown (ONLINE_API.md section 5: the changed keys and the moves
+   * after the first moves_from); one that does not follow on from it means a message was missed:
+   * the whole state is asked for. */
+  function update(msg) {
+    if (st && msg.version <= st.version) return; // already shown (the whole state came first)
+    if (!st || msg.base !== st.version) { send({ type: "state" }); return; }
+    const next = { ...st, ...msg.changes, version: msg.version };
+    if (msg.moves_from !== undefined) next.moves = st.moves.slice(0, msg.moves_from).concat(msg.moves_add);
+    take(next, true);
+  }
+
   /** A state from the server: shown unless older than the one shown (a late message). */
-  function take(state) {
+  function take(state, followsOn = false) {
     if (!state || state.id !== gameId) return;
     if (st && st.id === state.id && state.version < st.version) return;
     const prev = st && st.id === state.id ? st : null;
-    if (prev && state.version > prev.version + 1 && ws) send({ type: "state" }); // a missed message
+    if (!followsOn && prev && state.version > prev.version + 1 && ws) send({ type: "state" }); // a missed message
     st = state;
     clockAt = performance.now();
     if (pending && state.version > pending.version) { pending = null; delete document.body.dataset.olPending; }
