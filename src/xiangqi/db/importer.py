@@ -656,8 +656,13 @@ class _Writer:
         elif self.pg_copy:
             _pg_copy(conn, pos, board_rows)
         else:
-            conn.exec_driver_sql(self.raw_positions, pos)
-            conn.exec_driver_sql(self.raw_boards, board_rows)
+            # the driver's own executemany (SQLAlchemy's wants a list), in the connection's transaction
+            cur = conn.connection.dbapi_connection.cursor()
+            try:
+                cur.executemany(self.raw_positions, pos)
+                cur.executemany(self.raw_boards, board_rows)
+            finally:
+                cur.close()
         self.report.added += len(new)
         self.report.positions += len(pos)
 
@@ -682,7 +687,23 @@ class _Writer:
                                  values).scalars().all())
 
 
-def _index_rows(ids: list[int], ixs: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+class _Rows:
+    """Rows given as equal-length column lists: ``len()`` and iteration as tuples (a fresh ``zip`` each
+    time), what ``executemany`` and ``COPY`` need without a tuple per row kept in memory."""
+
+    __slots__ = ("cols",)
+
+    def __init__(self, cols: tuple[list, ...]) -> None:
+        self.cols = cols
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def __iter__(self) -> Iterator[tuple]:
+        return zip(*self.cols, strict=True)
+
+
+def _index_rows(ids: list[int], ixs: list[tuple]) -> tuple[_Rows, list[tuple]]:
     """The ``positions`` rows (key, game id, ply, move) and the distinct ``boards`` rows (material, key,
     pieces) of games ``ids`` with index arrays ``ixs`` (:func:`xiangqi.db.fastimport.index_arrays`), each
     list in its primary-key order (each B-tree page is then visited once per chunk, not once per row);
@@ -693,8 +714,11 @@ def _index_rows(ids: list[int], ixs: list[tuple]) -> tuple[list[tuple], list[tup
     gids = np.repeat(np.array(ids, np.int64), lens)
     ply = np.arange(len(keys), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
     order = np.lexsort((ply, gids, keys))
-    pos = list(zip(keys[order].tolist(), gids[order].tolist(), ply[order].tolist(),
-                   map(ICCS_MOVES.__getitem__, moves[order].tolist()), strict=True))
+    # a zip over column lists, not a list of tuples: the driver's executemany takes one row at a time and
+    # zip hands it the same reused tuple (no 2.5M tuples built, kept and freed; rows read in memory order)
+    cols = (keys[order].tolist(), gids[order].tolist(), ply[order].tolist(),
+            list(map(ICCS_MOVES.__getitem__, moves[order].tolist())))
+    pos = _Rows(cols)
     material = np.concatenate([ix[2] for ix in ixs])
     bkeys = np.concatenate([ix[3] for ix in ixs])
     pieces = np.concatenate([ix[4] for ix in ixs])
@@ -704,10 +728,10 @@ def _index_rows(ids: list[int], ixs: list[tuple]) -> tuple[list[tuple], list[tup
     blob = pieces.tobytes()
     w = WIDTH
     packed = [blob[i * w:i * w + c] for i, c in zip(sel.tolist(), counts[sel].tolist(), strict=True)]
-    return pos, list(zip(material[sel].tolist(), bkeys[sel].tolist(), packed, strict=True))
+    return pos, _Rows((material[sel].tolist(), bkeys[sel].tolist(), packed))
 
 
-def _pg_copy(conn, pos: list[tuple], board_rows: list[tuple]) -> None:
+def _pg_copy(conn, pos: _Rows, board_rows: _Rows) -> None:
     """PostgreSQL: the index rows by ``COPY`` (psycopg 3), the boards through a temporary table so that a
     board already stored is skipped (``COPY`` has no ``ON CONFLICT``)."""
     cur = conn.connection.dbapi_connection.cursor()
