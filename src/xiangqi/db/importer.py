@@ -21,7 +21,8 @@ a variation) is skipped with the reader's message. Other reader messages (a brok
 unreadable tag) are reported as warnings and the game is stored. Only the main line is stored;
 variations are not.
 
-Speed: plain PGN games are read by :mod:`xiangqi.db.fastimport` (one compiled pass per game; the
+Speed: plain tar and tar.gz archives are read by :func:`_plain_tar_members` (the rest by :mod:`tarfile`);
+plain PGN games are read by :mod:`xiangqi.db.fastimport` (one compiled pass per game; the
 rest by the general reader); a game's index rows travel as numpy arrays (from worker processes too) and
 a chunk of :data:`CHUNK` games is assembled, sorted into primary-key order and deduplicated in numpy
 (:func:`_index_rows`), then written in one transaction: on SQLite with ``executemany`` (the games rows
