@@ -236,17 +236,24 @@ def bench_queries(url: str, *, queries: int = 200, seed: int = 13) -> dict[str, 
       of stored games (any ply: mostly rare positions) and ``position_open`` for plies 0–12 (common
       ones, many games); ``…_mirror`` the same with ``mirror=True``;
     - ``explore``: :func:`xiangqi.db.explore.explore` (moves, results, 5 recent games), for plies
-      0–16 of random games (the explorer's usual case), its answer cache emptied before each query;
+      0–16 of random games (the explorer's usual case), its answer cache emptied before each query
+      (with :func:`~xiangqi.db.explore.changed`: its notes of the database's state are read again too);
+      ``explore_new`` the same with only the answers forgotten (a position not asked before in a running
+      app, whose notes on the database are current);
       ``explore_cached`` the same positions again (answered from the cache); ``explore_start`` the
       start position (every game: the worst case), uncached;
     - ``count``: ``count_games(fen=…)`` for the opening positions (the browser's total).
     Each query runs once after one warm-up query; the database is only read.
     """
     from xiangqi.db import count_games
-    from xiangqi.db.explore import changed, explore
+    from xiangqi.db.explore import _CACHE, changed, explore
 
     def cold(f):
         changed()
+        return explore(engine, f).moves
+
+    def new(f):
+        _CACHE.clear()
         return explore(engine, f).moves
 
     rng = random.Random(seed)
@@ -261,6 +268,7 @@ def bench_queries(url: str, *, queries: int = 200, seed: int = 13) -> dict[str, 
         "position_open_mirror": (lambda f: search_games(engine, fen=f, mirror=True, limit=20), opening),
         "count_open": (lambda f: [0] * count_games(engine, fen=f, mirror=True), opening),
         "explore": (cold, early),
+        "explore_new": (new, early),
         "explore_cached": (lambda f: explore(engine, f).moves, early),
         "explore_start": (cold, [Board().fen()] * max(5, queries // 20)),
     }

@@ -47,8 +47,8 @@ def test_fast_and_plain_paths_give_identical_position_rows(monkeypatch):
     fast, plain = rows_of(True, monkeypatch), rows_of(False, monkeypatch)
     assert len(fast) == len(plain) >= 15
     ids = list(range(1, len(fast) + 1))
-    pos_fast, boards_fast = importer._index_rows(ids, [r["_ix"] for r in fast])
-    pos_plain, boards_plain = importer._index_rows(ids, [r["_ix"] for r in plain])
+    pos_fast, boards_fast = map(list, importer._index_rows(ids, [r["_ix"] for r in fast]))
+    pos_plain, boards_plain = map(list, importer._index_rows(ids, [r["_ix"] for r in plain]))
     assert len(pos_fast) == sum(r["plies"] + 1 for r in plain) > 1000
     assert pos_fast == pos_plain
     assert boards_fast == boards_plain
@@ -71,7 +71,7 @@ def test_the_chunk_assembly_equals_the_tuple_by_tuple_one(monkeypatch):
         for b in r["_boards"]:
             want_boards.setdefault(b[1], b)
     ixs = [importer.index_arrays_of(r["_pos"], r["_boards"]) for r in games]
-    pos, boards = importer._index_rows(ids, ixs)
+    pos, boards = map(list, importer._index_rows(ids, ixs))
     assert pos == sorted(want_pos)
     assert boards == sorted(want_boards.values())
     assert pos[0][3] is None or isinstance(pos[0][3], str)

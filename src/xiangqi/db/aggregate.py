@@ -46,6 +46,11 @@ def decode_move(code: int, mirrored: bool) -> str | None:
     return SQUARE_NAMES[frm] + SQUARE_NAMES[to]
 
 
+# built once (the explorer checks these on every answer it cannot take from its cache)
+_META_STMT = select(explore_meta.c.name, explore_meta.c.value)
+_CHANGES_STMT = select(games_version.c.master_changes).where(games_version.c.id == 1)
+
+
 def _master_version(conn) -> tuple[int, int]:
     count, top = conn.execute(select(func.count(), func.max(games.c.id))
                               .where(games.c.collection != _MINE)).one()
@@ -59,15 +64,14 @@ def master_changes(conn) -> int | None:
 
     if not has_version_table(conn):
         return None
-    stmt = select(games_version.c.master_changes).where(games_version.c.id == 1)
-    return int(conn.execute(stmt).scalar_one())
+    return int(conn.execute(_CHANGES_STMT).scalar_one())
 
 
 def valid(conn) -> bool:
     """True when the aggregates were built from the master games as they are now: the master games'
     change counter is the one noted at the build (one primary-key read); on a database without the
     counter, their count and highest id are."""
-    meta = dict(conn.execute(select(explore_meta.c.name, explore_meta.c.value)).all())
+    meta = dict(conn.execute(_META_STMT).all())
     if "games" not in meta:
         return False
     changes = master_changes(conn)

@@ -30,7 +30,7 @@ import collections
 import dataclasses
 from collections import defaultdict
 
-from sqlalchemy import Engine, Integer, and_, cast, func, select
+from sqlalchemy import Engine, Integer, and_, bindparam, cast, func, select
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError, excerpt
@@ -180,11 +180,17 @@ def has_version_table(conn) -> bool:
     return has
 
 
+# The statements of every query, built once: building a SQLAlchemy statement and its cache key costs more
+# CPU than SQLite's answer to these indexed lookups (bound values are parameters; lists expand).
+_VERSION_STMT = select(games_version.c.changes).where(games_version.c.id == 1)
+_HAS_MINE_STMT = select(games.c.id).where(games.c.collection == MINE).limit(1)
+
+
 def _version(conn) -> tuple:
     """What the cached answers depend on: the games table's change counter (one primary-key read; on a
     database without it, the games' count and highest id) and the in-process generation."""
     if has_version_table(conn):
-        n = conn.execute(select(games_version.c.changes).where(games_version.c.id == 1)).scalar_one()
+        n = conn.execute(_VERSION_STMT).scalar_one()
         return n, _generation[0]
     count, top_id = conn.execute(select(func.count(), func.max(games.c.id)).select_from(games)).one()
     return count, top_id, _generation[0]
@@ -281,11 +287,14 @@ def _has_mine(conn, version: tuple) -> bool:
     ck = (str(conn.engine.url), *version)
     has = _MINE_SEEN.get(ck)
     if has is None:
-        has = conn.execute(select(games.c.id).where(games.c.collection == MINE).limit(1)).first() is not None
+        has = conn.execute(_HAS_MINE_STMT).first() is not None
         if len(_MINE_SEEN) > 64:
             _MINE_SEEN.clear()
         _MINE_SEEN[ck] = has
     return has
+
+
+_AGG_STMT = None
 
 
 def _aggregated(conn, key: int, mkey: int, version: tuple):
@@ -304,32 +313,32 @@ def _aggregated(conn, key: int, mkey: int, version: tuple):
     if not ok:
         return None
     ck = min(key, mkey)
-    e, t = explore_moves.c, explore_totals.c
-    # one query: an aggregated position has at least one move row (-1: the games that end there)
-    rows = conn.execute(select(t.games, e.move, e.red, e.draw, e.black, e.unknown, e.n_year, e.sum_year)
-                        .join(explore_moves, e.key == t.key).where(t.key == ck)).all()
+    global _AGG_STMT
+    if _AGG_STMT is None:
+        e, t = explore_moves.c, explore_totals.c
+        # one query: an aggregated position has at least one move row (-1: the games that end there)
+        _AGG_STMT = (select(t.games, e.move, e.red, e.draw, e.black, e.unknown, e.n_year, e.sum_year)
+                     .join(explore_moves, e.key == t.key).where(t.key == bindparam("ck")))
+    rows = conn.execute(_AGG_STMT, {"ck": ck}).all()
     if not rows:
         return None
     flip = key != ck
     return rows[0][0], [(aggregate.decode_move(r[1], flip), list(r[2:])) for r in rows]
 
 
-def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
-    """``(games, {move or None: [red, draw, black, unknown, n_year, sum_year]})`` from the position index.
+_LIVE_STMTS: dict[tuple, tuple] = {}
+_MINE_IDS_STMT = select(games.c.id).where(games.c.collection == MINE)
 
-    ``mine_only``: the source is the user's games; the index is then read for those games only (by
-    game id, a probe per game) instead of every occurrence of the position."""
-    keys = [key] if mkey == key else [key, mkey]
+
+def _live_stmts(where_source, mine_only: bool) -> tuple:
+    """The statements of :func:`_live`, bound by name: ``keys`` (and ``mine``, the user's game ids, when
+    ``mine_only``); the intersection also ``key`` and ``mkey``; the last one ``keys`` and ``common``."""
     p, g = positions.c, games.c
     # (key, next move, result) -> distinct games, dated games, sum of years
     year = cast(func.substr(g.date, 1, 4), Integer)
-    in_keys = p.key.in_(keys)
-    mine: list[int] = []
-    if mine_only:  # the user's games are few: the index is probed for each of them
-        mine = list(conn.execute(select(g.id).where(g.collection == MINE)).scalars())
-        if not mine:
-            return 0, defaultdict(lambda: [0, 0, 0, 0, 0, 0])
-        in_keys = and_(in_keys, p.game_id.in_(mine))
+    in_keys = p.key.in_(bindparam("keys", expanding=True))
+    if mine_only:
+        in_keys = and_(in_keys, p.game_id.in_(bindparam("mine", expanding=True)))
     dist = select(p.key, p.game_id, p.move).where(in_keys).distinct().subquery()
     stmt = (select(dist.c.key, dist.c.move, g.result, func.count(), func.count(year), func.sum(year))
             .join(games, g.id == dist.c.game_id).group_by(dist.c.key, dist.c.move, g.result))
@@ -339,23 +348,46 @@ def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
             .where(in_keys, where_source)
     else:
         total_stmt = select(func.count(func.distinct(p.game_id))).where(in_keys)
+    a = select(p.game_id).where(p.key == bindparam("key"))
+    b = select(p.game_id).where(p.key == bindparam("mkey"))
+    if mine_only:
+        a = a.where(p.game_id.in_(bindparam("mine", expanding=True)))
+        b = b.where(p.game_id.in_(bindparam("mine", expanding=True)))
+    cs = select(p.key, p.game_id, p.move, g.result, year).join(games, g.id == p.game_id) \
+        .where(and_(p.key.in_(bindparam("keys", expanding=True)),
+                    p.game_id.in_(bindparam("common", expanding=True)))).distinct()
+    if where_source is not None:
+        cs = cs.where(where_source)
+    return stmt, total_stmt, a.intersect(b), cs
+
+
+def _live(conn, key: int, mkey: int, where_source, *, mine_only: bool = False):
+    """``(games, {move or None: [red, draw, black, unknown, n_year, sum_year]})`` from the position index.
+
+    ``mine_only``: the source is the user's games; the index is then read for those games only (by
+    game id, a probe per game) instead of every occurrence of the position."""
+    keys = [key] if mkey == key else [key, mkey]
+    mine: list[int] = []
+    if mine_only:  # the user's games are few: the index is probed for each of them
+        mine = list(conn.execute(_MINE_IDS_STMT).scalars())
+        if not mine:
+            return 0, defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    stmts = _LIVE_STMTS.get((where_source, mine_only))
+    if stmts is None:
+        stmts = _live_stmts(where_source, mine_only)
+        if len(_LIVE_STMTS) < 64:
+            _LIVE_STMTS[(where_source, mine_only)] = stmts
+    stmt, total_stmt, intersect, common_stmt = stmts
+    params = {"keys": keys, "mine": mine} if mine_only else {"keys": keys}
     agg: dict[str | None, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # red draw black unk n_y sum_y
-    rows = conn.execute(stmt).all()
-    total = conn.execute(total_stmt).scalar_one()
+    rows = conn.execute(stmt, params).all()
+    total = conn.execute(total_stmt, params).scalar_one()
     both: list = []
     if len(keys) == 2:
         # games holding the position and its mirror: their moves may coincide after mirroring back
-        a = select(p.game_id).where(p.key == key)
-        b = select(p.game_id).where(p.key == mkey)
-        if mine_only:
-            a, b = a.where(p.game_id.in_(mine)), b.where(p.game_id.in_(mine))
-        common = [r[0] for r in conn.execute(a.intersect(b))]
+        common = [r[0] for r in conn.execute(intersect, {**params, "key": key, "mkey": mkey})]
         if common:
-            cs = select(p.key, p.game_id, p.move, g.result, year).join(games, g.id == p.game_id) \
-                .where(and_(p.key.in_(keys), p.game_id.in_(common))).distinct()
-            if where_source is not None:
-                cs = cs.where(where_source)
-            both = conn.execute(cs).all()
+            both = conn.execute(common_stmt, {"keys": keys, "common": common}).all()
     for k, mv, result, n, n_year, sum_year in rows:
         if mv is not None and k != key:
             mv = mirror_move(mv)
@@ -403,6 +435,30 @@ def opening_of(fen: str | None, moves: list[str] | tuple[str, ...]) -> tuple[str
     return _opening(fen, played)
 
 
+_TOP_STMTS: dict[tuple, tuple] = {}
+
+
+def _top_stmts(scan: bool, where_source) -> tuple:
+    """The two statements of :func:`_top_games` (bound: ``keys``, ``top``; then ``keys``, ``ids``)."""
+    p, g = positions.c, games.c
+    keys = bindparam("keys", expanding=True)
+    order = (g.date.desc().nulls_last(), g.id.desc())
+    if scan:
+        probe = select(p.game_id).where(p.key.in_(keys), p.game_id == g.id).exists()
+        stmt = select(g.id).where(probe).order_by(*order).limit(bindparam("top"))
+    else:
+        sub = select(p.game_id).where(p.key.in_(keys)).distinct().subquery()
+        stmt = select(g.id).join(sub, sub.c.game_id == g.id).order_by(*order).limit(bindparam("top"))
+    if where_source is not None:
+        stmt = stmt.where(where_source)
+    # each game's row with the first ply of the position (or of its mirror) in it: one query
+    at = (select(p.game_id, p.key, func.min(p.ply).label("ply"))
+          .where(p.key.in_(bindparam("keys", expanding=True)),
+                 p.game_id.in_(bindparam("ids", expanding=True)))
+          .group_by(p.game_id, p.key).subquery())
+    return stmt, select(*_HIT_COLUMNS, g.moves, at.c.key, at.c.ply).join(at, at.c.game_id == g.id)
+
+
 def _top_games(conn, key: int, mkey: int, where_source, top: int, total: int) -> tuple[list[GameHit], list]:
     """The ``top`` most recent games holding ``key`` (or ``mkey``): hits and the move each played.
 
@@ -410,26 +466,19 @@ def _top_games(conn, key: int, mkey: int, where_source, top: int, total: int) ->
     index) and probes the position index for each, stopping after ``top`` finds; a rare one reads
     its few games and sorts them.
     """
-    p, g = positions.c, games.c
     keys = [key] if mkey == key else [key, mkey]
-    order = (g.date.desc().nulls_last(), g.id.desc())
-    if total > SCAN_DATES:
-        probe = select(p.game_id).where(p.key.in_(keys), p.game_id == g.id).exists()
-        stmt = select(g.id).where(probe).order_by(*order).limit(top)
-    else:
-        sub = select(p.game_id).where(p.key.in_(keys)).distinct().subquery()
-        stmt = select(g.id).join(sub, sub.c.game_id == g.id).order_by(*order).limit(top)
-    if where_source is not None:
-        stmt = stmt.where(where_source)
-    ids = [r[0] for r in conn.execute(stmt)]
+    scan = total > SCAN_DATES
+    stmt = _TOP_STMTS.get((scan, where_source))
+    if stmt is None:
+        stmt = _top_stmts(scan, where_source)
+        if len(_TOP_STMTS) < 64:
+            _TOP_STMTS[(scan, where_source)] = stmt
+    ids = [r[0] for r in conn.execute(stmt[0], {"keys": keys, "top": top})]
     if not ids:
         return [], []
-    # each game's row with the first ply of the position (or of its mirror) in it: one query
-    at = (select(p.game_id, p.key, func.min(p.ply).label("ply"))
-          .where(p.key.in_(keys), p.game_id.in_(ids)).group_by(p.game_id, p.key).subquery())
     first: dict[int, tuple[int, bool]] = {}
     rows = {}
-    for r in conn.execute(select(*_HIT_COLUMNS, g.moves, at.c.key, at.c.ply).join(at, at.c.game_id == g.id)):
+    for r in conn.execute(stmt[1], {"keys": keys, "ids": ids}):
         gid, k, ply = r[0], r[-2], r[-1]
         if gid not in first or ply < first[gid][0]:
             first[gid] = (ply, k != key)

@@ -80,15 +80,20 @@ class SearchError(XiangqiError):
     """A search that cannot be run as asked (bad FEN, unknown result word, malformed date or ECCO code)."""
 
 
+# built once: the explorer keys its prepared statements by these objects
+_MASTER_CLAUSE = games.c.collection != MINE
+_MINE_CLAUSE = games.c.collection == MINE
+
+
 def source_clause(source: str):
     """The SQL condition on ``games`` for a source name of :data:`SOURCES` (None for ``both``).
 
     Raises :class:`SearchError` for another name.
     """
     if source == "master":
-        return games.c.collection != MINE
+        return _MASTER_CLAUSE
     if source == "mine":
-        return games.c.collection == MINE
+        return _MINE_CLAUSE
     if source == "both":
         return None
     raise SearchError(f"source {source!r}: expected one of {', '.join(SOURCES)}")
