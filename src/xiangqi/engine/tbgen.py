@@ -367,6 +367,34 @@ def _resolve(n, s, sqs, csq, sub, cur, bd, slot_of, ks, moves, nslots, ng, gstar
 
 
 @njit
+def _fold_capture(v, win, lose):
+    """One capture's child value ``v`` (the opponent's, after the capture) folded into a
+    position's ``(win, lose)`` capture summary: ``win`` the shortest win through a capture
+    (0: none yet), ``lose`` one more than the longest capture that loses (-1: some capture
+    does not lose, or is decided by the repetition rule, so no mate trigger)."""
+    if v >= RULE or v <= -RULE:
+        return win, -1
+    if v < 0:
+        if win == 0 or -v < win:
+            win = -v
+        return win, lose
+    if v > 0:
+        if lose >= 0 and v + 1 > lose:
+            lose = v + 1
+        return win, lose
+    return win, -1
+
+
+@njit
+def _capture_trigger(win, lose, ncap):
+    """The pass at which captures decide a position (see :func:`capture_triggers`), from its
+    :func:`_fold_capture` summary over ``ncap`` captures."""
+    if win == 0 and ncap > 0 and lose > 0:
+        return lose
+    return win
+
+
+@njit
 def capture_triggers(cur, trig, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
                      cap_sub, cap_flip, cap_src):
     """For every unresolved legal position: the pass at which its captures can decide it.
@@ -405,19 +433,8 @@ def capture_triggers(cur, trig, piece, nslots, ng, gstart, gcnt, glist, radix, n
                 ncap += 1
                 v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
                                 glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
-                if v >= RULE or v <= -RULE:
-                    lose = -1  # decided by the repetition rule, not by mate: no mate trigger
-                elif v < 0:
-                    if win == 0 or -v < win:
-                        win = -v
-                elif v > 0:
-                    if lose >= 0 and v + 1 > lose:
-                        lose = v + 1
-                else:
-                    lose = -1
-            t = win
-            if t == 0 and ncap > 0 and lose > 0:
-                t = lose
+                win, lose = _fold_capture(v, win, lose)
+            t = _capture_trigger(win, lose, ncap)
             trig[s, idx] = t
             if t > top:
                 top = t
@@ -806,19 +823,8 @@ def init_counts(cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix, n
                                     radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
                     if not (0 < v < RULE):
                         block = 1
-                    if v >= RULE or v <= -RULE:
-                        lose = -1
-                    elif v < 0:
-                        if win == 0 or -v < win:
-                            win = -v
-                    elif v > 0:
-                        if lose >= 0 and v + 1 > lose:
-                            lose = v + 1
-                    else:
-                        lose = -1
-                t = win
-                if t == 0 and ncap > 0 and lose > 0:
-                    t = lose
+                    win, lose = _fold_capture(v, win, lose)
+                t = _capture_trigger(win, lose, ncap)
                 trig[s, idx] = t
                 if t > top:
                     top = t
