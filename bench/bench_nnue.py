@@ -3,7 +3,7 @@
 Run: ``PYTHONPATH=src python bench/bench_nnue.py [--depth 9] [--rounds 2]``.
 
 Both evaluations run in the same process, interleaved (texel, nnue, texel, nnue, …), because the
-choice is made per search (``XIANGQI_EVAL``, read by the engine at every search): on a shared
+choice is made per search (``Engine.evaluation``, read by the engine at every search): on a shared
 machine the two then see the same load. Per evaluation it prints
 
 * the static evaluation alone: calls/s of ``evaluate`` (Texel, from the incremental material
@@ -20,7 +20,6 @@ asserted anywhere.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -102,31 +101,22 @@ def main() -> None:
     n = args.calls * len(boards)
     print(f"static eval: texel {n / t_tex / 1e6:.2f} M/s, nnue forward {n / t_nn / 1e6:.2f} M/s, "
           f"nnue accumulator push {n / t_push / 1e6:.2f} M/s (CPU time)")
-    old = os.environ.get("XIANGQI_EVAL")
     totals = {"texel": [0, 0.0], "nnue": [0, 0.0]}
-    try:
-        for _ in range(args.rounds):
-            for name in ("texel", "nnue"):
-                if name == "nnue":
-                    os.environ["XIANGQI_EVAL"] = "nnue"
-                else:
-                    os.environ.pop("XIANGQI_EVAL", None)
-                for pname, b in zip(POSITIONS, boards, strict=True):
-                    eng = Engine(hash_mb=64)
-                    eng.search(b, Limit(depth=2))  # compile / load the kernels outside the timing
-                    eng = Engine(hash_mb=64)
-                    c = time.process_time()
-                    res = eng.search(b, Limit(depth=args.depth))
-                    cpu = time.process_time() - c
-                    totals[name][0] += res.nodes
-                    totals[name][1] += cpu
-                    print(f"{name:5s} {pname:12s} depth {res.depth} nodes {res.nodes:8d} cpu {cpu:.2f} s "
-                          f"({res.nodes / cpu / 1e6:.3f} M/s) move {res.move} score {res.score_cp}")
-    finally:
-        if old is None:
-            os.environ.pop("XIANGQI_EVAL", None)
-        else:
-            os.environ["XIANGQI_EVAL"] = old
+    for _ in range(args.rounds):
+        for name in ("texel", "nnue"):
+            for pname, b in zip(POSITIONS, boards, strict=True):
+                eng = Engine(hash_mb=64)
+                eng.evaluation = name
+                eng.search(b, Limit(depth=2))  # compile / load the kernels outside the timing
+                eng = Engine(hash_mb=64)
+                eng.evaluation = name  # per engine (Engine.evaluation), whatever XIANGQI_EVAL says
+                c = time.process_time()
+                res = eng.search(b, Limit(depth=args.depth))
+                cpu = time.process_time() - c
+                totals[name][0] += res.nodes
+                totals[name][1] += cpu
+                print(f"{name:5s} {pname:12s} depth {res.depth} nodes {res.nodes:8d} cpu {cpu:.2f} s "
+                      f"({res.nodes / cpu / 1e6:.3f} M/s) move {res.move} score {res.score_cp}")
     nps = {k: v[0] / v[1] for k, v in totals.items()}
     for k, v in totals.items():
         print(f"{k}: {v[0]} nodes in {v[1]:.2f} s CPU = {nps[k] / 1e6:.3f} M nodes/s")

@@ -1,7 +1,8 @@
 """The SPRT state of a match from its PGN (``xiangqi match --pgn``), e.g. of a match that was
 stopped before a bound was reached.
 
-    python tools/sprt_pgn.py match.pgn PLAYER ELO0 ELO1 [--alpha 0.05 --beta 0.05] [--model trinomial]
+    python tools/sprt_pgn.py match.pgn [part2.pgn ...] PLAYER ELO0 ELO1 [--alpha 0.05 --beta 0.05]
+                             [--model trinomial]
 
 Games are taken in file order (the match writes them in game order, so games 2k and 2k+1 are the
 colour-swapped pair); PLAYER is A's name as in the Red/Black tags. Prints
@@ -11,33 +12,19 @@ colour-swapped pair); PLAYER is A's name as in the Red/Black tags. Prints
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
-from xiangqi.engine.sprt import Sprt
-
-TAG = re.compile(r'^\[(Red|Black|Result) "([^"]*)"\]', re.M)
+from xiangqi.engine.sprt import Sprt, pgn_scores
 
 
 def scores(text: str, player: str) -> list[float]:
-    """PLAYER's score in each game of the PGN ``text``, in order."""
-    out, tags = [], {}
-    for key, value in TAG.findall(text):
-        tags[key] = value
-        if key == "Result":
-            res = tags.get("Result")
-            if res in ("1-0", "0-1", "1/2-1/2") and player in (tags.get("Red"), tags.get("Black")):
-                if res == "1/2-1/2":
-                    out.append(0.5)
-                else:
-                    out.append(1.0 if (res == "1-0") == (tags.get("Red") == player) else 0.0)
-            tags = {}
-    return out
+    """PLAYER's score in each game of the PGN ``text``, in order (:func:`xiangqi.engine.sprt.pgn_scores`)."""
+    return pgn_scores(text, player)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("pgn")
+    ap.add_argument("pgn", nargs="+", help="PGN files of the match, in order (its parts)")
     ap.add_argument("player")
     ap.add_argument("elo0", type=float)
     ap.add_argument("elo1", type=float)
@@ -45,8 +32,15 @@ def main() -> int:
     ap.add_argument("--beta", type=float, default=0.05)
     ap.add_argument("--model", choices=("pentanomial", "trinomial"), default="pentanomial")
     args = ap.parse_args()
-    with open(args.pgn, encoding="utf-8") as fh:
-        games = scores(fh.read(), args.player)
+    games = []
+    for path in args.pgn:  # several files: the parts of one match, in order
+        with open(path, encoding="utf-8") as fh:
+            part = scores(fh.read(), args.player)
+        if len(part) % 2 and args.model == "pentanomial":
+            print(f"{path}: {len(part)} games, the last one's pair is incomplete and is left out",
+                  file=sys.stderr)
+            part = part[:-1]
+        games += part
     s = Sprt(args.elo0, args.elo1, args.alpha, args.beta, args.model)
     stopped = None
     for i, g in enumerate(games):

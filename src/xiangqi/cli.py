@@ -222,7 +222,15 @@ def cmd_match(args: argparse.Namespace) -> int:
         raise XiangqiError(f"--concurrency must be >= 1, got {args.concurrency}")
     if args.openings is not None and args.openings < 1:
         raise XiangqiError("--openings must be >= 1")
-    openings = OPENINGS[:args.openings] if args.openings else OPENINGS
+    if args.first_game < 1:
+        raise XiangqiError(f"--first-game must be >= 1, got {args.first_game}")
+    if args.openings_file:
+        from xiangqi.engine.match import read_openings
+
+        pool = read_openings(args.openings_file)
+    else:
+        pool = OPENINGS
+    openings = pool[:args.openings] if args.openings else pool
     if args.variant == "random":  # 随机开局: a shuffle per pair of games, colours swapped (core/variants.py)
         import random as _random
 
@@ -259,6 +267,21 @@ def cmd_match(args: argparse.Namespace) -> int:
             sprt = Sprt(args.sprt[0], args.sprt[1], args.alpha, args.beta, args.sprt_model)
         except ValueError as exc:
             raise XiangqiError(f"--sprt: {exc}") from None
+        for path in args.sprt_prior:  # the games of the match's earlier parts count first
+            from xiangqi.engine.sprt import pgn_scores
+
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    prior = pgn_scores(fh.read(), a.name)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise XiangqiError(f"--sprt-prior {path!r}: {exc}") from None
+            if not prior:
+                raise XiangqiError(f"--sprt-prior {path!r}: no finished game of {a.name!r}")
+            if len(prior) % 2 and args.sprt_model == "pentanomial":
+                raise XiangqiError(f"--sprt-prior {path!r}: {len(prior)} games, an incomplete pair")
+            for score in prior:
+                sprt.add(score)
+            print(f"SPRT: {len(prior)} earlier games of {a.name} from {path}", flush=True)
 
     def until(res) -> bool:
         sprt.add(res.games[-1].score_for(res.a))
@@ -268,7 +291,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     res = run_match(a, b, args.games, tc, openings=openings, ply_cap=args.ply_cap,
                     time_margin=args.time_margin, on_game=report, tc_b=tc_b, concurrency=args.concurrency,
-                    until=until if sprt is not None else None)
+                    until=until if sprt is not None else None, first=args.first_game - 1)
     print(res.summary())
     if sprt is not None:
         print(sprt.summary())
@@ -540,6 +563,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="engine option for B (repeatable)")
     p.add_argument("--hash", type=int, default=64, help="Hash in MB for engines that have the option")
     p.add_argument("--openings", type=int, default=None, help="use only the first N openings of the set")
+    p.add_argument("--openings-file", default=None, metavar="FILE",
+                   help="openings from a file, one 'name<TAB>ICCS moves' a line (tools/book_openings.py "
+                        "writes them from the opening book), instead of the built-in 16")
+    p.add_argument("--first-game", type=int, default=1, metavar="N",
+                   help="number the games from N and give them the openings and colours of games N, N+1, ... "
+                        "(to continue a stopped match without replaying its openings; odd N starts a pair)")
     p.add_argument("--ply-cap", type=int, default=300, help="adjudicate a draw after this many plies")
     p.add_argument("--time-margin", type=float, default=0.5,
                    help="seconds an engine may overdraw its clock before it loses on time")
@@ -555,6 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"), default=None,
                    help="sequential probability ratio test of H0 'A is ELO0 stronger' against H1 'ELO1': "
                         "stops when a bound is crossed (--games is then the most games played)")
+    p.add_argument("--sprt-prior", action="append", default=[], metavar="PGN",
+                   help="count the games of A in this PGN (an earlier part of the same match) in the SPRT "
+                        "first (repeatable; use new openings for the new games, e.g. --openings-file)")
     p.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate (default 0.05)")
     p.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate (default 0.05)")
     p.add_argument("--sprt-model", choices=("pentanomial", "trinomial"), default="pentanomial",

@@ -1,5 +1,6 @@
 """The NNUE evaluation (xiangqi.engine.nnue, tools/nnue_train.py; issue 16 step 2): the incremental
-accumulator, quantisation, symmetry, and the engine playing it (``XIANGQI_EVAL=nnue``)."""
+accumulator, quantisation, symmetry, and the engine playing it (the default; ``XIANGQI_EVAL=texel`` or
+``Engine.evaluation = "texel"`` plays the tables)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from xiangqi.core.board import Board
 from xiangqi.engine import Engine, Limit, nnue, search
+from xiangqi.engine.evaluate import evaluate, material_state
 from xiangqi.engine.movegen import board_arrays, gen_moves, is_legal_move, king_attacked
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,9 +178,25 @@ def test_engine_with_the_network_plays_legal_moves_and_own_scores(nnue_engine: E
         b.push(res.move)
     # the network, not the tables, scored it: the same search with the Texel tables differs
     nn = Engine(hash_mb=16).search(b, Limit(depth=3))
-    monkeypatch.delenv("XIANGQI_EVAL")
+    monkeypatch.setenv("XIANGQI_EVAL", "texel")
     tex = Engine(hash_mb=16).search(b, Limit(depth=3))
     assert (nn.score_cp, nn.nodes) != (tex.score_cp, tex.nodes)
+    # the network is the default (XIANGQI_EVAL unset), and Engine.evaluation overrides the environment
+    monkeypatch.delenv("XIANGQI_EVAL")
+    default = Engine(hash_mb=16).search(b, Limit(depth=3))
+    assert (default.score_cp, default.nodes) == (nn.score_cp, nn.nodes)
+    e = Engine(hash_mb=16)
+    e.evaluation = "texel"
+    got = e.search(b, Limit(depth=3))
+    assert (got.score_cp, got.nodes) == (tex.score_cp, tex.nodes)
+    bd, ks, side = board_arrays(b)
+    assert e.static_evaluation(b) == int(evaluate(bd, ks, side, *material_state(bd)))
+    e.evaluation = "nnue"
+    assert e.static_evaluation(b) == nnue.evaluate_board(bd, side, nnue.new_state())
+    assert e.static_evaluation(b) != int(evaluate(bd, ks, side, *material_state(bd)))
+    e.evaluation = "hand"
+    with pytest.raises(ValueError, match="evaluation must be one of nnue, texel"):
+        e.search(b, Limit(depth=1))
 
 
 def test_trainer_gradients_match_finite_differences() -> None:

@@ -158,6 +158,25 @@ def test_go_perft_and_display(uci):
     assert lines[-2] == f"info string Fen: {board.fen()}"
 
 
+def test_the_evaluation_option_switches_between_the_network_and_the_tables(uci):
+    uci.send("uci")
+    assert "option name Evaluation type combo default nnue var nnue var texel" in uci.until("uciok")
+
+    def score(evaluation: str) -> str:
+        uci.send(f"setoption name Evaluation value {evaluation}", "ucinewgame",
+                 "position startpos moves h2e2 h9g7 h0g2", "go depth 1")
+        info = [x.split() for x in uci.until("bestmove") if x.startswith("info depth")][-1]
+        return " ".join(info[info.index("score"):info.index("score") + 3])
+
+    nn, tex = score("nnue"), score("texel")
+    assert nn != tex  # depth 1 from the same position: the evaluations' own numbers
+    assert score("nnue") == nn and score("Texel") == tex
+    uci.send("setoption name Evaluation value hand", "isready")
+    assert uci.until("readyok")[0] == \
+        "info string error: unknown evaluation 'hand'; expected one of nnue, texel"
+    uci.send("setoption name Evaluation value nnue")
+
+
 def test_uci_bad_input_is_answered_and_survived(uci):
     uci.send("position startpos moves h2e2 h2e3", "isready")
     lines = uci.until("readyok")
@@ -174,6 +193,7 @@ def test_ucci_conversation():
         e.send("ucci")
         lines = e.until("ucciok")
         assert "option usemillisec type check default false" in lines
+        assert "option evaluation type combo var nnue var texel default nnue" in lines
         e.send("isready")
         assert e.until("readyok", FIRST_READY) == ["readyok"]
         e.send("setoption usemillisec true", "position startpos moves h2e2",

@@ -46,7 +46,10 @@ def test_move_that_leaves_the_rook_hanging_is_a_blunder(depth: int) -> None:
     assert capture.cls in ("best", "good") and capture.best == "c8b6"
     assert r.red.blunders == 1 and r.black.blunders == 0
     assert r.red.accuracy is not None and r.red.accuracy < 30
-    assert r.black.accuracy == pytest.approx(100.0)
+    # the best reply: 100 % at depth 4; at depth 6 the network's score of the position after it is
+    # 13 cp lower for Black than the one before it (-456 -> -443 from Red's side, the horizon moved
+    # by a ply), a 0.8 % drop of win chance, so 99.2 % (2026-12-01, the NNUE default)
+    assert r.black.accuracy == pytest.approx(100.0, abs=1.0)
     assert r.red.acpl == pytest.approx(blunder.cp_loss) and blunder.cp_loss > 500
 
 
@@ -60,12 +63,14 @@ def test_missing_a_mate_in_2_is_at_least_a_mistake() -> None:
 
 
 def test_playing_the_mate_is_clean_and_the_final_position_is_scored_as_won() -> None:
-    # the engine's mate (b2b9+ d9d8 a1a8#; with the hand-set tables it chose the other one, a1a9+)
-    r = rv.review_game(_game(MATE_IN_2, ["b2b9", "d9d8", "a1a8"]), depth=3)
+    # the engine's mate: a1a9+ d9d8 b2b8# with the network (the default since 2026-12-01) and with
+    # the hand-set tables; the Texel tables chose the other one, b2b9+ d9d8 a1a8#, which the review
+    # then grades "good" (a mate in 2 as well, not the engine's choice)
+    r = rv.review_game(_game(MATE_IN_2, ["a1a9", "d9d8", "b2b8"]), depth=3)
     assert [p.cls for p in r.plies] == ["best", "best", "best"]
     final = r.plies[-1].after
     assert final.over == "1-0" and final.cp == rv.MATE_CP and final.best is None and final.win == 100.0
-    assert r.plies[0].after.mate == 1  # after b2b9+ Red mates in 1 (Red's side, positive)
+    assert r.plies[0].after.mate == 1  # after a1a9+ Red mates in 1 (Red's side, positive)
     assert r.red.accuracy == pytest.approx(100.0) and r.red.inaccuracies == r.red.mistakes == 0
 
 

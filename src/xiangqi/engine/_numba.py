@@ -53,7 +53,7 @@ def _sources_digest() -> str:
             h.update(b"net" + fh.read())
     except OSError:
         h.update(b"net-missing")
-    if tables == "nnue":
+    if tables in ("nnue", "texel"):
         tables = os.path.join(here, "data", "eval-texel-2026-12-01.npz")
     if tables == "hand":
         h.update(b"tables-hand")

@@ -170,6 +170,10 @@ class Engine:
         #: (perpetual check, then a perpetual chase of the same piece) or ``"checks"`` (perpetual check
         #: only). The root always asks the core referee (CXA) about the moves that repeat the game.
         self.repetition_rules = "cxa"
+        #: The evaluation the search plays: ``"nnue"`` (the network), ``"texel"`` (the tuned tables, or
+        #: whichever tables ``XIANGQI_EVAL`` names) or None for the default of the environment
+        #: (:func:`xiangqi.engine.nnue.selected`: the network unless ``XIANGQI_EVAL`` names tables).
+        self.evaluation: str | None = None
         self._stop_requested = False
         #: Lines ``(score, pv as kernel ints)`` of the last completed iteration (multi-PV order).
         self.last_lines: list[tuple[int, list[int]]] = []
@@ -296,7 +300,7 @@ class Engine:
         from xiangqi.engine import nnue
 
         st = np.zeros(8, np.int64)
-        if nnue.selected():  # XIANGQI_EVAL=nnue: the state carries the network's accumulator stack
+        if self.uses_nnue():  # the state carries the network's accumulator stack
             st = nnue.new_state()
             nnue.refresh(bd, st)
         st[K.S_SIDE] = side
@@ -582,6 +586,29 @@ class Engine:
             b.push(mv, validate=False)
         return out
 
+    def uses_nnue(self) -> bool:
+        """True when the search plays the network (:attr:`evaluation`, else the environment's default).
+        Raises ValueError for an :attr:`evaluation` that is not one of ``nnue.EVALUATIONS``."""
+        from xiangqi.engine import nnue
+
+        if self.evaluation is None:
+            return nnue.selected()
+        if self.evaluation not in nnue.EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {', '.join(nnue.EVALUATIONS)}, "
+                             f"got {self.evaluation!r}")
+        return self.evaluation == "nnue"
+
+    def static_evaluation(self, board: Board) -> int:
+        """The static evaluation of ``board`` for its side to move, in centipawns, by the evaluation
+        the search plays (:meth:`uses_nnue`): no search, no quiescence."""
+        _, mg_mod, _, ev_mod = _kernels()
+        bd, ks, side = mg_mod.board_arrays(board)
+        if self.uses_nnue():
+            from xiangqi.engine import nnue
+
+            return int(nnue.evaluate_board(bd, side, nnue.new_state()))
+        return int(ev_mod.evaluate(bd, ks, side, *ev_mod.material_state(bd)))
+
     # -- levels ------------------------------------------------------------------
 
     def _slip(self, board: Board, lv: Level, lines: list, res: SearchResult,
@@ -593,7 +620,6 @@ class Engine:
         r = rng.random()
         if r < lv.miss_threat:
             # judged without the reply: the static evaluation right after each legal move
-            _, mg_mod, _, ev_mod = _kernels()
             scored = []
             for mv in board.legal_moves:
                 b = board.copy()
@@ -603,9 +629,7 @@ class Engine:
                     if out.winner == board.turn:
                         return None  # a win on the board: it sees that
                     continue  # a move the rules forbid
-                bd, ks, side = mg_mod.board_arrays(b)
-                static = int(ev_mod.evaluate(bd, ks, side, *ev_mod.material_state(bd)))
-                scored.append((-static, mv.iccs(), mv))
+                scored.append((-self.static_evaluation(b), mv.iccs(), mv))
             if not scored:
                 return None
             scored.sort(key=lambda t: (-t[0], t[1]))

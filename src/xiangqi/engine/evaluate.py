@@ -134,10 +134,11 @@ HAND_PST_MG, HAND_PST_EG = _build_psts()
 #: Environment variable choosing other evaluation tables than the shipped ones: the path of an
 #: ``.npz`` (``PST_MG``, ``PST_EG`` int (15, 90), ``W`` int (12,), as tools/texel_tune.py writes
 #: them: how a tuning candidate is played against the shipped evaluation, ``xiangqi match
-#: --sprt``, docs/ENGINE.md), ``hand`` for the hand-set tables of this module, or ``nnue`` for the
-#: network of :mod:`xiangqi.engine.nnue` in the search (the shipped tables elsewhere). The Numba cache
-#: directory includes the file's digest (:mod:`._numba`), so kernels compiled with other tables
-#: are never reused.
+#: --sprt``, docs/ENGINE.md), ``hand`` for the hand-set tables of this module, ``texel`` for the shipped
+#: tables, or ``nnue`` (the same as unset: the default) for the network of :mod:`xiangqi.engine.nnue`
+#: in the search (the shipped tables elsewhere). Any value but ``nnue`` makes the search play tables.
+#: The Numba cache directory includes the file's digest (:mod:`._numba`), so kernels compiled with
+#: other tables are never reused.
 EVAL_ENV = "XIANGQI_EVAL"
 #: The tuned tables the engine plays by default (candidate1 of 2026-12-01; data/EVAL-README.md).
 SHIPPED_TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "eval-texel-2026-12-01.npz")
@@ -202,7 +203,7 @@ def tables_source() -> str:
     """What the engine plays by: ``"hand"``, or the path of the tables file (shipped or
     :data:`EVAL_ENV`)."""
     choice = os.environ.get(EVAL_ENV, "")
-    if choice == "nnue":  # the network (engine/nnue.py) plays; these tables stay for the other callers
+    if choice in ("nnue", "texel"):  # the network (engine/nnue.py, the default) or the shipped tables
         choice = ""
     return "hand" if choice == "hand" else (choice or SHIPPED_TABLES)
 

@@ -272,6 +272,36 @@ def random_openings(pairs: int, rng: Any = None) -> tuple[tuple[str, str], ...]:
     return tuple((f"随机开局 {n}", f"{random_start_fen(n)}|") for n in numbers)
 
 
+def read_openings(path: str | os.PathLike[str]) -> tuple[tuple[str, str], ...]:
+    """The openings of a text file for ``xiangqi match --openings-file``: one ``name<TAB>moves``
+    per line (ICCS moves, or ``<FEN>|<moves>`` as :func:`opening_board` reads them; a third
+    tab-separated field and anything after ``#`` in a line without a tab are ignored, blank lines
+    and lines starting with ``#`` are skipped), in file order. ``tools/book_openings.py`` writes such
+    files from the opening book. Raises :class:`MatchError` for an unreadable file, a line without a
+    name or moves, an illegal line or a file with no opening."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MatchError(f"cannot read the openings file {os.fspath(path)!r}: {exc}") from None
+    out: list[tuple[str, str]] = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) < 2 or not fields[0] or not fields[1]:
+            raise MatchError(f"{os.fspath(path)}:{no}: expected 'name<TAB>moves', got {raw!r}")
+        try:
+            opening_board(fields[1])
+        except MatchError as exc:
+            raise MatchError(f"{os.fspath(path)}:{no}: {exc}") from None
+        out.append((fields[0], fields[1]))
+    if not out:
+        raise MatchError(f"{os.fspath(path)}: no openings")
+    return tuple(out)
+
+
 def opening_board(moves: str) -> Board:
     """The board after an opening's ICCS moves, from the standard start or, written
     ``"<FEN>|<moves>"``, from that position (a 随机开局 start: ``--variant random``). Raises
@@ -656,8 +686,11 @@ class MatchResult:
         game.headers.update({"Event": f"{self.a} vs {self.b}", "Round": str(g.round), "Red": g.red,
                              "Black": g.black, "Result": g.result, "Opening": g.opening,
                              "TimeControl": self.tc_text, "Termination": g.reason})
-        shuffle = shuffle_number(g.board.starting_fen())
-        if shuffle is not None:  # a 随机开局 game: which shuffle (its FEN tag comes with the start)
+        start = g.board.starting_fen()
+        # a 随机开局 game: which shuffle (its FEN tag comes with the start); the standard arrangement is
+        # one of the 90 too, but a game from it is an ordinary game
+        shuffle = None if start.split()[0] == Board().fen().split()[0] else shuffle_number(start)
+        if shuffle is not None:
             game.headers.update({"Variant": "random", "Shuffle": str(shuffle)})
         game.final_comment = g.reason
         return write_game(game, notation="iccs")
@@ -914,4 +947,4 @@ def search_speed(depth: int = 9, hash_mb: int = 64) -> tuple[int, float, list[st
 
 __all__ = ["OPENINGS", "GameResult", "MatchError", "MatchResult", "PlayerSpec", "Rating", "TimeControl",
            "elo_difference", "elo_from_score", "fit_ratings", "judge_claim", "opening_board",
-           "peer_perft_speed", "perft_speed", "play_game", "run_match", "search_speed"]
+           "peer_perft_speed", "perft_speed", "play_game", "read_openings", "run_match", "search_speed"]

@@ -1,4 +1,5 @@
-"""A small NNUE evaluation (efficiently updatable neural network), played with ``XIANGQI_EVAL=nnue``.
+"""A small NNUE evaluation (efficiently updatable neural network): the engine's default evaluation
+(``XIANGQI_EVAL=texel`` or the UCI option ``Evaluation`` plays the Texel tables instead).
 
 Architecture (docs/NNUE.md; trained by ``tools/nnue_train.py``):
 
@@ -67,10 +68,16 @@ P_OFF32 = (ACC_OFF16 + ACC_STACK * ENTRY) // 2
 STATE_SIZE = ST_ACC + (ACC_STACK + 1) * ENTRY // 4
 
 
+#: The evaluations an engine can play (``Engine.evaluation``, the UCI option ``Evaluation``): the
+#: network (the default since its SPRT against the tables, docs/ENGINE.md) or the Texel tables.
+EVALUATIONS = ("nnue", "texel")
+
+
 def selected() -> bool:
-    """True when the engine plays the network (``XIANGQI_EVAL=nnue``; read at every search), else the
-    Texel tables."""
-    return os.environ.get(EVAL_ENV, "") == "nnue"
+    """True when the engine plays the network by default: ``XIANGQI_EVAL`` unset, empty or ``nnue``
+    (read at every search). ``XIANGQI_EVAL=texel`` (the shipped tables), ``hand`` or a tables file
+    plays the tables instead; ``Engine.evaluation`` overrides this per engine."""
+    return os.environ.get(EVAL_ENV, "") in ("", "nnue")
 
 
 def net_path() -> str:

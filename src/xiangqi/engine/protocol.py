@@ -424,6 +424,7 @@ class EngineServer:
             ("TablebasePath", "type string default <empty>"),
             ("OwnBook", "type check default false"),
             ("BookFile", "type string default <empty>"),
+            ("Evaluation", f"type combo default {self._evaluation()} var nnue var texel"),
         ]
         elos = self._level_elos()
         if elos:
@@ -431,6 +432,15 @@ class EngineServer:
             opts.append(("UCI_Elo", f"type spin default {max(elos.values())} min {min(elos.values())} "
                                     f"max {max(elos.values())}"))
         return opts
+
+    def _evaluation(self) -> str:
+        """The evaluation the engine plays now: ``nnue`` or ``texel`` (option ``Evaluation``)."""
+        from xiangqi.engine import nnue
+
+        chosen = getattr(self._engine, "evaluation", None) if self._engine is not None else None
+        if chosen is None:
+            return "nnue" if nnue.selected() else "texel"
+        return chosen
 
     def _level_elos(self) -> dict[str, int]:
         """Measured Elo per level, for levels that carry one (``elo`` attribute)."""
@@ -462,6 +472,7 @@ class EngineServer:
         self.send(f"option level type combo {levels} default {FULL_STRENGTH}")
         self.send("option usebook type check default false")
         self.send("option bookfiles type string default <empty>")
+        self.send(f"option evaluation type combo var nnue var texel default {self._evaluation()}")
         self.send("ucciok")
 
     def _cmd_isready(self, args: list[str]) -> None:
@@ -543,6 +554,15 @@ class EngineServer:
             if path:
                 self.send(f"info string tablebases in {path}: "
                           + (", ".join(found) if found else "none yet (the directory has no table files)"))
+        elif key == "evaluation":  # the network (default) or the Texel tables, for the next search
+            from xiangqi.engine import nnue
+
+            ev = value.lower()
+            if ev not in nnue.EVALUATIONS:
+                raise ProtocolError(f"unknown evaluation {value!r}; expected one of "
+                                    f"{', '.join(nnue.EVALUATIONS)}")
+            self._require_idle(f"setoption {name}")
+            self.engine.evaluation = ev
         elif key in ("ownbook", "usebook"):
             self.own_book = self._bool_option(name, value)
         elif key in ("bookfile", "bookfiles"):

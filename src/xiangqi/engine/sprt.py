@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Sequence
 
 EPSILON = 1e-3
@@ -210,5 +211,27 @@ class Sprt:
         return "\n".join(lines)
 
 
+_PGN_TAG = re.compile(r'^\[(Red|Black|Result) "([^"]*)"\]', re.M)
+
+
+def pgn_scores(text: str, player: str) -> list[float]:
+    """``player``'s score (1, ½, 0) in each finished game of the PGN ``text`` in which it played, in
+    file order (``xiangqi match --pgn`` writes games in game order, so games 2k and 2k+1 are a
+    colour-swapped pair). Used by ``xiangqi match --sprt-prior`` and ``tools/sprt_pgn.py``."""
+    out: list[float] = []
+    tags: dict[str, str] = {}
+    for key, value in _PGN_TAG.findall(text):
+        tags[key] = value
+        if key == "Result":
+            res = tags.get("Result")
+            if res in ("1-0", "0-1", "1/2-1/2") and player in (tags.get("Red"), tags.get("Black")):
+                if res == "1/2-1/2":
+                    out.append(0.5)
+                else:
+                    out.append(1.0 if (res == "1-0") == (tags.get("Red") == player) else 0.0)
+            tags = {}
+    return out
+
+
 __all__ = ["PENTANOMIAL_SCORES", "TRINOMIAL_SCORES", "Sprt", "bounds", "elo_interval", "expected_score",
-           "llr", "llr_approx", "mean_var", "mle_pdf"]
+           "llr", "llr_approx", "mean_var", "mle_pdf", "pgn_scores"]
