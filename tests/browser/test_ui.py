@@ -439,7 +439,7 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
                 while (m := ws.receive_json())["type"] != "error":
                     pass
                 out.append(m["detail"])
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             while (st := c.get("/api/game").json())["engine_error"] is None and time.monotonic() < deadline:
                 time.sleep(0.05)
             out += [st["engine_error"]["detail"], st["engine_error"]["detail_en"]]
