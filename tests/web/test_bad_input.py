@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.webclient import api_client, run_coroutine
 
@@ -609,7 +609,7 @@ _documents = st.recursive(_scalars, lambda c: st.lists(c, max_size=4)
                           | st.dictionaries(st.text(max_size=8), c, max_size=4), max_leaves=20)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_documents, st.booleans())
 def test_strict_json_reads_what_json_writes(value, ascii_only):
     from xiangqi.web.limits import loads_strict
