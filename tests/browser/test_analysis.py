@@ -233,7 +233,7 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     expect(page.locator("#engine-panel")).to_be_hidden()
     expect(bar).to_be_hidden()
     expect(page.locator(".xq-arrow.best")).to_have_count(0)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while live_analysis_threads() > others and time.monotonic() < deadline:
         time.sleep(0.1)
     assert live_analysis_threads() == others
