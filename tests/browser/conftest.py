@@ -180,9 +180,12 @@ class Driver:
         return int(self.page.get_attribute("body", "data-plies"))
 
     def click_move(self, iccs: str) -> None:
-        """Click the piece on the from-square, check its destination is marked, click the to-square."""
+        """Wait until the piece on the from-square may move, click it, check its destination is
+        marked, click the to-square. (Clicked before its legal moves have arrived, e.g. in a position
+        being browsed, the piece would not be selected: no destination mark, ever.)"""
         from playwright.sync_api import expect
 
+        self.page.wait_for_selector(f".xq-board[data-movable-from~='{iccs[:2]}']", state="attached")
         self.page.click(f".xq-hit[data-sq='{iccs[:2]}']")
         expect(self.page.locator(f".xq-dest[data-sq='{iccs[2:4]}']")).to_have_count(1)
         self.page.click(f".xq-hit[data-sq='{iccs[2:4]}']")
