@@ -541,7 +541,9 @@ def test_a_slow_record_neither_blocks_the_server_nor_runs_past_its_budget(tmp_pa
         assert r.json()["detail"] == ("record too complex: reading it took longer than 1.5 s "
                                       "(the limit for one record)")
         assert result["took"] < 10
-        assert len(latencies) >= 5 and max(latencies) < 1.0, latencies  # before: no answer for 9.8 s
+        # answered all along (a loop blocked for the upload would answer once or twice, after it) and
+        # each at once: before, no answer for 9.8 s; here a few ms, a loaded machine's outlier 1.9 s
+        assert len(latencies) >= 5 and max(latencies) < 3.0, latencies
         assert moves_of(c) == ["h2e2", "h9g7"]
         # and the next record reads normally
         r = c.post("/api/record/open", content=GAME_1982.read_bytes())
