@@ -680,7 +680,7 @@ def test_check_is_shown_and_spoken(quick_server, driver, page):
     expect(banner).to_be_visible()
     expect(banner).to_have_text("将军！")
     assert page.get_attribute("body", "data-last-spoken") == "将军"
-    expect(banner).to_be_hidden(timeout=4000)
+    expect(banner).to_be_hidden(timeout=10_000)
     page.click("#btn-settings")
     page.select_option("#set-language", "en")
     page.select_option("#set-sound", "off")
