@@ -3,9 +3,27 @@
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
 
+import pytest
+
 DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_data_dir(tmp_path_factory):
+    """Point ``$XIANGQI_DATA_DIR`` at a directory of this test process for the whole session, so that
+    nothing a test forgets to place (a Store(), the engine's endgame tables, a CLI command, a child
+    process) reads or writes the user's data dir: shared by the xdist workers, its store lock would
+    make two of them fail each other, and tables found there would change what the engine plays."""
+    old = os.environ.get("XIANGQI_DATA_DIR")
+    os.environ["XIANGQI_DATA_DIR"] = str(tmp_path_factory.mktemp("xiangqi-data"))
+    yield
+    if old is None:
+        os.environ.pop("XIANGQI_DATA_DIR", None)
+    else:
+        os.environ["XIANGQI_DATA_DIR"] = old
 
 
 def read_tsv(name: str) -> list[dict[str, str]]:

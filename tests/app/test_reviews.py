@@ -3,6 +3,7 @@ computer, results kept in the app's database."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -68,11 +69,22 @@ def test_a_job_runs_to_done_and_is_found_again_in_the_store(store) -> None:
 
 def test_a_foreground_section_pauses_the_progress_of_a_job(store) -> None:
     gate = ForegroundGate()
+    held = threading.Event()  # the worker waits at the gate (not merely searching its position)
+    real_wait_idle = gate.wait_idle
+
+    def wait_idle(timeout=None):
+        if gate.busy:
+            held.set()
+        return real_wait_idle(timeout)
+
+    gate.wait_idle = wait_idle
     mgr = ReviewManager(None, gate)
     job = mgr.submit(_src(OPENING, depth=3))
     assert _wait(lambda: job.done >= 2)
     with gate.foreground():
-        time.sleep(0.3)  # the position being searched when the foreground began may end
+        # the position being searched when the foreground began may end first: wait until the worker
+        # stands at the gate (a fixed 0.3 s could be shorter than that search on a loaded machine)
+        assert held.wait(60)
         paused_at = job.done
         time.sleep(1.0)
         assert job.done == paused_at and job.status == "running"

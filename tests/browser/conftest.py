@@ -8,6 +8,7 @@ so tests never see each other's games.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,12 +16,18 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from playwright.sync_api import expect
 
 from xiangqi.app.players import EnginePlayer
-from xiangqi.web.run import free_port
 from xiangqi.web.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"
+
+# Playwright's expect() waits 5 s by default: on a loaded 2-core machine (CI with two xdist workers, a
+# Chromium and a server each) a page can take longer than that to show a move or a dialog. A longer
+# wait changes nothing for a test that passes (it returns as soon as the condition holds); explicit
+# timeout= arguments keep their own bound.
+expect.set_options(timeout=15_000)
 
 # One engine for the whole session: its kernels compile once (warmup in the background).
 _ENGINE = EnginePlayer(hash_mb=16)
@@ -41,6 +48,27 @@ def browser_context_args(browser_context_args):
             "bypass_csp": True}
 
 
+def listening_socket(port: int = 0) -> socket.socket:
+    """A TCP socket listening on 127.0.0.1:``port`` (0: a free port the OS picks), for uvicorn's
+    ``Server.run(sockets=[...])``. Held from the start, the port cannot be taken by another test's
+    server between "found free" and "bound" (:func:`xiangqi.web.run.free_port` closes its probe)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    return sock
+
+
+def wait_started(server: uvicorn.Server, thread: threading.Thread, seconds: float = 60.0) -> None:
+    """Wait until ``server`` (run by ``thread``) serves; RuntimeError when it fails or takes longer
+    than ``seconds`` (generous: the app's start-up migrates its databases, seconds under load)."""
+    deadline = time.monotonic() + seconds
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+
+
 class LiveServer:
     """A uvicorn server in a thread serving ``create_app(data_dir)``; ``restart()`` keeps the data dir."""
 
@@ -50,7 +78,8 @@ class LiveServer:
         self.move_provider = move_provider
         #: compile the engine kernels at start (default: when the real engine plays)
         self.warmup = move_provider is None if warmup is None else warmup
-        self.port = free_port()
+        self._sock: socket.socket | None = listening_socket()
+        self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/"
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -63,13 +92,11 @@ class LiveServer:
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                                 lifespan="on")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        sock = self._sock or listening_socket(self.port)  # a restart listens on the same port again
+        self._sock = None  # the server closes it when it stops
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the test server did not start")
-            time.sleep(0.02)
+        wait_started(self._server, self._thread)
 
     def stop(self) -> None:
         if self._server is not None:
@@ -153,9 +180,12 @@ class Driver:
         return int(self.page.get_attribute("body", "data-plies"))
 
     def click_move(self, iccs: str) -> None:
-        """Click the piece on the from-square, check its destination is marked, click the to-square."""
+        """Wait until the piece on the from-square may move, click it, check its destination is
+        marked, click the to-square. (Clicked before its legal moves have arrived, e.g. in a position
+        being browsed, the piece would not be selected: no destination mark, ever.)"""
         from playwright.sync_api import expect
 
+        self.page.wait_for_selector(f".xq-board[data-movable-from~='{iccs[:2]}']", state="attached")
         self.page.click(f".xq-hit[data-sq='{iccs[:2]}']")
         expect(self.page.locator(f".xq-dest[data-sq='{iccs[2:4]}']")).to_have_count(1)
         self.page.click(f".xq-hit[data-sq='{iccs[2:4]}']")

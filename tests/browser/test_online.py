@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,13 +17,13 @@ import argon2
 import pytest
 import uvicorn
 from playwright.sync_api import expect
+from tests.browser.conftest import listening_socket, wait_started
 
 import xiangqi.web
 from xiangqi.app.clock import TimeControl
 from xiangqi.core.board import Board
 from xiangqi.online.lobby import Preset
 from xiangqi.web.online_rooms import OnlineConfig
-from xiangqi.web.run import free_port
 from xiangqi.web.server import create_app
 
 pytestmark = pytest.mark.browser
@@ -48,7 +47,8 @@ class PublicServer:
     """``xiangqi serve --public`` in a thread: uvicorn on a free port, its own data dir."""
 
     def __init__(self, data_dir: Path, grace_s: float = 20.0) -> None:
-        self.port = free_port()
+        self._sock = listening_socket()
+        self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/"
         cfg = OnlineConfig(hasher=FAST, grace_s=grace_s, bullet_grace_s=grace_s, move_provider=first_legal,
                            presets={"2s": TWO_SECONDS})
@@ -56,15 +56,12 @@ class PublicServer:
                               port=self.port)
         self._server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
                                                      log_level="warning", lifespan="on"))
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+                                        daemon=True)
 
     def start(self) -> PublicServer:
         self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the public test server did not start")
-            time.sleep(0.02)
+        wait_started(self._server, self._thread)
         return self
 
     def stop(self) -> None:
@@ -350,7 +347,7 @@ def test_claim_after_the_opponent_left(quick_grace_server, visitors):
     wait_plies(a, b, n=1)
     b.close()
     expect(a.locator("#ol-bar-top")).to_have_attribute("data-connected", "0")
-    expect(a.locator("#ol-claim-win")).to_be_visible(timeout=5_000)  # after the 1 s grace period
+    expect(a.locator("#ol-claim-win")).to_be_visible(timeout=15_000)  # after the 1 s grace period
     expect(a.locator("#ol-claim")).to_contain_text("对方已断线：你可以判胜")
     a.click("#ol-claim-win")
     expect(a.locator("body")).to_have_attribute("data-ol-status", "finished")
@@ -363,7 +360,7 @@ def test_claim_after_the_opponent_left(quick_grace_server, visitors):
     a.click(".ol-computer[data-level='beginner']")
     expect(a.locator("body")).to_have_attribute("data-ol-status", "playing")
     expect(a.locator("#ol-bar-bottom .clock")).to_have_class("clock low running")  # under 10 s: red
-    expect(a.locator("body")).to_have_attribute("data-ol-status", "finished", timeout=8_000)
+    expect(a.locator("body")).to_have_attribute("data-ol-status", "finished", timeout=20_000)
     expect(a.locator("#ol-headline")).to_have_text("黑胜")
     expect(a.locator("#ol-status")).to_contain_text("超时")
     expect(a.locator("#ol-bar-bottom .clock")).to_have_text("0:00")

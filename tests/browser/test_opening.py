@@ -8,15 +8,14 @@ mark and the opening line in both languages.
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import uvicorn
 from playwright.sync_api import expect
+from tests.browser.conftest import listening_socket, wait_started
 
 from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer
 from xiangqi.study.ecco import classify
-from xiangqi.web.run import free_port
 from xiangqi.web.server import create_app
 
 pytestmark = pytest.mark.browser
@@ -24,17 +23,15 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def book_server(tmp_path):
-    port = free_port()
+    sock = listening_socket()
+    port = sock.getsockname()[1]
     app = create_app(tmp_path / "data", player=EnginePlayer(hash_mb=16, book=DEFAULT_BOOK, book_seed=5),
                      warmup=False, engine_delay_s=0.05, port=port)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                            lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the test server did not start"
-        time.sleep(0.02)
+    wait_started(server, thread)
     yield f"http://127.0.0.1:{port}/"
     server.should_exit = True
     thread.join(timeout=20)

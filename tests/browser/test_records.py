@@ -195,24 +195,26 @@ def test_byoyomi_periods_run_and_timeout_loses(quick_server, driver, page):
     page.select_option("#sel-tc", "byoyomi")
     expect(page.locator("#in-periods")).to_be_visible()
     page.fill("#in-base", "0")
-    page.fill("#in-byo", "1.5")
+    page.fill("#in-byo", "3")
     page.fill("#in-periods", "2")
     driver.submit_new_game()
     red = page.locator("#bar-bottom .clock")
     expect(red).to_have_attribute("data-periods", "2")
     expect(red).to_contain_text("读秒 0:0")
     expect(red).to_contain_text("×2")
-    page.wait_for_timeout(1800)  # Red overruns one 1.5 s period: one period is used up
+    # Red overruns one 3 s period (the page counts it down), then moves within the second: the move
+    # must land 3-6 s after the new game (a fixed wait left a loaded machine too narrow a window)
+    expect(red).to_have_attribute("data-periods", "1", timeout=10_000)
     driver.play("h2e2", 1)
     st = driver.state()
     assert st["clock"]["red_periods"] == 1 and st["result"] is None
     expect(red).to_have_attribute("data-periods", "1")
-    expect(red).to_have_text("读秒 0:02")
+    expect(red).to_have_text("读秒 0:03")
     # Black does not move: the page counts Black's first period down, then the second, then Black loses.
     black = page.locator("#bar-top .clock")
     expect(black).to_have_attribute("data-periods", "2")
-    expect(black).to_have_attribute("data-periods", "1", timeout=3_000)
-    expect(page.locator("#dlg-result")).to_be_visible(timeout=8_000)
+    expect(black).to_have_attribute("data-periods", "1", timeout=10_000)
+    expect(page.locator("#dlg-result")).to_be_visible(timeout=20_000)
     expect(page.locator("#result-reason")).to_have_text("黑方超时")
     assert driver.state()["result"]["termination"] == "timeout"
 

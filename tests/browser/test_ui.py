@@ -439,7 +439,7 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
                 while (m := ws.receive_json())["type"] != "error":
                     pass
                 out.append(m["detail"])
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             while (st := c.get("/api/game").json())["engine_error"] is None and time.monotonic() < deadline:
                 time.sleep(0.05)
             out += [st["engine_error"]["detail"], st["engine_error"]["detail_en"]]
@@ -680,7 +680,7 @@ def test_check_is_shown_and_spoken(quick_server, driver, page):
     expect(banner).to_be_visible()
     expect(banner).to_have_text("将军！")
     assert page.get_attribute("body", "data-last-spoken") == "将军"
-    expect(banner).to_be_hidden(timeout=4000)
+    expect(banner).to_be_hidden(timeout=10_000)
     page.click("#btn-settings")
     page.select_option("#set-language", "en")
     page.select_option("#set-sound", "off")

@@ -39,6 +39,10 @@ def main() -> int:
         out.write(line + "\n")
         out.flush()
 
+    if mode in _PLAYING:
+        # load the rules before the handshake, as a real engine loads before 'uciok': imported at the
+        # first 'go' instead, a loaded machine's seconds of import counted against the move's time
+        _load_rules()
     first = True
     position = ""
     for raw in sys.stdin:
@@ -109,17 +113,39 @@ def main() -> int:
     return 0
 
 
-def first_legal(position: str) -> str:
-    from xiangqi.engine.protocol import parse_position
+#: the modes that read the position and play a legal move in it
+_PLAYING = ("first", "slow", "claim", "slow-start", "slow-ready")
 
+_Board = None
+
+
+def _load_rules() -> None:
+    """Import the rules library (only its core: a third of the engine package's import time)."""
+    global _Board
+    from xiangqi.core.board import Board
+
+    _Board = Board
+
+
+def parse_position(tokens: list[str]):
+    """The board of a ``position`` command's tokens: ``startpos|fen <FEN> [moves m1 m2 ...]``."""
+    if _Board is None:
+        _load_rules()
+    mi = tokens.index("moves") if "moves" in tokens else len(tokens)
+    head, moves = tokens[:mi], tokens[mi + 1:]
+    board = _Board() if head[0] == "startpos" else _Board(" ".join(head[1:]))
+    for m in moves:
+        board.push_iccs(m)
+    return board
+
+
+def first_legal(position: str) -> str:
     board = parse_position(position.split()[1:])
     moves = sorted(m.iccs() for m in board.legal_moves)
     return moves[0] if moves else "(none)"
 
 
 def repeated(position: str) -> bool:
-    from xiangqi.engine.protocol import parse_position
-
     board = parse_position(position.split()[1:])
     now = board.position_key()
     b = board.copy()

@@ -279,19 +279,33 @@ def test_concurrent_games_give_the_sequential_results_in_the_same_order():
     assert par.pgn() == seq.pgn()
 
 
-def test_concurrency_overlaps_games():
-    # 'slow' thinks 0.4 s a move; one game after the other, the match would last longer than all moves
-    # together (2 games x 3 plies x 0.4 s); two at once take less
+def test_concurrency_overlaps_games(monkeypatch):
+    # 'slow' thinks 0.4 s a move (5 plies: 2 s a game): two games at once are played at the same time,
+    # one after the other they would not overlap. Each game's span is measured from its first move to
+    # its end (the engines' start-up, seconds on a loaded machine, is no part of it).
     import time
 
-    t0 = time.monotonic()
+    from xiangqi.engine import match
+
+    spans: list[tuple[float, float]] = []
+    real_play = match.play_game
+
+    def timed_play(*args, **kw):
+        t0 = time.monotonic()
+        try:
+            return real_play(*args, **kw)
+        finally:
+            spans.append((t0, time.monotonic()))
+
+    monkeypatch.setattr(match, "play_game", timed_play)
     res = run_match(fake_spec("slow", "S"), fake_spec("slow", "T"), 2, TimeControl(depth=1),
-                    openings=[("start", "")], ply_cap=3, concurrency=2)
-    elapsed = time.monotonic() - t0
+                    openings=[("start", "")], ply_cap=5, concurrency=2)
     thinking = sum(t for g in res.games for ts in g.move_times.values() for t in ts)
-    assert thinking >= 2.4 and elapsed < thinking - 0.4
+    assert thinking >= 4.0 and len(spans) == 2
+    (s1, e1), (s2, e2) = sorted(spans)
+    assert s2 < e1, spans  # the second game began before the first one ended (in turn: s2 >= e1)
     assert [(g.round, g.red, g.reason) for g in res.games] == [
-        (1, "S", "Draw — ply cap of 3 reached"), (2, "T", "Draw — ply cap of 3 reached")]
+        (1, "S", "Draw — ply cap of 5 reached"), (2, "T", "Draw — ply cap of 5 reached")]
 
 
 def test_a_match_continues_from_a_later_game_index():

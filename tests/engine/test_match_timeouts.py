@@ -35,8 +35,9 @@ def test_defaults_are_generous_and_the_cli_uses_them() -> None:
 
 
 def test_a_slow_start_within_the_limit_plays() -> None:
-    # 1.5 s of silence before the first answer, 5 s allowed: the game is played to the ply cap
-    slow = spec("slow-start", 1.5, "slowpoke", start_timeout=5.0)
+    # 1.5 s of silence before the first answer, 60 s allowed (a loaded machine adds seconds of its
+    # own to the start): the game is played to the ply cap
+    slow = spec("slow-start", 1.5, "slowpoke", start_timeout=60.0)
     quick = spec("first", 0.0, "quick")
     res = run_match(slow, quick, 1, TimeControl(movetime=0.05), ply_cap=6)
     assert [(g.red, g.result, g.reason, len(g.board.move_stack)) for g in res.games] == [
@@ -53,9 +54,9 @@ def test_a_start_past_the_limit_names_the_engine_and_the_option() -> None:
 
 
 def test_a_slow_readyok_after_a_new_game_uses_the_ping_limit() -> None:
-    # every readyok takes 0.4 s: the start (limit 5 s) passes; the ping after ucinewgame with a limit
+    # every readyok takes 0.4 s: the start (limit 60 s) passes; the ping after ucinewgame with a limit
     # of 0.1 s fails, and the match names the engine, the limit and --ping-timeout
-    slow = spec("slow-ready", 0.4, "laggard", start_timeout=5.0, ping_timeout=0.1)
+    slow = spec("slow-ready", 0.4, "laggard", start_timeout=60.0, ping_timeout=0.1)
     eng = slow.start()
     try:
         assert eng.ping_timeout == 0.1
@@ -68,6 +69,6 @@ def test_a_slow_readyok_after_a_new_game_uses_the_ping_limit() -> None:
     assert str(exc.value) == ("laggard: no 'readyok' within 0.1 s of 'isready', after ucinewgame (the limit "
                               "of each later isready, 0.1 s; raise it with --ping-timeout)")
     # with a limit above the delay the same engine plays a game
-    ok = spec("slow-ready", 0.4, "laggard", start_timeout=5.0, ping_timeout=3.0)
+    ok = spec("slow-ready", 0.4, "laggard", start_timeout=60.0, ping_timeout=20.0)
     res = run_match(ok, spec("first", 0.0, "quick"), 1, TimeControl(movetime=0.05), ply_cap=6)
     assert [(g.result, g.reason) for g in res.games] == [("1/2-1/2", "Draw — ply cap of 6 reached")]

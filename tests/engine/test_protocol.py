@@ -39,7 +39,8 @@ LEVELS = {"beginner": FakeLevel("beginner", "初级", 1000, depth=2, time=0.5),
 
 
 class FakeEngine:
-    """Moves ranked by ICCS text; one info per depth and line; infinite searches wait for stop()."""
+    """Moves ranked by ICCS text; one info per depth and line; infinite searches wait for stop(),
+    timed ones for stop() or their budget (``limit.time``, or 1/20 of the mover's clock, at least 0.05 s)."""
 
     def __init__(self, score_cp: int = 25, mate: int | None = None, fail: bool = False) -> None:
         self.score_cp = score_cp
@@ -74,7 +75,11 @@ class FakeEngine:
         depth = 0
         timed = limit.infinite or limit.wtime or limit.time
         max_depth = limit.depth or (10**9 if timed else 3)
-        deadline = time.monotonic() + (limit.time or 0.05) if not limit.infinite else float("inf")
+        # a time limit is searched in full; a clock (wtime/btime), like a real engine, a twentieth of
+        # the mover's time (0.05 s flat made a 10**6 s clock end on its own by depth 2 under load)
+        clock = limit.wtime if board.turn else limit.btime
+        budget = limit.time or max(0.05, (clock or 0.0) / 20)
+        deadline = time.monotonic() + budget if not limit.infinite else float("inf")
         try:
             while depth < max_depth:
                 if self._stop.is_set():
@@ -124,8 +129,9 @@ class Conversation:
             ok = self.server.handle(line)
         return ok
 
-    def feed(self, *lines: str, timeout: float = 5.0) -> bool:
-        """Like :meth:`send`, from a reader thread as a real stdin loop; fails if a line blocks the reader."""
+    def feed(self, *lines: str, timeout: float = 10.0) -> bool:
+        """Like :meth:`send`, from a reader thread as a real stdin loop; fails if a line blocks the reader
+        (for ``timeout`` s: the blocking perft in these tests holds it for 20 s)."""
         result: list[bool] = []
 
         def run() -> None:
@@ -141,7 +147,7 @@ class Conversation:
         """Output lines from index ``n`` on (without ``info depth`` lines unless asked)."""
         return [x for x in self.out[n:] if depth_lines or not x.startswith("info depth")]
 
-    def wait_for(self, prefix: str, timeout: float = 10.0, start: int = 0) -> str:
+    def wait_for(self, prefix: str, timeout: float = 30.0, start: int = 0) -> str:
         deadline = time.monotonic() + timeout
         with self.cv:
             while True:
@@ -364,7 +370,7 @@ def test_ponder_waits_for_ponderhit_then_searches_with_the_real_limit():
     assert not any(x.startswith("bestmove") for x in c.out)
     n = len(c.out)
     c.send("ponderhit")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while len(c.limits()) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert c.limits()[-1] == FakeLimit(wtime=2.0, btime=2.0)
@@ -745,7 +751,7 @@ def test_go_perft_runs_in_the_background_isready_and_stop_are_answered(blocking_
     gate, calls = blocking_perft
     c = Conversation()
     c.feed("uci", "position startpos", "go perft 2")  # returns while the count runs
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while not calls and time.monotonic() < deadline:
         time.sleep(0.01)
     assert calls == [1] and c.server.searching
@@ -772,11 +778,11 @@ def test_quit_during_go_perft_returns_at_once(blocking_perft, protocol):
     gate, calls = blocking_perft
     c = Conversation()
     c.feed(protocol, "position startpos", "go perft 3")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while not calls and time.monotonic() < deadline:
         time.sleep(0.01)
     assert calls and not gate.is_set()
-    assert c.feed("quit", timeout=3) is False  # the count is still blocked inside its kernel call
+    assert c.feed("quit", timeout=10) is False  # the count is still blocked (for 20 s) inside its kernel call
     assert c.out[-1] == ("bye" if protocol == "ucci" else "uciok")  # nothing else: no bestmove, no wait
     assert c.server.searching  # the daemon thread is left inside its count; the process exits
 

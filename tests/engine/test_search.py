@@ -204,10 +204,19 @@ def test_time_limit_stops_search(engine: Engine) -> None:
 
 
 def test_stop_ends_infinite_search() -> None:
+    from xiangqi.engine import warmup
+
+    warmup(background=False)  # the kernels first (a compile in a fresh cache takes minutes under load)
     eng = Engine(hash_mb=4)
     out: list = []
-    t = threading.Thread(target=lambda: out.append(eng.search(Board(), Limit(infinite=True))))
+    searching = threading.Event()
+    t = threading.Thread(target=lambda: out.append(eng.search(Board(), Limit(infinite=True),
+                                                              on_info=lambda info: searching.set())),
+                         daemon=True)
     t.start()
+    # stop() before the search has begun is a no-op (search() clears the flag): wait for its first
+    # line instead of a fixed sleep, which a loaded machine can outlast
+    assert searching.wait(60), "the search never reported a line"
     time.sleep(0.3)
     assert t.is_alive()  # an infinite search waits for stop()
     eng.stop()

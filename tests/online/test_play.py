@@ -127,12 +127,12 @@ def test_server_decides_the_timeout(both_servers):
     gid = both_servers.game_between(a, b, tc="1s", rated=False)
     with a.ws(f"/ws/online/game/{gid}") as wa:
         wa.receive_json()
+        t0 = time.monotonic()  # before the move: Black's clock starts at the server's move time, later
         a.post(f"/games/{gid}/move", json={"move": "h2e2"})
-        t0 = time.monotonic()
         st = state_where(wa, lambda s: s["result"] is not None)  # nobody sends anything: the server
         took = time.monotonic() - t0
     assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
-    assert 0.8 < took < 6  # the flag falls at 1 s; the rest is this machine's load
+    assert 0.95 < took < 6  # the flag falls at 1 s; the rest is this machine's load
     assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
     late = b.post(f"/games/{gid}/move", json={"move": "h9g7"})
     assert late.status_code == 409 and late.json()["code"] == "game_over"
@@ -304,6 +304,7 @@ def test_restart_takes_the_game_up_from_the_move_log(tmp_path, backend):
         a.post(f"/games/{gid}/move", json={"move": "h2e2"})
         b.post(f"/games/{gid}/move", json={"move": "h9g7"})
         red_ms = a.get(f"/games/{gid}").json()["clock"]["red_ms"]
+        t_read = time.monotonic()
         cookies = [dict(a.c.cookies), dict(b.c.cookies)]
         tokens = [a.token, b.token]
     second = app()  # a new server process on the same database
@@ -318,7 +319,9 @@ def test_restart_takes_the_game_up_from_the_move_log(tmp_path, backend):
             players.append(c)
         st = players[0].get(f"/api/online/games/{gid}").json()
         assert [m["iccs"] for m in st["moves"]] == ["h2e2", "h9g7"] and st["status"] == "playing"
-        assert st["turn"] == "red" and abs(st["clock"]["red_ms"] - red_ms) < 2000
+        # Red's clock ran on meanwhile, for the time the new server took to start (seconds under load)
+        gone_ms = (time.monotonic() - t_read) * 1000
+        assert st["turn"] == "red" and -500 < red_ms - st["clock"]["red_ms"] < gone_ms + 1000
         assert players[0].get("/api/online/me").json()["playing"] == [gid]
         r = players[0].post(f"/api/online/games/{gid}/move", json={"move": "b0c2"})
         assert r.status_code == 200, r.text

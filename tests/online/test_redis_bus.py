@@ -46,13 +46,30 @@ def test_two_buses_share_channels_in_order(redis_url):
         try:
             got_b: list[int] = []
             got_a: list[int] = []
-            sub_b = b.subscribe("game:x", lambda m: got_b.append(m["n"]))
-            a.subscribe("game:x", lambda m: got_a.append(m["n"]))
+            probed: set[str] = set()
+
+            def into(got: list[int], name: str):
+                def on(m):
+                    if m.get("probe") == name:
+                        probed.add(name)
+                    elif "probe" not in m:
+                        got.append(m["n"])
+                return on
+
+            sub_b = b.subscribe("game:x", into(got_b, "b"))
+            a.subscribe("game:x", into(got_a, "a"))
             b.subscribe("lobby", lambda m: got_b.append(-1))
-            await asyncio.sleep(0.2)  # both subscriptions confirmed
+            # each bus's SUBSCRIBE is confirmed by Redis before its writer sends what was published
+            # after it: a bus that hears its own probe is subscribed (a fixed sleep could be too short)
+            b.publish("game:x", {"probe": "b"})
+            a.publish("game:x", {"probe": "a"})
+            deadline = time.monotonic() + 30
+            while probed != {"a", "b"} and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert probed == {"a", "b"}
             for n in range(200):
                 a.publish("game:x", {"n": n, "text": "炮二平五"})
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 30
             while (len(got_b) < 200 or len(got_a) < 200) and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
             assert got_b == list(range(200))  # every message, once, in order, on the other process
@@ -60,7 +77,10 @@ def test_two_buses_share_channels_in_order(redis_url):
             sub_b.close()
             await asyncio.sleep(0.2)
             a.publish("game:x", {"n": 999})
-            await asyncio.sleep(0.2)
+            deadline = time.monotonic() + 30
+            while got_a[-1] != 999 and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)  # b (one hop away as well) would have had it by now
             assert 999 not in got_b and got_a[-1] == 999
             assert b.subscribers("game:x") == 0 and a.subscribers("game:x") == 1
         finally:
@@ -79,7 +99,7 @@ def test_subscribe_then_publish_is_not_lost(redis_url):
             for i in range(20):  # a socket subscribes and at once asks for a broadcast
                 bus.subscribe(f"game:{i}", lambda m: got.append(m["id"]))
                 bus.publish(f"game:{i}", {"id": str(i)})
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 30
             while len(got) < 20 and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
             assert got == [str(i) for i in range(20)]

@@ -274,19 +274,26 @@ class TimedEngine:
     """Stands in for the kernel engine: every search takes ``seconds`` unless stopped, and is logged
     as ``(event, kind, stopped)``; like the real engine, a stop before a search begins is lost."""
 
-    def __init__(self, seconds: float, query_seconds: float | None = None) -> None:
+    def __init__(self, seconds: float, query_seconds: float | list[float] | None = None) -> None:
         self.seconds = seconds
+        #: a query's seconds, or a list: the first query's, the second's, ... (the last one repeats)
         self.query_seconds = seconds if query_seconds is None else query_seconds
         self.log: list[tuple[str, str, bool]] = []
         self._stop = threading.Event()
+        self._queries = 0
 
     def stop(self) -> None:
         self._stop.set()
 
+    def _query_time(self) -> float:
+        q = self.query_seconds
+        self._queries += 1
+        return q[min(self._queries, len(q)) - 1] if isinstance(q, list) else q
+
     def _run(self, kind: str, board: Board):
         self._stop.clear()
         self.log.append(("start", kind, False))
-        stopped = self._stop.wait(self.query_seconds if kind == "query" else self.seconds)
+        stopped = self._stop.wait(self._query_time() if kind == "query" else self.seconds)
         self.log.append(("end", kind, stopped))
         return first_move(board, "")
 
@@ -346,7 +353,9 @@ def test_forty_hints_do_not_delay_the_computers_move(tmp_path):
 
 
 def test_a_new_hint_from_the_same_page_cancels_its_older_one(tmp_path):
-    eng = TimedEngine(0.3)
+    # the first hint searches until stopped (60 s; 0.3 s could end before the second request on a
+    # loaded machine), the others 0.3 s
+    eng = TimedEngine(0.3, query_seconds=[60, 0.3])
 
     async def run():
         hub = GameHub(QuietStore(tmp_path), player=ReadyPlayer(eng), engine_delay_s=0)
@@ -418,14 +427,15 @@ def test_the_version_counts_the_computers_thinking_too(tmp_path):
     gate = threading.Event()
 
     def gated(board, level):
-        gate.wait(10)
+        gate.wait(60)
         return first_move(board, level)
 
     app = create_app(tmp_path, move_provider=gated, warmup=False, engine_delay_s=0)
     with api_client(app) as client:
         st = client.post("/api/game/new", json={"red": "human", "black": "engine"}).json()
         moved = client.post("/api/game/move", json={"move": "h2e2"}).json()
-        for _ in range(200):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
             thinking = client.get("/api/game").json()
             if thinking["thinking"]:
                 break
@@ -467,9 +477,9 @@ def test_a_full_send_queue_drops_only_that_page(tmp_path):
         hub.add_client(stuck)
         hub.add_client(good)
         for i in range(6):  # each change is one state for every page; the stuck one holds them all
-            await asyncio.wait_for(hub.move("h2e2") if i % 2 == 0 else hub.undo(), 2)
+            await asyncio.wait_for(hub.move("h2e2") if i % 2 == 0 else hub.undo(), 20)
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.05)
+        await until(lambda: len(good_ws.sent) >= 6)  # the good page's sender has sent them all
         await hub.shutdown()
         return hub, stuck, stuck_ws, good, good_ws
 

@@ -49,7 +49,7 @@ def test_random_move_text(text):
     assert _moves() == before
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_values)
 def test_random_json_bodies(body):
     before = _moves()
@@ -65,7 +65,7 @@ def test_random_json_bodies(body):
     assert _moves() == before
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=300))
 def test_random_pgn_uploads(data):
     r = _client.post("/api/game/open", content=data)

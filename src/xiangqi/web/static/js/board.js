@@ -253,6 +253,10 @@ export function createBoard(container, config = {}) {
 
   function drawDests() {
     gDests.replaceChildren();
+    // the points whose piece may move now, e.g. "b9 h9" (the tests wait for a point before clicking it:
+    // a browsed position's legal moves arrive from the server after the position is shown)
+    svg.dataset.movableFrom = cfg.movable && !cfg.editable
+      ? Object.keys(cfg.dests).filter((sq) => (cfg.dests[sq] || []).length).sort().join(" ") : "";
     if (!selected) return;
     const pieces = shownPieces;
     for (const mv of cfg.dests[selected] || []) {
