@@ -170,6 +170,22 @@ def test_cli_explore(engine, capsys):
     assert "bad FEN" in capsys.readouterr().err
 
 
+def test_recent_games_go_on_from_the_position(engine, monkeypatch):
+    # after 炮二平五 马8进7 (mirrored: G4's 炮八平五 马2进3) G6 (2020) and G4 (2010) end there: they count in
+    # ``ended`` but are no recent game to learn from, so the list is G7 2003, G1 2001, G2 1999, G8 1990;
+    # G7 and G8 also end in it (ply 6, G8 in the mirror) but went on from it at ply 2: they stay
+    import importlib
+
+    ex = importlib.import_module("xiangqi.db.explore")
+    for scan in (500, -1):  # the rare position's sort and the common position's date walk
+        monkeypatch.setattr(ex, "SCAN_DATES", scan)
+        ex.changed()
+        found = explore(engine, moves=["h2e2", "h9g7"], top=5)
+        assert found.games == 6 and found.ended == 4
+        assert [h.event for h in found.top] == ["G7", "G1", "G2", "G8"]
+        assert found.top_moves == ["h0g2", "h0g2", "h0g2", "e2h2"]
+
+
 def test_recent_games_the_same_by_the_date_walk(engine, monkeypatch):
     import importlib
 

@@ -7,8 +7,8 @@ position index (``positions``: key → game, ply, next move):
   ended (Red win / draw / Black win, as counts and as percentages of the games with a known result;
   games without a result are counted apart as ``unknown``), and the average year of the games with a
   readable date;
-- the most recent games (by normalised date, undated games last, then the newest import) in which
-  the position occurs, with the move each played from it;
+- the most recent games (by normalised date, undated games last, then the newest import) that go on
+  from the position (a game that ends in it has no move to show), with the move each played from it;
 - the ECCO code and name of the opening when the position was given by moves from the standard start
   (:func:`xiangqi.study.ecco.classify`; a FEN alone names no opening).
 
@@ -101,7 +101,7 @@ class Exploration:
 
     ``fen``: the position; ``source``; ``mirror``; ``games``: distinct games in which it occurs (or its
     mirror, with ``mirror``); ``ended``: those that end in it; ``moves``: :class:`ExploreMove` rows, most
-    played first (ties: ICCS order); ``top``: the most recent games with it (:class:`GameHit` with
+    played first (ties: ICCS order); ``top``: the most recent games that go on from it (:class:`GameHit` with
     ``ply`` = where it occurs, ``mirrored``), ``top_moves``: for each top game the ICCS move it played
     from the position as seen from this side (None when the game ends there); ``ecco``/``opening``:
     the opening's code and name when the position was reached by moves from the standard start (its
@@ -443,11 +443,13 @@ def _top_stmts(scan: bool, where_source) -> tuple:
     p, g = positions.c, games.c
     keys = bindparam("keys", expanding=True)
     order = (g.date.desc().nulls_last(), g.id.desc())
+    # games that go on from the position (a move played from it): one that ends there shows no move
+    # to learn from, and would let the player's own abandoned games crowd out the masters'
     if scan:
-        probe = select(p.game_id).where(p.key.in_(keys), p.game_id == g.id).exists()
+        probe = select(p.game_id).where(p.key.in_(keys), p.game_id == g.id, p.move.isnot(None)).exists()
         stmt = select(g.id).where(probe).order_by(*order).limit(bindparam("top"))
     else:
-        sub = select(p.game_id).where(p.key.in_(keys)).distinct().subquery()
+        sub = select(p.game_id).where(p.key.in_(keys), p.move.isnot(None)).distinct().subquery()
         stmt = select(g.id).join(sub, sub.c.game_id == g.id).order_by(*order).limit(bindparam("top"))
     if where_source is not None:
         stmt = stmt.where(where_source)
