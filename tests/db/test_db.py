@@ -148,9 +148,9 @@ def test_migration_creates_the_schema_once(tmp_path):
     engine = connect(url, migrate=False)
     assert current_revision(engine) is None
     engine = connect(url)
-    assert current_revision(engine) == head_revision() == "0004"
+    assert current_revision(engine) == head_revision() == "0005"
     connect(url)  # a second upgrade is a no-op
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
 
 
 def test_migration_0002_indexes_the_computed_ecco(tmp_path):
@@ -165,7 +165,7 @@ def test_migration_0002_indexes_the_computed_ecco(tmp_path):
     upgrade(engine, "0001")
     assert "ix_games_ecco_computed" not in {i["name"] for i in sa_inspect(engine).get_indexes("games")}
     upgrade(engine)
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == "0005"
     assert "ix_games_ecco_computed" in {i["name"] for i in sa_inspect(engine).get_indexes("games")}
     with engine.connect() as conn:
         plan = " ".join(str(r[-1]) for r in conn.execute(sa_text(

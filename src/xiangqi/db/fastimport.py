@@ -41,6 +41,7 @@ from xiangqi.core.board import STARTING_BOARD_FEN, Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, split_headers
 from xiangqi.db import keys as _keys
+from xiangqi.db.names import search_key
 from xiangqi.engine._numba import njit
 from xiangqi.engine.movegen import MAX_MOVES, gen_moves, is_legal_move, king_attacked
 
@@ -503,6 +504,8 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
     res = h.get("Result", "*").strip()
     ecco = h.get("ECCO", "").strip()
     date_raw = h.get("Date", "").strip()
+    event, black_name = h.get("Event", "").strip(), h.get("Black", "").strip()
+    red_name = h.get("Red", "").strip() or h.get("White", "").strip()
     opening = h.get("Opening", "").strip()
     if h.get("Variation", "").strip():
         opening = f"{opening} {h['Variation'].strip()}".strip()
@@ -510,13 +513,16 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
     return {
         "hash": hashlib.sha1(f"{start_fen} {'w' if board.turn else 'b'}|{iccs}".encode()).hexdigest(),
         "collection": collection,
-        "event": h.get("Event", "").strip(),
+        "event": event,
         "site": h.get("Site", "").strip(),
         "round": h.get("Round", "").strip(),
         "date": normalise_date(date_raw),
         "date_raw": date_raw,
-        "red": h.get("Red", "").strip() or h.get("White", "").strip(),
-        "black": h.get("Black", "").strip(),
+        "red": red_name,
+        "black": black_name,
+        "red_key": search_key(red_name),
+        "black_key": search_key(black_name),
+        "event_key": search_key(event),
         "result": res if res in RESULTS else ("1/2-1/2" if res == "½-½" else "*"),
         "ecco": ecco.upper() if _ECCO_RE.match(ecco) else None,
         "ecco_computed": None if custom else _ecco(frm, to, fl, tl),

@@ -62,6 +62,7 @@ from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_
 from xiangqi.db import keys as _keys
 from xiangqi.db.dates import normalise_date
 from xiangqi.db.fastimport import ICCS_MOVES, WIDTH, fast_row
+from xiangqi.db.names import search_key
 from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
@@ -452,19 +453,24 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
     result = h.get("Result", "*").strip()
     ecco = h.get("ECCO", "").strip()
     date_raw = h.get("Date", "").strip()
+    event, black_name = h.get("Event", "").strip(), h.get("Black", "").strip()
+    red_name = h.get("Red", "").strip() or h.get("White", "").strip()
     opening = h.get("Opening", "").strip()
     if h.get("Variation", "").strip():
         opening = f"{opening} {h['Variation'].strip()}".strip()
     return {
         "hash": content_hash(start, board.turn, iccs),
         "collection": collection,
-        "event": h.get("Event", "").strip(),
+        "event": event,
         "site": h.get("Site", "").strip(),
         "round": h.get("Round", "").strip(),
         "date": normalise_date(date_raw),
         "date_raw": date_raw,
-        "red": h.get("Red", "").strip() or h.get("White", "").strip(),
-        "black": h.get("Black", "").strip(),
+        "red": red_name,
+        "black": black_name,
+        "red_key": search_key(red_name),
+        "black_key": search_key(black_name),
+        "event_key": search_key(event),
         "result": result if result in RESULTS else ("1/2-1/2" if result == "½-½" else "*"),
         "ecco": ecco.upper() if _ECCO_RE.match(ecco) else None,
         "ecco_computed": None if custom else computed_ecco(moves),

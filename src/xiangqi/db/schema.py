@@ -9,7 +9,9 @@
   length (``plies``), the comments joined by newlines (``comments``), where it came from
   (``source``, ``source_index``: the 0-based game index inside that file), a ``collection`` name
   (``master`` for imported corpora; the user's own games get their own) and ``hash``, the SHA-1 of
-  start FEN + moves that makes an identical game stored once.
+  start FEN + moves that makes an identical game stored once; ``red_key``, ``black_key``,
+  ``event_key`` (migration 0005): the search keys of the names (:func:`xiangqi.db.names.search_key`:
+  simplified Chinese, case-folded), what the player and event filters compare.
 - ``positions``: the position index, one row per ply of every game's main line (ply 0 = the start):
   ``key`` (signed 64-bit Zobrist key, :mod:`xiangqi.db.keys`) → ``game_id``, ``ply``, ``move``
   (the next move in ICCS, NULL after the last). The primary key (key, game_id, ply) clusters the rows
@@ -76,6 +78,10 @@ games = Table(
     Column("comments", Text, nullable=False, server_default=""),
     Column("source", Text, nullable=False, server_default=""),
     Column("source_index", Integer, nullable=False, server_default="0"),
+    # migration 0005: the search keys of red, black and event (xiangqi.db.names.search_key)
+    Column("red_key", Text, nullable=False, server_default=""),
+    Column("black_key", Text, nullable=False, server_default=""),
+    Column("event_key", Text, nullable=False, server_default=""),
 )
 Index("ix_games_red", games.c.red)
 Index("ix_games_black", games.c.black)

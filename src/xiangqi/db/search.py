@@ -44,6 +44,7 @@ from xiangqi.db.keys import (
     piece_set,
     signature_counts,
 )
+from xiangqi.db.names import search_key
 from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["SearchError", "Filters", "GameHit", "search_games", "count_games", "similar_games", "similarity",
@@ -101,7 +102,10 @@ def source_clause(source: str):
 
 @dataclasses.dataclass(slots=True)
 class Filters:
-    """Header filters; every field set must match (AND). Text fields match a case-insensitive substring.
+    """Header filters; every field set must match (AND). Text fields match a case-insensitive substring;
+    ``player``, ``red``, ``black`` and ``event`` also regardless of script: the query's search key
+    (:func:`xiangqi.db.names.search_key`: simplified Chinese, case-folded, full-width Latin as ASCII) is
+    a substring of the stored name's key, so 胡荣华 and 胡榮華 find both spellings.
 
     ``player``: red or black; ``date_from``/``date_to``: ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``,
     inclusive, compared with the normalised date as text (a game dated ``1998`` is inside
@@ -132,11 +136,14 @@ class Filters:
         """The SQL conditions on the ``games`` table. Raises :class:`SearchError` for a malformed value."""
         g = games.c
         out = []
-        if self.player:
-            out.append(or_(g.red.icontains(self.player, autoescape=True),
-                           g.black.icontains(self.player, autoescape=True)))
-        for value, col in ((self.red, g.red), (self.black, g.black), (self.event, g.event),
-                           (self.site, g.site), (self.comment, g.comments)):
+        if self.player and (key := search_key(self.player)):
+            out.append(or_(g.red_key.contains(key, autoescape=True),
+                           g.black_key.contains(key, autoescape=True)))
+        for value, col in ((self.red, g.red_key), (self.black, g.black_key), (self.event, g.event_key)):
+            if value and (key := search_key(value)):
+                # both sides are keys (simplified, case-folded): a plain substring test on either backend
+                out.append(col.contains(key, autoescape=True))
+        for value, col in ((self.site, g.site), (self.comment, g.comments)):
             if value:
                 out.append(col.icontains(value, autoescape=True))
         if self.opening:

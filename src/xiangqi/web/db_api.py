@@ -6,7 +6,8 @@
   games, red, draw, black, unknown, red_pct, draw_pct, black_pct, avg_year}], top: [game hit + next_move,
   next_text], ecco, opening, opening_en}``. ``ecco``/``opening`` (English: ``opening_en``) are named from
   the moves when they start at the standard start (:func:`xiangqi.study.ecco.classify`).
-- ``GET /api/db/search?…`` — games by ``player``, ``red``, ``black``, ``event``, ``site``,
+- ``GET /api/db/search?…`` — games by ``player``, ``red``, ``black``, ``event`` (in simplified or
+  traditional characters alike, :func:`xiangqi.db.names.search_key`), ``site``,
   ``date_from``/``date_to`` (``YYYY[-MM[-DD]]``), ``result`` (red, black, draw, unknown or the PGN
   tokens), ``ecco`` (code, prefix or range), ``opening`` (name), ``comment`` (text), ``source``
   (master, mine, both), by position (``fen``, with ``mirror``) or by similar position (``similar``: a
