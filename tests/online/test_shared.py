@@ -169,9 +169,15 @@ def test_a_gone_process_loses_its_presence_and_seeks(two):
     s0, s1 = two.online
     seek = a.post("/seeks", json={"time_control": "5+3", "color": "red"}).json()
     assert seek["id"] in s1.lobby.seeks
-    # process 0 "dies": its heartbeat stops; process 1 forgets it within the TTL and drops its seeks
-    for t in list(s0._tasks):
-        t.cancel()
+    # process 0 "dies": its heartbeat stops; process 1 forgets it within the TTL and drops its seeks.
+    # The tasks are cancelled on their own loop (the portal's thread): Task.cancel() is not thread-safe,
+    # and called from this thread a cancel could be lost, the heartbeat beating on for ever.
+
+    def stop_process_0() -> None:
+        for t in list(s0._tasks):
+            t.cancel()
+
+    two.first.portal.call(stop_process_0)
     deadline = time.monotonic() + 30  # the TTL is 2 s; a loaded machine runs process 1's sweep late
     while seek["id"] in s1.lobby.seeks and time.monotonic() < deadline:
         time.sleep(0.05)
