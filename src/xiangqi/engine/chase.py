@@ -399,6 +399,19 @@ def _is_kill(bd, ks, frm, to, mover, buf):
 
 
 @njit
+def _shift(bd, ks, frm, to):
+    """Move the piece on ``frm`` to the empty point ``to`` (a recorded quiet move, played or taken
+    back), keeping the king squares ``ks`` (index 0 Red's, 1 Black's) right."""
+    p = bd[frm]
+    bd[to] = p
+    bd[frm] = 0
+    if p == KING:
+        ks[0] = to
+    elif p == -KING:
+        ks[1] = to
+
+
+@njit
 def _undo_to(bd, ks, rf, j, hp):
     """Take back the recorded non-capturing moves into positions ``hp`` … ``j + 1``; False (board
     unchanged) if the record does not fit the board (a key collision)."""
@@ -410,12 +423,7 @@ def _undo_to(bd, ks, rf, j, hp):
         if p == 0 or bd[frm] != 0:
             _replay(bd, ks, rf, i + 1, hp)
             return False
-        bd[frm] = p
-        bd[to] = 0
-        if p == KING:
-            ks[0] = frm
-        elif p == -KING:
-            ks[1] = frm
+        _shift(bd, ks, to, frm)
     return True
 
 
@@ -443,18 +451,10 @@ def _attacks_every_move(bd, ks, side, rf, j, hp, who):
             nc = 0
             if not answers and not kill:
                 nc = move_chases(bd, ks, frm, to, mover, True, out, scratch)
-                bd[frm] = p  # move_chases played it: take it back, the replay below plays it
-                bd[to] = 0
-                if abs(p) == KING:
-                    ks[mover] = frm
+                _shift(bd, ks, to, frm)  # move_chases played it: take it back, the replay below plays it
             if not kill and nc == 0:
                 attacks = False
-        bd[to] = p
-        bd[frm] = 0
-        if p == KING:
-            ks[0] = to
-        elif p == -KING:
-            ks[1] = to
+        _shift(bd, ks, frm, to)
     return attacks
 
 
@@ -465,13 +465,7 @@ def _replay(bd, ks, rf, i0, i1):
         m = rf[i] >> 8
         frm = m >> 7
         to = m & 127
-        p = bd[frm]
-        bd[to] = p
-        bd[frm] = 0
-        if p == KING:
-            ks[0] = to
-        elif p == -KING:
-            ks[1] = to
+        _shift(bd, ks, frm, to)
 
 
 @njit
@@ -526,12 +520,7 @@ def cycle_verdict(bd, ks, side, rk, rf, j, hp, rules):
                 for c in range(nc):
                     common[who, ident[out[c]]] += 1
         else:
-            bd[to] = p
-            bd[frm] = 0
-            if p == KING:
-                ks[0] = to
-            elif p == -KING:
-                ks[1] = to
+            _shift(bd, ks, frm, to)
         ident[to] = ident[frm]
     forb = np.zeros(2, np.bool_)
     for w in range(2):
