@@ -402,19 +402,29 @@ def _can_check(end: Ending) -> np.ndarray:
 
 
 def apply_rules(cur: np.ndarray, end: Ending, args: tuple, sub_rule_distance: int,
-                say: Callable[[str], None], t0: float) -> dict:
+                say: Callable[[str], None], t0: float, state: dict | None = None,
+                checkpoint: Callable[[dict], None] | None = None) -> dict:
     """The repetition rule on the mate values ``cur`` (changed in place): perpetual cores
     (:func:`tbgen.perpetual_core`) and the passes that spread them (:func:`tbgen.rule_pass`), again
     until no core is found. ``args``: the kernels' table arguments after ``cur``;
     ``sub_rule_distance``: the longest rule distance in the sub-tables (-1: none). Returns
-    ``{"rule_passes", "rule_layers", "rule_core", "rule_seconds"}``."""
+    ``{"rule_passes", "rule_layers", "rule_core", "rule_seconds"}``. ``checkpoint`` (if given) is
+    called with the loop's state at the start of each round (rule passes, then a core search), and
+    ``state`` (such a state) resumes there."""
     from xiangqi.engine import tbgen
 
     t1 = time.perf_counter()
     can = _can_check(end)
     passes = layers = core_total = 0
+    before = 0.0
     need = sub_rule_distance >= 0  # rule results in the sub-tables reach this one through captures
+    if state is not None:
+        passes, layers, core_total, need, before = (state["passes"], state["layers"], state["core"],
+                                                    state["need"], state["seconds"])
     while True:
+        if checkpoint is not None:
+            checkpoint({"passes": passes, "layers": layers, "core": core_total, "need": need,
+                        "seconds": round(before + time.perf_counter() - t1, 2)})
         if need:
             top = max(sub_rule_distance, _max_rule_distance(cur))
             n, idle = 1, 0
@@ -440,22 +450,187 @@ def apply_rules(cur: np.ndarray, end: Ending, args: tuple, sub_rule_distance: in
         core_total += core
         need = True
     return {"rule_passes": passes, "rule_layers": layers, "rule_core": core_total,
-            "rule_seconds": round(time.perf_counter() - t1, 2)}
+            "rule_seconds": round(before + time.perf_counter() - t1, 2)}
 
 
 METHODS = ("count", "retro", "forward")
-_TRIG_BYTE_MAX = 255  # the largest capture trigger kept in one byte (else two)
+CHECKPOINT_SECONDS = 15 * 60.0  # default interval of the checkpoints of a generation (count method)
+_PASS0_CHUNK = 1 << 25  # indices per step of pass 0 (a checkpoint can follow any step)
+_CKPT_LAYOUT = 1  # the packed layout of tbgen (PK_*) a checkpoint holds
+#: Test hook: called with the checkpoint's state after each checkpoint is written (a test raises
+#: KeyboardInterrupt there to stop a generation at a chosen pass).
+_after_checkpoint: Callable[[dict], None] | None = None
+
+# the most quiet moves of one piece (a rook or cannon on an empty board: 8 along its rank + 9 along
+# its file; a horse 8; king, advisor, elephant 4; a pawn across the river 3)
+_MAX_QUIET = {"R": 17, "C": 17, "N": 8, "K": 4, "A": 4, "B": 4, "P": 3}
+
+
+def counter_bound(end: Ending) -> int:
+    """An upper bound of a counter of the counter method in ``end``: the most quiet legal moves of a
+    side (the sum of its pieces' most quiet moves, :data:`_MAX_QUIET`, king included) plus one (a
+    capture that does not lose). The packed layout holds counters up to ``tbgen.PK_CMAX`` (63);
+    pass 0 also measures the largest counter (header ``max_counter``)."""
+    return 1 + max(4 + sum(_MAX_QUIET[p] for p in side) for side in (end.red, end.black))
+
+
+def _subtable_codes(directory: Path, subs: list[str]) -> tuple[int, int, int]:
+    """``(longest mate, longest rule distance, entries)`` of the direct sub-tables, from their headers
+    (-1 when a sub-table holds no rule result)."""
+    maxsub = 0
+    rule = -1
+    entries = 0
+    for s in subs:
+        path = table_path(directory, s)
+        with np.load(path) as z:
+            header = json.loads(str(z["header"]))
+        st = header.get("stats", {})
+        for side in ("red", "black"):
+            maxsub = max(maxsub, int(st.get(side, {}).get("longest_dtm", 0)))
+            if st.get(side, {}).get("rule_wins") or st.get(side, {}).get("rule_losses"):
+                rule = max(rule, int(st[side].get("longest_rule", 0)))
+        entries += 2 * Ending.parse(s).size()
+    return maxsub, rule, entries
+
+
+def _sub_lut(maxsub: int, rule: int) -> np.ndarray | None:
+    """The codes the sub-tables can hold (INVALID, draws, mates up to ``maxsub`` plies, rule codes up
+    to distance ``rule``) as an int16 lookup table of at most 256 entries (``lut[byte]`` = code), or
+    None when they need more (the sub-tables are then kept as int16)."""
+    codes = [INVALID, 0]
+    codes += list(range(1, maxsub + 1)) + [-(k + 1) for k in range(maxsub + 1)]
+    if rule >= 0:
+        codes += [RULE + d for d in range(rule + 1)] + [-(RULE + d) for d in range(rule + 1)]
+    codes = sorted(set(codes))
+    if len(codes) > 256:
+        return None
+    return np.array(codes, np.int16)
+
+
+def _load_subtables(directory: Path, subs: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The direct sub-tables in one array for the kernels: ``(off, subvals, sublut, longest mate,
+    longest rule distance)``. ``subvals`` holds one byte per entry (``sublut[byte]`` its code) when
+    the codes present fit in 256 (every table of the default set so far: mates below 120 plies),
+    else int16 codes (``sublut`` empty). One copy in memory, loaded one file at a time."""
+    maxsub, rule, entries = _subtable_codes(directory, subs)
+    lut = _sub_lut(maxsub, rule)
+    if lut is not None:
+        enc = np.full(1 << 16, -1, np.int16)  # code + 32768 -> byte (-1: a code outside the lut)
+        enc[lut.astype(np.int32) + 32768] = np.arange(lut.size, dtype=np.int16)
+        subvals = np.empty(entries, np.uint8)
+    else:
+        subvals = np.empty(entries, np.int16)
+    off = np.zeros(len(subs) + 1, np.int64)
+    pos = 0
+    for t, s in enumerate(subs, start=1):
+        v, _ = load_values(directory, s)
+        off[t] = pos
+        flat = v.reshape(-1)
+        for i in range(0, flat.size, _CHUNK):
+            part = flat[i:i + _CHUNK]
+            if lut is None:
+                subvals[pos + i:pos + i + part.size] = part
+                continue
+            b = enc[part.astype(np.int32) + 32768]
+            if b.size and int(b.min()) < 0:
+                raise TablebaseError(f"table {s}: a code outside its header's statistics; generate it again")
+            subvals[pos + i:pos + i + part.size] = b
+        pos += flat.size
+        del v, flat
+    return off, subvals, (lut if lut is not None else np.zeros(0, np.int16)), maxsub, rule
+
+
+def generation_memory(name: str, method: str = "count") -> int:
+    """Bytes of memory a generation of ``name`` needs at its peak (the arrays; the interpreter and the
+    kernels add about 0.3 GB). Counter method: the packed table (2 bytes per index and side to move,
+    ``tbgen.PK_*``) plus the direct sub-tables (1 byte per entry, 2 if their codes need more than
+    256 values; estimated at 1), or while loading them, the sub-tables plus the largest one as
+    int16. ``retro`` and ``forward``: 6 and 2 bytes per entry more (triggers and marks)."""
+    end = Ending.parse(name)
+    n = end.size()
+    subs = [Ending.parse(s).size() for s in end.sub_endings()]
+    sub_bytes = 2 * sum(subs)
+    load = sub_bytes + (4 * max(subs) if subs else 0)
+    table = 4 * n + (6 * n if method == "retro" else 0)
+    return max(load, table + sub_bytes)
+
+
+def checkpoint_path(directory: Path, name: str) -> Path:
+    """The checkpoint file of a generation of ``name`` in progress (deleted when its table is written)."""
+    return Path(directory) / f"{name}.ckpt.npz"
+
+
+class _Checkpoints:
+    """Periodic checkpoints of one generation: :meth:`maybe` writes ``cur`` and the state when
+    ``every`` seconds have passed since the last (``every`` 0: at each call; None: never), into
+    ``<ENDING>.ckpt.npz`` (uncompressed, 2 bytes per index and side: the table's size in memory),
+    written to a temporary file and renamed, so a kill leaves the previous checkpoint whole."""
+
+    def __init__(self, directory: Path, end: Ending, every: float | None, ident: dict,
+                 say: Callable[[str], None]) -> None:
+        self.path = checkpoint_path(directory, end.name)
+        self.every = every
+        self.ident = ident
+        self.say = say
+        self.last = time.perf_counter()
+
+    def load(self) -> tuple[np.ndarray, dict] | None:
+        """The checkpoint of this generation (same ending, index scheme, rules, layout and sub-tables),
+        or None (a checkpoint that does not match is ignored and removed)."""
+        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        tmp.unlink(missing_ok=True)  # a checkpoint cut off while written
+        if not self.path.exists():
+            return None
+        try:
+            with np.load(self.path) as z:
+                state = json.loads(str(z["state"]))
+                if any(state.get(k) != v for k, v in self.ident.items()):
+                    raise ValueError("another generation")
+                cur = z["values"]
+        except (OSError, ValueError, KeyError) as exc:
+            self.say(f"{self.ident['ending']}: checkpoint {self.path.name} not used ({exc}); "
+                     "generating from the start")
+            self.path.unlink(missing_ok=True)
+            return None
+        return cur, state
+
+    def maybe(self, cur: np.ndarray, state: dict) -> None:
+        if self.every is None or time.perf_counter() - self.last < self.every:
+            return
+        t = time.perf_counter()
+        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        full = {**self.ident, **state}
+        np.savez(tmp, values=cur, state=np.array(json.dumps(full)))
+        os.replace(tmp, self.path)
+        self.last = time.perf_counter()
+        where = state.get("n", state.get("lo", ""))
+        self.say(f"{self.ident['ending']}: checkpoint at {state['phase']} {where}: {self.path.name}"
+                 f", {self.path.stat().st_size:,} bytes in {self.last - t:.1f}s")
+        if _after_checkpoint is not None:
+            _after_checkpoint(full)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def generate(name: str, directory: Path | None = None, *, progress: Callable[[str], None] | None = None,
-             force: bool = False, method: str = "count", rules: str = RULES, _sub: bool = False) -> dict:
+             force: bool = False, method: str = "count", rules: str = RULES,
+             checkpoint_every: float | None = CHECKPOINT_SECONDS, _sub: bool = False) -> dict:
     """Generate the table of ending ``name`` (and first, recursively, its sub-endings) into ``directory``.
 
     Existing files are reused unless ``force`` (for ``name`` only). Returns the
     header written: ending, scheme, rules, size, per-side statistics, seconds,
-    passes, file bytes. ``progress`` receives one line per step. ``method``: ``"retro"`` (un-move
-    generation: each pass examines only the parents of the positions resolved in the pass before)
-    or ``"forward"`` (each pass examines every unresolved position); both give the same values.
+    passes, file bytes. ``progress`` receives one line per step. ``method``: ``"count"`` (the
+    default: counters of unresolved children, packed with the capture triggers into the table
+    itself, 2 bytes per index and side to move), ``"retro"`` (un-move generation: each pass
+    examines only the parents of the positions resolved in the pass before) or ``"forward"`` (each
+    pass examines every unresolved position); all give the same values.
+
+    ``checkpoint_every`` (count method): seconds between checkpoints (``<ENDING>.ckpt.npz`` next to
+    the table: the table in memory and the pass reached, after pass 0's steps, the passes and the
+    steps of the rule; 0 after each step, None none). A generation stopped (Ctrl-C, kill) resumes
+    from its last checkpoint when asked again (unless ``force``); the checkpoint is deleted when
+    the table is written. The values are those of an uninterrupted generation (tested).
 
     ``rules``: ``"cxa-check"`` (default: one-sided perpetual check loses, :func:`apply_rules` after
     the mate passes) or ``"pure-mate"``. The mate passes give the same values under both models
@@ -490,29 +665,14 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
         raise TablebaseError(f"unknown generation method {method!r} (one of {', '.join(METHODS)})")
     subs = end.sub_endings()
     for s in subs:
-        generate(s, directory, progress=progress, method=method, rules=rules, _sub=True)
+        generate(s, directory, progress=progress, method=method, rules=rules,
+                 checkpoint_every=checkpoint_every, _sub=True)
     t0 = time.perf_counter()
     sub_ends = [Ending.parse(s) for s in subs]
     endings = [end, *sub_ends]
     ngr, gstart, gcnt, glist, radix, nsl = _layouts(endings)
     size = np.array([e.size() for e in endings], np.int64)
-    off = np.zeros(len(endings), np.int64)
-    subvals = np.empty(2 * int(size[1:].sum()), np.int16)  # the direct sub-tables, one copy in memory
-    maxsub = 0
-    sub_rule = -1
-    pos = 0
-    for t, s in enumerate(subs, start=1):
-        v, _ = load_values(directory, s)
-        off[t] = pos
-        flat = v.reshape(-1)
-        subvals[pos:pos + flat.size] = flat
-        pos += flat.size
-        mag = np.abs(flat[flat != INVALID].astype(np.int32))
-        mates = mag[mag < RULE]
-        if mates.size:
-            maxsub = max(maxsub, int(mates.max()))
-        sub_rule = max(sub_rule, _max_rule_distance(flat))
-        del v, flat, mag, mates
+    off, subvals, sublut, maxsub, sub_rule = _load_subtables(directory, subs)
     caps = end.captures()
     nslots = len(end.slots())
     cap_sub = np.full(nslots, -1, np.int64)
@@ -525,7 +685,8 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
             cap_src[j, :len(src)] = src
     piece = np.array(end.slots(), np.int8)
     n_idx = end.size()
-    args = (piece, nslots, ngr, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip,
+    args = (piece, nslots, ngr, gstart, gcnt, glist, radix, nsl, off, size, subvals, sublut,
+    cap_sub, cap_flip,
             cap_src)
     if upgrade is not None:
         cur = upgrade[0].copy()
@@ -536,23 +697,15 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
         header.update(apply_rules(cur, end, args, sub_rule, say, t0))
         header.update({"rules": rules, "stats": statistics(cur), "upgraded_from": PURE_MATE})
         return _save(path, cur, header, say, time.perf_counter() - t0)
+    if method == "count":
+        return _generate_count(end, directory, path, subs, args, maxsub, sub_rule, rules, checkpoint_every,
+                               force, say, t0)
     say(f"{end.name}: {n_idx:,} indices x 2 sides ({2 * n_idx * 2 / 1e6:.1f} MB in memory), "
         f"sub-endings: {', '.join(subs) or 'none'}")
     cur = np.zeros((2, n_idx), np.int16)
-    if method == "count":
-        # a trigger is at most one more than the longest mate of a sub-table: one byte holds it so far
-        trig = np.zeros((2, n_idx), np.uint8 if maxsub + 1 <= _TRIG_BYTE_MAX else np.int16)
-        cnt = np.zeros((2, n_idx), np.uint8)
-        out = np.zeros(2, np.int64)
-        tbgen.init_counts(cur, trig, cnt, *args, out)
-        legal = int(out[0])
-        last = max(maxsub, int(out[1]))
-        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {tbgen.count_code(cur, -1):,}; "
-            f"captures examined, the last one decides at pass {last} [{time.perf_counter() - t0:.1f}s]")
-    else:
-        legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
-        say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
-        last = maxsub
+    legal = tbgen.init_table(cur, piece, nslots, ngr, gstart, gcnt, glist, radix)
+    say(f"{end.name}: {legal:,} legal positions; mated or stalemated now: {int((cur == -1).sum()):,}")
+    last = maxsub
     if method == "retro":
         trig = np.zeros((2, n_idx), np.int16)
         dirty = np.zeros((2, n_idx), np.uint8)
@@ -561,31 +714,21 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
             f"[{time.perf_counter() - t0:.1f}s]")
     n = 1
     idle = 0
-    examined_total = 0
     while True:
         if n > tbgen.MAX_DTM:
             raise TablebaseError(f"{end.name}: DTM beyond {tbgen.MAX_DTM} plies")
-        if method == "count":
-            examined = int(tbgen.count_pass(n, cur, trig, cnt, piece, nslots, ngr, gstart, gcnt, glist,
-                                            radix))
-            changed = int(tbgen.count_code(cur, n if n % 2 else -(n + 1)))
-            seen = f", from {examined:,} resolved at pass {n - 1}"
-        elif method == "retro":
+        if method == "retro":
             changed, examined = tbgen.retro_pass(n, cur, trig, dirty, *args)
             seen = f", {examined:,} examined"
         else:
             changed = tbgen.run_pass(n, cur, *args)
-            examined = 0
             seen = ""
-        examined_total += examined
         say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions{seen} "
             f"[{time.perf_counter() - t0:.1f}s]")
         idle = idle + 1 if changed == 0 else 0
         if idle >= 2 and n > last:
             break
         n += 1
-    if method == "count":
-        del trig, cnt
     mate_seconds = time.perf_counter() - t0
     header = {"ending": end.name, "scheme": SCHEME, "rules": rules, "size": n_idx, "passes": n,
               "method": method, "mate_seconds": round(mate_seconds, 2)}
@@ -593,6 +736,101 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
         header.update(apply_rules(cur, end, args, sub_rule, say, t0))
     header["stats"] = statistics(cur)
     return _save(path, cur, header, say, time.perf_counter() - t0)
+
+
+def _generate_count(end: Ending, directory: Path, path: Path, subs: list[str], args: tuple, maxsub: int,
+                    sub_rule: int, rules: str, every: float | None, force: bool, say: Callable[[str], None],
+                    t0: float) -> dict:
+    """The counter method of :func:`generate` (packed table, checkpoints, resume)."""
+    from xiangqi.engine import tbgen
+
+    piece, nslots, ngr, gstart, gcnt, glist, radix = args[:7]
+    n_idx = end.size()
+    bound = counter_bound(end)
+    if bound > tbgen.PK_CMAX:
+        raise TablebaseError(f"{end.name}: up to {bound} children per position; the packed table counts "
+                             f"up to {tbgen.PK_CMAX}")
+    if maxsub + 1 > _TRIG_MAX:
+        raise TablebaseError(f"{end.name}: a sub-table mates in {maxsub} plies; the packed table holds "
+                             f"capture triggers up to {_TRIG_MAX}")
+    ident = {"ending": end.name, "scheme": SCHEME, "rules": rules, "method": "count", "layout": _CKPT_LAYOUT,
+             "size": n_idx, "subs": {s: table_path(directory, s).stat().st_size for s in subs}}
+    ck = _Checkpoints(directory, end, every, ident, say)
+    if force:
+        ck.remove()
+    got = None if force else ck.load()
+    sub_bytes = args[10].nbytes
+    if got is None:
+        say(f"{end.name}: {n_idx:,} indices x 2 sides ({2 * n_idx * 2 / 1e6:.1f} MB in memory, sub-tables "
+            f"{sub_bytes / 1e6:.1f} MB), sub-endings: {', '.join(subs) or 'none'}")
+        cur = np.empty((2, n_idx), np.int16)
+        st = {"phase": "pass0", "lo": 0, "legal": 0, "top": 0, "cmax": 0, "elapsed": 0.0}
+    else:
+        cur, st = got
+        say(f"{end.name}: resumed from {ck.path.name} ({st['phase']}"
+            + (f", index {st['lo']:,}" if st["phase"] == "pass0" else f", pass {st.get('n', '-')}")
+            + f", {st['elapsed']:.0f}s of generation before)")
+    base = st["elapsed"]  # seconds of generation before this run
+
+    def elapsed() -> float:
+        return round(base + time.perf_counter() - t0, 2)
+
+    if st["phase"] == "pass0":
+        out = np.zeros(4, np.int64)
+        while st["lo"] < n_idx:
+            hi = min(n_idx, st["lo"] + _PASS0_CHUNK)
+            tbgen.init_counts(cur, *args, st["lo"], hi, out)
+            if int(out[3]):
+                raise TablebaseError(f"{end.name}: {int(out[3])} positions whose counter or trigger does "
+                                     "not fit the packed table")
+            st.update(lo=hi, legal=st["legal"] + int(out[0]), top=max(st["top"], int(out[1])),
+                      cmax=max(st["cmax"], int(out[2])))
+            if hi < n_idx:
+                say(f"{end.name}: pass 0: {hi:,} of {n_idx:,} indices [{elapsed():.1f}s]")
+                ck.maybe(cur, {**st, "elapsed": elapsed()})
+        last = max(maxsub, st["top"])
+        say(f"{end.name}: {st['legal']:,} legal positions; mated or stalemated now: "
+            f"{tbgen.count_code(cur, -1):,}; largest counter {st['cmax']} (bound {bound}); captures "
+            f"examined, the last one decides at pass {last} [{elapsed():.1f}s]")
+        st = {"phase": "mate", "n": 1, "idle": 0, "legal": st["legal"], "last": last, "cmax": st["cmax"],
+              "elapsed": elapsed()}
+        ck.maybe(cur, st)
+    if st["phase"] == "mate":
+        n, idle, last = st["n"], st["idle"], st["last"]
+        while True:
+            if n > tbgen.PK_MAX_PASS:
+                raise TablebaseError(f"{end.name}: DTM beyond {tbgen.PK_MAX_PASS} plies")
+            examined = int(tbgen.count_pass(n, cur, piece, nslots, ngr, gstart, gcnt, glist, radix))
+            changed = int(tbgen.count_code(cur, n if n % 2 else -(n + 1)))
+            say(f"{end.name}: pass {n} ({'wins' if n % 2 else 'losses'} in {n}): {changed:,} positions, from "
+                f"{examined:,} resolved at pass {n - 1} [{elapsed():.1f}s]")
+            idle = idle + 1 if changed == 0 else 0
+            if idle >= 2 and n > last:
+                break
+            n += 1
+            ck.maybe(cur, {**st, "n": n, "idle": idle, "elapsed": elapsed()})
+        tbgen.unpack_draws(cur)
+        st = {"phase": "rules", "passes": n, "cmax": st["cmax"], "mate_seconds": elapsed(),
+              "elapsed": elapsed(), "rule_state": None}
+        if rules == CXA_CHECK:
+            ck.maybe(cur, st)
+    header = {"ending": end.name, "scheme": SCHEME, "rules": rules, "size": n_idx, "passes": st["passes"],
+              "method": "count", "mate_seconds": st["mate_seconds"], "max_counter": st["cmax"]}
+    if got is not None:
+        header["resumed"] = got[1]["phase"]  # the phase of the checkpoint it resumed from
+    if rules == CXA_CHECK:
+        def rule_checkpoint(rstate: dict) -> None:
+            ck.maybe(cur, {**st, "rule_state": rstate, "elapsed": elapsed()})
+
+        header.update(apply_rules(cur, end, args, sub_rule, say, t0, state=st["rule_state"],
+                                  checkpoint=rule_checkpoint))
+    header["stats"] = statistics(cur)
+    out_header = _save(path, cur, header, say, elapsed())
+    ck.remove()
+    return out_header
+
+
+_TRIG_MAX = 255  # tbgen.PK_TMAX: the largest capture trigger of the packed table (tests lower it)
 
 
 def _downgrade(path: Path, values: np.ndarray, header: dict, say: Callable[[str], None]) -> dict:

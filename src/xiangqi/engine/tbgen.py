@@ -41,6 +41,9 @@ INVALID = -32768
 #: ``d`` is the number of plies until the loser stands in a *perpetual core* (``d = 0``: there now).
 RULE = 30000
 MAX_DTM = RULE - 1  # the longest mate a table can hold (plies)
+#: A draw marked as a candidate of the perpetual core while :func:`perpetual_core` searches (never in
+#: a file; rule distances stay far below ``CAND - RULE``).
+CAND = 32767
 
 # square lists: 0 Red king (files d-e, mirror-reduced), 1 Black king, 2/3 advisors, 4/5 elephants,
 # 6/7 pawns (Red/Black), 8 the whole board
@@ -163,12 +166,13 @@ def _clear(sqs, nslots, bd, slot_of):
 
 @njit
 def child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt, glist, radix, nsl,
-                off, size, subvals, cap_sub, cap_flip, cap_src, scratch):
+                off, size, subvals, sublut, cap_sub, cap_flip, cap_src, scratch):
     """Value (for the side to move there) of the child after side ``s`` plays ``m``.
 
     Quiet moves stay in table 0 (``cur``); a capture of slot ``j`` goes to
     sub-table ``cap_sub[j]`` (``-1``: no mating material left, a draw), with the
-    colours swapped when ``cap_flip[j]``.
+    colours swapped when ``cap_flip[j]``. ``subvals`` holds the sub-tables' codes, or (``sublut``
+    not empty) one byte per entry, ``sublut[byte]`` its code (see ``tablebase._load_subtables``).
     """
     frm = m >> 7
     to = m & 127
@@ -187,7 +191,10 @@ def child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
         sub[k] = flip_sq(q) if flip else q
     side = s if flip else 1 - s
     cidx = encode(t, sub, ng, gstart, gcnt, glist, radix, scratch)
-    return subvals[off[t] + side * size[t] + cidx]
+    v = subvals[off[t] + side * size[t] + cidx]
+    if sublut.shape[0] > 0:
+        return sublut[v]
+    return v
 
 
 @njit
@@ -225,7 +232,7 @@ def init_table(cur, piece, nslots, ng, gstart, gcnt, glist, radix):
 
 
 @njit
-def run_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
+def run_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, sublut,
              cap_sub, cap_flip, cap_src):
     """Pass ``n >= 1``: resolve the wins (odd ``n``) or losses (even ``n``) in ``n`` plies.
 
@@ -254,7 +261,8 @@ def run_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, si
             res = 0 if odd else -(n + 1)
             for i in range(nm):
                 v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
-                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                                glist, radix, nsl, off, size, subvals, sublut,
+                                cap_sub, cap_flip, cap_src, scratch)
                 if odd:
                     if v == -n:
                         res = n
@@ -350,14 +358,14 @@ def _unmove_origins(bd, to, p, out):
 
 @njit
 def _resolve(n, s, sqs, csq, sub, cur, bd, slot_of, ks, moves, nslots, ng, gstart, gcnt, glist, radix,
-             nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch):
+             nsl, off, size, subvals, sublut, cap_sub, cap_flip, cap_src, scratch):
     """The forward test of pass ``n`` for side ``s`` of the position on ``bd``: its new code, or 0."""
     odd = n % 2 == 1
     nm = gen_legal(bd, ks, s, moves)
     res = 0 if odd else -(n + 1)
     for i in range(nm):
         v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
-                        glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                        glist, radix, nsl, off, size, subvals, sublut, cap_sub, cap_flip, cap_src, scratch)
         if odd:
             if v == -n:
                 return n
@@ -396,7 +404,7 @@ def _capture_trigger(win, lose, ncap):
 
 @njit
 def capture_triggers(cur, trig, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
-                     cap_sub, cap_flip, cap_src):
+                     sublut, cap_sub, cap_flip, cap_src):
     """For every unresolved legal position: the pass at which its captures can decide it.
 
     ``trig[s, idx]``: the shortest win through a capture (a capture into a sub-ending
@@ -432,7 +440,8 @@ def capture_triggers(cur, trig, piece, nslots, ng, gstart, gcnt, glist, radix, n
                     continue
                 ncap += 1
                 v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt,
-                                glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                                glist, radix, nsl, off, size, subvals, sublut,
+                                cap_sub, cap_flip, cap_src, scratch)
                 win, lose = _fold_capture(v, win, lose)
             t = _capture_trigger(win, lose, ncap)
             trig[s, idx] = t
@@ -474,7 +483,7 @@ def _mark_parents(s, sqs, csq, cur, dirty, bd, piece, nslots, ng, gstart, gcnt, 
 
 @njit
 def retro_pass(n, cur, trig, dirty, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
-               cap_sub, cap_flip, cap_src):
+               sublut, cap_sub, cap_flip, cap_src):
     """Pass ``n >= 1`` by un-moves: the same result as :func:`run_pass`, visiting only the parents of
     the positions resolved at pass ``n - 1`` and the positions triggered at ``n``.
 
@@ -524,7 +533,7 @@ def retro_pass(n, cur, trig, dirty, piece, nslots, ng, gstart, gcnt, glist, radi
                 continue
             examined += 1
             res = _resolve(n, s, sqs, csq, sub, cur, bd, slot_of, ks, moves, nslots, ng, gstart, gcnt, glist,
-                           radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                           radix, nsl, off, size, subvals, sublut, cap_sub, cap_flip, cap_src, scratch)
             if res != 0:
                 cur[s, idx] = res
                 changed += 1
@@ -558,7 +567,7 @@ def _qmove(bd, slot_of, sqs, ks, frm, to):
 
 @njit
 def _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, out, nslots, ng, gstart, gcnt, glist,
-                    radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch):
+                    radix, nsl, off, size, subvals, sublut, cap_sub, cap_flip, cap_src, scratch):
     """The moves of side ``s`` (to move on ``bd``) whose child is a draw, written into ``out``; their
     number, or -1 when one of them is a capture, gives no check or when a child is lost for the
     opponent (then the position cannot be in a perpetual core)."""
@@ -567,7 +576,9 @@ def _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, out, nslots, 
     for i in range(nm):
         m = moves[i]
         v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt, glist, radix, nsl,
-                        off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                        off, size, subvals, sublut, cap_sub, cap_flip, cap_src, scratch)
+        if v == CAND:
+            v = 0  # a candidate of the core being searched: a draw
         if v > 0:
             continue  # the opponent wins there: not a way to hold
         if v < 0:
@@ -587,9 +598,9 @@ def _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, out, nslots, 
 
 
 @njit
-def _quiet_return(y, cand, sqs, bd, slot_of, ks, moves, ng, gstart, gcnt, glist, radix, scratch):
+def _quiet_return(y, cur, sqs, bd, slot_of, ks, moves, ng, gstart, gcnt, glist, radix, scratch):
     """True when side ``y`` (to move on ``bd``) has a quiet move that gives no check and leads to a
-    position marked in ``cand`` (the other side to move)."""
+    candidate of the perpetual core (code :data:`CAND` in ``cur``, the other side to move)."""
     x = 1 - y
     nm = gen_legal(bd, ks, y, moves)
     for i in range(nm):
@@ -602,7 +613,7 @@ def _quiet_return(y, cand, sqs, bd, slot_of, ks, moves, ng, gstart, gcnt, glist,
         found = False
         if not king_attacked(bd, ks[x], x):
             j = encode(0, sqs, ng, gstart, gcnt, glist, radix, scratch)
-            found = j >= 0 and cand[x, j] != 0
+            found = j >= 0 and cur[x, j] == CAND
         _qmove(bd, slot_of, sqs, ks, to, frm)
         if found:
             return True
@@ -753,31 +764,49 @@ def _pjit(func):
     return _nb.njit(cache=True, nogil=True, parallel=True)(func)
 
 
+# Packed entries of the counter method: while the mate passes run, an unresolved entry of ``cur``
+# (int16) holds its counter and its capture trigger, ``PK_BASE + (trigger << PK_CBITS) + counter``
+# (counter 0..PK_CMAX, trigger 0..PK_TMAX: the range PK_BASE..PK_TOP, below every code a pass
+# writes); a resolved entry holds its final code, INVALID stays INVALID. One array of 2 bytes per
+# index and side to move instead of values, counters and triggers apart (4-6 bytes); the unresolved
+# entries become draws (0) after the last pass (:func:`unpack_draws`).
+PK_BASE = -32767
+PK_CBITS = 6
+PK_CMAX = (1 << PK_CBITS) - 1  # 63: the most children counted (quiet legal moves + 1)
+PK_TMAX = 255  # the largest trigger (one more than the longest mate of a sub-table)
+PK_TOP = PK_BASE + (PK_TMAX << PK_CBITS) + PK_CMAX  # -16384
+PK_MAX_PASS = -(PK_TOP + 1) - 1  # 16382: a loss code -(n + 1) must stay above PK_TOP
+
+
 @_intrinsic
-def _atomic_dec_u8(typingctx, arr, i, j):
-    """``arr[i, j] -= 1`` atomically on a C-contiguous 2-D uint8 array; returns the old value."""
-    sig = _nb.types.uint8(arr, i, j)
+def _atomic_dec_i16(typingctx, arr, i, j):
+    """``arr[i, j] -= 1`` atomically on a C-contiguous 2-D int16 array; returns the old value."""
+    sig = _nb.types.int16(arr, i, j)
 
     def codegen(context, builder, signature, args):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = _cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], args[2]])
-        return builder.atomic_rmw("sub", ptr, _ir.Constant(_ir.IntType(8), 1), "monotonic")
+        return builder.atomic_rmw("sub", ptr, _ir.Constant(_ir.IntType(16), 1), "monotonic")
 
     return sig, codegen
 
 
 @_pjit
-def init_counts(cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals,
-                cap_sub, cap_flip, cap_src, out):
-    """Pass 0 of the counter method: :func:`init_table`, :func:`capture_triggers` and the counters in
-    one scan (one move generation per position). ``cnt[s, idx]``: quiet legal moves plus one when a
-    capture's child is not won for the opponent. ``out[0]`` receives the legal positions,
-    ``out[1]`` the largest trigger."""
-    N = cur.shape[1]
-    nblocks = (N + BLOCK - 1) // BLOCK
+def init_counts(cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, sublut,
+                cap_sub, cap_flip, cap_src, lo, hi, out):
+    """Pass 0 of the counter method over the indices ``lo <= idx < hi`` (a range, so that a long pass 0
+    can be checkpointed between ranges): :func:`init_table`, :func:`capture_triggers` and the
+    counters in one scan (one move generation per position). An unresolved entry is packed
+    (``PK_BASE + (trigger << PK_CBITS) + counter``; counter: quiet legal moves plus one when a
+    capture's child is not won for the opponent). ``out[0]`` receives the legal positions,
+    ``out[1]`` the largest trigger, ``out[2]`` the largest counter, ``out[3]`` the entries whose
+    counter or trigger did not fit (the caller refuses the table then)."""
+    nblocks = (hi - lo + BLOCK - 1) // BLOCK
     legal_b = np.zeros(nblocks, np.int64)
     top_b = np.zeros(nblocks, np.int64)
+    cmax_b = np.zeros(nblocks, np.int64)
+    over_b = np.zeros(nblocks, np.int64)
     for b in _nb.prange(nblocks):
         sqs = np.zeros(nslots, np.int64)
         csq = np.zeros(nslots, np.int64)
@@ -789,7 +818,9 @@ def init_counts(cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix, n
         moves = np.zeros(MAX_MOVES, np.int64)
         legal = 0
         top = 0
-        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+        cmax = 0
+        over = 0
+        for idx in range(lo + b * BLOCK, min(hi, lo + (b + 1) * BLOCK)):
             decode(0, idx, sqs, ng, gstart, gcnt, glist, radix)
             ok = _setup(sqs, nslots, piece, bd, slot_of, ks)
             if not ok:
@@ -807,7 +838,6 @@ def init_counts(cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix, n
                 if nm == 0:
                     cur[s, idx] = -1
                     continue
-                cur[s, idx] = 0
                 quiet = 0
                 block = 0
                 win = 0
@@ -820,31 +850,43 @@ def init_counts(cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix, n
                         continue
                     ncap += 1
                     v = child_value(s, m, sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart, gcnt, glist,
-                                    radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src, scratch)
+                                    radix, nsl, off, size, subvals, sublut, cap_sub, cap_flip, cap_src,
+                                    scratch)
                     if not (0 < v < RULE):
                         block = 1
                     win, lose = _fold_capture(v, win, lose)
                 t = _capture_trigger(win, lose, ncap)
-                trig[s, idx] = t
+                c = quiet + block
                 if t > top:
                     top = t
-                cnt[s, idx] = quiet + block
+                if c > cmax:
+                    cmax = c
+                if t > PK_TMAX or c > PK_CMAX:
+                    over += 1
+                    t = min(t, PK_TMAX)
+                    c = min(c, PK_CMAX)
+                cur[s, idx] = PK_BASE + (t << PK_CBITS) + c
             _clear(sqs, nslots, bd, slot_of)
         legal_b[b] = legal
         top_b[b] = top
+        cmax_b[b] = cmax
+        over_b[b] = over
     out[0] = legal_b.sum()
     out[1] = top_b.max() if nblocks > 0 else 0
+    out[2] = cmax_b.max() if nblocks > 0 else 0
+    out[3] = over_b.sum()
 
 
 @njit
-def _exact_parents(n, s, sqs, csq, cur, trig, cnt, bd, piece, slot_of, ks, nslots, ng, gstart, gcnt, glist,
+def _exact_parents(n, s, sqs, csq, cur, bd, piece, slot_of, ks, nslots, ng, gstart, gcnt, glist,
                    radix, scratch, orig):
     """For the position ``sqs`` (side ``s`` to move, just resolved) visit every parent, side ``p = 1 - s``
     to move, once per quiet legal move of the parent into this index: the positions that encode to
     it (itself, and its mirror image when the Red king stands on file d) un-moved by a piece of
     ``p``, kept when the Red king stays on files d-e (the stored image). Odd ``n``: an unresolved
-    parent is won in ``n``. Even ``n``: its counter is decremented; at zero it is lost in ``n``
-    (when its trigger allows). ``bd`` holds the position on entry and on return."""
+    parent is won in ``n``. Even ``n``: its counter (the low bits of its packed entry) is
+    decremented; at zero it is lost in ``n`` when its trigger allows. ``bd`` holds the position on
+    entry and on return."""
     p = 1 - s
     images = 2 if sqs[0] % 9 == 3 else 1
     for im in range(images):
@@ -868,13 +910,16 @@ def _exact_parents(n, s, sqs, csq, cur, trig, cnt, bd, piece, slot_of, ks, nslot
                 if csq[0] % 9 > 4:
                     continue
                 pidx = encode(0, csq, ng, gstart, gcnt, glist, radix, scratch)
-                if pidx < 0 or cur[p, pidx] != 0:
+                if pidx < 0:
                     continue
+                w = cur[p, pidx]
+                if w < PK_BASE or w > PK_TOP:
+                    continue  # resolved or invalid
                 if n % 2 == 1:
                     cur[p, pidx] = n
                 else:
-                    old = _atomic_dec_u8(cnt, p, pidx)
-                    if old == 1 and trig[p, pidx] <= n:
+                    old = np.int64(_atomic_dec_i16(cur, p, pidx)) - PK_BASE
+                    if (old & PK_CMAX) == 1 and (old >> PK_CBITS) <= n:
                         cur[p, pidx] = -(n + 1)
         if im == 1:
             _clear(sqs, nslots, bd, slot_of)
@@ -885,10 +930,10 @@ def _exact_parents(n, s, sqs, csq, cur, trig, cnt, bd, piece, slot_of, ks, nslot
 
 
 @_pjit
-def count_pass(n, cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix):
-    """Pass ``n >= 1`` of the counter method (see above). The codes it writes are ``n`` (odd) or
-    ``-(n + 1)`` (even); count them with :func:`count_code`. Returns the positions it started from
-    (resolved at ``n - 1``)."""
+def count_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix):
+    """Pass ``n >= 1`` of the counter method (see above) on the packed ``cur``. The codes it writes
+    are ``n`` (odd) or ``-(n + 1)`` (even); count them with :func:`count_code`. Returns the
+    positions it started from (resolved at ``n - 1``)."""
     N = cur.shape[1]
     nblocks = (N + BLOCK - 1) // BLOCK
     last = -n if n % 2 == 1 else n - 1
@@ -912,7 +957,7 @@ def count_pass(n, cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix)
             for s in range(2):
                 if cur[s, idx] == last:
                     src += 1
-                    _exact_parents(n, s, sqs, csq, cur, trig, cnt, bd, piece, slot_of, ks, nslots, ng, gstart,
+                    _exact_parents(n, s, sqs, csq, cur, bd, piece, slot_of, ks, nslots, ng, gstart,
                                    gcnt, glist, radix, scratch, orig)
             _clear(sqs, nslots, bd, slot_of)
         src_b[b] = src
@@ -921,12 +966,29 @@ def count_pass(n, cur, trig, cnt, piece, nslots, ng, gstart, gcnt, glist, radix)
     for b in _nb.prange(nblocks):
         for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
             for s in range(2):
-                if trig[s, idx] == n and cur[s, idx] == 0:
+                w = cur[s, idx]
+                if w < PK_BASE or w > PK_TOP:
+                    continue
+                u = np.int64(w) - PK_BASE
+                if (u >> PK_CBITS) == n:
                     if n % 2 == 1:
                         cur[s, idx] = n
-                    elif cnt[s, idx] == 0:
+                    elif (u & PK_CMAX) == 0:
                         cur[s, idx] = -(n + 1)
     return src_b.sum()
+
+
+@_pjit
+def unpack_draws(cur):
+    """After the last pass of the counter method: every entry still packed (unresolved) is a draw (0)."""
+    N = cur.shape[1]
+    nblocks = (N + BLOCK - 1) // BLOCK
+    for b in _nb.prange(nblocks):
+        for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
+            for s in range(2):
+                w = cur[s, idx]
+                if PK_BASE <= w <= PK_TOP:
+                    cur[s, idx] = 0
 
 
 @_pjit
@@ -944,8 +1006,8 @@ def count_code(cur, code):
 
 
 @_pjit
-def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub,
-              cap_flip, cap_src):
+def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, sublut,
+              cap_sub, cap_flip, cap_src):
     """Pass ``n >= 1`` of the repetition rule over the drawn positions: odd ``n``, a win by the rule
     in ``n`` (a child lost by the rule at ``n - 1``: code ``RULE + n``); even ``n``, a loss by the
     rule (every child won for the opponent, by mate at any distance or by the rule at most
@@ -981,7 +1043,8 @@ def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, s
                 res = 0 if odd else -(RULE + n)
                 for i in range(nm):
                     v = child_value(s, moves[i], sqs, csq, sub, cur, bd, slot_of, nslots, ng, gstart,
-                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
+                                    gcnt, glist, radix, nsl, off, size, subvals, sublut,
+                                    cap_sub, cap_flip, cap_src,
                                     scratch)
                     if odd:
                         if v == target:
@@ -999,11 +1062,12 @@ def rule_pass(n, cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, s
 
 
 @_pjit
-def _core_scan(cur, can_check, cand, thin, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
-               subvals, cap_sub, cap_flip, cap_src):
-    """One parallel scan of :func:`perpetual_core`: ``thin`` False, mark the candidates in ``cand``;
-    True, drop the candidates that fail (the greatest fixpoint does not depend on the order in which
-    they are dropped). Returns the candidates marked, or the number dropped."""
+def _core_scan(cur, can_check, thin, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
+               subvals, sublut, cap_sub, cap_flip, cap_src):
+    """One parallel scan of :func:`perpetual_core`: ``thin`` False, mark the candidates (code
+    :data:`CAND` in ``cur``); True, drop the candidates that fail (back to 0, a draw; the greatest
+    fixpoint does not depend on the order in which they are dropped). Returns the candidates
+    marked, or the number dropped."""
     N = cur.shape[1]
     nblocks = (N + BLOCK - 1) // BLOCK
     count_b = np.zeros(nblocks, np.int64)
@@ -1021,7 +1085,7 @@ def _core_scan(cur, can_check, cand, thin, piece, nslots, ng, gstart, gcnt, glis
         count = 0
         for idx in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
             if thin:
-                if cand[0, idx] == 0 and cand[1, idx] == 0:
+                if cur[0, idx] != CAND and cur[1, idx] != CAND:
                     continue
             else:
                 a = cur[0, idx] == 0 and can_check[0]
@@ -1032,16 +1096,16 @@ def _core_scan(cur, can_check, cand, thin, piece, nslots, ng, gstart, gcnt, glis
             _setup(sqs, nslots, piece, bd, slot_of, ks)
             for s in range(2):
                 if thin:
-                    if cand[s, idx] == 0:
+                    if cur[s, idx] != CAND:
                         continue
                 elif cur[s, idx] != 0 or not can_check[s]:
                     continue
                 k = _drawing_checks(s, sqs, csq, sub, cur, bd, slot_of, ks, moves, dm, nslots, ng, gstart,
-                                    gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip, cap_src,
-                                    scratch)
+                                    gcnt, glist, radix, nsl, off, size, subvals, sublut, cap_sub, cap_flip,
+                                    cap_src, scratch)
                 if not thin:
                     if k > 0:
-                        cand[s, idx] = 1
+                        cur[s, idx] = CAND
                         count += 1
                     continue
                 ok = k > 0
@@ -1049,14 +1113,14 @@ def _core_scan(cur, can_check, cand, thin, piece, nslots, ng, gstart, gcnt, glis
                     frm = dm[i] >> 7
                     to = dm[i] & 127
                     _qmove(bd, slot_of, sqs, ks, frm, to)
-                    back = _quiet_return(1 - s, cand, sqs, bd, slot_of, ks, replies, ng, gstart, gcnt, glist,
+                    back = _quiet_return(1 - s, cur, sqs, bd, slot_of, ks, replies, ng, gstart, gcnt, glist,
                                          radix, scratch)
                     _qmove(bd, slot_of, sqs, ks, to, frm)
                     if not back:
                         ok = False
                         break
                 if not ok:
-                    cand[s, idx] = 0
+                    cur[s, idx] = 0
                     count += 1
             _clear(sqs, nslots, bd, slot_of)
         count_b[b] = count
@@ -1064,7 +1128,7 @@ def _core_scan(cur, can_check, cand, thin, piece, nslots, ng, gstart, gcnt, glis
 
 
 def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size,
-                   subvals, cap_sub, cap_flip, cap_src):
+                   subvals, sublut, cap_sub, cap_flip, cap_src):
     """Mark the perpetual cores of both sides (``-RULE``: lost by the rule, in the core) among the
     drawn positions of ``cur``; ``can_check[s]``: side ``s`` has a piece that can give check
     (else its core is empty); ``info[0]`` receives the number of candidates, ``info[1]`` the
@@ -1076,31 +1140,30 @@ def perpetual_core(cur, can_check, info, piece, nslots, ng, gstart, gcnt, glist,
     no quiet reply without check into a candidate. The cores of Red and Black are found together
     (a position on one side's cycle is never a candidate of the other: it has a quiet drawing move).
     The scans run in parallel (:func:`_core_scan`); the rounds counted depend on the order of the
-    blocks, the core does not.
+    blocks, the core does not. The candidates are marked in ``cur`` itself (code :data:`CAND`, read
+    as a draw by the scans), so the search needs no memory beyond the table.
     """
-    N = cur.shape[1]
-    cand = np.zeros((2, N), np.uint8)
-    args = (piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, cap_sub, cap_flip,
-            cap_src)
-    ncand = int(_core_scan(cur, can_check, cand, False, *args))
+    args = (piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, sublut, cap_sub,
+            cap_flip, cap_src)
+    ncand = int(_core_scan(cur, can_check, False, *args))
     info[0] = ncand
     rounds = 0
     changed = ncand > 0
     while changed:
         rounds += 1
-        changed = int(_core_scan(cur, can_check, cand, True, *args)) > 0
+        changed = int(_core_scan(cur, can_check, True, *args)) > 0
     info[1] = rounds
-    marked = _mark_core(cur, cand)
+    marked = _mark_core(cur)
     return marked
 
 
 @njit
-def _mark_core(cur, cand):
+def _mark_core(cur):
     N = cur.shape[1]
     marked = 0
     for idx in range(N):
         for s in range(2):
-            if cand[s, idx] != 0:
+            if cur[s, idx] == CAND:
                 cur[s, idx] = -RULE
                 marked += 1
     return marked
