@@ -384,9 +384,11 @@ def cmd_tb_generate(args: argparse.Namespace) -> int:
     """Generate tablebases (and their sub-endings) with progress on stderr; one summary line per ending."""
     from xiangqi.engine.tablebase import (
         Ending,
+        checkpoint_path,
         default_dir,
         default_set,
         generate,
+        generation_memory,
         progress_to_stderr,
         table_path,
     )
@@ -400,12 +402,17 @@ def cmd_tb_generate(args: argparse.Namespace) -> int:
     if args.list:
         directory = Path(args.dir) if args.dir else default_dir()
         for name in names:
-            present = "present" if table_path(directory, name).exists() else "missing"
-            print(f"{name}\t{Ending.parse(name).size() * 2:,} indices\t{present}")
+            present = "present" if table_path(directory, name).exists() else (
+                "checkpoint" if checkpoint_path(directory, name).exists() else "missing")
+            mem = generation_memory(name)
+            mem_text = f"{mem / 1e9:.2f} GB" if mem >= 1e9 else f"{mem / 1e6:.1f} MB"
+            print(f"{name}\t{Ending.parse(name).size() * 2:,} indices\t{mem_text} to generate\t{present}")
         return 0
+    every = args.checkpoint_minutes * 60 if args.checkpoint_minutes > 0 else None
     for name in names:
         h = _interruptible(lambda n=name: generate(n, args.dir, progress=progress_to_stderr,
-                                                   force=args.force, rules=args.rules))
+                                                   force=args.force, rules=args.rules,
+                                                   checkpoint_every=every))
         st = h["stats"]
         print(f"{h['ending']} ({h['rules']}): {h['size'] * 2:,} indices, red to move {st['red']['wins']}/"
               f"{st['red']['draws']}/{st['red']['losses']} (win/draw/loss), black to move "
@@ -652,10 +659,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="FEN letters, stronger side first: K A B N R C P (H, E for horse, elephant)")
     q.add_argument("--default", action="store_true",
                    help="the default set (docs/TABLEBASES.md), smallest first; tables already present are "
-                        "kept, so the command resumes where it stopped")
+                        "kept and an ending stopped midway resumes from its checkpoint, so the command "
+                        "resumes where it stopped")
     q.add_argument("--max-indices", type=int, default=None, metavar="N",
                    help="with --default: only endings of at most N indices per side to move")
-    q.add_argument("--list", action="store_true", help="print the endings, their sizes and whether present")
+    q.add_argument("--list", action="store_true",
+                   help="print the endings, their sizes, the memory a generation needs and whether present "
+                        "(or a checkpoint)")
+    q.add_argument("--checkpoint-minutes", type=float, default=15.0, metavar="M",
+                   help="write a checkpoint (<ENDING>.ckpt.npz, the size of the table in memory) every M "
+                        "minutes of an ending's generation; a stopped generation resumes from it (default "
+                        "15; 0: none)")
     q.add_argument("--dir", default=None, help="table directory (default: the data dir's tablebases)")
     q.add_argument("--force", action="store_true", help="generate again even if the file exists")
     q.add_argument("--rules", choices=["cxa-check", "pure-mate"], default="cxa-check",

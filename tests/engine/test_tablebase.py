@@ -312,16 +312,94 @@ def test_counter_generation_equals_retro(tmp_path, name):
     assert hc["stats"] == hr["stats"] and hc["passes"] == hr["passes"]
 
 
-@pytest.mark.slow
-def test_counter_generation_with_two_byte_triggers(tmp_path, monkeypatch):
-    """Triggers beyond one byte (a sub-table mating in 255 plies or more) are kept in int16: forced
-    here on KRKA, the values are those of the un-move method."""
-    monkeypatch.setattr(tb, "_TRIG_BYTE_MAX", 0)
-    hc = tb.generate("KRKA", tmp_path / "c")
-    hr = tb.generate("KRKA", tmp_path / "r", method="retro")
-    c, r = (tb.load_values(tmp_path / d, "KRKA")[0] for d in ("c", "r"))
-    assert np.array_equal(c, r)
-    assert hc["stats"] == hr["stats"] and hc["passes"] == hr["passes"]
+def test_counter_generation_refuses_triggers_beyond_the_packed_layout(tmp_path, monkeypatch):
+    """The packed table holds capture triggers up to 255 (a sub-table mating in at most 254 plies):
+    beyond it the counter method refuses the ending with a clear error instead of wrong values
+    (forced here on KRKA by lowering the limit to the longest mate of its sub-table KRK)."""
+    st = tb.generate("KRK", tmp_path)["stats"]
+    m = max(st["red"]["longest_dtm"], st["black"]["longest_dtm"])
+    assert m > 0
+    monkeypatch.setattr(tb, "_TRIG_MAX", m)
+    with pytest.raises(tb.TablebaseError, match=f"capture triggers up to {m}"):
+        tb.generate("KRKA", tmp_path)
+    monkeypatch.setattr(tb, "_TRIG_MAX", m + 2)  # the largest code of KRK: m or m + 1 (a loss)
+    assert tb.generate("KRKA", tmp_path)["passes"] > 0
+
+
+def test_counter_bound_and_measured_counters(tmp_path):
+    """The counter bound (the most quiet moves of a side plus one) is within the packed layout's
+    63 for every ending of the default set, and pass 0's largest counter stays below it."""
+    bounds = {n: tb.counter_bound(tb.Ending.parse(n)) for n in tb.default_set()}
+    assert max(bounds.values()) == 39 and bounds["KRRKRABB"] == 39  # 17 + 17 + 4 + 1
+    assert bounds["KRK"] == 22 and bounds["KPK"] == 8
+    h = tb.generate("KRKA", tmp_path)
+    assert 0 < h["max_counter"] <= bounds["KRKA"]
+    assert h["max_counter"] == 21  # the rook's 17 quiet moves on an open rank and file, the king's 4
+
+
+@pytest.mark.parametrize("phase", ["pass0", "mate", "rules"])
+def test_generation_resumes_from_a_checkpoint(tmp_path, monkeypatch, phase):
+    """A generation stopped after a checkpoint (here by a KeyboardInterrupt from the test hook, as a
+    Ctrl-C or a kill would stop it) resumes from it when asked again and gives the table of an
+    uninterrupted generation value for value; the checkpoint is deleted with the table written.
+    Stopped in pass 0 (between its steps), after mate pass 5, and at the rule's first round."""
+    ref = tb.generate("KRKA", tmp_path / "ref")
+    d = tmp_path / "run"
+    monkeypatch.setattr(tb, "_PASS0_CHUNK", 2 * 4096)  # KRKA: 24,300 indices, pass 0 in 3 steps
+    seen = []
+
+    def stop(state):
+        if state["ending"] != "KRKA":
+            return
+        seen.append((state["phase"], state.get("n")))
+        if state["phase"] == phase and (phase != "mate" or state["n"] == 5):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(tb, "_after_checkpoint", stop)
+    with pytest.raises(KeyboardInterrupt):
+        tb.generate("KRKA", d, checkpoint_every=0)
+    assert tb.checkpoint_path(d, "KRKA").exists() and not tb.table_path(d, "KRKA").exists()
+    assert tb.table_path(d, "KRK").exists() and not tb.checkpoint_path(d, "KRK").exists()
+    assert seen[-1][0] == phase
+    monkeypatch.setattr(tb, "_after_checkpoint", None)
+    h = tb.generate("KRKA", d, checkpoint_every=None)
+    assert h["resumed"] == phase
+    assert not tb.checkpoint_path(d, "KRKA").exists()
+    assert np.array_equal(tb.load_values(d, "KRKA")[0], tb.load_values(tmp_path / "ref", "KRKA")[0])
+    assert h["stats"] == ref["stats"] and h["passes"] == ref["passes"]
+    assert (h["rule_layers"], h["rule_core"]) == (ref["rule_layers"], ref["rule_core"])
+
+
+def test_checkpoint_of_another_generation_is_ignored(tmp_path, monkeypatch):
+    """A checkpoint that does not match the generation asked for (here: of the pure-mate model when
+    cxa-check is asked) is removed and the ending generated from its start."""
+    d = tmp_path
+    tb.generate("KRK", d)
+
+    def stop(state):
+        if state["ending"] == "KRKA" and state["phase"] == "mate":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(tb, "_after_checkpoint", stop)
+    with pytest.raises(KeyboardInterrupt):
+        tb.generate("KRKA", d, checkpoint_every=0, rules=tb.PURE_MATE)
+    monkeypatch.setattr(tb, "_after_checkpoint", None)
+    lines = []
+    h = tb.generate("KRKA", d, progress=lines.append)
+    assert "resumed" not in h and any("not used" in ln for ln in lines)
+    assert not tb.checkpoint_path(d, "KRKA").exists()
+
+
+def test_generation_memory_of_the_largest_endings():
+    """The memory estimate: 4 bytes per index (both sides to move, packed) plus 2 per index of the
+    direct sub-tables; every ending of the default set needs at most 22 GB (the largest, e.g.
+    KRNKRABB with 4.13 G indices per side, 21.2 GB)."""
+    n = tb.Ending.parse("KRNKRABB").size()
+    subs = sum(tb.Ending.parse(s).size() for s in tb.Ending.parse("KRNKRABB").sub_endings())
+    assert tb.generation_memory("KRNKRABB") == 4 * n + 2 * subs
+    top = max(tb.generation_memory(x) for x in tb.default_set())
+    assert top == tb.generation_memory("KRNKRABB") and 21e9 < top < 22e9
+    assert tb.generation_memory("KRKA", "retro") == 10 * tb.Ending.parse("KRKA").size() + 2 * 4860
 
 
 def test_default_set():
@@ -342,11 +420,19 @@ def test_default_set():
 
 def test_cli_generate_default_list(tmp_path, capsys):
     tb.generate("KRK", tmp_path)
+    tb.checkpoint_path(tmp_path, "KNK").write_bytes(b"")  # a generation stopped midway
     argv = ["tb", "generate", "--default", "--max-indices", "5000", "--list", "--dir", str(tmp_path)]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines == ["KPK\t5,940 indices\tmissing", "KCK\t9,720 indices\tmissing",
-                     "KNK\t9,720 indices\tmissing", "KRK\t9,720 indices\tpresent"]
+    assert lines == ["KPK\t5,940 indices\t0.0 MB to generate\tmissing",
+                     "KCK\t9,720 indices\t0.0 MB to generate\tmissing",
+                     "KNK\t9,720 indices\t0.0 MB to generate\tcheckpoint",
+                     "KRK\t9,720 indices\t0.0 MB to generate\tpresent"]
+    argv = ["tb", "generate", "KRNKRABB", "KRKAABB", "--list", "--dir", str(tmp_path)]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "KRNKRABB\t8,266,860,000 indices\t21.22 GB to generate\tmissing",
+        "KRKAABB\t2,041,200 indices\t5.8 MB to generate\tmissing"]
 
 
 def _turned(board):

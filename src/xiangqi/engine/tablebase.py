@@ -476,7 +476,7 @@ def counter_bound(end: Ending) -> int:
 
 def _subtable_codes(directory: Path, subs: list[str]) -> tuple[int, int, int]:
     """``(longest mate, longest rule distance, entries)`` of the direct sub-tables, from their headers
-    (-1 when a sub-table holds no rule result)."""
+    (-1 when a sub-table holds no rule result): the range of the codes they hold."""
     maxsub = 0
     rule = -1
     entries = 0
@@ -508,12 +508,15 @@ def _sub_lut(maxsub: int, rule: int) -> np.ndarray | None:
 
 
 def _load_subtables(directory: Path, subs: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """The direct sub-tables in one array for the kernels: ``(off, subvals, sublut, longest mate,
-    longest rule distance)``. ``subvals`` holds one byte per entry (``sublut[byte]`` its code) when
-    the codes present fit in 256 (every table of the default set so far: mates below 120 plies),
-    else int16 codes (``sublut`` empty). One copy in memory, loaded one file at a time."""
-    maxsub, rule, entries = _subtable_codes(directory, subs)
-    lut = _sub_lut(maxsub, rule)
+    """The direct sub-tables in one array for the kernels: ``(off, subvals, sublut, the largest
+    magnitude of a mate code, the longest rule distance or -1)``. ``subvals`` holds one byte per
+    entry (``sublut[byte]`` its code) when the codes present fit in 256 (every table of the default
+    set so far: mates below 120 plies), else int16 codes (``sublut`` empty). One copy in memory,
+    loaded one file at a time."""
+    top, top_rule, entries = _subtable_codes(directory, subs)
+    lut = _sub_lut(top + 1, top_rule)  # a loss in n plies has the code -(n + 1)
+    maxsub = 0  # the largest |code| of a mate in the sub-tables
+    rule = -1
     if lut is not None:
         enc = np.full(1 << 16, -1, np.int16)  # code + 32768 -> byte (-1: a code outside the lut)
         enc[lut.astype(np.int32) + 32768] = np.arange(lut.size, dtype=np.int16)
@@ -528,6 +531,14 @@ def _load_subtables(directory: Path, subs: list[str]) -> tuple[np.ndarray, np.nd
         flat = v.reshape(-1)
         for i in range(0, flat.size, _CHUNK):
             part = flat[i:i + _CHUNK]
+            mag = np.abs(part[part != INVALID].astype(np.int32))
+            mates = mag[mag < RULE]
+            if mates.size:
+                maxsub = max(maxsub, int(mates.max()))
+            rules_ = mag[mag >= RULE]
+            if rules_.size:
+                rule = max(rule, int(rules_.max()) - RULE)
+            del mag, mates, rules_
             if lut is None:
                 subvals[pos + i:pos + i + part.size] = part
                 continue
