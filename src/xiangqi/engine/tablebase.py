@@ -347,7 +347,7 @@ def is_rule_code(code: int) -> bool:
     return code != INVALID and abs(code) >= RULE
 
 
-_CHUNK = 1 << 24  # entries per step of the scans below (bounds their temporary arrays)
+_CHUNK = 1 << 22  # entries per step of the scans below (bounds their temporary arrays to about 50 MB)
 
 
 def statistics(values: np.ndarray) -> dict:
