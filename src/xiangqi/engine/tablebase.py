@@ -573,7 +573,8 @@ def checkpoint_path(directory: Path, name: str) -> Path:
 
 class _Checkpoints:
     """Periodic checkpoints of one generation: :meth:`maybe` writes ``cur`` and the state when
-    ``every`` seconds have passed since the last (``every`` 0: at each call; None: never), into
+    ``every`` seconds have passed since the last (or ten times the last write's seconds when that
+    is longer; ``every`` 0: at each call; None: never), into
     ``<ENDING>.ckpt.npz`` (uncompressed, 2 bytes per index and side: the table's size in memory),
     written to a temporary file and renamed, so a kill leaves the previous checkpoint whole."""
 
@@ -584,6 +585,7 @@ class _Checkpoints:
         self.ident = ident
         self.say = say
         self.last = time.perf_counter()
+        self.write_seconds = 0.0
 
     def load(self) -> tuple[np.ndarray, dict] | None:
         """The checkpoint of this generation (same ending, index scheme, rules, layout and sub-tables),
@@ -606,7 +608,11 @@ class _Checkpoints:
         return cur, state
 
     def maybe(self, cur: np.ndarray, state: dict) -> None:
-        if self.every is None or time.perf_counter() - self.last < self.every:
+        """Write a checkpoint of ``cur`` and ``state`` when its interval has passed: ``every`` seconds,
+        or ten times the last write when that is longer (a 16 GB checkpoint takes about 100 s on this
+        machine's disk: at most a tenth of the time goes to checkpoints)."""
+        wait = None if self.every is None else max(self.every, 10 * self.write_seconds)
+        if wait is None or time.perf_counter() - self.last < wait:
             return
         t = time.perf_counter()
         tmp = self.path.with_name(self.path.name + ".tmp.npz")
@@ -614,6 +620,7 @@ class _Checkpoints:
         np.savez(tmp, values=cur, state=np.array(json.dumps(full)))
         os.replace(tmp, self.path)
         self.last = time.perf_counter()
+        self.write_seconds = 0.0 if self.every == 0 else self.last - t
         where = state.get("n", state.get("lo", ""))
         self.say(f"{self.ident['ending']}: checkpoint at {state['phase']} {where}: {self.path.name}"
                  f", {self.path.stat().st_size:,} bytes in {self.last - t:.1f}s")
