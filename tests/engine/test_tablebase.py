@@ -360,6 +360,7 @@ def test_generation_resumes_from_a_checkpoint(tmp_path, monkeypatch, phase):
         tb.generate("KRKA", d, checkpoint_every=0)
     assert tb.checkpoint_path(d, "KRKA").exists() and not tb.table_path(d, "KRKA").exists()
     assert tb.table_path(d, "KRK").exists() and not tb.checkpoint_path(d, "KRK").exists()
+    assert tb.Tablebase(d).available() == ["KRK"]  # a checkpoint is no table
     assert seen[-1][0] == phase
     monkeypatch.setattr(tb, "_after_checkpoint", None)
     h = tb.generate("KRKA", d, checkpoint_every=None)

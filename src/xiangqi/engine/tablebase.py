@@ -707,7 +707,7 @@ def generate(name: str, directory: Path | None = None, *, progress: Callable[[st
     cap_sub, cap_flip,
             cap_src)
     if upgrade is not None:
-        cur = upgrade[0].copy()
+        cur = upgrade[0]  # read from the file for this: changed in place
         header = dict(upgrade[1])
         for key in ("file_bytes", "downgraded_from", "downgrade_seconds"):
             header.pop(key, None)
@@ -856,8 +856,11 @@ def _downgrade(path: Path, values: np.ndarray, header: dict, say: Callable[[str]
     passes give the same values under both models and the rule changes only draws, so this is the
     table a fresh ``pure-mate`` generation gives (tested)."""
     t0 = time.perf_counter()
-    cur = values.copy()
-    cur[(np.abs(cur.astype(np.int32)) >= RULE) & (cur != INVALID)] = 0
+    cur = values  # read from the file for this: changed in place, in chunks
+    for flat in (cur[0], cur[1]):
+        for i in range(0, flat.size, _CHUNK):
+            part = flat[i:i + _CHUNK]
+            part[(np.abs(part.astype(np.int32)) >= RULE) & (part != INVALID)] = 0
     header = {k: v for k, v in header.items() if not k.startswith("rule") and k not in (
         "file_bytes", "upgraded_from", "upgrade_seconds")}
     say(f"{header['ending']}: a {CXA_CHECK} table: its results by the repetition rule become draws")
@@ -952,10 +955,11 @@ class Tablebase:
         self._tables: dict[str, np.ndarray | None] = {}
 
     def available(self) -> list[str]:
-        """Names of the table files present."""
+        """Names of the table files present (not the temporary files and checkpoints of a generation)."""
         if not self.directory.is_dir():
             return []
-        return sorted(p.name[:-4] for p in self.directory.glob("K*K*.npz") if ".tmp" not in p.name)
+        return sorted(p.name[:-4] for p in self.directory.glob("K*K*.npz")
+                      if ".tmp" not in p.name and ".ckpt" not in p.name)
 
     def _values(self, name: str) -> np.ndarray | None:
         if name not in self._tables:
