@@ -94,8 +94,9 @@ def main() -> None:
     if args.size_only:
         for n in args.endings:
             e = tb.Ending.parse(n)
-            print(f"{e.name}: {2 * e.size():,} indices, {4 * e.size() / 2**20:,.1f} MiB of int16 values "
-                  f"(+ sub-endings {', '.join(e.sub_endings()) or 'none'})")
+            print(f"{e.name}: {2 * e.size():,} indices, {4 * e.size() / 2**20:,.1f} MiB of int16 values, "
+                  f"{tb.generation_memory(e.name, args.method) / 2**20:,.1f} MiB to generate "
+                  f"(sub-endings {', '.join(e.sub_endings()) or 'none'})")
         return
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(args.dir) if args.dir else Path(tmp)
