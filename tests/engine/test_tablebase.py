@@ -337,12 +337,13 @@ def test_counter_bound_and_measured_counters(tmp_path):
     assert h["max_counter"] == 21  # the rook's 17 quiet moves on an open rank and file, the king's 4
 
 
-@pytest.mark.parametrize("phase", ["pass0", "mate", "rules"])
+@pytest.mark.parametrize("phase", ["pass0", "mate", "rules", "rules-round"])
 def test_generation_resumes_from_a_checkpoint(tmp_path, monkeypatch, phase):
     """A generation stopped after a checkpoint (here by a KeyboardInterrupt from the test hook, as a
     Ctrl-C or a kill would stop it) resumes from it when asked again and gives the table of an
     uninterrupted generation value for value; the checkpoint is deleted with the table written.
-    Stopped in pass 0 (between its steps), after mate pass 5, and at the rule's first round."""
+    Stopped in pass 0 (between its steps), after mate pass 5, after the mate passes, and at the
+    start of the rule's first round (its state: passes, rounds, cores)."""
     ref = tb.generate("KRKA", tmp_path / "ref")
     d = tmp_path / "run"
     monkeypatch.setattr(tb, "_PASS0_CHUNK", 2 * 4096)  # KRKA: 24,300 indices, pass 0 in 3 steps
@@ -352,7 +353,10 @@ def test_generation_resumes_from_a_checkpoint(tmp_path, monkeypatch, phase):
         if state["ending"] != "KRKA":
             return
         seen.append((state["phase"], state.get("n")))
-        if state["phase"] == phase and (phase != "mate" or state["n"] == 5):
+        if phase == "rules-round":
+            if state["phase"] == "rules" and state["rule_state"] is not None:
+                raise KeyboardInterrupt
+        elif state["phase"] == phase and (phase != "mate" or state["n"] == 5):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(tb, "_after_checkpoint", stop)
@@ -361,10 +365,10 @@ def test_generation_resumes_from_a_checkpoint(tmp_path, monkeypatch, phase):
     assert tb.checkpoint_path(d, "KRKA").exists() and not tb.table_path(d, "KRKA").exists()
     assert tb.table_path(d, "KRK").exists() and not tb.checkpoint_path(d, "KRK").exists()
     assert tb.Tablebase(d).available() == ["KRK"]  # a checkpoint is no table
-    assert seen[-1][0] == phase
+    assert seen[-1][0] == phase.split("-")[0]
     monkeypatch.setattr(tb, "_after_checkpoint", None)
     h = tb.generate("KRKA", d, checkpoint_every=None)
-    assert h["resumed"] == phase
+    assert h["resumed"] == phase.split("-")[0]
     assert not tb.checkpoint_path(d, "KRKA").exists()
     assert np.array_equal(tb.load_values(d, "KRKA")[0], tb.load_values(tmp_path / "ref", "KRKA")[0])
     assert h["stats"] == ref["stats"] and h["passes"] == ref["passes"]
@@ -517,3 +521,28 @@ def test_search_probes_tables_after_captures(tmp_path):
         c.push(mv)
         replies[mv.iccs()] = judge.value(c)[0]
     assert replies[r2.pv[1].iccs()] == max(replies.values())
+
+
+@pytest.mark.slow
+def test_generation_resumes_in_the_rule_after_a_core(tmp_path, monkeypatch):
+    """KRKN (1,291 positions in a perpetual core, 315 won by the rule): stopped at the start of the
+    rule's second round (a core found, its rule passes to run), resumed, the table equals an
+    uninterrupted generation, the rule's results included (three KRKN generations: about 7 s)."""
+    ref = tb.generate("KRKN", tmp_path / "ref")
+    assert ref["rule_layers"] == 1 and ref["rule_core"] == 1291
+    d = tmp_path / "run"
+
+    def stop(state):
+        rs = state.get("rule_state")
+        if state["ending"] == "KRKN" and rs is not None and rs["layers"] == 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(tb, "_after_checkpoint", stop)
+    with pytest.raises(KeyboardInterrupt):
+        tb.generate("KRKN", d, checkpoint_every=0)
+    monkeypatch.setattr(tb, "_after_checkpoint", None)
+    h = tb.generate("KRKN", d)
+    assert h["resumed"] == "rules"
+    assert np.array_equal(tb.load_values(d, "KRKN")[0], tb.load_values(tmp_path / "ref", "KRKN")[0])
+    assert h["stats"] == ref["stats"]
+    assert (h["rule_layers"], h["rule_core"], h["rule_passes"]) == (1, 1291, ref["rule_passes"])

@@ -556,7 +556,8 @@ def generation_memory(name: str, method: str = "count") -> int:
     kernels add about 0.3 GB). Counter method: the packed table (2 bytes per index and side to move,
     ``tbgen.PK_*``) plus the direct sub-tables (1 byte per entry, 2 if their codes need more than
     256 values; estimated at 1), or while loading them, the sub-tables plus the largest one as
-    int16. ``retro`` and ``forward``: 6 and 2 bytes per entry more (triggers and marks)."""
+    int16. ``retro``: 6 bytes per index more (triggers and marks); ``forward``: the same as the
+    counter method."""
     end = Ending.parse(name)
     n = end.size()
     subs = [Ending.parse(s).size() for s in end.sub_endings()]
