@@ -32,7 +32,9 @@ def test_unreadable_file_is_named_and_the_rest_mined(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [
         f"xiangqi puzzles mine: {empty}: no game found (not a PGN, XQF, DhtmlXQ or EPD record) (skipped)",
-        f"xiangqi puzzles mine: {binary}: the data is neither UTF-8, GB18030/GBK nor Big5 text (skipped)",
+        f"xiangqi puzzles mine: {binary}: the data is neither UTF-8, GB18030/GBK nor Big5 text: 16 of its "
+        "2048 bytes cannot be read as gb18030 (the closest), the first at byte 128 (line 2: 0x80); a text "
+        "record may hold at most 2 such bytes (skipped)",
     ]
     summary = json.loads(captured.out)
     assert summary["games"] == 1 and summary["puzzles"] == 1
