@@ -134,7 +134,8 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     if not any(g.variations or any(v for k, v in g.headers.items() if k not in ("Game", "Result"))
                for g in games):
         detail = f": {games[0].errors[0]}" if games and games[0].errors else ""
-        raise RecordError(f"{name}: no game found (not a PGN, XQF, DhtmlXQ or EPD record){detail}")
+        where = "" if name == "<data>" else f"{name}: "  # bytes have no name to give
+        raise RecordError(f"{where}no game found (not a PGN, XQF, DhtmlXQ or EPD record){detail}")
     return games
 
 
