@@ -532,6 +532,6 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             await ws.send_json({"type": "replaced", "old": game_id})
             await ws.close(code=4404)
             return
-        await clients.serve(hub, ws)
+        await clients.serve(hub, ws, game_id)  # its requests act on this game only
 
     return app

@@ -45,6 +45,8 @@ const SQ = "([a-i][0-9])";
 const RULES = [
   // (first: these quote file names, which the record rule "name.ext: message" below would take)
   [/^game ('[^']*') is not the current game \((.+)\)$/, "$1 不是当前对局（当前对局为 $2）"],
+  [/^this socket is for game (\w+), which another game replaced: nothing was done \(reconnect to the current game\)$/,
+    "此连接属于已被新对局取代的对局 $1：未执行任何操作（请重新连接当前对局）"],
   [/^(red|black) player must be one of ([\w, ]+), got (.+)$/, "{side:$1}的棋手须为 $2 之一，现为 $3"],
   [/^level must be one of ([\w, ]+) or an added engine \(engine:<id>\), got (.+)$/,
     "难度须为 $1 之一或已添加的引擎（engine:<编号>），现为 $2"],
