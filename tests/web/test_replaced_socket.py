@@ -48,3 +48,25 @@ def test_the_current_games_socket_still_acts(client) -> None:
         assert ws.receive_json()["state"]["moves"][0]["iccs"] == "h2e2"
         ws.send_json({"type": "state"})
         assert ws.receive_json()["type"] == "state"
+
+
+def test_an_impossible_version_is_refused_without_echoing_it(client) -> None:
+    """Before: a 4000-digit ``version`` came back whole in "undo refused: it was pressed at version …"."""
+    gid = _new(client)
+    with client.websocket_connect(f"/ws/game/{gid}") as ws:
+        ws.receive_json()
+        ws.send_text('{"type": "undo", "version": ' + "9" * 4000 + "}")
+        assert ws.receive_json() == {"type": "error", "request": "undo", "detail":
+                                     "'version' must be a state version from 0 to 9223372036854775807, "
+                                     "got a number of 4000 digits"}
+        ws.send_json({"type": "move", "move": "h2e2", "version": -1})
+        assert ws.receive_json()["detail"].endswith("got -1")
+    assert client.get("/api/game").json()["moves"] == []
+
+
+def test_rest_undo_refuses_an_impossible_version(client) -> None:
+    _new(client)
+    r = client.post("/api/game/undo", json={"version": int("9" * 30)})
+    assert r.status_code == 422
+    assert r.json()["detail"] == ("body field 'version': Input should be less than or equal to "
+                                  "9223372036854775807")

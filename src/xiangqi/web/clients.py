@@ -215,7 +215,14 @@ def _version(msg: dict[str, Any]) -> int | None:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
         raise SessionError(f"'version' must be the integer version of the state shown, got {v!r}")
+    if not 0 <= v <= MAX_VERSION:  # no state has it; not echoed whole (a 4000-digit number was)
+        shown = str(v) if len(str(v)) <= 24 else f"a number of {len(str(v))} digits"
+        raise SessionError(f"'version' must be a state version from 0 to {MAX_VERSION}, got {shown}")
     return v
+
+
+#: The largest state version a message may name (SQLite's 64-bit integer).
+MAX_VERSION = 2**63 - 1
 
 
 #: The fields each message of the game socket may carry besides ``type`` (anything else is refused,

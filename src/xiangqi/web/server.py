@@ -157,7 +157,7 @@ class MoveRequest(StrictModel):
 class UndoRequest(StrictModel):
     """Body of ``POST /api/game/undo`` (optional): ``version`` of the state the page showed."""
 
-    version: int | None = None
+    version: int | None = Field(default=None, ge=0, le=2**63 - 1)
 
 
 class FromRecordRequest(StrictModel):
