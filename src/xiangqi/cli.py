@@ -321,6 +321,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ext_order(ext: str) -> int:
+    """Record file extensions in the order of :data:`xiangqi.core.records.FORMATS` (for messages)."""
+    from xiangqi.core.records import FORMATS
+
+    order = [e for group in FORMATS.values() for e in group]
+    return order.index(ext) if ext in order else len(order)
+
+
 def cmd_ecco(args: argparse.Namespace) -> int:
     """Print each game's ECCO code and name computed from its moves (a file's [ECCO] tag is not used)."""
     from pathlib import Path
@@ -332,20 +340,31 @@ def cmd_ecco(args: argparse.Namespace) -> int:
         raise XiangqiError(f"--plies must be 0-400, got {args.plies}")
     exts = {e for group in FORMATS.values() for e in group}
     paths: list[Path] = []
+    problems = agree = compared = unreadable = 0
     for name in args.files:
         p = Path(name)
-        paths.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in exts)
-                     if p.is_dir() else [p])
-    problems = agree = compared = unreadable = 0
+        found = (sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in exts)
+                 if p.is_dir() else [p])
+        if not found:
+            print(f"xiangqi ecco: {p}: no record file ({' '.join(sorted(exts, key=_ext_order))}) in this "
+                  "folder", file=sys.stderr)
+            unreadable += 1
+        paths.extend(found)
     for path in paths:
         try:
             games = read_records(path)
         except (XiangqiError, OSError) as exc:
-            print(f"xiangqi ecco: {path}: {exc}", file=sys.stderr)
+            text = str(exc)
+            if text.startswith(f"{path}: "):  # the reader names the file already
+                text = text[len(f"{path}: "):]
+            print(f"xiangqi ecco: {path}: {text}", file=sys.stderr)
             unreadable += 1
             continue
         for i, game in enumerate(games, 1):
             where = f"{path}#{i}" if len(games) > 1 else str(path)
+            for error in game.errors:  # read in part (cut short, a bad move): classified as far as read
+                print(f"xiangqi ecco: warning: {where}: {error}", file=sys.stderr)
+            problems += bool(game.errors)
             bad_start = start_problem(game)
             if bad_start is not None:  # not "A00" nor "not from the standard start": no position at all
                 print(f"xiangqi ecco: {where}: {bad_start}", file=sys.stderr)

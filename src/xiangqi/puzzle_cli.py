@@ -11,6 +11,8 @@ import re
 import sys
 from pathlib import Path
 
+from xiangqi.core.errors import XiangqiError
+
 __all__ = ["register", "mined_file"]
 
 
@@ -206,12 +208,21 @@ def cmd_mine(args: argparse.Namespace) -> int:
                 seen.add(json.loads(text)["id"])
             except (ValueError, KeyError):
                 continue
+    unreadable: list[str] = []  # record files that could not be read (exit 2 at the end, README)
     if args.files:
         from xiangqi.core.records import read_records
 
         def gen():
             for f in args.files:
-                for fen, moves, result, ref in P.iter_games_for_mining(read_records(f)):
+                try:
+                    games = read_records(f)
+                except XiangqiError as exc:  # named and skipped: the other files are still mined
+                    text = str(exc)
+                    text = text[len(f"{f}: "):] if text.startswith(f"{f}: ") else text
+                    print(f"xiangqi puzzles mine: {f}: {text} (skipped)", file=sys.stderr, flush=True)
+                    unreadable.append(f)
+                    continue
+                for fen, moves, result, ref in P.iter_games_for_mining(games):
                     yield fen, moves, result, {**ref, "file": os.path.basename(f)}
 
         items = gen()
@@ -244,6 +255,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
         if not args.quiet:
             what = f"{v.goal} {' '.join(v.solution)}" if isinstance(v, P.Puzzle) else f"none: {v.reason}"
             print(f"{looked:5d} {pid}: {what}", file=sys.stderr, flush=True)
-    print(json.dumps({"games": looked, "puzzles": found, "counts": counts, "file": str(out)},
-                     ensure_ascii=False))
-    return 0
+    summary = {"games": looked, "puzzles": found, "counts": counts, "file": str(out)}
+    if unreadable:
+        summary["unreadable"] = unreadable
+    print(json.dumps(summary, ensure_ascii=False))
+    return 2 if unreadable else 0

@@ -61,3 +61,20 @@ def test_import_keeps_the_game_with_a_stray_byte(tmp_path: Path) -> None:
     assert [str(p) for p in report.problems] == [
         f"{tmp_path / 'stray.pgn'} game 1: warning: encoding: byte {at} is not valid gb18030: read as "
         "U+FFFD, the rest kept"]
+
+
+def test_too_many_bad_bytes_are_refused_naming_the_first() -> None:
+    """More bad bytes than a stray one or two: the refusal says how many, as which encoding, and where
+    the first is (byte, line, value). Before it said only "the data is neither UTF-8, GB18030/GBK nor
+    Big5 text", leaving the user to guess where the file was damaged."""
+    data = bytearray(SAMPLE.read_bytes())
+    at = data.index(b"[Red ")  # an ASCII header line: 0xFF is no character's byte in any of them
+    for k in range(5):
+        data[at + 1 + k] = 0xFF
+    line = data.count(b"\n", 0, at + 1) + 1
+    with pytest.raises(RecordEncodingError) as info:
+        read_records(bytes(data))
+    assert str(info.value) == (
+        f"the data is neither UTF-8, GB18030/GBK nor Big5 text: 5 of its {len(data)} bytes cannot be read as "
+        f"gb18030 (the closest), the first at byte {at + 1} (line {line}: 0xff); a text record may hold "
+        "at most 2 such bytes")

@@ -62,7 +62,9 @@ def test_convert_names_the_file_it_cannot_read(tmp_path, capsys):
     bad.write_bytes(bytes(range(256)) * 8)
     assert main(["convert", str(bad), str(tmp_path / "out.pgn")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"xiangqi convert: error: {bad}: the data is neither UTF-8, GB18030/GBK nor Big5 text"]
+    assert err == [f"xiangqi convert: error: {bad}: the data is neither UTF-8, GB18030/GBK nor Big5 text: 16 "
+                   "of its 2048 bytes cannot be read as gb18030 (the closest), the first at byte 128 (line "
+                   "2: 0x80); a text record may hold at most 2 such bytes"]
 
 
 def test_game_socket_refuses_unknown_fields_and_bad_versions(client):

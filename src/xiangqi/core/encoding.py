@@ -150,7 +150,9 @@ def decode_lenient(data: bytes, encoding: str | None = None, *,
     GB18030, Big5; ties by the common-character score) decodes it with each bad byte run replaced by
     U+FFFD, and ``bad`` lists the ``(byte offset, character offset)`` of each replacement. More than
     :data:`MAX_BAD_BYTES` bad runs, or more than one per 1000 bytes, is not text with a stray byte:
-    :class:`RecordEncodingError` as from :func:`decode_bytes`. ``score``: as for :func:`decode_bytes`.
+    :class:`RecordEncodingError` as from :func:`decode_bytes`, its text followed (when no ``encoding``
+    is given) by the count, the closest encoding and the first bad byte's offset, line and value.
+    ``score``: as for :func:`decode_bytes`.
     """
     try:
         text, enc = decode_bytes(data, encoding, score=score)
@@ -169,7 +171,16 @@ def decode_lenient(data: bytes, encoding: str | None = None, *,
     assert best is not None
     _key, text, enc, bad = best
     if len(bad) > MAX_BAD_BYTES or len(bad) * 1000 > max(len(data), 1000):
-        raise error
+        if encoding:
+            raise error
+        first = bad[0][0]
+        line = data.count(b"\n", 0, first) + 1
+        more = "or more " if len(bad) > MAX_BAD_BYTES else ""
+        allowed = min(MAX_BAD_BYTES, max(len(data), 1000) // 1000)
+        raise RecordEncodingError(
+            f"{error}: {len(bad)} {more}of its {len(data)} bytes cannot be read as {enc} (the closest), the "
+            f"first at byte {first} (line {line}: 0x{data[first]:02x}); a text record may hold at most "
+            f"{allowed} such bytes") from None
     return text, enc, bad
 
 

@@ -51,7 +51,7 @@ from xiangqi.core.board import (
     Move,
     _move_text,
 )
-from xiangqi.core.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, XiangqiError
+from xiangqi.core.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, XiangqiError, excerpt
 
 __all__ = [
     "move_to_chinese",
@@ -557,7 +557,7 @@ def detect_notation(text: str) -> str:
     u = s.upper().replace(" ", "")
     if _WXF_SIGN_FIRST.match(u) or _WXF_LETTER.match(u) or _WXF_NUMBERED.match(u):
         return "wxf"
-    raise InvalidMoveError(f"not a move in ICCS, Chinese or WXF notation: {text!r}")
+    raise InvalidMoveError(f"not a move in ICCS, Chinese or WXF notation: {excerpt(text)}")
 
 
 def parse_move(board: Board, text: str) -> Move:

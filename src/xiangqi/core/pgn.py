@@ -43,7 +43,7 @@ from xiangqi.core.board import HORSE_MOVES as _HORSE_MOVES
 from xiangqi.core.board import KING_MOVES as _KING_MOVES
 from xiangqi.core.board import PAWN_MOVES as _PAWN_MOVES
 from xiangqi.core.encoding import decode_lenient, read_text_file
-from xiangqi.core.errors import FenError, ReadError, RecordProblem, XiangqiError
+from xiangqi.core.errors import FenError, ReadError, RecordProblem, XiangqiError, excerpt
 from xiangqi.core.notation import detect_notation, move_to_text, parse_text
 from xiangqi.core.san import guess_rank_base, looks_like_san, parse_san
 
@@ -592,7 +592,7 @@ def _parse_movetext(game: Game, board: Board, movetext: str, notation: str | Non
             ply = len(board.move_stack) + 1
             if not stack and m.end() == len(movetext.rstrip()):
                 game.errors.append(RecordProblem(
-                    f"truncated: the move text ends in half a move {tok!r} after ply {ply - 1}: {exc}",
+                    f"truncated: the move text ends in half a move {excerpt(tok)} after ply {ply - 1}: {exc}",
                     "truncated", ply - 1, m.start()))
                 return
             game.errors.append(RecordProblem(f"ply {ply} ({where}): {exc}", "variation" if stack else "move",

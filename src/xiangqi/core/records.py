@@ -63,13 +63,28 @@ def format_from_path(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def _utf16_as_utf8(data: bytes) -> bytes:
+    """``data`` re-encoded as UTF-8 when it is UTF-16 text with its byte-order mark (Windows
+    Notepad's "Unicode"), else ``data`` itself: the format checks below look for ASCII bytes
+    (``[DhtmlXQ``, FEN lines), which UTF-16 spreads over two bytes each. A UTF-16 BOM followed by
+    bytes that are no UTF-16 text is left alone (the decoder reports it)."""
+    if not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data
+    try:
+        return data.decode("utf-16").encode("utf-8")
+    except UnicodeError:
+        return data
+
+
 def detect_format(data: bytes) -> str:
     """The format of record bytes by content: ``xqf``, ``dhtmlxq``, ``epd`` or ``pgn``.
 
     EPD when every one of the first 20 lines that is not blank or a ``#`` comment is a FEN line.
+    UTF-16 text (with its BOM) is checked as the text it holds.
     """
     if data[:2] == b"XQ":
         return "xqf"
+    data = _utf16_as_utf8(data)
     if b"[DhtmlXQ" in data[:1 << 16] or b"[dhtmlxq" in data[:1 << 16].lower():
         return "dhtmlxq"
     lines = [ln for ln in data.splitlines()[:20] if ln.strip() and not ln.lstrip().startswith(b"#")]
@@ -88,6 +103,8 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     (or another :class:`XiangqiError`) when the file cannot be read at all or holds no game.
     """
     data = read_source(source, RecordError)
+    if fmt != "xqf":
+        data = _utf16_as_utf8(data)  # one decoding for every text format (EPD reads bytes)
     name = "<data>" if isinstance(source, bytes | bytearray) else os.fspath(source)
     kind = fmt or detect_format(data)
     if kind == "pgn" and detect_format(data) == "dhtmlxq":
@@ -117,7 +134,8 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     if not any(g.variations or any(v for k, v in g.headers.items() if k not in ("Game", "Result"))
                for g in games):
         detail = f": {games[0].errors[0]}" if games and games[0].errors else ""
-        raise RecordError(f"{name}: no game found (not a PGN, XQF, DhtmlXQ or EPD record){detail}")
+        where = "" if name == "<data>" else f"{name}: "  # bytes have no name to give
+        raise RecordError(f"{where}no game found (not a PGN, XQF, DhtmlXQ or EPD record){detail}")
     return games
 
 

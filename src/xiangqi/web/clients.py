@@ -165,8 +165,10 @@ async def read_message(ws: WebSocket) -> Any:
     return await receive_json_message(ws)
 
 
-async def serve(hub: GameHub, ws: WebSocket) -> None:
-    """Serve one page on an accepted WebSocket until it disconnects or is dropped."""
+async def serve(hub: GameHub, ws: WebSocket, game_id: str | None = None) -> None:
+    """Serve one page on an accepted WebSocket until it disconnects or is dropped. ``game_id``: the game
+    the socket was opened for; once another game replaces it, the socket's requests that act on a
+    game are refused (:data:`ACTIONS`, see :func:`handle`)."""
     client = Client(ws, on_drop=hub.remove_client)
     hub.add_client(client)
     try:
@@ -177,7 +179,7 @@ async def serve(hub: GameHub, ws: WebSocket) -> None:
             except ValueError as exc:  # BadJSON says what is wrong and where
                 client.send({"type": "error", "detail": str(exc)})
                 continue
-            await handle(hub, client, msg)
+            await handle(hub, client, msg, game_id)
     except WebSocketDisconnect:
         pass
     except RuntimeError:  # the socket was closed under us (dropped)
@@ -213,7 +215,14 @@ def _version(msg: dict[str, Any]) -> int | None:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
         raise SessionError(f"'version' must be the integer version of the state shown, got {v!r}")
+    if not 0 <= v <= MAX_VERSION:  # no state has it; not echoed whole (a 4000-digit number was)
+        shown = str(v) if len(str(v)) <= 24 else f"a number of {len(str(v))} digits"
+        raise SessionError(f"'version' must be a state version from 0 to {MAX_VERSION}, got {shown}")
     return v
+
+
+#: The largest state version a message may name (SQLite's 64-bit integer).
+MAX_VERSION = 2**63 - 1
 
 
 #: The fields each message of the game socket may carry besides ``type`` (anything else is refused,
@@ -223,8 +232,15 @@ MESSAGE_FIELDS: dict[str, frozenset[str]] = {
     "draw": frozenset(), "hint": frozenset(), "retry": frozenset(), "state": frozenset()}
 
 
-async def handle(hub: GameHub, client: Client, msg: Any) -> None:
-    """Act on one message of ``client``'s page; a refused request is answered with an error."""
+#: The messages that act on the game: refused on a socket whose game another game has replaced (the
+#: page was told ``replaced`` and reconnects; meanwhile a click there must not resign or move in a game
+#: it does not show).
+ACTIONS = frozenset({"move", "undo", "resign", "draw", "hint", "retry"})
+
+
+async def handle(hub: GameHub, client: Client, msg: Any, game_id: str | None = None) -> None:
+    """Act on one message of ``client``'s page; a refused request is answered with an error.
+    ``game_id``: the game of the socket (None: whatever game is current)."""
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
         client.send({"type": "error", "detail": "message must be an object with a string 'type'"})
         return
@@ -235,6 +251,11 @@ async def handle(hub: GameHub, client: Client, msg: Any) -> None:
                      "detail": f"{kind} message: unknown field(s) {', '.join(map(repr, unknown))}"
                                + (f" (it takes {', '.join(sorted(MESSAGE_FIELDS[kind]))})"
                                   if MESSAGE_FIELDS[kind] else " (it takes none)")})
+        return
+    if game_id is not None and kind in ACTIONS and hub.session.id != game_id:
+        client.send({"type": "error", "request": kind,
+                     "detail": f"this socket is for game {game_id}, which another game replaced: nothing was "
+                               "done (reconnect to the current game)"})
         return
     try:
         if kind == "move":

@@ -20,6 +20,11 @@
   its record viewer.
 - ``GET /api/db/info`` — ``{available, games, master, mine, indexing_error}``.
 
+On the public server (``xiangqi serve --public``, ``app.state.public``) these routes show every
+collection but ``mine``: the ``mine`` games are the library of whoever runs the server (the games
+they played on this data dir, with their notes), not the players'. There ``source=mine`` is a 404,
+``both`` means ``master``, a ``mine`` game by id is a 404 and ``/api/db/info`` counts no ``mine``.
+
 Validation is strict: an unknown query parameter is a 400 naming it; a bad FEN, date, result, ECCO
 code or source is a 400 whose detail starts with the field's name; a badly typed value is the usual
 422. The database is the data dir's ``games.db`` (:class:`xiangqi.app.gamesdb.GamesDatabase`), opened
@@ -93,6 +98,16 @@ def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:
         await asyncio.to_thread(gdb.close)
 
     router = APIRouter(lifespan=lifespan)
+    public = bool(getattr(app.state, "public", False))  # set by create_app before this router
+
+    def shown_source(source: str) -> str:
+        """``source`` as this server may answer it (module text: no ``mine`` on a public server)."""
+        if not public:
+            return source
+        if source == "mine":
+            raise HTTPException(404, "source: the 'mine' games (the server's own library) are not "
+                                     "available on a public server")
+        return "master"
 
     async def run(fn, *args, **kwargs):
         """``fn(engine, …)`` in a worker thread, None when the database does not exist yet."""
@@ -121,6 +136,7 @@ def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:
         from xiangqi.db.search import SearchError
 
         _only(request, _EXPLORE_PARAMS)
+        source = shown_source(source)
         _check_fen("fen", fen)
         line = moves.split()
         try:
@@ -149,6 +165,7 @@ def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:
         from xiangqi.db.search import Filters, SearchError, count_games, search_games, similar_games
 
         _only(request, _SEARCH_PARAMS)
+        source = shown_source(source)
         given = {k: v for k, v in (("player", player), ("red", red), ("black", black), ("event", event),
                                    ("site", site), ("date_from", date_from), ("date_to", date_to),
                                    ("result", result), ("ecco", ecco), ("opening", opening),
@@ -181,6 +198,8 @@ def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:
     @router.get("/api/db/games/{game_id}")
     async def game_route(game_id: GameId) -> dict[str, Any]:
         found = await run(_game, game_id)
+        if found is not None and public and found["collection"] == "mine":
+            found = None  # the server's own library (module text)
         if found is None:
             raise HTTPException(404, f"no game with id {game_id} in the games database")
         return found
@@ -199,6 +218,8 @@ def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:
             return {"master": int(rows.get(False, 0)), "mine": int(rows.get(True, 0))}
 
         c = await run(counts) or {"master": 0, "mine": 0}
+        if public:
+            c["mine"] = 0
         return {"available": gdb.exists(), "games": c["master"] + c["mine"], **c,
                 "indexing_error": gdb.error}
 

@@ -157,7 +157,7 @@ class MoveRequest(StrictModel):
 class UndoRequest(StrictModel):
     """Body of ``POST /api/game/undo`` (optional): ``version`` of the state the page showed."""
 
-    version: int | None = None
+    version: int | None = Field(default=None, ge=0, le=2**63 - 1)
 
 
 class FromRecordRequest(StrictModel):
@@ -532,6 +532,6 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             await ws.send_json({"type": "replaced", "old": game_id})
             await ws.close(code=4404)
             return
-        await clients.serve(hub, ws)
+        await clients.serve(hub, ws, game_id)  # its requests act on this game only
 
     return app

@@ -45,6 +45,8 @@ const SQ = "([a-i][0-9])";
 const RULES = [
   // (first: these quote file names, which the record rule "name.ext: message" below would take)
   [/^game ('[^']*') is not the current game \((.+)\)$/, "$1 不是当前对局（当前对局为 $2）"],
+  [/^this socket is for game (\w+), which another game replaced: nothing was done \(reconnect to the current game\)$/,
+    "此连接属于已被新对局取代的对局 $1：未执行任何操作（请重新连接当前对局）"],
   [/^(red|black) player must be one of ([\w, ]+), got (.+)$/, "{side:$1}的棋手须为 $2 之一，现为 $3"],
   [/^level must be one of ([\w, ]+) or an added engine \(engine:<id>\), got (.+)$/,
     "难度须为 $1 之一或已添加的引擎（engine:<编号>），现为 $2"],
@@ -252,6 +254,10 @@ const RULES = [
   [/^the record's start position is bad: (.+)$/s, "棋谱的起始局面有误：{$1}"],
   [/^the record holds (\d+) game\(s\); there is no game (\d+)$/, "棋谱共有 $1 局，没有第 $2 局"],
   [/^the data is neither UTF-8, GB18030\/GBK nor Big5 text$/, "数据不是 UTF-8、GB18030/GBK 或 Big5 文本"],
+  [/^the data is neither UTF-8, GB18030\/GBK nor Big5 text: (\d+) of its (\d+) bytes cannot be read as (\S+) \(the closest\), the first at byte (\d+) \(line (\d+): (0x[0-9a-f]{2})\); a text record may hold at most (\d+) such bytes$/,
+    "数据不是 UTF-8、GB18030/GBK 或 Big5 文本：共 $2 字节，按最接近的 $3 读有 $1 个字节无法读取，第一个在第 $4 字节（第 $5 行：$6）；文本棋谱最多只能有 $7 个这样的字节"],
+  [/^the data is neither UTF-8, GB18030\/GBK nor Big5 text: (\d+) or more of its (\d+) bytes cannot be read as (\S+) \(the closest\), the first at byte (\d+) \(line (\d+): (0x[0-9a-f]{2})\); a text record may hold at most (\d+) such bytes$/,
+    "数据不是 UTF-8、GB18030/GBK 或 Big5 文本：共 $2 字节，按最接近的 $3 读有 $1 个以上字节无法读取，第一个在第 $4 字节（第 $5 行：$6）；文本棋谱最多只能有 $7 个这样的字节"],
   [/^the data is not valid (\S+): (.+)$/, "数据不是有效的 $1 文本：$2"],
   [/^not an XQF file: (\d+) bytes, the header alone is (\d+)$/, "不是 XQF 文件：只有 $1 字节，文件头就有 $2 字节"],
   [/^not an XQF file: it starts with (.+), expected b'XQ'$/, "不是 XQF 文件：开头是 $1，应为 XQ"],
