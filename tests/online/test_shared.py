@@ -95,8 +95,10 @@ def test_a_game_across_two_processes(two):
         assert msg["code"] == "not_your_turn"
         wa.send_json({"type": "move", "move": MATE_LINE[4]})
         state_where(wb, lambda s: len(s["moves"]) == 5)
+        state_where(wa, lambda s: len(s["moves"]) == 5)  # (else an older queued state passes)
         wa.send_json({"type": "takeback_request"})
         state_where(wb, lambda s: s["offers"]["takeback"] == "red")
+        state_where(wa, lambda s: s["offers"]["takeback"] == "red")
         wb.send_json({"type": "takeback_accept"})
         back = state_where(wa, lambda s: len(s["moves"]) == 4)
         assert back["turn"] == "red" and back["offers"]["takeback"] is None

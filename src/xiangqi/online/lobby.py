@@ -418,7 +418,11 @@ class SharedLobby(Lobby):
 
     def process_gone(self, proc: str) -> None:
         """Withdraw the seeks a gone process held (their owners' lobby sockets were there)."""
-        ids = self.store.drop_lobby_items_of(proc)
+        self.withdraw(self.store.drop_lobby_items_of(proc))
+
+    def withdraw(self, ids: list[str]) -> None:
+        """Forget the seeks ``ids``, deleted from the store already (a gone process's), and tell the
+        other processes."""
         for k in ids:
             self.seeks.pop(k, None)
             self._publish({"op": "del", "id": k})
