@@ -455,8 +455,8 @@ class OnlineStore:
         lose an update nor deadlock), calls ``rate(red, black)`` with ``(Rating, user_id)`` pairs
         (returns ``(new_red, new_black, rating_change)``), writes the ratings, their history rows and
         ``rating_change`` (and one more ``revision``: a copy of the room that did not see this re-reads
-        the game before its next change), and commits. Returns that rating change, or None when the game was not
-        there to claim (already rated, not finished, unknown). A crash before the commit leaves the
+        the game before its next change), and commits. Returns that rating change, or None when the
+        game was not there to claim (already rated, not finished, unknown). A crash before the commit leaves the
         game unclaimed (the next sweep rates it). Raises SQLAlchemy's errors."""
         g = online_games.c
         now = _now()
@@ -475,8 +475,8 @@ class OnlineStore:
                  .order_by(rc.user_id).with_for_update())
             for r in c.execute(q):
                 have[r.user_id] = r
-            old = [Rating() if uid not in have else Rating(have[uid].rating, have[uid].rd, have[uid].volatility)
-                   for uid in uids]
+            old = [Rating() if u not in have else Rating(have[u].rating, have[u].rd, have[u].volatility)
+                   for u in uids]
             new_red, new_black, change = rate(old[0], old[1])
             for uid, r in zip(uids, (new_red, new_black), strict=True):
                 values = {"rating": r.rating, "rd": r.rd, "volatility": r.volatility, "updated_at": now}
