@@ -456,8 +456,8 @@ class OnlineStore:
         (returns ``(new_red, new_black, rating_change)``), writes the ratings, their history rows and
         ``rating_change`` (and one more ``revision``: a copy of the room that did not see this re-reads
         the game before its next change), and commits. Returns that rating change, or None when the
-        game was not there to claim (already rated, not finished, unknown). A crash before the commit leaves the
-        game unclaimed (the next sweep rates it). Raises SQLAlchemy's errors."""
+        game was not there to claim (already rated, not finished, unknown). A crash before the
+        commit leaves the game unclaimed (the next sweep rates it). Raises SQLAlchemy's errors."""
         g = online_games.c
         now = _now()
         with self.engine.begin() as c:
