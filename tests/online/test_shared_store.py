@@ -15,7 +15,16 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from tests.online.conftest import BASE, FAST, Player, first_legal, online_db_url, recv_until, state_where, wait_for
+from tests.online.conftest import (
+    BASE,
+    FAST,
+    Player,
+    first_legal,
+    online_db_url,
+    recv_until,
+    state_where,
+    wait_for,
+)
 from tests.webclient import _Client
 
 from xiangqi.online.bus import LocalBus
@@ -89,8 +98,9 @@ class RowLock:
     def waiting(self) -> int:
         """How many other sessions wait for a lock now (pg_stat_activity)."""
         with self.engine.connect() as c:
-            return int(c.execute(sa.text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                         "AND datname = current_database()")).scalar())
+            return int(c.execute(sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()")).scalar())
 
     def release(self) -> None:
         self.conn.rollback()

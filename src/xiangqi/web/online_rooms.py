@@ -133,6 +133,9 @@ class OnlineConfig:
     #: (:meth:`OnlineService.sweep`), how old an unrated end must be before a sweep rates it (the
     #: process that ends a game rates it at once), and the first wait before a failed database step
     #: of the sweep or of a process's departure is tried again (doubling, :data:`DB_RETRIES` tries).
+    #: The Redis that counts the abuse limits of every process (:mod:`xiangqi.online.limits`):
+    #: ``redis_url`` unless given; None counts them in this process only (the embedded mode).
+    limits_url: str | None = None
     sweep_s: float = 10.0
     settle_after_s: float = 5.0
     retry_s: float = 0.5
@@ -140,6 +143,8 @@ class OnlineConfig:
     def __post_init__(self) -> None:
         if self.redis_url:
             self.shared = True
+            if self.limits_url is None:
+                self.limits_url = self.redis_url
 
 
 class RoomStale(StorageError):
@@ -1215,6 +1220,16 @@ class OnlineService:
             self.lobby = Lobby(self._lobby_changed, seeks_per_minute=config.seeks_per_minute,
                                presets=self.presets)
         self.registrations = SlidingWindow(config.registrations_per_hour, 3600.0)
+        #: Shared mode with Redis: the open sockets per address counted there (every process's)
+        self.redis_sockets: Any = None
+        if self.shared and config.limits_url:
+            from xiangqi.online import limits
+
+            client = limits.redis_client(config.limits_url)
+            self.accounts.limiter = limits.RedisLoginLimiter(client)
+            self.lobby.limiter = limits.RedisWindow(client, "seeks", config.seeks_per_minute, 60.0)
+            self.registrations = limits.RedisWindow(client, "register", config.registrations_per_hour, 3600.0)
+            self.redis_sockets = limits.RedisSockets(client, self.proc, lambda: [self.proc, *self.procs])
         self.games_db = games_db
         self.rooms: dict[str, OnlineRoom] = {}
         self.sockets: dict[str, int] = {}
@@ -1761,12 +1776,27 @@ class OnlineService:
     def socket_opened(self, address: str) -> None:
         """Count an open WebSocket of ``address``; raises :class:`OnlineError` (429) past the limit."""
         n = self.sockets.get(address, 0)
+        if self.redis_sockets is not None:  # every process's sockets count
+            try:
+                total = self.redis_sockets.change(address, 1, self.config.sockets_per_ip)
+            except Exception as exc:  # redis-py's errors: this process's count decides
+                log.warning("limits: redis failed (%s); counting sockets in this process", exc)
+            else:
+                if total < 0:
+                    raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
+                self.sockets[address] = n + 1
+                return
         if n >= self.config.sockets_per_ip:
             raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
         self.sockets[address] = n + 1
 
     def socket_closed(self, address: str) -> None:
         """That socket closed."""
+        if self.redis_sockets is not None:
+            try:
+                self.redis_sockets.change(address, -1, 0)
+            except Exception as exc:
+                log.warning("limits: redis failed (%s); a closed socket not counted there", exc)
         n = self.sockets.get(address, 0) - 1
         if n <= 0:
             self.sockets.pop(address, None)
