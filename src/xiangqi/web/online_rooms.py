@@ -27,9 +27,11 @@ DESIGN.md "Online" has the message flow and the failures.
 
 :class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.web.hub.GameRegistry`), the
 lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
-call it. Everything runs on the server's event loop; database writes are short transactions done in
-place (SQLite in WAL mode, a few hundred microseconds), argon2 hashing and the games-database export
-run in worker threads.
+call it. Everything runs on the server's event loop; in the embedded mode database writes are short
+transactions done in place (SQLite in WAL mode, a few hundred microseconds); in shared mode a room's
+change is stored in a worker thread when its lock is released (:class:`_WritingLock`,
+:meth:`OnlineService.run_db`), as are the re-reads, the ratings and the sweep; argon2 hashing and
+the games-database export run in worker threads.
 """
 
 from __future__ import annotations
