@@ -61,7 +61,7 @@ online_games = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
     # several processes (shared mode): one more for every stored change of the game (the version check
-    # of :meth:`OnlineStore.claim_revision`), and the standing draw / takeback offers
+    # of :meth:`OnlineStore.save_checked`), and the standing draw / takeback offers
     sa.Column("revision", sa.Integer, nullable=False, server_default="0"),
     sa.Column("offers", sa.Text, nullable=True),
     # the rating claim (:meth:`OnlineStore.rate_once`): set in the transaction that rates the game
@@ -175,8 +175,8 @@ class OnlineStore:
         """Bring the move log of ``game_id`` from ``saved`` (what is stored) to ``moves`` in one
         transaction: plies after the common prefix are deleted (a takeback) and the new ones
         inserted; the clock's record is stored with them (and ``values``, more columns of the game's
-        row). ``conn``: write in that open transaction (the shared mode's, begun by
-        :meth:`claim_revision`) instead of a new one. Returns the common prefix's length. The
+        row). ``conn``: write in that open transaction (the caller's) instead of a new
+        one. Returns the common prefix's length. The
         primary key (game, ply) refuses a second row for one ply (IntegrityError).
 
         The hot path of every move (DESIGN.md "Load"): the statements are built once
@@ -250,27 +250,6 @@ class OnlineStore:
         with self.engine.connect() as c:
             got = c.execute(sa.select(online_games.c.revision).where(online_games.c.id == game_id)).scalar()
         return None if got is None else int(got)
-
-    def claim_revision(self, game_id: str, expected: int) -> sa.Connection | None:
-        """Begin a transaction that owns revision ``expected + 1`` of ``game_id``: ``UPDATE … SET
-        revision = revision + 1 WHERE id = … AND revision = expected``. The update locks the row
-        (PostgreSQL; SQLite locks the database file) until the caller commits or rolls back the
-        returned connection, so no other process can change the game meanwhile, and it matches no
-        row when another process changed the game since ``expected`` (then None: reload and retry)."""
-        conn = self.engine.connect()
-        try:
-            conn.begin()
-            got = conn.execute(online_games.update()
-                               .where(online_games.c.id == game_id, online_games.c.revision == expected)
-                               .values(revision=expected + 1))
-            if got.rowcount == 1:
-                return conn
-            conn.rollback()
-        except BaseException:
-            conn.close()
-            raise
-        conn.close()
-        return None
 
     def save_checked(self, game_id: str, expected: int, saved: list[str], moves: list[str],
                      clock: dict[str, Any] | None, values: dict[str, Any]) -> int | None:

@@ -151,7 +151,7 @@ class OnlineConfig:
 
 class RoomStale(StorageError):
     """Shared mode: another process changed the game since this process's copy (the version check of
-    :meth:`OnlineStore.claim_revision` failed). The room has been re-read from the store; the action
+    :meth:`OnlineStore.save_checked` failed). The room has been re-read from the store; the action
     is tried again (:meth:`OnlineRoom.act`)."""
 
     status = 409
