@@ -28,7 +28,7 @@ from tests.online.conftest import (
 from tests.webclient import _Client
 
 from xiangqi.online.bus import LocalBus
-from xiangqi.online.store import online_games
+from xiangqi.online.store import online_games, online_lobby
 from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
@@ -89,11 +89,12 @@ def two(tmp_path):
 class RowLock:
     """A lock on one game's row, held on a connection of the test's own until :meth:`release`."""
 
-    def __init__(self, url: str, game_id: str) -> None:
+    def __init__(self, url: str, row_id: str, table: sa.Table = online_games) -> None:
         self.engine = sa.create_engine(url)
         self.conn = self.engine.connect()
         self.conn.begin()
-        self.conn.execute(sa.select(online_games.c.id).where(online_games.c.id == game_id).with_for_update())
+        got = self.conn.execute(sa.select(table.c.id).where(table.c.id == row_id).with_for_update()).all()
+        assert len(got) == 1
 
     def waiting(self) -> int:
         """How many other sessions wait for a lock now (pg_stat_activity)."""
@@ -133,6 +134,31 @@ def test_a_slow_save_of_one_game_does_not_delay_another_game(two):
         st = state_where(wa, lambda s: len(s["moves"]) == 1)  # stored once the row is free, then shown
         assert st["moves"][0]["iccs"] == "h2e2" and st["turn"] == "black"
     assert db.moves(slow) == ["h2e2"]
+
+
+def test_a_slow_lobby_row_does_not_delay_another_game(two):
+    import threading
+
+    a, b, c, d = (two.player(0) for _ in range(4))
+    for p in (a, b, c, d):
+        p.guest()
+    fast = two.game(c, d)
+    seek = a.post("/seeks", json={"time_control": "5+3", "color": "red"}).json()
+    lock = RowLock(two.url, seek["id"], online_lobby)
+    got: list[Any] = []
+    accept = threading.Thread(target=lambda: got.append(b.post(f"/seeks/{seek['id']}/accept")))
+    try:
+        accept.start()
+        wait_for(lambda: lock.waiting() == 1, 20)  # the acceptance waits for the seek's row
+        r = c.post(f"/games/{fast}/move", json={"move": "h2e2"})  # another game goes on meanwhile
+        assert r.status_code == 200, r.text
+        assert not got
+    finally:
+        lock.release()
+        accept.join(30)
+    assert got and got[0].status_code == 200, got and got[0].text
+    gid = got[0].json()["game_id"]
+    assert two.online[0].db.game(gid)["red_id"] == a.me["user"]["id"]
 
 
 def test_one_move_is_one_version_checked_update_and_one_insert(two):

@@ -1512,8 +1512,12 @@ class OnlineService:
 
     async def accept_seek(self, who: Identity, seek_id: str) -> str:
         """Accept a seek: the game starts; its id."""
-        seek = self.lobby.take_seek(who, seek_id)
-        self.lobby.drop_seeks_of(who.id)  # the acceptor's own seek would start a second game
+        if self.shared:  # the shared lobby's rows, off the event loop
+            seek = await self.lobby.take_seek_async(who, seek_id)  # type: ignore[attr-defined]
+            await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
+        else:
+            seek = self.lobby.take_seek(who, seek_id)
+            self.lobby.drop_seeks_of(who.id)  # the acceptor's own seek would start a second game
         owner_red = seat_colors(seek.color)
         red, black = (seek.by, who) if owner_red else (who, seek.by)
         room = await self.start_game(red, black, seek.preset, seek.rated)
@@ -1524,9 +1528,14 @@ class OnlineService:
 
     async def accept_challenge(self, who: Identity, challenge_id: str) -> str:
         """Accept a challenge link: the game starts; its id."""
-        ch = self.lobby.take_challenge(who, challenge_id)
-        self.lobby.drop_seeks_of(who.id)
-        self.lobby.drop_seeks_of(ch.by.id)
+        if self.shared:  # the shared lobby's rows, off the event loop
+            ch = await self.lobby.take_challenge_async(who, challenge_id)  # type: ignore[attr-defined]
+            await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
+            await self.lobby.drop_seeks_of_async(ch.by.id)  # type: ignore[attr-defined]
+        else:
+            ch = self.lobby.take_challenge(who, challenge_id)
+            self.lobby.drop_seeks_of(who.id)
+            self.lobby.drop_seeks_of(ch.by.id)
         owner_red = seat_colors(ch.color)
         red, black = (ch.by, who) if owner_red else (who, ch.by)
         room = await self.start_game(red, black, ch.preset, ch.rated)
@@ -1571,7 +1580,7 @@ class OnlineService:
         for side, ident in (("red", red), ("black", black)):
             row.update({f"{side}_kind": ident.kind, f"{side}_id": ident.id, f"{side}_name": ident.name,
                         f"{side}_user_id": ident.user_id})
-        self.db.create_game(row)
+        await self.run_db(self.db.create_game, row)
         room = self._hold(session, {RED: red, BLACK: black}, preset, rated, [])
         self._lobby_changed()
         return room
