@@ -297,3 +297,32 @@ def test_a_gone_process_s_seeks_are_withdrawn_after_a_database_error(two, monkey
     assert calls == ["deadproc", "deadproc"]  # tried again after the error
     assert "s-dead" not in svc.lobby.seeks
     assert [x[1]["id"] for x in svc.db.lobby_items()] == []
+
+
+def test_a_dead_process_s_game_whose_clock_ran_out_is_ended_and_rated_once(two):
+    import json
+
+    red, black = two.player(0), two.player(1)
+    red.register("flagRed")
+    black.register("flagBlack")
+    gid = two.game(red, black, rated=True)
+    db = two.online[0].db
+    for svc in two.online:  # the process that held it died; nobody is connected
+        if svc.rooms.pop(gid, None) is not None:
+            svc.registry.remove(gid)
+    clock = db.game(gid)["clock"]
+    clock["saved_at"] -= 3600.0  # Red's clock has run since an hour ago: its 5 minutes are over
+    with db.engine.begin() as c:
+        c.execute(online_games.update().where(online_games.c.id == gid).values(clock=json.dumps(clock)))
+
+    async def both() -> None:
+        import asyncio
+
+        await asyncio.gather(two.online[0].sweep(), two.online[1].sweep())
+
+    two.run(both)  # both take the game up; their watchdogs end it on time
+    row = wait_for(lambda: (g := db.game(gid))["rating_change"] is not None and g, 30)
+    assert row["status"] == "finished" and row["result"] == "0-1" and row["termination"] == "timeout"
+    for who in (red, black):
+        assert [h["game_id"] for h in db.history(who.me["user"]["id"])["blitz"]] == [gid]
+    assert row["rating_change"]["black"]["delta"] > 0
