@@ -1288,7 +1288,7 @@ class OnlineService:
             now = time.monotonic()
             for proc in [p for p, t in self.procs.items() if now - t > self.config.process_ttl_s]:
                 del self.procs[proc]
-                await self._process_gone(proc)
+                self.spawn(self._process_gone(proc))  # (its retries must not hold up the heartbeat)
             await asyncio.sleep(self.config.heartbeat_s)
 
     async def _process_gone(self, proc: str) -> None:
