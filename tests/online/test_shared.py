@@ -95,8 +95,10 @@ def test_a_game_across_two_processes(two):
         assert msg["code"] == "not_your_turn"
         wa.send_json({"type": "move", "move": MATE_LINE[4]})
         state_where(wb, lambda s: len(s["moves"]) == 5)
+        state_where(wa, lambda s: len(s["moves"]) == 5)  # (else an older queued state passes)
         wa.send_json({"type": "takeback_request"})
         state_where(wb, lambda s: s["offers"]["takeback"] == "red")
+        state_where(wa, lambda s: s["offers"]["takeback"] == "red")
         wb.send_json({"type": "takeback_accept"})
         back = state_where(wa, lambda s: len(s["moves"]) == 4)
         assert back["turn"] == "red" and back["offers"]["takeback"] is None
@@ -124,16 +126,13 @@ def test_version_check_refuses_a_second_writer_of_one_ply(two):
     gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
     db = two.online[0].db
     rev = db.revision(gid)
-    first = db.claim_revision(gid, rev)
-    assert first is not None
-    first.rollback()
-    first.close()
-    c1 = db.claim_revision(gid, rev)  # holds the row (PostgreSQL) / the database (SQLite) until commit
-    assert c1 is not None
-    c1.commit()
-    c1.close()
-    assert two.online[1].db.claim_revision(gid, rev + 5) is None  # a copy not at the stored revision
-    assert db.claim_revision(gid, rev) is None  # revision rev+1 was taken: a second writer is refused
+    values = {"status": "playing"}
+    # a copy not at the stored revision writes nothing
+    assert two.online[1].db.save_checked(gid, rev + 5, [], ["h2e2"], None, values) is None
+    assert db.moves(gid) == [] and db.revision(gid) == rev
+    assert db.save_checked(gid, rev, [], [], None, values) == 0  # the row only: revision rev+1 is taken
+    assert db.save_checked(gid, rev, [], ["h2e2"], None, values) is None  # a second writer is refused
+    assert db.moves(gid) == [] and db.revision(gid) == rev + 1
     # process 1's copy is now behind the store (rev + 1): a move there re-reads, then plays
     room1 = two.online[1].room(gid)
     assert room1.revision == rev + 1

@@ -382,6 +382,40 @@ class SharedLobby(Lobby):
         self._publish({"op": "del", "id": item_id})
         return won
 
+    async def _take_async(self, item_id: str) -> bool:
+        """:meth:`_take` with the delete in a worker thread (``service.run_db``)."""
+        won = await self.service.run_db(self.store.take_lobby_item, item_id)
+        self._publish({"op": "del", "id": item_id})
+        return won
+
+    async def take_seek_async(self, who: Identity, seek_id: str) -> Seek:
+        """:meth:`take_seek` with the database calls off the event loop (a slow database delays only
+        this acceptance)."""
+        if seek_id not in self.seeks:
+            for kind, item, _proc in await self.service.run_db(self.store.lobby_items):
+                self._put(kind, item)
+        seek = Lobby.take_seek(self, who, seek_id)
+        if not await self._take_async(seek_id):
+            raise LobbyError(f"no open seek {seek_id!r}: it was accepted or cancelled", 404, "not_found")
+        return seek
+
+    async def take_challenge_async(self, who: Identity, challenge_id: str) -> Challenge:
+        """:meth:`take_challenge` with the database calls off the event loop."""
+        if challenge_id not in self.challenges:
+            for kind, item, _proc in await self.service.run_db(self.store.lobby_items):
+                self._put(kind, item)
+        ch = Lobby.take_challenge(self, who, challenge_id)
+        if not await self._take_async(challenge_id):
+            raise LobbyError("this challenge link is no longer open", 404, "not_found")
+        return ch
+
+    async def drop_seeks_of_async(self, who_id: str) -> None:
+        """:meth:`drop_seeks_of` with the deletes off the event loop."""
+        gone = [k for k, s in self.seeks.items() if s.by.id == who_id]
+        Lobby.drop_seeks_of(self, who_id)
+        for k in gone:
+            await self._take_async(k)
+
     # -- the Lobby's operations, through the store ---------------------------------------------------
 
     def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
@@ -418,7 +452,11 @@ class SharedLobby(Lobby):
 
     def process_gone(self, proc: str) -> None:
         """Withdraw the seeks a gone process held (their owners' lobby sockets were there)."""
-        ids = self.store.drop_lobby_items_of(proc)
+        self.withdraw(self.store.drop_lobby_items_of(proc))
+
+    def withdraw(self, ids: list[str]) -> None:
+        """Forget the seeks ``ids``, deleted from the store already (a gone process's), and tell the
+        other processes."""
         for k in ids:
             self.seeks.pop(k, None)
             self._publish({"op": "del", "id": k})

@@ -61,9 +61,11 @@ online_games = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
     # several processes (shared mode): one more for every stored change of the game (the version check
-    # of :meth:`OnlineStore.claim_revision`), and the standing draw / takeback offers
+    # of :meth:`OnlineStore.save_checked`), and the standing draw / takeback offers
     sa.Column("revision", sa.Integer, nullable=False, server_default="0"),
     sa.Column("offers", sa.Text, nullable=True),
+    # the rating claim (:meth:`OnlineStore.rate_once`): set in the transaction that rates the game
+    sa.Column("rated_at", sa.DateTime(timezone=True), nullable=True),
 )
 
 online_moves = sa.Table(
@@ -173,8 +175,8 @@ class OnlineStore:
         """Bring the move log of ``game_id`` from ``saved`` (what is stored) to ``moves`` in one
         transaction: plies after the common prefix are deleted (a takeback) and the new ones
         inserted; the clock's record is stored with them (and ``values``, more columns of the game's
-        row). ``conn``: write in that open transaction (the shared mode's, begun by
-        :meth:`claim_revision`) instead of a new one. Returns the common prefix's length. The
+        row). ``conn``: write in that open transaction (the caller's) instead of a new
+        one. Returns the common prefix's length. The
         primary key (game, ply) refuses a second row for one ply (IntegrityError).
 
         The hot path of every move (DESIGN.md "Load"): the statements are built once
@@ -249,26 +251,51 @@ class OnlineStore:
             got = c.execute(sa.select(online_games.c.revision).where(online_games.c.id == game_id)).scalar()
         return None if got is None else int(got)
 
-    def claim_revision(self, game_id: str, expected: int) -> sa.Connection | None:
-        """Begin a transaction that owns revision ``expected + 1`` of ``game_id``: ``UPDATE … SET
-        revision = revision + 1 WHERE id = … AND revision = expected``. The update locks the row
-        (PostgreSQL; SQLite locks the database file) until the caller commits or rolls back the
-        returned connection, so no other process can change the game meanwhile, and it matches no
-        row when another process changed the game since ``expected`` (then None: reload and retry)."""
-        conn = self.engine.connect()
-        try:
-            conn.begin()
-            got = conn.execute(online_games.update()
-                               .where(online_games.c.id == game_id, online_games.c.revision == expected)
-                               .values(revision=expected + 1))
-            if got.rowcount == 1:
-                return conn
-            conn.rollback()
-        except BaseException:
-            conn.close()
-            raise
-        conn.close()
-        return None
+    def save_checked(self, game_id: str, expected: int, saved: list[str], moves: list[str],
+                     clock: dict[str, Any] | None, values: dict[str, Any]) -> int | None:
+        """Shared mode: store a change of ``game_id`` made on a copy at revision ``expected``, in one
+        transaction whose first statement is the version check: ``UPDATE online_games SET revision
+        = expected + 1, clock = …, <values> WHERE id = … AND revision = expected`` (one round trip:
+        it checks, locks the row until the commit and writes the row). When it matches no row
+        (another process changed the game since ``expected``, or the game is unknown) nothing is
+        written and None is returned (the caller re-reads the game). Otherwise the move log is
+        brought from ``saved`` to ``moves`` (plies after the common prefix deleted, new ones
+        inserted; the primary key (game, ply) refuses a second row for one ply) and the common
+        prefix's length is returned. Runs in a worker thread (:meth:`OnlineService.run_db`); raises
+        SQLAlchemy's errors."""
+        k = 0
+        while k < len(saved) and k < len(moves) and saved[k] == moves[k]:
+            k += 1
+        row = {"clock": None if clock is None else json.dumps(clock), **values}
+        params = {f"v_{key}": value for key, value in row.items()}
+        params.update(gid=game_id, expected=expected, v_revision=expected + 1)
+        now = _now()
+        with self.engine.connect() as c:
+            with c.begin():
+                got = c.execute(self._checked_update(tuple(row)), params)
+                if got.rowcount != 1:
+                    c.rollback()  # (nothing was written: the row did not match)
+                    return None
+                if k < len(saved):
+                    c.execute(_DELETE_PLIES, {"gid": game_id, "k": k})
+                if k < len(moves):
+                    rows = [{"game_id": game_id, "ply": i, "iccs": moves[i], "played_at": now}
+                            for i in range(k, len(moves))]
+                    c.execute(_INSERT_MOVE, rows[0] if len(rows) == 1 else rows)
+        return k
+
+    def _checked_update(self, keys: tuple[str, ...]) -> sa.Update:
+        """``UPDATE online_games SET revision = :v_revision, <keys> WHERE id = :gid AND revision =
+        :expected``, built once per set of columns."""
+        ck = ("<checked>", *keys)
+        stmt = self._updates.get(ck)
+        if stmt is None:
+            g = online_games.c
+            stmt = (online_games.update()
+                    .where(g.id == sa.bindparam("gid"), g.revision == sa.bindparam("expected"))
+                    .values({key: sa.bindparam(f"v_{key}") for key in ("revision", *keys)}))
+            self._updates[ck] = stmt
+        return stmt
 
     def lobby_items(self) -> list[tuple[str, dict[str, Any], str]]:
         """Every open seek and challenge of the shared lobby: ``[(kind, item, proc)]`` (expired
@@ -397,6 +424,65 @@ class OnlineStore:
                               .values(games=got.games + 1, **values))
                 c.execute(rating_history.insert().values(user_id=uid, category=category, game_id=game_id,
                                                          rating=r.rating, rd=r.rd, at=now))
+
+    def rate_once(self, game_id: str, rate: Any) -> dict[str, Any] | None:
+        """Rate a finished rated game exactly once, however many processes try (the one that ended
+        it, the sweeps of the others): one transaction claims it — ``UPDATE online_games SET
+        rated_at = now WHERE id = … AND status = 'finished' AND rated_at IS NULL`` (the row's lock
+        makes every other claim wait for the commit and then match nothing) — reads both players'
+        ratings with ``FOR UPDATE`` (in user-id order: two games of one player rated at once do not
+        lose an update nor deadlock), calls ``rate(red, black)`` with ``(Rating, user_id)`` pairs
+        (returns ``(new_red, new_black, rating_change)``), writes the ratings, their history rows and
+        ``rating_change`` (and one more ``revision``: a copy of the room that did not see this re-reads
+        the game before its next change), and commits. Returns that rating change, or None when the
+        game was not there to claim (already rated, not finished, unknown). A crash before the
+        commit leaves the game unclaimed (the next sweep rates it). Raises SQLAlchemy's errors."""
+        g = online_games.c
+        now = _now()
+        with self.engine.begin() as c:
+            got = c.execute(online_games.update()
+                            .where(g.id == game_id, g.status == "finished", g.rated_at.is_(None))
+                            .values(rated_at=now, revision=g.revision + 1))
+            if got.rowcount != 1:
+                return None
+            row = c.execute(sa.select(g.category, g.red_user_id, g.black_user_id)
+                            .where(g.id == game_id)).one()
+            uids = (row.red_user_id, row.black_user_id)
+            have: dict[int, Any] = {}
+            rc = ratings.c
+            q = (sa.select(ratings).where(rc.user_id.in_(sorted(uids)), rc.category == row.category)
+                 .order_by(rc.user_id).with_for_update())
+            for r in c.execute(q):
+                have[r.user_id] = r
+            old = [Rating() if u not in have else Rating(have[u].rating, have[u].rd, have[u].volatility)
+                   for u in uids]
+            new_red, new_black, change = rate(old[0], old[1])
+            for uid, r in zip(uids, (new_red, new_black), strict=True):
+                values = {"rating": r.rating, "rd": r.rd, "volatility": r.volatility, "updated_at": now}
+                if uid not in have:
+                    c.execute(ratings.insert().values(user_id=uid, category=row.category, games=1,
+                                                      **values))
+                else:
+                    c.execute(ratings.update().where(rc.user_id == uid, rc.category == row.category)
+                              .values(games=have[uid].games + 1, **values))
+                c.execute(rating_history.insert().values(user_id=uid, category=row.category,
+                                                         game_id=game_id, rating=r.rating, rd=r.rd, at=now))
+            c.execute(online_games.update().where(g.id == game_id).values(rating_change=json.dumps(change)))
+        return change
+
+    def unsettled(self, older_than_s: float, limit: int = 100) -> list[str]:
+        """The sweep's work: ids of rated games between two accounts that are ``finished`` but not
+        rated (``rated_at`` unset) and ended more than ``older_than_s`` seconds ago (the process that
+        ends a game rates it at once; these are the ones whose process died first)."""
+        g = online_games.c
+        cut = _now() - _dt.timedelta(seconds=older_than_s)
+        with self.engine.connect() as c:
+            return [r.id for r in c.execute(
+                sa.select(g.id).where(g.status == "finished", g.rated.is_(True), g.rated_at.is_(None),
+                                      g.result.is_not(None), g.red_user_id.is_not(None),
+                                      g.black_user_id.is_not(None),
+                                      sa.or_(g.finished_at.is_(None), g.finished_at < cut))
+                .order_by(g.finished_at).limit(limit))]
 
     def history(self, user_id: int) -> dict[str, list[dict[str, Any]]]:
         """``{category: [{at, rating, rd, game_id}]}`` oldest first (the profile's chart)."""

@@ -27,9 +27,11 @@ DESIGN.md "Online" has the message flow and the failures.
 
 :class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.web.hub.GameRegistry`), the
 lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
-call it. Everything runs on the server's event loop; database writes are short transactions done in
-place (SQLite in WAL mode, a few hundred microseconds), argon2 hashing and the games-database export
-run in worker threads.
+call it. Everything runs on the server's event loop; in the embedded mode database writes are short
+transactions done in place (SQLite in WAL mode, a few hundred microseconds); in shared mode a room's
+change is stored in a worker thread when its lock is released (:class:`_WritingLock`,
+:meth:`OnlineService.run_db`), as are the re-reads, the ratings and the sweep; argon2 hashing and
+the games-database export run in worker threads.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import hmac
 import json
@@ -79,6 +82,11 @@ RTT_SAMPLES = 5
 #: lists every game being played, so one view per seek and game start made a busy server's set-up
 #: quadratic (DESIGN.md "Load"); a person does not see a tenth of a second.
 LOBBY_COALESCE_S = 0.1
+#: Shared mode: worker threads for the database calls of one process (:meth:`OnlineService.run_db`);
+#: SQLAlchemy's default pool (5 connections and 10 more on demand) has a connection for each.
+DB_THREADS = 8
+#: Tries of a database step of the sweep or of a process's departure (:meth:`OnlineService._retrying`).
+DB_RETRIES = 5
 #: Seconds a finished game stays in memory without sockets (then it is rebuilt from the store on demand).
 FINISHED_KEEP_S = 600.0
 
@@ -123,15 +131,27 @@ class OnlineConfig:
     #: loops for over 5 s on this machine, and every false "gone" re-reads every room).
     heartbeat_s: float = 2.0
     process_ttl_s: float = 15.0
+    #: Shared mode: seconds between the sweeps for a dead process's unfinished work
+    #: (:meth:`OnlineService.sweep`), how old an unrated end must be before a sweep rates it (the
+    #: process that ends a game rates it at once), and the first wait before a failed database step
+    #: of the sweep or of a process's departure is tried again (doubling, :data:`DB_RETRIES` tries).
+    #: The Redis that counts the abuse limits of every process (:mod:`xiangqi.online.limits`):
+    #: ``redis_url`` unless given; None counts them in this process only (the embedded mode).
+    limits_url: str | None = None
+    sweep_s: float = 10.0
+    settle_after_s: float = 5.0
+    retry_s: float = 0.5
 
     def __post_init__(self) -> None:
         if self.redis_url:
             self.shared = True
+            if self.limits_url is None:
+                self.limits_url = self.redis_url
 
 
 class RoomStale(StorageError):
     """Shared mode: another process changed the game since this process's copy (the version check of
-    :meth:`OnlineStore.claim_revision` failed). The room has been re-read from the store; the action
+    :meth:`OnlineStore.save_checked` failed). The room has been re-read from the store; the action
     is tried again (:meth:`OnlineRoom.act`)."""
 
     status = 409
@@ -165,13 +185,11 @@ class RoomStore:
         """Write the move log and the clock of ``session``."""
         moves = [m.iccs for m in session.moves]
         room = self.room
+        if room is not None and room._pending is not None:  # shared: stored when the lock is released
+            room._pending.moves, room._pending.clock = moves, clock_record(session)
+            return
         try:
-            if room is not None and room._tx is not None:
-                k = self.db.save_moves(session.id, self.saved, moves, clock_record(session),
-                                       conn=room._tx, values=room.row_values())
-                room._wrote = (k, moves[k:])
-            else:
-                self.db.save_moves(session.id, self.saved, moves, clock_record(session))
+            self.db.save_moves(session.id, self.saved, moves, clock_record(session))
         except sa.exc.SQLAlchemyError as exc:
             raise StorageError(f"the online game could not be saved: {exc}") from exc
         self.saved = moves
@@ -299,14 +317,18 @@ class OnlineRoom(GameHub):
         self.local_conns: dict[Color, int] = {RED: 0, BLACK: 0}
         self.local_watchers = 0
         self.remote: dict[str, tuple[int, int, int]] = {}
-        self._tx: Any = None
         self._wrote: tuple[int, list[str]] | None = None
         self._sync_sub: Any = None
         self._force_write = False
         #: The state of the last broadcast (the base of the next update, :meth:`broadcast`).
         self._sent: dict[str, Any] | None = None
+        #: Shared mode: the change made under the lock and not yet stored (:class:`_Pending`), and
+        #: the tasks that answer a player (a failed write is raised to them, logged for the others).
+        self._pending: _Pending | None = None
+        self._answering: set[asyncio.Task[Any]] = set()
         if service.shared:
             self._sync_sub = service.bus.subscribe(f"sync:{session.id}", self._on_bus)
+            self._lock = _WritingLock(self)  # type: ignore[assignment]
 
     # -- identity ----------------------------------------------------------------------------------
 
@@ -382,7 +404,10 @@ class OnlineRoom(GameHub):
                 "rating": self._ratings[color]}
 
     def state(self) -> dict[str, Any]:
-        """The contract's GameState (docs/ONLINE_API.md section 5)."""
+        """The contract's GameState (docs/ONLINE_API.md section 5). Shared mode, while a change is
+        being stored: the state last sent (nothing that is not stored is shown)."""
+        if self._pending is not None and self._sent is not None:
+            return self._sent
         st = self.session.state()
         st.pop("storage_notices", None)
         st["version"] = self.version
@@ -567,17 +592,24 @@ class OnlineRoom(GameHub):
         # (not your turn, an unknown move …) is checked against the stored revision once (one
         # SELECT, only then) and tried again on the re-read game.
         checked = False
-        for _ in range(4):  # refused only when other processes keep changing the game
-            try:
-                await handler(color, msg)
-            except RoomStale:
-                continue
-            except OnlineError as exc:
-                if checked or exc.code not in _STALE_COPY_CODES or not self.refresh():
-                    raise
-                checked = True
-                continue
-            return
+        task = asyncio.current_task()
+        if task is not None:
+            self._answering.add(task)
+        try:
+            for _ in range(4):  # refused only when other processes keep changing the game
+                seen = self.revision
+                try:
+                    await handler(color, msg)
+                except RoomStale:
+                    continue
+                except OnlineError as exc:
+                    if checked or exc.code not in _STALE_COPY_CODES or not await self.refresh_async(seen):
+                        raise
+                    checked = True
+                    continue
+                return
+        finally:
+            self._answering.discard(task)  # type: ignore[arg-type]
         raise OnlineError("the game changed on another server meanwhile: try again", 409, "conflict")
 
     async def _move(self, color: Color, msg: dict[str, Any]) -> None:
@@ -771,55 +803,81 @@ class OnlineRoom(GameHub):
 
     @contextlib.contextmanager
     def _saving(self) -> Iterator[None]:
-        """:meth:`GameHub._saving`; in shared mode inside a version-checked transaction
-        (:meth:`OnlineStore.claim_revision`): the change is made only if no other process changed the
-        game since this copy (else the room is re-read and :class:`RoomStale` raised: the action is
-        tried again), it is written with the offers and the result in that one transaction (the
-        primary key (game, ply) and the revision make it impossible for two processes to both write
-        ply N), and then announced on the bus (:meth:`_announce`)."""
-        if not self.service.shared or self._tx is not None:
+        """:meth:`GameHub._saving`; in shared mode the change is made in memory here and stored when
+        the room's lock is released (:class:`_WritingLock`, :meth:`_store_pending`): in a worker
+        thread, version-checked in the row's ``UPDATE`` (:meth:`OnlineStore.save_checked`), before
+        anything is broadcast or answered. Several changes under one lock are stored as one."""
+        if not self.service.shared:
             with super()._saving():
                 yield
             return
-        conn = self.service.db.claim_revision(self.session.id, self.revision)
-        if conn is None:
-            self.reload()
-            raise RoomStale("the game changed on another server process")
-        before = self._shared_key()
-        self._tx, self._wrote = conn, None
-        error: BaseException | None = None
-        committed = False
+        first = self._pending is None
+        if first:
+            s = self.session
+            self._pending = _Pending(s, s.to_record(), s.version, self._shared_key(), list(self.store.saved),
+                                     (self.status, dict(self.offers), self.abandoned, self.rating_change,
+                                      self.db_id, self._finished))
+        with super()._saving():
+            yield
+
+    async def _store_pending(self) -> None:
+        """Shared mode, the room's lock about to be released: store the change made under it (if
+        any) off the event loop, then announce it. Raises :class:`RoomStale` when another process
+        changed the game first (the room is re-read; the action is tried again) and
+        :class:`~xiangqi.app.store.StorageError` when the database failed (the change is undone in
+        memory, as in the local game)."""
+        p = self._pending
+        if p is None:
+            return
+        if p.moves is None and not self._force_write and self._shared_key() == p.key:
+            self._pending = None  # nothing to store
+            return
+        moves = p.moves if p.moves is not None else p.saved
+        clock = p.clock if p.clock is not None else clock_record(self.session)
         try:
-            try:
-                with super()._saving():
-                    yield
-            except BaseException as exc:  # a move that first ends the game on time raises, yet is kept
-                error = exc
-            if not isinstance(error, StorageError) and (self._wrote is not None or self._force_write
-                                                        or self._shared_key() != before):
-                if self._wrote is None:  # offers only: the row without new plies
-                    saved = self.store.saved
-                    self.service.db.save_moves(self.session.id, saved, saved, clock_record(self.session),
-                                               conn=conn, values=self.row_values())
-                    self._wrote = (len(saved), [])
-                conn.commit()
-                committed = True
-            else:
-                conn.rollback()
+            k = await self.service.run_db(self.service.db.save_checked, self.session.id, self.revision,
+                                          p.saved, moves, clock, self.row_values())
         except sa.exc.SQLAlchemyError as exc:
             log.exception("a shared change of online game %s could not be stored", self.session.id)
-            with contextlib.suppress(Exception):
-                conn.rollback()
-            self.reload()
-            error = StorageError(f"the online game could not be saved: {exc}")
-        finally:
-            self._tx = None
-            conn.close()
-        if committed:
-            self.revision += 1
-            self._announce()
-        if error is not None:
-            raise error
+            self._pending = None
+            self._undo(p, exc)
+            raise StorageError(f"the online game could not be saved: {exc}") from exc
+        if k is None:  # another process changed the game since this copy: re-read it, try again
+            self._pending = None
+            self._restore(p)
+            with contextlib.suppress(sa.exc.SQLAlchemyError):
+                await self.reload_async()
+            self.service.spawn(self.broadcast())
+            raise RoomStale("the game changed on another server process")
+        self._pending = None
+        self.store.saved = list(moves)
+        self._wrote = (k, moves[k:])
+        self.revision += 1
+        self._announce()
+        if p.finish:
+            self.service.spawn(self.service.finished(self))
+
+    def _restore(self, p: _Pending) -> None:
+        """The room as it was before the unstored change ``p`` (session, offers, status …)."""
+        if self.session is p.session:
+            back = GameSession.from_record(p.record)
+            back.version = p.version
+        else:
+            back = p.session
+        self.session = back
+        self.store.session = back
+        self.store.saved = list(p.saved)
+        (self.status, self.offers, self.abandoned, self.rating_change, self.db_id,
+         self._finished) = p.fields
+        self.offers = dict(self.offers)
+        self.arm_clock()
+
+    def _undo(self, p: _Pending, exc: BaseException) -> None:
+        """A change that could not be stored: undone in memory, ``storage_error`` set and shown (as
+        :meth:`GameHub._commit` does in the local game)."""
+        self._restore(p)
+        self.storage_error = {"kind": "database", "detail": f"the online game could not be saved: {exc}"}
+        self.service.spawn(self.broadcast())
 
     def _announce(self) -> None:
         """Tell the other processes about revision :attr:`revision` (``sync`` on ``sync:<id>``): the
@@ -838,21 +896,43 @@ class OnlineRoom(GameHub):
 
     def refresh(self) -> bool:
         """Shared mode: re-read the game when the store has a newer revision than this copy; True
-        when it did."""
-        if self.service.shared and self._tx is None:
+        when it did (reads on the calling thread; :meth:`refresh_async` off the event loop)."""
+        if self.service.shared and self._pending is None:
             rev = self.service.db.revision(self.session.id)
             if rev is not None and rev != self.revision:
                 self.reload()
                 return True
         return False
 
+    async def refresh_async(self, seen: int | None = None) -> bool:
+        """:meth:`refresh` with the reads in a worker thread. True also when this copy is no longer at
+        revision ``seen`` (the revision it had when an action was refused): the bus brought the
+        change meanwhile."""
+        if not self.service.shared:
+            return False
+        seen = self.revision if seen is None else seen
+        if self._pending is None:
+            rev = await self.service.run_db(self.service.db.revision, self.session.id)
+            if rev is not None and rev != self.revision and self._pending is None:
+                await self.reload_async()
+        return self.revision != seen
+
+    def _read(self) -> tuple[dict[str, Any] | None, list[str]]:
+        row = self.service.db.game(self.session.id)
+        return row, ([] if row is None else self.service.db.moves(self.session.id))
+
     def reload(self) -> None:
         """Re-read the game from the store (row and move log, replayed through the core; the clock
         charged since its stored time) in place; the sockets get the new state."""
-        row = self.service.db.game(self.session.id)
+        self._reload_from(*self._read())
+
+    async def reload_async(self) -> None:
+        """:meth:`reload` with the reads in a worker thread (the room is changed on the loop)."""
+        self._reload_from(*await self.service.run_db(self._read))
+
+    def _reload_from(self, row: dict[str, Any] | None, moves: list[str]) -> None:
         if row is None:
             return
-        moves = self.service.db.moves(self.session.id)
         old = self.session
         session, _, _ = self.service.session_from(row, moves)
         same_position = [m.iccs for m in old.moves] == moves and (old.declared is None) == (
@@ -910,7 +990,7 @@ class OnlineRoom(GameHub):
         elif kind == "presence_query":
             if any(self.local_conns.values()) or self.local_watchers:
                 self.service.bus.publish(f"sync:{self.session.id}", self._presence_msg())
-        elif kind in ("sync", "relay"):
+        elif kind in ("sync", "relay", "changed"):
             self.service.spawn(self._take_sync(msg))
 
     async def _take_sync(self, msg: dict[str, Any]) -> None:
@@ -922,15 +1002,16 @@ class OnlineRoom(GameHub):
                 return
             if msg["rev"] <= self.revision:
                 return
-            if msg["rev"] != self.revision + 1 or msg["k"] != len(self.session.moves):
-                self.reload()  # a gap (a message missed, a takeback): the store has it all
+            if (msg["type"] == "changed" or msg["rev"] != self.revision + 1
+                    or msg["k"] != len(self.session.moves)):
+                await self.reload_async()  # a gap (a message missed, a takeback): the store has it all
             else:
                 try:
                     self._apply(msg)
                 except (XiangqiError, KeyError, TypeError, ValueError):
                     log.exception("online game %s: a change from another process did not apply",
                                   self.session.id)
-                    self.reload()
+                    await self.reload_async()
         await self.broadcast()
 
     def _apply(self, msg: dict[str, Any]) -> None:
@@ -961,18 +1042,26 @@ class OnlineRoom(GameHub):
         """Shared mode: store and announce what changed outside a move (the rating change, ``db_id``)."""
         if not self.service.shared:
             return
-        for _ in range(4):
-            async with self._lock:
-                self.refresh()
-                self._force_write = True
+        task = asyncio.current_task()
+        if task is not None:
+            self._answering.add(task)  # a failed write is raised here
+        try:
+            for _ in range(4):
                 try:
-                    with self._saving():
-                        pass
+                    async with self._lock:
+                        await self.refresh_async()
+                        self._force_write = True
+                        try:
+                            with self._saving():
+                                pass
+                            await self._store_pending()
+                        finally:
+                            self._force_write = False
                 except RoomStale:
                     continue
-                finally:
-                    self._force_write = False
                 return
+        finally:
+            self._answering.discard(task)  # type: ignore[arg-type]
 
     async def shutdown(self) -> None:
         """:meth:`GameHub.shutdown`, and the end of the room's bus subscription."""
@@ -991,7 +1080,89 @@ class OnlineRoom(GameHub):
             for task in self._claim_tasks.values():
                 task.cancel()
             self._claim_tasks.clear()
-            self.service.spawn(self.service.finished(self))
+            if self._pending is not None:  # shared: once it is stored (_store_pending)
+                self._pending.finish = True
+            else:
+                self.service.spawn(self.service.finished(self))
+
+
+class _Pending:
+    """Shared mode: a change made in memory under the room's lock and not yet stored: the room
+    before it (``session``, its ``record`` and ``version``, the row's shared fields ``key``, the
+    stored plies ``saved``, the other fields) and what the save step asked to store (``moves``,
+    ``clock``); ``finish``: the change ended the game (:meth:`OnlineService.finished` once stored)."""
+
+    __slots__ = ("session", "record", "version", "key", "saved", "fields", "moves", "clock", "finish")
+
+    def __init__(self, session: GameSession, record: dict[str, Any], version: int, key: tuple[Any, ...],
+                 saved: list[str], fields: tuple[Any, ...]) -> None:
+        self.session, self.record, self.version, self.key = session, record, version, key
+        self.saved, self.fields = saved, fields
+        self.moves: list[str] | None = None
+        self.clock: dict[str, Any] | None = None
+        self.finish = False
+
+
+class _WritingLock:
+    """Shared mode: a room's lock (an :class:`asyncio.Lock`) whose release first stores the change
+    made under it (:meth:`OnlineRoom._store_pending`, in a worker thread): one game's changes are
+    stored one after the other, in order, and each before the next begins, while the event loop
+    serves every other game meanwhile. A failed store is raised to the task that answers a player
+    (:meth:`OnlineRoom.act`); for the room's own tasks (the clock's watchdog, the computer's move
+    loop) it is logged: the room was re-read or undone and its clock re-armed."""
+
+    def __init__(self, room: OnlineRoom) -> None:
+        self.room = room
+        self._lock = asyncio.Lock()
+
+    def locked(self) -> bool:
+        """Whether a task holds the lock."""
+        return self._lock.locked()
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+
+    async def __aexit__(self, *exc: Any) -> bool:
+        try:
+            await self.room._store_pending()
+        except StorageError as err:
+            if asyncio.current_task() in self.room._answering:
+                raise
+            log.warning("online game %s: a change was not stored (%s)", self.room.session.id, err)
+        finally:
+            self._lock.release()
+        return False
+
+
+def _ran_out(row: dict[str, Any]) -> bool:
+    """Whether the side to move of a stored ``playing`` game (``row`` with ``plies`` and its clock
+    record) has run out of time by now (its clock running since the record's ``saved_at``; online
+    games start from the initial position, Red to move)."""
+    rec = row.get("clock")
+    at = rec.get("saved_at") if isinstance(rec, dict) else None
+    if not isinstance(at, (int, float)):
+        return False
+    try:
+        clk = GameClock.from_record(rec)
+    except (KeyError, TypeError, ValueError):
+        return False
+    clk.start(RED if int(row.get("plies") or 0) % 2 == 0 else BLACK)
+    clk.started = time.monotonic() - max(0.0, time.time() - float(at))
+    return clk.flagged() is not None
+
+
+def _rater(result: str) -> Any:
+    """The rating step of :meth:`OnlineStore.rate_once` for a game with ``result`` (``1-0``, ``0-1``,
+    ``1/2-1/2``): both players' new Glicko-2 ratings and the contract's ``rating_change``."""
+    score = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
+
+    def rate(r_old: Any, b_old: Any) -> tuple[Any, Any, dict[str, Any]]:
+        r_new, b_new = rate_game(r_old, b_old, score)
+        change = {side: {"before": round(o.rating), "after": round(n.rating),
+                         "delta": round(n.rating) - round(o.rating), "rd": round(n.rd)}
+                  for side, o, n in (("red", r_old, r_new), ("black", b_old, b_new))}
+        return r_new, b_new, change
+    return rate
 
 
 def _sign(secret: bytes, value: str) -> str:
@@ -1051,14 +1222,40 @@ class OnlineService:
             self.lobby = Lobby(self._lobby_changed, seeks_per_minute=config.seeks_per_minute,
                                presets=self.presets)
         self.registrations = SlidingWindow(config.registrations_per_hour, 3600.0)
+        #: Shared mode with Redis: the open sockets per address counted there (every process's)
+        self.redis_sockets: Any = None
+        if self.shared and config.limits_url:
+            from xiangqi.online import limits
+
+            client = limits.redis_client(config.limits_url)
+            self.accounts.limiter = limits.RedisLoginLimiter(client)
+            self.lobby.limiter = limits.RedisWindow(client, "seeks", config.seeks_per_minute, 60.0)
+            self.registrations = limits.RedisWindow(client, "register", config.registrations_per_hour, 3600.0)
+            self.redis_sockets = limits.RedisSockets(client, self.proc, lambda: [self.proc, *self.procs])
         self.games_db = games_db
         self.rooms: dict[str, OnlineRoom] = {}
         self.sockets: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._computers: list[dict[str, Any]] | None = None
         self._lobby_due = False  # a lobby view is to go out (_lobby_changed)
+        #: Shared mode: the worker threads of the database calls (:meth:`run_db`); as many as the
+        #: engine's pool holds connections at most, so a call never waits for a connection.
+        self._db_pool: Any = None
+        if self.shared:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._db_pool = ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="online-db")
 
     # -- several processes ---------------------------------------------------------------------------
+
+    async def run_db(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` (a database call): in shared mode in one of the service's worker threads, so
+        that a slow query or a lock held on one game's row delays only the task that waits for it,
+        never the event loop and every other game of the process; in the embedded mode in place
+        (SQLite in WAL mode: a few hundred microseconds, DESIGN.md "Load")."""
+        if self._db_pool is None:
+            return fn(*args)
+        return await asyncio.get_running_loop().run_in_executor(self._db_pool, functools.partial(fn, *args))
 
     async def start_shared(self) -> None:
         """Shared mode, on the server's loop once the bus runs: listen to the other processes'
@@ -1068,6 +1265,7 @@ class OnlineService:
         self.bus.subscribe("procs", self._on_procs)
         self.lobby.start()  # type: ignore[attr-defined]
         self.spawn(self._heartbeat())
+        self.spawn(self._sweeper())
 
     def seen(self, proc: str) -> None:
         """Another process is alive (a heartbeat or one of its messages)."""
@@ -1090,23 +1288,88 @@ class OnlineService:
             now = time.monotonic()
             for proc in [p for p, t in self.procs.items() if now - t > self.config.process_ttl_s]:
                 del self.procs[proc]
-                await self._process_gone(proc)
+                self.spawn(self._process_gone(proc))  # (its retries must not hold up the heartbeat)
             await asyncio.sleep(self.config.heartbeat_s)
 
     async def _process_gone(self, proc: str) -> None:
         """A process stopped beating: its sockets are gone (their seats may be claimed after the grace
         period), its seeks are withdrawn, every game held here is re-read from the store (a change it
-        stored but did not announce is picked up) and the games it held are taken up here."""
+        stored but did not announce is picked up), the games it held are taken up here and the games
+        it ended but did not rate are rated (:meth:`sweep`). Each database step is retried when it
+        fails (:meth:`_retrying`); one that keeps failing is logged and left to the periodic sweep."""
         log.warning("online: server process %s is gone; taking up its games", proc)
         for room in list(self.rooms.values()):
             if room.remote.pop(proc, None) is not None:
                 room.recount()
-            with contextlib.suppress(sa.exc.SQLAlchemyError):
-                room.refresh()
+            await self._retrying(f"re-reading online game {room.session.id}", room.refresh_async)
             await room.broadcast()
-        with contextlib.suppress(sa.exc.SQLAlchemyError):
-            self.lobby.process_gone(proc)  # type: ignore[attr-defined]
-            self.resume_playing()
+        ids = await self._retrying(f"withdrawing the seeks of process {proc}",
+                                   self.run_db, self.db.drop_lobby_items_of, proc)
+        if ids:
+            self.lobby.withdraw(ids)  # type: ignore[attr-defined]
+        await self._retrying("taking up the games being played", self.resume_playing_async)
+        await self._retrying("rating the games ended but not rated", self.sweep)
+
+    async def _retrying(self, what: str, fn: Any, *args: Any) -> Any:
+        """``await fn(*args)``, tried again after a database error (waits of :attr:`OnlineConfig.retry_s`,
+        doubling, :data:`DB_RETRIES` tries in all; each failure logged). Returns its result, or None
+        when every try failed."""
+        wait = self.config.retry_s
+        for attempt in range(1, DB_RETRIES + 1):
+            try:
+                return await fn(*args)
+            except sa.exc.SQLAlchemyError as exc:
+                if attempt == DB_RETRIES:
+                    log.error("online: %s failed %d times (%s); the periodic sweep tries again", what,
+                              attempt, exc)
+                    return None
+                log.warning("online: %s failed (try %d of %d: %s); again in %.1f s", what, attempt,
+                            DB_RETRIES, exc, wait)
+                await asyncio.sleep(wait)
+                wait *= 2
+        return None
+
+    async def _sweeper(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.sweep_s)
+            await self._retrying("the sweep of games ended but not rated", self.sweep)
+
+    async def sweep(self) -> int:
+        """Shared mode, every :attr:`OnlineConfig.sweep_s` seconds and when a process is gone: finish
+        the work a dead process left. Rated games that are finished but not rated (ended more than
+        :attr:`OnlineConfig.settle_after_s` ago) are rated exactly once over all the processes
+        (:meth:`OnlineStore.rate_once`: the first claim wins; the others find nothing to claim), and
+        the holders of their rooms re-read them; games still ``playing`` whose stored clock has run
+        out and that no room here holds are taken up, so that the clock's watchdog ends them on time
+        (the first process to store the time-out wins the version check, and the end is rated once).
+        Returns how many games this call rated. Raises SQLAlchemy's errors."""
+        rated = 0
+        for gid in await self.run_db(self.db.unsettled, self.config.settle_after_s):
+            row = await self.run_db(self.db.game, gid)
+            if row is None or not row.get("result"):
+                continue
+            change = await self.run_db(self.db.rate_once, gid, _rater(row["result"]))
+            if change is None:
+                continue  # another process rated it first
+            rated += 1
+            log.info("online: game %s rated by the sweep", gid)
+            rev = await self.run_db(self.db.revision, gid)
+            self.bus.publish(f"sync:{gid}", {"type": "changed", "proc": self.proc, "rev": rev or 0})
+            room = self.rooms.get(gid)
+            if room is not None:
+                async with room._lock:
+                    await room.refresh_async()
+                await room.broadcast()
+        rows = await self.run_db(self.db.playing_rows, 10_000)
+        expired = [r["id"] for r in rows if r["id"] not in self.rooms and _ran_out(r)]
+        for gid in expired:
+            row = await self.run_db(self.db.game, gid)
+            if row is not None and row["status"] == "playing" and gid not in self.rooms:
+                try:
+                    self._rebuild(row, await self.run_db(self.db.moves, gid))
+                except (XiangqiError, SessionError, KeyError, TypeError):
+                    log.exception("online game %s could not be taken up", gid)
+        return rated
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a task of the loop, kept until it ends (errors logged)."""
@@ -1249,8 +1512,12 @@ class OnlineService:
 
     async def accept_seek(self, who: Identity, seek_id: str) -> str:
         """Accept a seek: the game starts; its id."""
-        seek = self.lobby.take_seek(who, seek_id)
-        self.lobby.drop_seeks_of(who.id)  # the acceptor's own seek would start a second game
+        if self.shared:  # the shared lobby's rows, off the event loop
+            seek = await self.lobby.take_seek_async(who, seek_id)  # type: ignore[attr-defined]
+            await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
+        else:
+            seek = self.lobby.take_seek(who, seek_id)
+            self.lobby.drop_seeks_of(who.id)  # the acceptor's own seek would start a second game
         owner_red = seat_colors(seek.color)
         red, black = (seek.by, who) if owner_red else (who, seek.by)
         room = await self.start_game(red, black, seek.preset, seek.rated)
@@ -1261,9 +1528,14 @@ class OnlineService:
 
     async def accept_challenge(self, who: Identity, challenge_id: str) -> str:
         """Accept a challenge link: the game starts; its id."""
-        ch = self.lobby.take_challenge(who, challenge_id)
-        self.lobby.drop_seeks_of(who.id)
-        self.lobby.drop_seeks_of(ch.by.id)
+        if self.shared:  # the shared lobby's rows, off the event loop
+            ch = await self.lobby.take_challenge_async(who, challenge_id)  # type: ignore[attr-defined]
+            await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
+            await self.lobby.drop_seeks_of_async(ch.by.id)  # type: ignore[attr-defined]
+        else:
+            ch = self.lobby.take_challenge(who, challenge_id)
+            self.lobby.drop_seeks_of(who.id)
+            self.lobby.drop_seeks_of(ch.by.id)
         owner_red = seat_colors(ch.color)
         red, black = (ch.by, who) if owner_red else (who, ch.by)
         room = await self.start_game(red, black, ch.preset, ch.rated)
@@ -1308,7 +1580,7 @@ class OnlineService:
         for side, ident in (("red", red), ("black", black)):
             row.update({f"{side}_kind": ident.kind, f"{side}_id": ident.id, f"{side}_name": ident.name,
                         f"{side}_user_id": ident.user_id})
-        self.db.create_game(row)
+        await self.run_db(self.db.create_game, row)
         room = self._hold(session, {RED: red, BLACK: black}, preset, rated, [])
         self._lobby_changed()
         return room
@@ -1413,6 +1685,18 @@ class OnlineService:
                     log.exception("online game %s could not be taken up again", row["id"])
         return n
 
+    async def resume_playing_async(self) -> int:
+        """:meth:`resume_playing` with the reads in a worker thread (shared mode)."""
+        n = 0
+        for row, moves in await self.run_db(self.db.playing_games):
+            if row["id"] not in self.rooms:
+                try:
+                    self._rebuild(row, moves)
+                    n += 1
+                except (XiangqiError, SessionError, KeyError, TypeError):
+                    log.exception("online game %s could not be taken up again", row["id"])
+        return n
+
     async def finished(self, room: OnlineRoom) -> None:
         """A game ended: store the result, rate it, put it into the games database, tell everyone."""
         s = room.session
@@ -1422,23 +1706,18 @@ class OnlineService:
             result = "1-0" if out.winner == RED else "0-1" if out.winner == BLACK else "1/2-1/2"
         summary = room.summary()
         try:
-            self.db.finish(s.id, status=room.status, result=result, termination=summary["termination"],
-                           reason_zh=None if out is None else out.reason_zh[:80],
-                           reason_en=None if out is None else out.reason_en[:120])
+            await self.run_db(functools.partial(
+                self.db.finish, s.id, status=room.status, result=result, termination=summary["termination"],
+                reason_zh=None if out is None else out.reason_zh[:80],
+                reason_en=None if out is None else out.reason_en[:120]))
             red, black = room.seats[RED], room.seats[BLACK]
             if (room.status == "finished" and room.rated and result is not None and red.user_id is not None
                     and black.user_id is not None):
-                cat = room.preset.category
-                r_old, _ = self.db.rating(red.user_id, cat)
-                b_old, _ = self.db.rating(black.user_id, cat)
-                score = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
-                r_new, b_new = rate_game(r_old, b_old, score)
-                self.db.apply_ratings(s.id, cat, [(red.user_id, r_new), (black.user_id, b_new)])
-                room.rating_change = {
-                    side: {"before": round(o.rating), "after": round(n.rating),
-                           "delta": round(n.rating) - round(o.rating), "rd": round(n.rd)}
-                    for side, o, n in (("red", r_old, r_new), ("black", b_old, b_new))}
-                self.db.set_review(s.id, rating_change=room.rating_change)
+                change = await self.run_db(self.db.rate_once, s.id, _rater(result))
+                if change is None:  # rated already (another process's sweep): the stored change
+                    row = await self.run_db(self.db.game, s.id)
+                    change = None if row is None else row.get("rating_change")
+                room.rating_change = change
                 room._ratings.clear()  # the seats show the new ratings
                 await room.shared_update()
         except sa.exc.SQLAlchemyError:
@@ -1508,12 +1787,27 @@ class OnlineService:
     def socket_opened(self, address: str) -> None:
         """Count an open WebSocket of ``address``; raises :class:`OnlineError` (429) past the limit."""
         n = self.sockets.get(address, 0)
+        if self.redis_sockets is not None:  # every process's sockets count
+            try:
+                total = self.redis_sockets.change(address, 1, self.config.sockets_per_ip)
+            except Exception as exc:  # redis-py's errors: this process's count decides
+                log.warning("limits: redis failed (%s); counting sockets in this process", exc)
+            else:
+                if total < 0:
+                    raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
+                self.sockets[address] = n + 1
+                return
         if n >= self.config.sockets_per_ip:
             raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
         self.sockets[address] = n + 1
 
     def socket_closed(self, address: str) -> None:
         """That socket closed."""
+        if self.redis_sockets is not None:
+            try:
+                self.redis_sockets.change(address, -1, 0)
+            except Exception as exc:
+                log.warning("limits: redis failed (%s); a closed socket not counted there", exc)
         n = self.sockets.get(address, 0) - 1
         if n <= 0:
             self.sockets.pop(address, None)
@@ -1528,6 +1822,8 @@ class OnlineService:
             for task in room._claim_tasks.values():
                 task.cancel()
         self.db.close()
+        if self._db_pool is not None:
+            self._db_pool.shutdown(wait=False, cancel_futures=True)
         self.engine.dispose()
 
 
