@@ -13,6 +13,14 @@ is the number of games per pairing; ``--games-for master=4`` gives a slow level
 fewer (a level–level pairing uses the smaller count of its two levels). ``--levels``
 picks levels; ``--fsf-elos beginner=1350,1490`` sets a level's opponents by hand.
 
+Above the scale. A level stronger than Fairy-Stockfish's highest ``UCI_Elo`` (2850) wins nearly
+every game against every anchor, so its number would rest on a one-sided score. ``--fsf-full
+master`` adds Fairy-Stockfish at full strength (player ``fsffull``: no ``UCI_LimitStrength``,
+same time control, 1 thread, 16 MB hash) as that level's opponent. ``fsffull`` has no anchor:
+its rating is fitted from its games against the ``UCI_Elo`` anchors of ``--full-vs 2820``
+(``--games`` each, default none), so the chain reads anchor → fsffull → level; without such
+games fsffull's rating is fitted from the level's games alone and says nothing about the level.
+
 Results. Every game is appended to a JSON-lines file (``--results``, default
 ``bench/level_games.jsonl``) as soon as it ends, with the engine fingerprint and
 each player's settings. A later run counts the games already there for each
@@ -144,6 +152,18 @@ def fsf_player(elo: int, command: str, tc: TimeControl) -> Player:
     spec = PlayerSpec.parse(command, [f"UCI_Elo={elo}", "UCI_LimitStrength=true", "Threads=1"], hash_mb=16)
     spec.name = f"fsf{elo}"
     return Player(f"fsf{elo}", spec, tc, f"{command} UCI_LimitStrength=true UCI_Elo={elo} {tc}", anchor=elo)
+
+
+#: Player id of Fairy-Stockfish at full strength (``--fsf-full``); no anchor, fitted like a level.
+FULL = "fsffull"
+
+
+def fsf_full_player(command: str, tc: TimeControl) -> Player:
+    """Fairy-Stockfish at full strength (no ``UCI_LimitStrength``), 1 thread, 16 MB hash, ``tc``;
+    no anchor (its rating comes from games against the ``UCI_Elo`` anchors)."""
+    spec = PlayerSpec.parse(command, ["Threads=1"], hash_mb=16)
+    spec.name = FULL
+    return Player(FULL, spec, tc, f"{command} full strength {tc}")
 
 
 def read_results(path: Path) -> list[dict]:
@@ -290,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bracket", type=int, default=2, help="Fairy-Stockfish opponents per level (default 2)")
     ap.add_argument("--fsf-elos", action="append", default=[], metavar="LEVEL=E1,E2",
                     help="this level's UCI_Elo opponents instead of the automatic bracket (repeatable)")
+    ap.add_argument("--fsf-full", default="", metavar="LEVEL,…",
+                    help="these levels also play Fairy-Stockfish at full strength (player fsffull)")
+    ap.add_argument("--full-vs", default="", metavar="E1,E2",
+                    help="UCI_Elo anchors that fsffull plays (--games each) to place it on the scale")
     ap.add_argument("--fsf", default=FSF, help=f"Fairy-Stockfish command (default {FSF})")
     ap.add_argument("--fsf-tc", default="200ms", help="Fairy-Stockfish time control (default 200ms a move)")
     ap.add_argument("--no-level-pairs", action="store_true",
@@ -303,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-only", action="store_true", help="play nothing; fit the games in --results")
     ap.add_argument("--dry-run", action="store_true", help="print the schedule and a wall-time estimate")
     ap.add_argument("--write", action="store_true", help=f"write the levels' ratings to {ELO_FILE.name}")
+    ap.add_argument("--note", default="", help="with --write: text added to the file's conditions "
+                    "(when, machine load, nice)")
     ap.add_argument("--elo-file", type=Path, default=ELO_FILE, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -319,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
                  for k, v in parse_map(args.games_for, "--games-for").items()}
     fsf_elos = {k: parse_fsf_elos(v, "--fsf-elos") for k, v in parse_map(args.fsf_elos, "--fsf-elos").items()}
     fsf_tc = TimeControl.parse(args.fsf_tc)
+    full_levels = [_level(k.strip(), "--fsf-full").key for k in args.fsf_full.split(",") if k.strip()]
+    full_vs = parse_fsf_elos(args.full_vs, "--full-vs")
     fingerprint = engine_fingerprint()
 
     players: dict[str, Player] = {lv.key: level_player(lv, args.hash) for lv in BASE_LEVELS.values()}
@@ -327,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     for e in ANCHOR_ELOS + tuple(x for v in fsf_elos.values() for x in v) + \
             tuple(int(x) for x in seen if x.isdigit()):
         players.setdefault(f"fsf{e}", fsf_player(e, args.fsf, fsf_tc))
+    players[FULL] = fsf_full_player(args.fsf, fsf_tc)
     setups = {p.id: p.setup for p in players.values()}
     anchors = {p.id: p.anchor for p in players.values() if p.anchor is not None}
     current = [r for r in records if valid(r, {fingerprint, *args.same_engine}, setups)]
@@ -341,6 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         centre = estimate[lv.key].elo if lv.key in estimate else GUESS.get(lv.key, 1600)
         for e in fsf_elos.get(lv.key) or bracket(centre, args.bracket):
             pairings.append((players[lv.key], players[f"fsf{e}"], n))
+        if lv.key in full_levels:
+            pairings.append((players[lv.key], players[FULL], n))
+    for e in full_vs:
+        pairings.append((players[FULL], players[f"fsf{e}"], args.games))
     if not args.no_level_pairs:
         for lo, hi in zip(levels, levels[1:], strict=False):
             n = min(games_for.get(lo.key, args.games), games_for.get(hi.key, args.games))
@@ -397,22 +430,31 @@ def main(argv: list[str] | None = None) -> int:
         r = ratings.get(lv.key)
         if r is not None:
             print(f"{lv.name_zh} {lv.key:<11} {r.elo:6.0f} {r.error:6.0f} {r.games:6d}  {rank_name(r.elo)}")
+    if FULL in ratings:
+        r = ratings[FULL]
+        print(f"Fairy-Stockfish full strength ({FULL}) {r.elo:6.0f} {r.error:6.0f} {r.games:6d}")
     used = sorted((p for p in ratings if p in anchors), key=lambda p: anchors[p])
     print("anchors: " + ", ".join(f"{p} ({ratings[p].games} games)" for p in used))
     print("\n" + "\n".join(pairing_lines(current, ratings)))
     if args.write:
+        from xiangqi.engine import nnue
+
+        evaluation = "nnue" if nnue.selected() else os.environ.get("XIANGQI_EVAL", "")
         table = {lv.key: {"elo": int(round(ratings[lv.key].elo)), "error": int(round(ratings[lv.key].error)),
-                          "games": ratings[lv.key].games} for lv in BASE_LEVELS.values() if lv.key in ratings}
+                          "games": ratings[lv.key].games, "evaluation": evaluation, "engine": fingerprint}
+                 for lv in BASE_LEVELS.values() if lv.key in ratings}
         command = "python bench/calibrate_levels.py " + " ".join(
             shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
         data = {"levels": table,
                 "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
                 "command": command,
-                "engine": fingerprint,
+                "engine": fingerprint + "".join(f" (and the games of {fp}, --same-engine)"
+                                                for fp in args.same_engine),
                 "conditions": (f"each level at its in-game settings vs Fairy-Stockfish ({args.fsf}) with "
                                f"UCI_LimitStrength at {fsf_tc}, and neighbouring levels; Elo on "
                                f"Fairy-Stockfish's UCI_Elo scale; {os.cpu_count()} CPUs, concurrency "
-                               f"{args.concurrency}; see bench/calibrate_levels.py"),
+                               f"{args.concurrency}; see bench/calibrate_levels.py"
+                               + (f"; {args.note}" if args.note else "")),
                 }
         args.elo_file.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.elo_file}")

@@ -191,10 +191,10 @@ def test_adaptive_game_plays_its_own_settings() -> None:
     s.play("h2e2")
     snap = s.snapshot()
     lv = snap.engine_level
-    # 1800 lies between 初级 (1030, measured with the network) and 中级 (1962) of the shipped ladder:
-    # t = 770 / 932 = 0.826, depth 2 + 0.826 * 2 -> 4, 5 - 0.826 -> 4 lines, 90 - 0.826 * 45 -> 53 cp
+    # 1800 lies between 初级 (1069) and 中级 (1950) of the shipped ladder (both measured with the network):
+    # t = 731 / 881 = 0.830, depth 2 + 0.830 * 2 -> 4, 5 - 0.830 -> 4 lines, 90 - 0.830 * 45 -> 53 cp
     assert (lv.depth, lv.multipv, lv.margin_cp, lv.elo) == (4, 4, 53, 1800)
-    assert lv.miss_threat == pytest.approx(0.2 * (1 - 0.826), abs=0.002)
+    assert lv.miss_threat == pytest.approx(0.2 * (1 - 0.830), abs=0.002)
     mv = EnginePlayer(hash_mb=8).choose(snap.board, lv)  # the real engine at those settings
     assert snap.board.is_legal(mv)
     # a game opened with the adaptive level chosen but no settings plays a new player's level

@@ -115,6 +115,6 @@ def test_adaptive_level_in_the_new_game_dialog(quick_server, driver, page):
     st = driver.state()
     assert st["level"] == "adaptive" and st["coach"]["adaptive"]["elo"] == 1500
     expect(page.locator("#bar-top .who")).to_have_text("黑方 — 电脑 · 自适应 · 常侍 ≈1500")
-    # 1500 lies between 初级 (1030, depth 2) and 中级 (1962, depth 4) of the ladder, half-way: t = 0.504
+    # 1500 lies between 初级 (1069, depth 2) and 中级 (1950, depth 4) of the ladder, half-way: t = 0.489
     assert st["coach"]["adaptive"]["depth"] == 3
     assert "深度 3" in page.locator("#bar-top .who").get_attribute("title")

@@ -199,3 +199,57 @@ def test_the_tool_refuses_bad_arguments_with_a_message(tmp_path, bad, message):
     assert not results.exists()
     assert tool.main(["--dry-run", "--results", str(results), "--levels", "初级", "--no-level-pairs",
                       "--fsf-elos", "beginner=1350,2850"]) == 0
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--fsf-full", "grandmaster"], "--fsf-full: unknown level 'grandmaster'"),
+    (["--full-vs", "3000"], "--full-vs: Fairy-Stockfish's UCI_Elo goes from 1350 to 2850, got 3000"),
+])
+def test_the_full_strength_options_refuse_bad_values(tmp_path, bad, message):
+    tool = _tool()
+    with pytest.raises(SystemExit) as info:
+        tool.main(["--dry-run", "--results", str(tmp_path / "g.jsonl"), *bad])
+    assert str(info.value).startswith(message)
+
+
+def test_full_strength_fairy_stockfish_links_a_level_above_the_scale(tmp_path, capsys, monkeypatch):
+    # 大师 beats every UCI_Elo anchor, so it plays Fairy-Stockfish at full strength (fsffull, no
+    # anchor), and fsffull plays the anchor fsf2820: the fit places fsffull from those games and
+    # 大师 from fsffull
+    monkeypatch.delenv("XIANGQI_EVAL", raising=False)
+    tool = _tool()
+    tc = tool.TimeControl.parse("200ms")
+    master = tool.level_player(levels_mod.LEVELS["master"], 64)
+    full = tool.fsf_full_player(tool.FSF, tc)
+    f2820 = tool.fsf_player(2820, tool.FSF, tc)
+    assert "UCI_LimitStrength" not in full.setup and full.anchor is None
+    fp = tool.engine_fingerprint()
+
+    def rec(red, black, result, engine=fp):
+        return {"red": red.id, "black": black.id, "result": result, "engine": engine,
+                "setup": {red.id: red.setup, black.id: black.setup}}
+
+    games = [rec(master, full, "1-0"), rec(full, master, "0-1"), rec(master, full, "0-1"),
+             rec(full, master, "1/2-1/2"), rec(full, f2820, "1-0"), rec(f2820, full, "0-1"),
+             rec(full, f2820, "1-0"), rec(f2820, full, "1/2-1/2"), rec(full, f2820, "1-0", engine="old")]
+    results = tmp_path / "games.jsonl"
+    results.write_text("".join(json.dumps(g) + "\n" for g in games), encoding="utf-8")
+    args = ["--results", str(results), "--levels", "master", "--bracket", "0", "--games", "4",
+            "--fsf-full", "master", "--full-vs", "2820"]
+    assert tool.main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "8 with engine" in out  # the game of another engine does not count
+    assert "master (3s/move) vs fsffull      (0.2s/move): 4/4 played" in out
+    assert "fsffull (0.2s/move) vs fsf2820      (0.2s/move): 4/4 played" in out
+    elo_file = tmp_path / "level_elo.json"
+    assert tool.main([*args, "--fit-only", "--write", "--elo-file", str(elo_file), "--note", "load 2"]) == 0
+    want = tool.fit(games[:8], {"fsf2820": 2820})
+    # fsffull: 3.5 of 4 against fsf2820 (+1 virtual draw: 4 / 5); 大师: 2.5 of 4 against fsffull
+    assert want["fsffull"].elo == pytest.approx(2820 + 400 * math.log10(4.0 / 1.0), abs=1e-6)
+    assert want["master"].elo == pytest.approx(want["fsffull"].elo + 400 * math.log10(3.0 / 2.0), abs=1e-6)
+    data = json.loads(elo_file.read_text(encoding="utf-8"))
+    m = want["master"]
+    assert data["levels"] == {"master": {"elo": round(m.elo), "error": round(m.error), "games": 4,
+                                         "evaluation": "nnue", "engine": fp}}
+    assert data["conditions"].endswith("; load 2") and data["engine"] == fp
+    assert "Fairy-Stockfish full strength (fsffull)   3061" in capsys.readouterr().out

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 #: Measured Elo of the levels, written by ``bench/calibrate_levels.py --write``:
-#: ``{"levels": {key: {"elo": int, "error": int, "games": int}}, "date": …, "command": …,
-#: "conditions": …}``. Missing or unreadable means no level has an Elo.
+#: ``{"levels": {key: {"elo": int, "error": int, "games": int, "evaluation": "nnue", "engine": fp}},
+#: "date": …, "command": …, "engine": …, "conditions": …}`` (``evaluation`` and ``engine``: the
+#: evaluation and the engine fingerprint the level's games were played with; informative, not read
+#: here). Missing or unreadable means no level has an Elo.
 ELO_FILE = Path(__file__).with_name("level_elo.json")
 
 #: DESIGN.md decision 8: rank names by Elo (lower bound, name).
