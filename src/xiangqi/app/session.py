@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xiangqi.app.clock import GameClock, TimeControl
-from xiangqi.core.board import BLACK, RED, STARTING_FEN, Board, Color, Move, Termination
+from xiangqi.core.board import BLACK, RED, SQUARE_NAMES, STARTING_FEN, Board, Color, Move, Termination
 from xiangqi.core.errors import IllegalMoveError, XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 
@@ -679,8 +679,12 @@ class GameSession:
 def _legal_by_square(board: Board) -> dict[str, list[str]]:
     """Legal moves of ``board`` grouped by from-square (generation briefly moves pieces on it)."""
     out: dict[str, list[str]] = {}
-    for m in board.legal_moves:
-        out.setdefault(m.iccs()[:2], []).append(m.iccs())
+    for m in board.generate_legal_moves():
+        frm = SQUARE_NAMES[m.from_square]
+        got = out.get(frm)
+        if got is None:
+            got = out[frm] = []
+        got.append(frm + SQUARE_NAMES[m.to_square])  # (Move.iccs, without its checks)
     return out
 
 
