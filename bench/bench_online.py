@@ -30,7 +30,7 @@ The last line reads ``players N games G moves M errors E lost L p50 X ms p99 Y m
 moves/s, the servers' peak resident memory (summed over the processes) and the CPU seconds the
 client and the servers used during the play, per move (the machine's load average shows how much
 of the 2 cores the run had: the latencies measure the machine, the CPU per move the server).
-``--profile PATH`` runs each server under cProfile during the play and writes ``PATH.<k>``.
+``--profile PATH`` runs each server under cProfile (CPU time) during the play and writes ``PATH.<k>``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ app = create_app(sys.argv[2], public=True, online=cfg, warmup=False)
 print("ready", flush=True)
 if len(sys.argv) > 5 and sys.argv[5]:
     import cProfile, signal
-    prof = cProfile.Profile()
+    import time
+    prof = cProfile.Profile(time.process_time)  # CPU time: wall time would count the waits for the CPU
     def dump(*_):  # SIGUSR1 from the bench, before it stops the server
         prof.disable()
         prof.dump_stats(sys.argv[5])
@@ -94,6 +95,8 @@ class Stats:
         # processes (summed), and by each server process
         self.cpu_client = 0.0
         self.cpu_servers: list[float] = []
+        self.sys_servers = 0.0  # the part of cpu_servers spent in the kernel (summed)
+        self.sys_client = 0.0
 
 
 _TRANSPORT: httpx.AsyncHTTPTransport | None = None
@@ -294,12 +297,24 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc/<pid>/stat``)."""
+def cpu_s(pid: int, part: str = "all") -> float:
+    """CPU seconds process ``pid`` has used so far (Linux ``/proc/<pid>/stat``): ``part`` ``all``
+    (user + system), ``user`` or ``system`` (the kernel's: the loopback TCP of its sockets)."""
     with contextlib.suppress(OSError, IndexError, ValueError):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        user, system = int(fields[11]), int(fields[12])
+        got = {"all": user + system, "user": user, "system": system}[part]
+        return got / os.sysconf("SC_CLK_TCK")
     return float("nan")
+
+
+def cpu_model() -> str:
+    """The machine's processor and count (Linux ``/proc/cpuinfo``), e.g. ``2 x Intel(R) Xeon(R) …``."""
+    with contextlib.suppress(OSError):
+        names = re.findall(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
+        if names:
+            return f"{len(names)} x {names[0].strip()}"
+    return f"{os.cpu_count()} CPUs"
 
 
 async def clients(conn: Any, bases: list[str], seeds: list[int], seconds: float, label: str) -> None:
@@ -324,14 +339,14 @@ async def clients(conn: Any, bases: list[str], seeds: list[int], seconds: float,
     conn.send(("ready", time.monotonic() - t0))
     stop = await loop.run_in_executor(None, conn.recv)
     gate.start(stop)
-    cpu0 = time.process_time()
+    cpu0, sys0 = time.process_time(), os.times().system
     await pairs
-    cpu = time.process_time() - cpu0
+    cpu, system = time.process_time() - cpu0, os.times().system - sys0
     ticker.cancel()
     if _TRANSPORT is not None:
         await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
     conn.send(("done", {"rtt": stats.rtt, "errors": stats.errors, "resyncs": stats.resyncs,
-                        "games": stats.games, "cpu": cpu}))
+                        "games": stats.games, "cpu": cpu, "system": system}))
 
 
 def client_process(conn: Any, bases: list[str], seeds: list[int], seconds: float, label: str) -> None:
@@ -372,6 +387,7 @@ def play(args: argparse.Namespace, bases: list[str], pids: list[int]) -> tuple[S
         for p in pids:
             os.kill(p, signal.SIGUSR2)
     cpu0 = [cpu_s(p) for p in pids]
+    sys0 = [cpu_s(p, "system") for p in pids]
     t0 = time.monotonic()
     stop = t0 + args.seconds
     for _, conn in workers:
@@ -384,9 +400,11 @@ def play(args: argparse.Namespace, bases: list[str], pids: list[int]) -> tuple[S
         stats.resyncs += got["resyncs"]
         stats.games.update(got["games"])
         stats.cpu_client += got["cpu"]
+        stats.sys_client += got["system"]
         proc.join(30)
     took = time.monotonic() - t0
     stats.cpu_servers = [cpu_s(p) - c for p, c in zip(pids, cpu0, strict=True)]
+    stats.sys_servers = sum(cpu_s(p, "system") - c for p, c in zip(pids, sys0, strict=True))
     return stats, took
 
 
@@ -468,10 +486,13 @@ def main() -> int:
           f"{mem:.0f} MB  duplicates {dup}  resyncs {stats.resyncs}  load average {os.getloadavg()[0]:.1f}")
     if moves:
         srv = sum(stats.cpu_servers)
-        print(f"CPU during the play: client {stats.cpu_client:.1f} s "
-              f"({1000 * stats.cpu_client / moves:.1f} ms a move), servers {srv:.1f} s "
-              f"({1000 * srv / moves:.1f} ms a move; "
-              f"{' + '.join(f'{c:.1f}' for c in stats.cpu_servers)} s) in {took:.0f} s")
+        print(f"CPU during the play: clients {stats.cpu_client:.1f} s "
+              f"({1000 * stats.cpu_client / moves:.2f} ms a move, "
+              f"{1000 * stats.sys_client / moves:.2f} of it "
+              f"in the kernel), servers {srv:.1f} s ({1000 * srv / moves:.2f} ms a move, "
+              f"{1000 * stats.sys_servers / moves:.2f} in the kernel; "
+              f"{' + '.join(f'{c:.1f}' for c in stats.cpu_servers)} s) in {took:.0f} s; "
+              f"CPU: {cpu_model()}")
     print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
           f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")
     return 0
