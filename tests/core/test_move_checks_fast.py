@@ -1,6 +1,6 @@
 """The per-move checks' shortcuts give what the plain method gives (the server runs them on every move).
 
-``Board.generate_legal_moves`` skips the king-safety test for moves that cannot expose the king;
+``Board.generate_legal_moves`` (and ``legal_destinations``, the page's list) skips the king-safety test for moves that cannot expose the king;
 ``board_fen`` reads ranks from a memo; the referee's repetition checks walk the history by
 differences before they build its keys. Each is compared here with the method it shortcuts, on
 positions from random games (with many repetitions) and on random sparse positions.
@@ -64,6 +64,7 @@ def test_legal_moves_and_fen_match_the_plain_methods_in_games():
     checks = 0
     for b in games(11, 16, 150):
         assert list(b.generate_legal_moves()) == legal_tried(b), b.fen()
+        assert [Move(f, t) for f, tos in b.legal_destinations() for t in tos] == legal_tried(b)
         assert b.board_fen() == plain_fen(b)
         checks += b.is_check()
     assert checks > 10  # positions in check (every move tested) were among them
@@ -86,6 +87,7 @@ def test_legal_moves_match_in_sparse_positions():
         b.turn = rng.random() < 0.5
         facing += rk % 9 == bk % 9
         assert list(b.generate_legal_moves()) == legal_tried(b), b.fen()
+        assert [Move(f, t) for f, tos in b.legal_destinations() for t in tos] == legal_tried(b)
         assert b.board_fen() == plain_fen(b)
     assert facing > 500
 

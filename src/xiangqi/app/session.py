@@ -678,13 +678,11 @@ class GameSession:
 
 def _legal_by_square(board: Board) -> dict[str, list[str]]:
     """Legal moves of ``board`` grouped by from-square (generation briefly moves pieces on it)."""
+    names = SQUARE_NAMES
     out: dict[str, list[str]] = {}
-    for m in board.generate_legal_moves():
-        frm = SQUARE_NAMES[m.from_square]
-        got = out.get(frm)
-        if got is None:
-            got = out[frm] = []
-        got.append(frm + SQUARE_NAMES[m.to_square])  # (Move.iccs, without its checks)
+    for frm, tos in board.legal_destinations():
+        name = names[frm]
+        out[name] = [name + names[to] for to in tos]  # (Move.iccs)
     return out
 
 

@@ -824,6 +824,30 @@ class Board:
                         if to not in near or self._leaves_king_safe(sq, to):
                             yield Move(sq, to)
 
+    def legal_destinations(self) -> list[tuple[int, list[int]]]:
+        """The legal moves of the side to move as ``[(from-square, [to-squares])]``, pieces with a
+        legal move only, in :meth:`generate_legal_moves`'s order (the same shortcut; no
+        :class:`Move` objects: the page's list of legal moves is built from this on every move)."""
+        b = self.squares
+        turn = self.turn
+        k = self._kings[turn]
+        safe = self._leaves_king_safe
+        out: list[tuple[int, list[int]]] = []
+        test_all = k < 0 or self._king_attacked(turn)
+        near = _KING_LINES[k] if not test_all else frozenset()
+        exposers = _KING_EXPOSERS[k] if not test_all else frozenset()
+        king = KING if turn else -KING
+        for sq in SQUARES:
+            code = b[sq]
+            if code and (code > 0) == turn:
+                if test_all or code == king or sq in exposers:
+                    tos = [to for to in self._pseudo_targets(sq) if safe(sq, to)]
+                else:
+                    tos = [to for to in self._pseudo_targets(sq) if to not in near or safe(sq, to)]
+                if tos:
+                    out.append((sq, tos))
+        return out
+
     @property
     def legal_moves(self) -> LegalMoveGenerator:
         """Legal moves as a lazy view supporting ``iter``, ``len`` and ``in``."""
