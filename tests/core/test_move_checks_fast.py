@@ -1,6 +1,7 @@
 """The per-move checks' shortcuts give what the plain method gives (the server runs them on every move).
 
-``Board.generate_legal_moves`` (and ``legal_destinations``, the page's list) skips the king-safety test for moves that cannot expose the king;
+``Board.generate_legal_moves`` (and ``legal_destinations``, the page's list) skips the king-safety
+test for moves that cannot expose the king;
 ``board_fen`` reads ranks from a memo; the referee's repetition checks walk the history by
 differences before they build its keys. Each is compared here with the method it shortcuts, on
 positions from random games (with many repetitions) and on random sparse positions.
