@@ -6,7 +6,9 @@ and scaled out: ``... --processes 2 --db postgresql+psycopg://… --redis redis:
 ``--processes K`` server processes (``xiangqi serve --public``'s app with the socket and seek limits
 raised for one address, each its own data dir; by default one, on the embedded default: SQLite + the
 in-process bus; with ``--db`` and ``--redis`` they share games through that database and Redis,
-DESIGN.md "Online") and one client process running every player on one asyncio loop. With K > 1 the
+DESIGN.md "Online") and ``--client-processes C`` client processes (default 1), each running its
+share of the pairs on one uvloop event loop (the clients share the machine with the server: they
+must cost little, see below). With K > 1 the
 two players of a pair talk to different processes (pair p: Red on process p mod K, Black on the
 next), so every move crosses the bus. Each pair of players: two guests, a seek (10+5, casual) and
 its acceptance and both WebSockets on the game (:data:`SETUP_AT_ONCE` pairs at a time; the clock
@@ -16,7 +18,10 @@ trip is the time from the send to the state that shows the move. Each player kee
 state as the page does: the whole state on connect, then the updates applied
 (:func:`~xiangqi.web.online_rooms.apply_update`; one that does not follow on asks for the whole
 state again, counted as ``resyncs``), so the client's own work per move is small: decoding one
-short message and choosing from its ``legal`` moves. A finished game (mate, stalemate,
+short message and choosing from its ``legal`` moves. The client keeps only what it plays from
+(:class:`Seen`: version, turn, result, status, ``legal`` and the move list, the list changed in
+place) where the page keeps the whole state: the same rule for updates, without copying a
+state of some twenty keys and its move list on every message. A finished game (mate, stalemate,
 the referee) is followed by a new one for the same pair. At the end every game's move log (``GET
 /api/online/games/{id}``) is compared with the moves the clients saw acknowledged: ``lost`` counts
 acknowledged moves missing from the log and ``dup`` moves in the log more often than sent.
@@ -25,7 +30,7 @@ The last line reads ``players N games G moves M errors E lost L p50 X ms p99 Y m
 moves/s, the servers' peak resident memory (summed over the processes) and the CPU seconds the
 client and the servers used during the play, per move (the machine's load average shows how much
 of the 2 cores the run had: the latencies measure the machine, the CPU per move the server).
-``--profile PATH`` runs each server under cProfile during the play and writes ``PATH.<k>``.
+``--profile PATH`` runs each server under cProfile (CPU time) during the play and writes ``PATH.<k>``.
 """
 
 from __future__ import annotations
@@ -49,8 +54,6 @@ from typing import Any
 import httpx
 import websockets
 
-from xiangqi.web.online_rooms import apply_update
-
 SERVER = """
 import sys, uvicorn
 from xiangqi.web.online_rooms import OnlineConfig
@@ -63,7 +66,8 @@ app = create_app(sys.argv[2], public=True, online=cfg, warmup=False)
 print("ready", flush=True)
 if len(sys.argv) > 5 and sys.argv[5]:
     import cProfile, signal
-    prof = cProfile.Profile()
+    import time
+    prof = cProfile.Profile(time.process_time)  # CPU time: wall time would count the waits for the CPU
     def dump(*_):  # SIGUSR1 from the bench, before it stops the server
         prof.disable()
         prof.dump_stats(sys.argv[5])
@@ -85,12 +89,14 @@ class Stats:
         self.rtt: list[float] = []
         self.errors = 0
         self.resyncs = 0  # updates that did not follow on (the whole state asked for again)
-        self.games: dict[str, list[dict]] = {}  # game id -> moves acknowledged (seen in a state)
+        self.games: dict[str, list[str]] = {}  # game id -> moves acknowledged (seen in a state), ICCS
         self.ramp_s = 0.0  # seconds the pairs took to set up their first games
-        # CPU seconds (user + system) spent during the play (after the set-up): by this client
-        # process, and by each server process
+        # CPU seconds (user + system) spent during the play (after the set-up): by the client
+        # processes (summed), and by each server process
         self.cpu_client = 0.0
         self.cpu_servers: list[float] = []
+        self.sys_servers = 0.0  # the part of cpu_servers spent in the kernel (summed)
+        self.sys_client = 0.0
 
 
 _TRANSPORT: httpx.AsyncHTTPTransport | None = None
@@ -121,50 +127,91 @@ async def game_socket(c: httpx.AsyncClient, token: str, base: str, gid: str) -> 
                                     max_size=2**20, open_timeout=120)
 
 
+class Seen:
+    """What one simulated player keeps of its game: the state's ``version``, ``turn``, ``result``,
+    ``status`` and ``legal``, and the moves' ICCS (a list changed in place). :meth:`update` follows
+    :func:`~xiangqi.web.online_rooms.apply_update`'s rule (the page's): an update at the version
+    seen or before is already applied, one whose ``base`` is not the version seen does not follow
+    on (a message was missed: the whole state is asked for again)."""
+
+    __slots__ = ("version", "turn", "result", "status", "legal", "moves")
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.version: int = state["version"]
+        self.turn = state["turn"]
+        self.result = state["result"]
+        self.status = state["status"]
+        self.legal: dict[str, list[str]] = state["legal"] or {}
+        self.moves: list[str] = [m["iccs"] for m in state["moves"]]
+
+    def update(self, msg: dict[str, Any]) -> bool | None:
+        """Apply update ``msg``: True when it changed the game seen, False when already seen, None
+        when it does not follow on."""
+        if msg["version"] <= self.version:
+            return False
+        if msg["base"] != self.version:
+            return None
+        changes = msg["changes"]
+        if "turn" in changes:
+            self.turn = changes["turn"]
+        if "result" in changes:
+            self.result = changes["result"]
+        if "status" in changes:
+            self.status = changes["status"]
+        if "legal" in changes:
+            self.legal = changes["legal"] or {}
+        if "moves_from" in msg:
+            del self.moves[msg["moves_from"]:]
+            self.moves.extend(m["iccs"] for m in msg["moves_add"])
+        self.version = msg["version"]
+        return True
+
+
 async def player(ws: Any, gid: str, color: str, run: Run, stats: Stats, rng: random.Random) -> str:
     """Play ``color`` in ``gid`` on ``ws`` until the game ends or the run stops; ``over`` or ``time``."""
     sent_at: float | None = None
-    st: dict | None = None
+    seen: Seen | None = None
     sent_n = -1
     moving = False
+    loads = json.loads
     while True:
         left = run.stop - time.monotonic()
         if left <= 0:
             return "time"
         try:
             async with asyncio.timeout(left):  # (wait_for would make a task per message)
-                msg = json.loads(await ws.recv())
+                msg = loads(await ws.recv())
         except TimeoutError:
             return "time"
-        if msg.get("type") == "error":
-            stats.errors += 1
-            print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
-            moving = False
-            continue
-        if msg.get("type") == "state":
-            st = msg["state"]
-        elif msg.get("type") == "update":
-            got = apply_update(st, msg)  # the page's own copy of the game, as onlinegame.js keeps it
+        kind = msg.get("type")
+        if kind == "update":
+            got = None if seen is None else seen.update(msg)
             if got is None:  # a message was missed: ask for the whole state
                 stats.resyncs += 1
                 await ws.send('{"type":"state"}')
                 continue
-            if got is st:
+            if not got:
                 continue
-            st = got
+        elif kind == "state":
+            seen = Seen(msg["state"])
+        elif kind == "error":
+            stats.errors += 1
+            print(f"bench_online: error from the server: {msg.get('detail')}", file=sys.stderr)
+            moving = False
+            continue
         else:
             continue
-        n = len(st["moves"])
+        n = len(seen.moves)
         if sent_at is not None and n >= sent_n:
             stats.rtt.append(time.monotonic() - sent_at)
             sent_at = None
             moving = False
         if color == "red":
-            stats.games[gid] = st["moves"]
-        if st["result"] is not None or st["status"] != "playing":
+            stats.games[gid] = seen.moves
+        if seen.result is not None or seen.status != "playing":
             return "over"
-        if st["turn"] == color and not moving and sent_at is None:
-            legal = [m for ms in st["legal"].values() for m in ms]
+        if seen.turn == color and not moving and sent_at is None:
+            legal = [m for ms in seen.legal.values() for m in ms]
             if not legal:
                 continue
             moving = True
@@ -173,8 +220,7 @@ async def player(ws: Any, gid: str, color: str, run: Run, stats: Stats, rng: ran
                 return "time"
             sent_n = n + 1
             sent_at = time.monotonic()
-            await ws.send(json.dumps({"type": "move", "move": rng.choice(legal),
-                                      "version": st["version"]}))
+            await ws.send(f'{{"type":"move","move":"{rng.choice(legal)}","version":{seen.version}}}')
 
 
 #: Pairs that set up their game (guests, seek, accept) at once; the play starts when every pair is
@@ -195,8 +241,10 @@ class Run:
         self.go = asyncio.Event()
         self.stop = float("inf")
 
-    def start(self) -> None:
-        self.stop = time.monotonic() + self.seconds
+    def start(self, stop: float | None = None) -> None:
+        """Play from now until monotonic time ``stop`` (default: ``seconds`` from now; the clock
+        is the machine's, the same in every client process)."""
+        self.stop = time.monotonic() + self.seconds if stop is None else stop
         self.go.set()
 
     def arrived(self) -> None:
@@ -249,49 +297,121 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc/<pid>/stat``)."""
+def cpu_s(pid: int, part: str = "all") -> float:
+    """CPU seconds process ``pid`` has used so far (Linux ``/proc/<pid>/stat``): ``part`` ``all``
+    (user + system), ``user`` or ``system`` (the kernel's: the loopback TCP of its sockets)."""
     with contextlib.suppress(OSError, IndexError, ValueError):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        user, system = int(fields[11]), int(fields[12])
+        got = {"all": user + system, "user": user, "system": system}[part]
+        return got / os.sysconf("SC_CLK_TCK")
     return float("nan")
 
 
-async def run(args: argparse.Namespace, bases: list[str], pids: list[int]) -> Stats:
+def cpu_model() -> str:
+    """The machine's processor and count (Linux ``/proc/cpuinfo``), e.g. ``2 x Intel(R) Xeon(R) …``."""
+    with contextlib.suppress(OSError):
+        names = re.findall(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
+        if names:
+            return f"{len(names)} x {names[0].strip()}"
+    return f"{os.cpu_count()} CPUs"
+
+
+async def clients(conn: Any, bases: list[str], seeds: list[int], seconds: float, label: str) -> None:
+    """One client process's players: pairs ``seeds`` set up their games, then (told ``ready``) wait
+    for the start, sent as the monotonic time the play stops, then play; the results go back on
+    ``conn`` as ``("done", {...})``."""
     stats = Stats()
-    gate = Run(args.players // 2, args.seconds)
+    gate = Run(len(seeds), seconds)
+    loop = asyncio.get_running_loop()
 
     async def progress() -> None:
         while True:
             await asyncio.sleep(10)
-            print(f"bench_online: {len(stats.games)} games, {len(stats.rtt)} moves, {stats.errors} errors",
-                  file=sys.stderr, flush=True)
+            print(f"bench_online{label}: {len(stats.games)} games, {len(stats.rtt)} moves, "
+                  f"{stats.errors} errors", file=sys.stderr, flush=True)
 
-    ticker = asyncio.get_running_loop().create_task(progress())
+    ticker = loop.create_task(progress())
     t0 = time.monotonic()
-    pairs = asyncio.gather(*(pair(bases, gate, stats, i) for i in range(args.players // 2)))
+    pairs = asyncio.gather(*(pair(bases, gate, stats, i) for i in seeds))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(gate.all_ready.wait(), RAMP_LIMIT_S)
-    stats.ramp_s = time.monotonic() - t0
-    gate.start()
-    if args.profile:
-        for p in pids:
-            os.kill(p, signal.SIGUSR2)
-    cpu0 = time.process_time(), [cpu_s(p) for p in pids]
+    conn.send(("ready", time.monotonic() - t0))
+    stop = await loop.run_in_executor(None, conn.recv)
+    gate.start(stop)
+    cpu0, sys0 = time.process_time(), os.times().system
     await pairs
-    stats.cpu_client = time.process_time() - cpu0[0]
-    stats.cpu_servers = [cpu_s(p) - c for p, c in zip(pids, cpu0[1], strict=True)]
+    cpu, system = time.process_time() - cpu0, os.times().system - sys0
     ticker.cancel()
     if _TRANSPORT is not None:
         await _TRANSPORT.aclose()  # the server's graceful stop waits for open keep-alive connections
-    return stats
+    conn.send(("done", {"rtt": stats.rtt, "errors": stats.errors, "resyncs": stats.resyncs,
+                        "games": stats.games, "cpu": cpu, "system": system}))
+
+
+def client_process(conn: Any, bases: list[str], seeds: list[int], seconds: float, label: str) -> None:
+    """A client process (forked by :func:`play`): :func:`clients` on a uvloop event loop when uvloop
+    is installed (it is uvicorn's loop too; a third less CPU a message than asyncio's), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop comes with uvicorn[standard]
+        asyncio.run(clients(conn, bases, seeds, seconds, label))
+    else:
+        uvloop.run(clients(conn, bases, seeds, seconds, label))
+    conn.close()
+
+
+def play(args: argparse.Namespace, bases: list[str], pids: list[int]) -> tuple[Stats, float]:
+    """Run the players in ``--client-processes`` processes (each a share of the pairs), start them
+    together when all are set up, and gather their results; also the servers' CPU during the play.
+    Returns the stats and the seconds the play took."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")  # (before any event loop or thread of this process)
+    n = max(1, min(args.client_processes, args.players // 2))
+    workers = []
+    for w in range(n):
+        parent, child = ctx.Pipe()
+        seeds = list(range(w, args.players // 2, n))
+        proc = ctx.Process(target=client_process, args=(child, bases, seeds, args.seconds,
+                                                        f" [{w}]" if n > 1 else ""), daemon=True)
+        proc.start()
+        child.close()
+        workers.append((proc, parent))
+    stats = Stats()
+    for _, conn in workers:
+        kind, ramp = conn.recv()
+        assert kind == "ready"
+        stats.ramp_s = max(stats.ramp_s, ramp)
+    if args.profile:
+        for p in pids:
+            os.kill(p, signal.SIGUSR2)
+    cpu0 = [cpu_s(p) for p in pids]
+    sys0 = [cpu_s(p, "system") for p in pids]
+    t0 = time.monotonic()
+    stop = t0 + args.seconds
+    for _, conn in workers:
+        conn.send(stop)
+    for proc, conn in workers:
+        kind, got = conn.recv()
+        assert kind == "done"
+        stats.rtt.extend(got["rtt"])
+        stats.errors += got["errors"]
+        stats.resyncs += got["resyncs"]
+        stats.games.update(got["games"])
+        stats.cpu_client += got["cpu"]
+        stats.sys_client += got["system"]
+        proc.join(30)
+    took = time.monotonic() - t0
+    stats.cpu_servers = [cpu_s(p) - c for p, c in zip(pids, cpu0, strict=True)]
+    stats.sys_servers = sum(cpu_s(p, "system") - c for p, c in zip(pids, sys0, strict=True))
+    return stats, took
 
 
 async def check(base: str, stats: Stats) -> tuple[int, int]:
     lost = dup = 0
     async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-        for gid, shown in stats.games.items():
-            seen = [m["iccs"] for m in shown]
+        for gid, seen in stats.games.items():
             log = [m["iccs"] for m in (await c.get(f"/api/online/games/{gid}")).json()["moves"]]
             lost += sum(1 for i, m in enumerate(seen) if i >= len(log) or log[i] != m)
             dup += max(0, len(log) - len(seen) - 1)  # one reply may be in flight at the stop
@@ -307,13 +427,15 @@ def main() -> int:
     ap.add_argument("--db", default=None, help="the online database of the servers (SQLAlchemy URL; "
                                                "default: SQLite in a temporary data dir)")
     ap.add_argument("--redis", default=None, help="Redis for the bus (redis://… or unix://…)")
+    ap.add_argument("--client-processes", type=int, default=1,
+                    help="processes simulating the players (each a share of the pairs; default 1)")
     ap.add_argument("--profile", default=None, metavar="PATH",
                     help="profile each server during the play (cProfile) into PATH.<k>")
     args = ap.parse_args()
     if not 2 <= args.players <= 2000 or not 1 <= args.seconds <= 600:
         ap.error("--players 2-2000 and --seconds 1-600")
-    if not 1 <= args.processes <= 8:
-        ap.error("--processes 1-8")
+    if not 1 <= args.processes <= 8 or not 1 <= args.client_processes <= 16:
+        ap.error("--processes 1-8 and --client-processes 1-16")
     if args.processes > 1 and not (args.db and args.redis):
         ap.error("--processes above 1 shares games through a database and Redis: give --db and --redis")
     if args.redis and not args.db:
@@ -335,9 +457,7 @@ def main() -> int:
                         if httpx.get(base + "/api/online/config", timeout=2).status_code == 200:
                             break
                     time.sleep(0.05)
-            t0 = time.monotonic()
-            stats = asyncio.run(run(args, bases, [p.pid for p in procs]))
-            took = time.monotonic() - t0 - stats.ramp_s
+            stats, took = play(args, bases, [p.pid for p in procs])
             lost, dup = asyncio.run(check(bases[0], stats))
             mem = sum(rss_mb(p.pid) for p in procs)
         finally:
@@ -366,10 +486,13 @@ def main() -> int:
           f"{mem:.0f} MB  duplicates {dup}  resyncs {stats.resyncs}  load average {os.getloadavg()[0]:.1f}")
     if moves:
         srv = sum(stats.cpu_servers)
-        print(f"CPU during the play: client {stats.cpu_client:.1f} s "
-              f"({1000 * stats.cpu_client / moves:.1f} ms a move), servers {srv:.1f} s "
-              f"({1000 * srv / moves:.1f} ms a move; "
-              f"{' + '.join(f'{c:.1f}' for c in stats.cpu_servers)} s) in {took:.0f} s")
+        print(f"CPU during the play: clients {stats.cpu_client:.1f} s "
+              f"({1000 * stats.cpu_client / moves:.2f} ms a move, "
+              f"{1000 * stats.sys_client / moves:.2f} of it "
+              f"in the kernel), servers {srv:.1f} s ({1000 * srv / moves:.2f} ms a move, "
+              f"{1000 * stats.sys_servers / moves:.2f} in the kernel; "
+              f"{' + '.join(f'{c:.1f}' for c in stats.cpu_servers)} s) in {took:.0f} s; "
+              f"CPU: {cpu_model()}")
     print(f"players {args.players} games {len(stats.games)} moves {moves} errors {stats.errors} lost {lost} "
           f"p50 {pct(0.5):.1f} ms p99 {pct(0.99):.1f} ms")
     return 0

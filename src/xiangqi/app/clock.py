@@ -16,6 +16,7 @@ shows a countdown from the last state it received.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any
 
@@ -78,6 +79,17 @@ class TimeControl:
             return f"局时{mmss(self.base_s)} 读秒{mmss(self.byoyomi_s)}" + (
                 f"×{self.periods}" if self.periods > 1 else "")
         return "不限时"
+
+
+@functools.lru_cache(maxsize=256)
+def _control_fields(control: TimeControl) -> tuple[tuple[str, Any], ...]:
+    return tuple(dataclasses.asdict(control).items())
+
+
+def _control_record(control: TimeControl) -> dict[str, Any]:
+    """``dataclasses.asdict(control)`` (a new dict; read once per control: a clock's record is
+    made on every move of a game, DESIGN.md "Load")."""
+    return dict(_control_fields(control))
 
 
 class GameClock:
@@ -225,7 +237,7 @@ class GameClock:
             self._charge(self.running, self._now(now) - self.started)
             main, periods = dict(self.main_ms), dict(self.periods_left)
             self.main_ms, self.periods_left = saved
-        return {"control": dataclasses.asdict(self.control), "red_ms": main[RED], "black_ms": main[BLACK],
+        return {"control": _control_record(self.control), "red_ms": main[RED], "black_ms": main[BLACK],
                 "red_periods": periods[RED], "black_periods": periods[BLACK]}
 
     @classmethod

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xiangqi.app.clock import GameClock, TimeControl
-from xiangqi.core.board import BLACK, RED, STARTING_FEN, Board, Color, Move, Termination
+from xiangqi.core.board import BLACK, RED, SQUARE_NAMES, STARTING_FEN, Board, Color, Move, Termination
 from xiangqi.core.errors import IllegalMoveError, XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 
@@ -190,6 +190,7 @@ class GameSession:
         self._outcome: Outcome | None = None
         self.version = 0  # bumped on every change; lets async engine replies detect stale work
         self._state_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self._opening: tuple[tuple[Any, ...], dict[str, str] | None] | None = None  # (key, opening())
         self.clock = GameClock(time_control or TimeControl())
         self._refresh_outcome()
         if not self.is_over:
@@ -424,12 +425,18 @@ class GameSession:
         """
         if not self.moves:
             return None
-        from xiangqi.study.ecco import classify, name_en
+        from xiangqi.study.ecco import WINDOW, classify, name_en
 
-        found = classify(self.board)
-        if found is None:
-            return None
-        return {"code": found.code, "name": found.name, "name_en": name_en(found.code)}
+        # only the first WINDOW plies count: a longer game's opening is read once (memo by them)
+        key = (self.board.starting_fen(), tuple(m.iccs for m in self.moves[:WINDOW]))
+        if self._opening is not None and self._opening[0] == key:
+            got = self._opening[1]
+        else:
+            found = classify(self.board)
+            got = None if found is None else {"code": found.code, "name": found.name,
+                                              "name_en": name_en(found.code)}
+            self._opening = (key, got)
+        return None if got is None else dict(got)
 
     def legal_moves_by_square(self) -> dict[str, list[str]]:
         """Legal moves of the side to move grouped by from-square: ``{"h2": ["h2e2", ...]}``.
@@ -671,9 +678,11 @@ class GameSession:
 
 def _legal_by_square(board: Board) -> dict[str, list[str]]:
     """Legal moves of ``board`` grouped by from-square (generation briefly moves pieces on it)."""
+    names = SQUARE_NAMES
     out: dict[str, list[str]] = {}
-    for m in board.legal_moves:
-        out.setdefault(m.iccs()[:2], []).append(m.iccs())
+    for frm, tos in board.legal_destinations():
+        name = names[frm]
+        out[name] = [name + names[to] for to in tos]  # (Move.iccs)
     return out
 
 

@@ -284,6 +284,24 @@ def _build_tables():
 RAYS, KING_MOVES, ADVISOR_MOVES, ELEPHANT_MOVES, HORSE_MOVES, HORSE_ATTACKERS = _build_tables()
 
 
+def _king_lines() -> tuple[list[frozenset[int]], list[frozenset[int]]]:
+    """For a king on each square: the squares of its file and rank (filling one may make a cannon
+    screen), and those plus the four diagonal neighbours (emptying one may open a line or a horse's
+    leg): :meth:`Board.generate_legal_moves`'s test of which moves need the king-safety check."""
+    lines, exposers = [], []
+    for k in range(90):
+        f, r = k % 9, k // 9
+        line = {s for s in range(90) if s != k and (s % 9 == f or s // 9 == r)}
+        diag = {(r + dr) * 9 + f + df for dr in (-1, 1) for df in (-1, 1)
+                if 0 <= r + dr <= 9 and 0 <= f + df <= 8}
+        lines.append(frozenset(line))
+        exposers.append(frozenset(line | diag))
+    return lines, exposers
+
+
+_KING_LINES, _KING_EXPOSERS = _king_lines()
+
+
 def _pawn_targets(sq: int, color: Color) -> list[int]:
     f, r = sq % 9, sq // 9
     out = []
@@ -320,6 +338,27 @@ class _State:
     move: Move
     captured: int
     halfmove_clock: int
+
+
+#: FEN text of one rank (its nine square codes, file a first): :meth:`Board.board_fen`'s memo.
+_FEN_ROWS: dict[tuple[int, ...], str] = {}
+
+
+def _fen_row(cells: tuple[int, ...]) -> str:
+    row = ""
+    empty = 0
+    for code in cells:
+        if code == 0:
+            empty += 1
+            continue
+        if empty:
+            row += str(empty)
+            empty = 0
+        s = PIECE_SYMBOLS[abs(code)]
+        row += s.upper() if code > 0 else s
+    if empty:
+        row += str(empty)
+    return row
 
 
 class LegalMoveGenerator:
@@ -486,22 +525,15 @@ class Board:
 
     def board_fen(self) -> str:
         """The board field of the FEN (standard letters ``KABNRCP``)."""
+        sq = self.squares
         rows = []
         for r in range(9, -1, -1):
-            row = ""
-            empty = 0
-            for f in range(9):
-                code = self.squares[square(f, r)]
-                if code == 0:
-                    empty += 1
-                    continue
-                if empty:
-                    row += str(empty)
-                    empty = 0
-                s = PIECE_SYMBOLS[abs(code)]
-                row += s.upper() if code > 0 else s
-            if empty:
-                row += str(empty)
+            cells = tuple(sq[r * 9:r * 9 + 9])
+            row = _FEN_ROWS.get(cells)
+            if row is None:
+                row = _fen_row(cells)
+                if len(_FEN_ROWS) < 100_000:  # (a game has a few hundred distinct ranks)
+                    _FEN_ROWS[cells] = row
             rows.append(row)
         return "/".join(rows)
 
@@ -758,15 +790,63 @@ class Board:
         return safe
 
     def generate_legal_moves(self) -> Iterator[Move]:
-        """Legal moves of the side to move (RULES.md §2), generated lazily."""
+        """Legal moves of the side to move (RULES.md §2), generated lazily.
+
+        Each pseudo-legal move is tried on the board for the safety of the own king, except where
+        it cannot matter: when that king is not in check now, a move of another piece can expose
+        it only by emptying a square on the king's file or rank (a rook, cannon or the other king
+        behind; a cannon's screen), by emptying a horse's leg (the squares diagonally next to the
+        king) or by filling a square on the king's file or rank (a new cannon screen); pawns
+        attack from next to the king whatever moves elsewhere. The other moves (most of them)
+        are legal without the test. Same moves, same order as testing them all."""
         b = self.squares
         turn = self.turn
+        k = self._kings[turn]
+        if k < 0 or self._king_attacked(turn):  # no king (an edited position) or in check: test all
+            for sq in SQUARES:
+                code = b[sq]
+                if code and (code > 0) == turn:
+                    for to in self._pseudo_targets(sq):
+                        if self._leaves_king_safe(sq, to):
+                            yield Move(sq, to)
+            return
+        near = _KING_LINES[k]
+        king = KING if turn else -KING
         for sq in SQUARES:
             code = b[sq]
             if code and (code > 0) == turn:
-                for to in self._pseudo_targets(sq):
-                    if self._leaves_king_safe(sq, to):
-                        yield Move(sq, to)
+                if code == king or sq in _KING_EXPOSERS[k]:
+                    for to in self._pseudo_targets(sq):
+                        if self._leaves_king_safe(sq, to):
+                            yield Move(sq, to)
+                else:
+                    for to in self._pseudo_targets(sq):
+                        if to not in near or self._leaves_king_safe(sq, to):
+                            yield Move(sq, to)
+
+    def legal_destinations(self) -> list[tuple[int, list[int]]]:
+        """The legal moves of the side to move as ``[(from-square, [to-squares])]``, pieces with a
+        legal move only, in :meth:`generate_legal_moves`'s order (the same shortcut; no
+        :class:`Move` objects: the page's list of legal moves is built from this on every move)."""
+        b = self.squares
+        turn = self.turn
+        k = self._kings[turn]
+        safe = self._leaves_king_safe
+        out: list[tuple[int, list[int]]] = []
+        test_all = k < 0 or self._king_attacked(turn)
+        near = _KING_LINES[k] if not test_all else frozenset()
+        exposers = _KING_EXPOSERS[k] if not test_all else frozenset()
+        king = KING if turn else -KING
+        for sq in SQUARES:
+            code = b[sq]
+            if code and (code > 0) == turn:
+                if test_all or code == king or sq in exposers:
+                    tos = [to for to in self._pseudo_targets(sq) if safe(sq, to)]
+                else:
+                    tos = [to for to in self._pseudo_targets(sq) if to not in near or safe(sq, to)]
+                if tos:
+                    out.append((sq, tos))
+        return out
 
     @property
     def legal_moves(self) -> LegalMoveGenerator:

@@ -44,6 +44,8 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from xiangqi.core.board import Board
 
 
@@ -137,10 +139,34 @@ def _history_keys(board: Board) -> list[tuple]:
     return keys
 
 
+def _walk_back(board: Board) -> Iterator[tuple[int, dict[int, int]]]:
+    """The positions since the last capture, newest first, as ``(plies back, diff)``: ``diff``
+    maps each square whose content then differed from now to that content (the same dict,
+    changed at each step: read it before the next). A position equals the current one when its
+    diff is empty and the plies back are even (the same side to move). A few dictionary steps a
+    ply instead of a copy of the 90 squares (:func:`_history_keys`): the per-move checks below
+    look through the history with it first and build the keys only when a repetition is possible."""
+    sq = board.squares
+    stack = board._stack
+    diff: dict[int, int] = {}
+    for i in range(1, min(len(stack), board.halfmove_clock) + 1):
+        st = stack[-i]
+        frm, to = st.move.from_square, st.move.to_square
+        piece = diff.get(to, sq[to])
+        for s, v in ((frm, piece), (to, st.captured)):
+            if v == sq[s]:
+                diff.pop(s, None)
+            else:
+                diff[s] = v
+        yield i, diff
+
+
 def repetition_cycle(board: Board) -> list[int] | None:
     """Plies (indexes into ``board.move_stack``) from the first occurrence of the
     current position to now, when the position occurs for the third time or more;
     else None."""
+    if sum(1 for i, diff in _walk_back(board) if not diff and i % 2 == 0) < 2:
+        return None  # (the usual case, found without the keys)
     keys = _history_keys(board)
     cur = keys[-1]
     hits = [i for i, k in enumerate(keys) if k == cur]
@@ -289,6 +315,30 @@ def judge(board: Board, rules: object | None = None) -> Outcome | None:
     return None
 
 
+def _may_complete_repetition(board: Board) -> bool:
+    """Whether some quiet move of the side to move leads to a position that occurred at least twice
+    since the last capture (:func:`forbidden_moves` has nothing to rule otherwise). Such a
+    position differs from the current one on exactly two squares, the move's: its from-square
+    empty then, its to-square holding the piece that stands on the from-square now (and empty
+    now); the other side is to move in it (odd plies back)."""
+    sq = board.squares
+    seen: set[tuple[int, int]] = set()
+    for i, diff in _walk_back(board):
+        if i % 2 == 0 or len(diff) != 2:
+            continue
+        (a, va), (b, vb) = diff.items()
+        if va == 0 and sq[b] == 0 and sq[a] != 0 and vb == sq[a]:
+            move = (a, b)
+        elif vb == 0 and sq[a] == 0 and sq[b] != 0 and va == sq[b]:
+            move = (b, a)
+        else:
+            continue
+        if move in seen:
+            return True
+        seen.add(move)
+    return False
+
+
 def forbidden_moves(board: Board, rules: object | None = None) -> dict[Move, Outcome]:
     """Legal moves of the side to move that complete a repetition ruled against it.
 
@@ -298,6 +348,8 @@ def forbidden_moves(board: Board, rules: object | None = None) -> dict[Move, Out
     history since the last capture has occurred twice (the usual case): then
     no move can complete a third occurrence and nothing is classified.
     """
+    if not _may_complete_repetition(board):
+        return {}
     keys = _history_keys(board)
     counts: dict[tuple, int] = {}
     for k in keys:

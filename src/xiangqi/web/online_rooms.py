@@ -1199,12 +1199,17 @@ class OnlineService:
                 # the WAL file); only an OS crash or power cut may lose the last commits. FULL would
                 # fsync every move: 11 ms each on this machine, on the event loop (DESIGN.md, "Load").
                 cur.execute("PRAGMA synchronous=NORMAL")
+                # the checkpoints (and their fsyncs) run in a thread of their own, not in a commit on
+                # the event loop (OnlineStore.start_checkpoints)
+                cur.execute("PRAGMA wal_autocheckpoint=0")
                 cur.execute("PRAGMA foreign_keys=ON")
                 cur.execute("PRAGMA busy_timeout=5000")
                 cur.close()
         self.engine = engine
         self.accounts = Accounts(engine, hasher=config.hasher)
         self.db = OnlineStore(engine)
+        if engine.dialect.name == "sqlite":
+            self.db.start_checkpoints()
         self.secret = self.db.secret().encode()
         self.bus = bus or config.bus or LocalBus()
         #: Shared mode (:attr:`OnlineConfig.shared`); this process's id on the bus; the other
