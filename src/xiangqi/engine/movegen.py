@@ -337,10 +337,10 @@ def is_legal_move(bd, ks, side, m, in_check):
 
 
 @njit
-def gen_legal(bd, ks, side, moves):
-    """Legal moves of ``side`` written into ``moves``; returns the count."""
+def gen_legal_known(bd, ks, side, moves, in_check):
+    """:func:`gen_legal` with ``in_check`` (``side``'s king attacked now) already known (the
+    tablebase generator's pass 0 has it from the other side's legality test); returns the count."""
     n = gen_moves(bd, side, moves, False)
-    in_check = king_attacked(bd, ks[side], side)
     k = 0
     for i in range(n):
         m = moves[i]
@@ -348,6 +348,12 @@ def gen_legal(bd, ks, side, moves):
             moves[k] = m
             k += 1
     return k
+
+
+@njit
+def gen_legal(bd, ks, side, moves):
+    """Legal moves of ``side`` written into ``moves``; returns the count."""
+    return gen_legal_known(bd, ks, side, moves, king_attacked(bd, ks[side], side))
 
 
 @njit_sig("int64(int8[::1], int64[::1], int64, int64, int64[:, ::1], int64)")

@@ -33,7 +33,7 @@ import numpy as np
 
 from xiangqi.engine._numba import njit
 from xiangqi.engine.consts import MAX_MOVES, REP_WIN
-from xiangqi.engine.movegen import gen_legal, gen_moves, is_legal_move, king_attacked
+from xiangqi.engine.movegen import gen_legal, gen_legal_known, king_attacked
 
 INVALID = -32768
 #: Codes of the repetition rule (one-sided perpetual check 长将 loses, RULES.md 5.4.1): ``RULE + d``
@@ -792,21 +792,6 @@ def _atomic_dec_i16(typingctx, arr, i, j):
     return sig, codegen
 
 
-@njit
-def _gen_legal_known(bd, ks, side, moves, in_check):
-    """:func:`movegen.gen_legal` with ``in_check`` (``side``'s king attacked) already known: pass 0
-    has it from the legality test of the other side to move, so each position's two king-attack
-    tests serve both sides."""
-    n = gen_moves(bd, side, moves, False)
-    k = 0
-    for i in range(n):
-        m = moves[i]
-        if is_legal_move(bd, ks, side, m, in_check):
-            moves[k] = m
-            k += 1
-    return k
-
-
 @_pjit
 def init_counts(cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, size, subvals, sublut,
                 cap_sub, cap_flip, cap_src, lo, hi, out):
@@ -851,7 +836,7 @@ def init_counts(cur, piece, nslots, ng, gstart, gcnt, glist, radix, nsl, off, si
                     cur[s, idx] = INVALID
                     continue
                 legal += 1
-                nm = _gen_legal_known(bd, ks, s, moves, att0 if s == 0 else att1)
+                nm = gen_legal_known(bd, ks, s, moves, att0 if s == 0 else att1)
                 if nm == 0:
                     cur[s, idx] = -1
                     continue

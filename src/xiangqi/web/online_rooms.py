@@ -1680,20 +1680,17 @@ class OnlineService:
 
     def resume_playing(self) -> int:
         """Take up every game the store says is still being played (after a restart); their count."""
-        n = 0
-        for row, moves in self.db.playing_games():
-            if row["id"] not in self.rooms:
-                try:
-                    self._rebuild(row, moves)
-                    n += 1
-                except (XiangqiError, SessionError, KeyError, TypeError):
-                    log.exception("online game %s could not be taken up again", row["id"])
-        return n
+        return self._take_up(self.db.playing_games())
 
     async def resume_playing_async(self) -> int:
         """:meth:`resume_playing` with the reads in a worker thread (shared mode)."""
+        return self._take_up(await self.run_db(self.db.playing_games))
+
+    def _take_up(self, games: list[tuple[dict[str, Any], list[str]]]) -> int:
+        """Rebuild the rooms of ``games`` (``(row, moves)`` of :meth:`OnlineStore.playing_games`)
+        not held yet; a game that cannot be rebuilt is logged and skipped. Returns how many were."""
         n = 0
-        for row, moves in await self.run_db(self.db.playing_games):
+        for row, moves in games:
             if row["id"] not in self.rooms:
                 try:
                     self._rebuild(row, moves)
