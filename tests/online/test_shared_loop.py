@@ -122,6 +122,36 @@ def test_a_held_rating_row_does_not_delay_another_user_s_seek(two):  # noqa: F81
     assert got[0].json()["rating"] == 1600  # the seat's rating, read once the table was free
 
 
+def test_a_slow_room_look_up_does_not_delay_another_user_s_seek(two):  # noqa: F811
+    a, b, c, d = (two.player(0) for _ in range(4))
+    for p, name in ((a, "lookRed"), (b, "lookBlack")):
+        p.register(name)
+    c.guest()
+    d.guest()
+    gid = two.game(a, b, rated=True)
+    engine = sa.create_engine(two.url)
+    conn = engine.connect()
+    conn.begin()
+    try:  # the games' table locked: a's look-up of its game (SELECT revision) waits for it
+        conn.execute(sa.text("LOCK TABLE online_games IN ACCESS EXCLUSIVE MODE"))
+        t, got = _in_thread(lambda: a.get(f"/games/{gid}"))
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        r = _quick(lambda: c.post("/seeks", json={"time_control": "5+3"}))
+        assert r.status_code == 201, r.text
+        ch = _quick(lambda: d.post("/challenges", json={"time_control": "10+5"}))
+        assert ch.status_code == 201, ch.text
+        assert not got
+    finally:
+        conn.rollback()
+        conn.close()
+        t.join(30)
+        engine.dispose()
+    assert got and got[0].status_code == 200, got and got[0].text
+    st = got[0].json()
+    assert st["id"] == gid and st["status"] == "playing"
+    assert st["seats"]["red"]["rating"]["rating"] == 1500  # read off the loop before the state was sent
+
+
 class _Pg:
     """Enough of a :class:`RowLock` for its ``waiting`` count."""
 

@@ -395,13 +395,31 @@ class OnlineRoom(GameHub):
         when a game ends)."""
         ident = self.seats[color]
         if color not in self._ratings:
+            if self.service.shared:  # read off the event loop (load_ratings), before the next broadcast
+                return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
+                        "rating": None}
             rating = None
-            if ident.user_id is not None:
+            if ident.user_id is not None:  # embedded: one indexed SQLite read, once per game and seat
                 r, games = self.service.db.rating(ident.user_id, self.preset.category)
                 rating = rating_view(self.preset.category, r, games)
             self._ratings[color] = rating
         return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
                 "rating": self._ratings[color]}
+
+    async def load_ratings(self) -> None:
+        """Shared mode: read the seats' ratings this copy does not know yet (a new room, or a game
+        just rated) in worker threads (:meth:`OnlineService.run_db`), for :meth:`seat_view`; the room
+        look-up (:meth:`OnlineService.room_async`) and :meth:`broadcast` call it."""
+        for color in (RED, BLACK):
+            if color in self._ratings:
+                continue
+            ident = self.seats[color]
+            rating = None
+            if ident.user_id is not None:
+                r, games = await self.service.run_db(self.service.db.rating, ident.user_id,
+                                                     self.preset.category)
+                rating = rating_view(self.preset.category, r, games)
+            self._ratings.setdefault(color, rating)
 
     def state(self) -> dict[str, Any]:
         """The contract's GameState (docs/ONLINE_API.md section 5). Shared mode, while a change is
@@ -469,6 +487,8 @@ class OnlineRoom(GameHub):
         sent when the version did not change (nothing a page shows changed but the running clock,
         which the page counts down itself). A socket gets the whole state when it connects and when
         it asks (``{"type": "state"}``), so every page starts from a state the updates follow on."""
+        if len(self._ratings) < 2 and self.service.shared:  # a new room or a game just rated
+            await self.load_ratings()
         st = self.state()
         sent = self._sent
         if extra or sent is None or sent["id"] != st["id"]:
@@ -1763,15 +1783,19 @@ class OnlineService:
         room = self.rooms.get(game_id)
         if room is not None:
             await room.refresh_async()
-            return room
-        if not isinstance(game_id, str) or len(game_id) > 40:
-            return None
-        row = await self.run_db(self.db.game, game_id)
-        if row is None:
-            return None
-        moves = await self.run_db(self.db.moves, game_id)
-        room = self.rooms.get(game_id)  # another request rebuilt it meanwhile
-        return room if room is not None else self._rebuild(row, moves)
+        else:
+            if not isinstance(game_id, str) or len(game_id) > 40:
+                return None
+            row = await self.run_db(self.db.game, game_id)
+            if row is None:
+                return None
+            moves = await self.run_db(self.db.moves, game_id)
+            room = self.rooms.get(game_id)  # another request rebuilt it meanwhile
+            if room is None:
+                room = self._rebuild(row, moves)
+        if len(room._ratings) < 2:
+            await room.load_ratings()
+        return room
 
     def _rebuild(self, row: dict[str, Any], moves: list[str]) -> OnlineRoom:
         """A room from its stored row and move log (replayed through the core)."""
