@@ -1263,6 +1263,7 @@ class OnlineService:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._computers: list[dict[str, Any]] | None = None
         self._lobby_due = False  # a lobby view is to go out (_lobby_changed)
+        self._lobby_busy = self._lobby_again = False  # shared mode: one view read at a time
         #: Shared mode: the worker threads of the database calls (:meth:`run_db`); as many as the
         #: engine's pool holds connections at most, so a call never waits for a connection.
         self._db_pool: Any = None
@@ -1586,12 +1587,25 @@ class OnlineService:
         self.bus.publish("lobby", Encoded(type="lobby", lobby=self.lobby_view()))
 
     async def _publish_lobby_async(self) -> None:
-        try:
-            view = await self.lobby_view_async()
-        except sa.exc.SQLAlchemyError:
-            log.exception("the lobby's view could not be read")
+        """Shared mode: the lobby's view, its games read in a worker thread, published; one at a time
+        (a change meanwhile publishes once more after it), so an older view never follows a newer."""
+        if self._lobby_busy:
+            self._lobby_again = True
             return
-        self.bus.publish("lobby", Encoded(type="lobby", lobby=view))
+        self._lobby_busy = True
+        try:
+            while True:
+                self._lobby_again = False
+                try:
+                    view = await self.lobby_view_async()
+                except sa.exc.SQLAlchemyError:
+                    log.exception("the lobby's view could not be read")
+                    return
+                self.bus.publish("lobby", Encoded(type="lobby", lobby=view))
+                if not self._lobby_again:
+                    return
+        finally:
+            self._lobby_busy = False
 
     def create_seek(self, who: Identity, time_control: str, rated: bool, color: str) -> dict[str, Any]:
         """A seek (LobbyError on refusal); its SeekView."""
