@@ -216,3 +216,33 @@ def test_a_game_ended_normally_is_not_exported_again_by_a_sweep(two):  # noqa: F
     two.run(two.online[0].sweep)
     two.run(two.online[1].sweep)
     assert len(_exports(two, gid)) == 1
+
+
+def test_a_seek_accepted_while_its_row_is_being_stored_starts_one_game(two):  # noqa: F811
+    a, b = two.player(0), two.player(0)
+    a.guest()
+    b.guest()
+    engine = sa.create_engine(two.url)
+    conn = engine.connect()
+    conn.begin()
+    try:  # a's seek is in the lobby of this process while its row waits for the table
+        conn.execute(sa.text("LOCK TABLE online_lobby IN ACCESS EXCLUSIVE MODE"))
+        t, made = _in_thread(lambda: a.post("/seeks", json={"time_control": "5+3", "color": "red"}))
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        seeks = _quick(lambda: b.get("/lobby")).json()["seeks"]
+        assert [s["by"]["id"] for s in seeks] == [a.me["user"]["id"]]
+        t2, got = _in_thread(lambda: b.post(f"/seeks/{seeks[0]['id']}/accept"))
+        time.sleep(0.5)
+        assert not made and not got  # the acceptance waits for the seek's row, not the other way
+    finally:
+        conn.rollback()
+        conn.close()
+        t.join(30)
+        t2.join(30)
+        engine.dispose()
+    assert made and made[0].status_code == 201, made and made[0].text
+    assert got and got[0].status_code == 200, got and got[0].text
+    row = two.online[0].db.game(got[0].json()["game_id"])
+    assert row["red_id"] == a.me["user"]["id"] and row["black_id"] == b.me["user"]["id"]
+    with sa.create_engine(two.url).connect() as c:  # the seek's row was inserted, then taken
+        assert c.execute(sa.select(sa.func.count()).select_from(online_lobby)).scalar() == 0
