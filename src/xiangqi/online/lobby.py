@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import datetime as _dt
@@ -327,6 +328,9 @@ class SharedLobby(Lobby):
         super().__init__(on_change, **kw)
         self.store = store
         self.service = service
+        #: the items made here whose row is being inserted (:meth:`create_seek_async`): an acceptance
+        #: or a cancel of one waits for its insert first (the row exists before anyone may take it)
+        self._storing: dict[str, asyncio.Future[None]] = {}
 
     def start(self) -> None:
         """Subscribe to the other processes' changes and load the open items (on the server's loop)."""
@@ -383,7 +387,9 @@ class SharedLobby(Lobby):
         return won
 
     async def _take_async(self, item_id: str) -> bool:
-        """:meth:`_take` with the delete in a worker thread (``service.run_db``)."""
+        """:meth:`_take` with the delete in a worker thread (``service.run_db``), after the item's insert
+        when it was made here a moment ago (:meth:`_stored`)."""
+        await self._stored(item_id)
         won = await self.service.run_db(self.store.take_lobby_item, item_id)
         self._publish({"op": "del", "id": item_id})
         return won
@@ -391,6 +397,7 @@ class SharedLobby(Lobby):
     async def take_seek_async(self, who: Identity, seek_id: str) -> Seek:
         """:meth:`take_seek` with the database calls off the event loop (a slow database delays only
         this acceptance)."""
+        await self._stored(seek_id)
         if seek_id not in self.seeks:
             for kind, item, _proc in await self.service.run_db(self.store.lobby_items):
                 self._put(kind, item)
@@ -401,6 +408,7 @@ class SharedLobby(Lobby):
 
     async def take_challenge_async(self, who: Identity, challenge_id: str) -> Challenge:
         """:meth:`take_challenge` with the database calls off the event loop."""
+        await self._stored(challenge_id)
         if challenge_id not in self.challenges:
             for kind, item, _proc in await self.service.run_db(self.store.lobby_items):
                 self._put(kind, item)
@@ -408,6 +416,73 @@ class SharedLobby(Lobby):
         if not await self._take_async(challenge_id):
             raise LobbyError("this challenge link is no longer open", 404, "not_found")
         return ch
+
+    async def _stored(self, item_id: str) -> None:
+        """Wait until the row of an item made here is inserted (nothing to wait for otherwise)."""
+        fut = self._storing.get(item_id)
+        if fut is not None:
+            await asyncio.shield(fut)
+
+    async def _insert(self, kind: str, x: Seek | Challenge, expires_at: Any = None) -> None:
+        """Insert the row of ``x`` (already in this process's memory) in a worker thread, then tell the
+        other processes; a failed insert takes ``x`` out again and raises :class:`LobbyError` (503)."""
+        item = self._json(kind, x)
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._storing[x.id] = fut
+        try:
+            await self.service.run_db(self.store.add_lobby_item, x.id, kind, item, self.service.proc,
+                                      expires_at)
+        except Exception as exc:
+            self.seeks.pop(x.id, None)
+            self.challenges.pop(x.id, None)
+            self._changed()
+            raise LobbyError("the lobby could not be stored: try again", 503, "unavailable", 5) from exc
+        finally:
+            del self._storing[x.id]
+            fut.set_result(None)
+        self._publish({"op": "add", "kind": kind, "item": item})
+
+    async def _load_async(self) -> None:
+        for kind, item, _proc in await self.service.run_db(self.store.lobby_items):
+            self._put(kind, item)
+
+    async def create_seek_async(self, who: Identity, preset_key: str, rated: bool, color: str,
+                                rating: dict[str, Any] | None) -> Seek:
+        """:meth:`create_seek` with the insert off the event loop. The checks (one open seek each, the
+        rate limit) and the seek's place in memory happen at once, before the insert, so that a
+        second seek of the same player sent meanwhile is refused as before; an acceptance or cancel
+        of this seek on this process waits for the insert (:meth:`_stored`)."""
+        seek = Lobby.create_seek(self, who, preset_key, rated, color, rating)
+        await self._insert("seek", seek)
+        return seek
+
+    async def cancel_seek_async(self, who: Identity, seek_id: str) -> None:
+        """:meth:`cancel_seek` with the database calls off the event loop."""
+        await self._stored(seek_id)
+        if seek_id not in self.seeks:
+            await self._load_async()
+        Lobby.cancel_seek(self, who, seek_id)
+        await self._take_async(seek_id)
+
+    async def create_challenge_async(self, who: Identity, preset_key: str, rated: bool,
+                                     color: str) -> Challenge:
+        """:meth:`create_challenge` with the insert off the event loop (as :meth:`create_seek_async`)."""
+        ch = Lobby.create_challenge(self, who, preset_key, rated, color)
+        await self._insert("challenge", ch, ch.expires_at)
+        return ch
+
+    async def challenge_async(self, challenge_id: str) -> Challenge:
+        """:meth:`challenge` with the store's read (a link made on another process) off the event loop."""
+        await self._stored(challenge_id)
+        if challenge_id not in self.challenges:
+            await self._load_async()
+        return Lobby.challenge(self, challenge_id)
+
+    async def cancel_challenge_async(self, who: Identity, challenge_id: str) -> None:
+        """:meth:`cancel_challenge` with the database calls off the event loop."""
+        await self.challenge_async(challenge_id)
+        Lobby.cancel_challenge(self, who, challenge_id)
+        await self._take_async(challenge_id)
 
     async def drop_seeks_of_async(self, who_id: str) -> None:
         """:meth:`drop_seeks_of` with the deletes off the event loop."""

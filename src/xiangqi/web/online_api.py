@@ -261,8 +261,11 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     router = APIRouter(lifespan=lifespan)
 
-    def who_of(request: Request) -> Any:
+    def who_of(request: Request) -> Any:  # for the plain def routes (FastAPI's thread pool)
         return service.identity(request.cookies)
+
+    async def who_async(request: Request) -> Any:  # for the async ones (the session off the loop)
+        return await service.identity_async(request.cookies)
 
     def address(request: Request) -> str:
         return request.client.host if request.client else "?"
@@ -348,61 +351,62 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     @router.post("/api/online/seeks", status_code=201)
     async def create_seek(req: SeekRequest, request: Request) -> dict[str, Any]:
-        return service.create_seek(_need(who_of(request)), req.time_control, req.rated, req.color)
+        return await service.create_seek_async(_need(await who_async(request)), req.time_control,
+                                               req.rated, req.color)
 
     @router.delete("/api/online/seeks/{seek_id}")
     async def cancel_seek(seek_id: str, request: Request) -> dict[str, Any]:
-        service.lobby.cancel_seek(_need(who_of(request)), seek_id)
+        await service.cancel_seek(_need(await who_async(request)), seek_id)
         return {"ok": True}
 
     @router.post("/api/online/seeks/{seek_id}/accept")
     async def accept_seek(seek_id: str, request: Request) -> dict[str, Any]:
-        return {"game_id": await service.accept_seek(_need(who_of(request)), seek_id)}
+        return {"game_id": await service.accept_seek(_need(await who_async(request)), seek_id)}
 
     @router.post("/api/online/computer")
     async def computer(req: ComputerRequest, request: Request) -> dict[str, Any]:
-        return {"game_id": await service.computer_game(_need(who_of(request)), req.level, req.time_control,
-                                                       req.color)}
+        return {"game_id": await service.computer_game(_need(await who_async(request)), req.level,
+                                                       req.time_control, req.color)}
 
     @router.post("/api/online/challenges", status_code=201)
     async def create_challenge(req: SeekRequest, request: Request) -> dict[str, Any]:
-        return service.lobby.create_challenge(_need(who_of(request)), req.time_control, req.rated,
-                                              req.color).view()
+        return await service.create_challenge(_need(await who_async(request)), req.time_control, req.rated,
+                                              req.color)
 
     @router.get("/api/online/challenges/{challenge_id}")
     async def get_challenge(challenge_id: str) -> dict[str, Any]:
-        return service.lobby.challenge(challenge_id).view()
+        return await service.challenge(challenge_id)
 
     @router.post("/api/online/challenges/{challenge_id}/accept")
     async def accept_challenge(challenge_id: str, request: Request) -> dict[str, Any]:
-        return {"game_id": await service.accept_challenge(_need(who_of(request)), challenge_id)}
+        return {"game_id": await service.accept_challenge(_need(await who_async(request)), challenge_id)}
 
     @router.delete("/api/online/challenges/{challenge_id}")
     async def cancel_challenge(challenge_id: str, request: Request) -> dict[str, Any]:
-        service.lobby.cancel_challenge(_need(who_of(request)), challenge_id)
+        await service.cancel_challenge(_need(await who_async(request)), challenge_id)
         return {"ok": True}
 
     # -- games ---------------------------------------------------------------------------------------------
 
-    def room_of(game_id: str) -> OnlineRoom:
-        room = service.room(game_id)
+    async def room_of(game_id: str) -> OnlineRoom:
+        room = await service.room_async(game_id)
         if room is None:
             raise LobbyError(f"no online game {game_id!r}", 404, "not_found")
         return room
 
     @router.get("/api/online/games/{game_id}")
     async def game_state(game_id: str) -> dict[str, Any]:
-        return room_of(game_id).state()
+        return (await room_of(game_id)).state()
 
     @router.post("/api/online/games/{game_id}/{action}")
     async def game_action(game_id: str, action: str, request: Request,
                           req: ActionRequest | None = None) -> Any:
-        room = room_of(game_id)
+        room = await room_of(game_id)
         if action not in ACTIONS:
             raise LobbyError(f"unknown action {action!r}: one of {', '.join(ACTIONS)}", 404, "not_found")
         msg = {} if req is None else req.model_dump(exclude_none=True)
         try:
-            await room.act(who_of(request), action, msg)
+            await room.act(await who_async(request), action, msg)
         except LobbyError as exc:
             if exc.code == "stale_version":
                 resp = _refused(exc)
@@ -417,7 +421,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     @router.get("/api/online/games/{game_id}/pgn")
     async def game_pgn(game_id: str) -> PlainTextResponse:
-        room = room_of(game_id)
+        room = await room_of(game_id)
         return PlainTextResponse(room.session.to_pgn("chinese", "zh"), headers={
             "Content-Disposition": f'attachment; filename="xiangqi-online-{game_id[:8]}.pgn"'})
 
@@ -452,13 +456,13 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         if addr is None:
             return
         try:
-            who = service.identity(ws.cookies)
+            who = await service.identity_async(ws.cookies)
             await ws.accept()
             client = Client(ws)
             subs = [service.bus.subscribe("lobby", client.send)]
             if who is not None:
                 subs.append(service.bus.subscribe(f"user:{who.id}", client.send))
-            client.send({"type": "lobby", "lobby": service.lobby_view()})
+            client.send({"type": "lobby", "lobby": await service.lobby_view_async()})
             try:
                 while not client.dropped:
                     try:
@@ -475,7 +479,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
                     sub.close()
                 await client.close()
                 if who is not None and service.bus.subscribers(f"user:{who.id}") == 0:
-                    service.lobby.drop_seeks_of(who.id)  # nobody left to play the seek
+                    await service.drop_seeks_of(who.id)  # nobody left to play the seek
         finally:
             service.socket_closed(addr)
 
@@ -485,12 +489,12 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         if addr is None:
             return
         try:
-            room = service.room(game_id)
+            room = await service.room_async(game_id)
             if room is None:
                 await ws.accept()
                 await ws.close(code=4404, reason="no such game")
                 return
-            who = service.identity(ws.cookies)
+            who = await service.identity_async(ws.cookies)
             await ws.accept()
             await serve_game(room, who, ws)
         finally:

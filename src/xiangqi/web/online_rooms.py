@@ -395,13 +395,31 @@ class OnlineRoom(GameHub):
         when a game ends)."""
         ident = self.seats[color]
         if color not in self._ratings:
+            if self.service.shared:  # read off the event loop (load_ratings), before the next broadcast
+                return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
+                        "rating": None}
             rating = None
-            if ident.user_id is not None:
+            if ident.user_id is not None:  # embedded: one indexed SQLite read, once per game and seat
                 r, games = self.service.db.rating(ident.user_id, self.preset.category)
                 rating = rating_view(self.preset.category, r, games)
             self._ratings[color] = rating
         return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
                 "rating": self._ratings[color]}
+
+    async def load_ratings(self) -> None:
+        """Shared mode: read the seats' ratings this copy does not know yet (a new room, or a game
+        just rated) in worker threads (:meth:`OnlineService.run_db`), for :meth:`seat_view`; the room
+        look-up (:meth:`OnlineService.room_async`) and :meth:`broadcast` call it."""
+        for color in (RED, BLACK):
+            if color in self._ratings:
+                continue
+            ident = self.seats[color]
+            rating = None
+            if ident.user_id is not None:
+                r, games = await self.service.run_db(self.service.db.rating, ident.user_id,
+                                                     self.preset.category)
+                rating = rating_view(self.preset.category, r, games)
+            self._ratings.setdefault(color, rating)
 
     def state(self) -> dict[str, Any]:
         """The contract's GameState (docs/ONLINE_API.md section 5). Shared mode, while a change is
@@ -469,6 +487,8 @@ class OnlineRoom(GameHub):
         sent when the version did not change (nothing a page shows changed but the running clock,
         which the page counts down itself). A socket gets the whole state when it connects and when
         it asks (``{"type": "state"}``), so every page starts from a state the updates follow on."""
+        if len(self._ratings) < 2 and self.service.shared:  # a new room or a game just rated
+            await self.load_ratings()
         st = self.state()
         sent = self._sent
         if extra or sent is None or sent["id"] != st["id"]:
@@ -1243,6 +1263,7 @@ class OnlineService:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._computers: list[dict[str, Any]] | None = None
         self._lobby_due = False  # a lobby view is to go out (_lobby_changed)
+        self._lobby_busy = self._lobby_again = False  # shared mode: one view read at a time
         #: Shared mode: the worker threads of the database calls (:meth:`run_db`); as many as the
         #: engine's pool holds connections at most, so a call never waits for a connection.
         self._db_pool: Any = None
@@ -1347,6 +1368,7 @@ class OnlineService:
         the holders of their rooms re-read them; games still ``playing`` whose stored clock has run
         out and that no room here holds are taken up, so that the clock's watchdog ends them on time
         (the first process to store the time-out wins the version check, and the end is rated once).
+        Finished games nobody put into the games database are put there once (:meth:`export_unexported`).
         Returns how many games this call rated. Raises SQLAlchemy's errors."""
         rated = 0
         for gid in await self.run_db(self.db.unsettled, self.config.settle_after_s):
@@ -1365,6 +1387,7 @@ class OnlineService:
                 async with room._lock:
                     await room.refresh_async()
                 await room.broadcast()
+        await self.export_unexported()
         rows = await self.run_db(self.db.playing_rows, 10_000)
         expired = [r["id"] for r in rows if r["id"] not in self.rooms and _ran_out(r)]
         for gid in expired:
@@ -1375,6 +1398,42 @@ class OnlineService:
                 except (XiangqiError, SessionError, KeyError, TypeError):
                     log.exception("online game %s could not be taken up", gid)
         return rated
+
+    async def export_unexported(self) -> int:
+        """Part of :meth:`sweep`: put the finished games whose export nobody claimed (ended more than
+        :attr:`OnlineConfig.settle_after_s` ago: their process died before it put them there) into the
+        games database, exactly once over all the processes (:meth:`OnlineStore.claim_export`), as
+        :meth:`finished` does for a game ending here (the same PGN, so the same ECCO); the holders of
+        their rooms re-read them (the ``db_id``). Returns how many this call exported."""
+        if self.games_db is None:
+            return 0
+        done = 0
+        for gid in await self.run_db(self.db.unexported, self.config.settle_after_s):
+            if not await self.run_db(self.db.claim_export, gid):
+                continue  # another process (or the one that ended it) has it
+            db_id = None
+            try:
+                row = await self.run_db(self.db.game, gid)
+                moves = await self.run_db(self.db.moves, gid)
+                if row is not None and moves:
+                    session, _seats, _preset = self.session_from(row, moves)
+                    db_id = await asyncio.to_thread(self._export, gid, session.to_pgn("chinese", "zh"))
+            except Exception:
+                log.exception("online game %s could not be put into the games database", gid)
+                await self.run_db(self.db.release_export, gid)
+                continue
+            if db_id is None:
+                continue
+            rev = await self.run_db(self.db.exported, gid, db_id)
+            done += 1
+            log.info("online game %s put into the games database by the sweep", gid)
+            self.bus.publish(f"sync:{gid}", {"type": "changed", "proc": self.proc, "rev": rev or 0})
+            room = self.rooms.get(gid)
+            if room is not None:
+                async with room._lock:
+                    await room.refresh_async()
+                await room.broadcast()
+        return done
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a task of the loop, kept until it ends (errors logged)."""
@@ -1421,6 +1480,19 @@ class OnlineService:
             if hmac.compare_digest(_sign(self.secret, "guest:" + gid), sig):
                 return self._guest(gid)
         return None
+
+    async def identity_async(self, cookies: dict[str, str]) -> Identity | None:
+        """:meth:`identity` for the event loop: in shared mode the session's look-up (a read and an
+        UPDATE of its expiry on PostgreSQL) runs in a worker thread (:meth:`run_db`), so that a slow
+        query delays only this request; in the embedded mode in place (SQLite in WAL mode, one
+        indexed read and write: a few hundred microseconds, like a move's save)."""
+        token = cookies.get("xq_session")
+        if token and self.shared:
+            user = await self.run_db(self.accounts.session_user, token)
+            if user is not None:
+                return self.user_identity(user)
+            return self.identity({k: v for k, v in cookies.items() if k != "xq_session"})
+        return self.identity(cookies)
 
     @staticmethod
     def user_identity(user: User) -> Identity:
@@ -1472,15 +1544,25 @@ class OnlineService:
                                for lv in levels()]
         return [dict(c) for c in self._computers]
 
-    def lobby_view(self) -> dict[str, Any]:
-        """The contract's lobby (``GET /lobby``)."""
+    def lobby_view(self, rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The contract's lobby (``GET /lobby``); shared mode: every process's games, from ``rows``
+        (:meth:`OnlineStore.playing_rows`, read here when not given)."""
         if self.shared:  # every process's games
-            games = [_summary_row(g, self.rooms.get(g["id"])) for g in self.db.playing_rows()]
+            if rows is None:
+                rows = self.db.playing_rows()
+            games = [_summary_row(g, self.rooms.get(g["id"])) for g in rows]
         else:
-            games = [r.summary() for r in self.rooms.values() if r.status == "playing"]
-        return {"version": self.lobby.version, "seeks": [s.view() for s in self.lobby.seeks.values()],
+            games = [r.summary() for r in list(self.rooms.values()) if r.status == "playing"]
+        return {"version": self.lobby.version, "seeks": [s.view() for s in list(self.lobby.seeks.values())],
                 "games": games,
                 "computers": self.computers(), "online": sum(self.sockets.values())}
+
+    async def lobby_view_async(self) -> dict[str, Any]:
+        """:meth:`lobby_view` for the event loop: in shared mode the games' read runs in a worker
+        thread (:meth:`run_db`), the rest on the loop (the rooms and seeks are the loop's)."""
+        if not self.shared:
+            return self.lobby_view()
+        return self.lobby_view(await self.run_db(self.db.playing_rows))
 
     def _lobby_changed(self) -> None:
         """The lobby changed (a seek, a game started or ended): its view goes out to the lobby
@@ -1499,12 +1581,31 @@ class OnlineService:
         self._lobby_due = False
         if not self.shared and self.bus.subscribers("lobby") == 0:
             return  # nobody in this one process looks at the lobby (a socket gets it when it connects)
-        try:
-            view = self.lobby_view()
-        except sa.exc.SQLAlchemyError:
-            log.exception("the lobby's view could not be read")
+        if self.shared:  # the games' read off the event loop
+            self.spawn(self._publish_lobby_async())
             return
-        self.bus.publish("lobby", Encoded(type="lobby", lobby=view))
+        self.bus.publish("lobby", Encoded(type="lobby", lobby=self.lobby_view()))
+
+    async def _publish_lobby_async(self) -> None:
+        """Shared mode: the lobby's view, its games read in a worker thread, published; one at a time
+        (a change meanwhile publishes once more after it), so an older view never follows a newer."""
+        if self._lobby_busy:
+            self._lobby_again = True
+            return
+        self._lobby_busy = True
+        try:
+            while True:
+                self._lobby_again = False
+                try:
+                    view = await self.lobby_view_async()
+                except sa.exc.SQLAlchemyError:
+                    log.exception("the lobby's view could not be read")
+                    return
+                self.bus.publish("lobby", Encoded(type="lobby", lobby=view))
+                if not self._lobby_again:
+                    return
+        finally:
+            self._lobby_busy = False
 
     def create_seek(self, who: Identity, time_control: str, rated: bool, color: str) -> dict[str, Any]:
         """A seek (LobbyError on refusal); its SeekView."""
@@ -1514,6 +1615,60 @@ class OnlineService:
             r, games = self.db.rating(who.user_id, cat)
             rating = rating_view(cat, r, games)
         return self.lobby.create_seek(who, time_control, rated, color, rating).view()
+
+    async def create_seek_async(self, who: Identity, time_control: str, rated: bool,
+                                color: str) -> dict[str, Any]:
+        """:meth:`create_seek` for the event loop: in shared mode the seat's rating read and the seek's
+        insert run in worker threads (:meth:`SharedLobby.create_seek_async` keeps the lobby's order:
+        the checks and the seek's place in memory come first, an acceptance waits for the insert);
+        in the embedded mode in place (an in-memory lobby and one indexed SQLite read)."""
+        if not self.shared:
+            return self.create_seek(who, time_control, rated, color)
+        rating = None
+        if who.user_id is not None and time_control in self.presets:
+            cat = self.presets[time_control].category
+            r, games = await self.run_db(self.db.rating, who.user_id, cat)
+            rating = rating_view(cat, r, games)
+        seek = await self.lobby.create_seek_async(  # type: ignore[attr-defined]
+            who, time_control, rated, color, rating)
+        return seek.view()
+
+    async def cancel_seek(self, who: Identity, seek_id: str) -> None:
+        """Cancel ``who``'s seek (its row deleted off the event loop in shared mode)."""
+        if self.shared:
+            await self.lobby.cancel_seek_async(who, seek_id)  # type: ignore[attr-defined]
+        else:
+            self.lobby.cancel_seek(who, seek_id)
+
+    async def create_challenge(self, who: Identity, time_control: str, rated: bool,
+                               color: str) -> dict[str, Any]:
+        """A challenge link (its row inserted off the event loop in shared mode); its view."""
+        if self.shared:
+            ch = await self.lobby.create_challenge_async(  # type: ignore[attr-defined]
+                who, time_control, rated, color)
+        else:
+            ch = self.lobby.create_challenge(who, time_control, rated, color)
+        return ch.view()
+
+    async def challenge(self, challenge_id: str) -> dict[str, Any]:
+        """The view of an open challenge (one made on another process read off the event loop)."""
+        if self.shared:
+            return (await self.lobby.challenge_async(challenge_id)).view()  # type: ignore[attr-defined]
+        return self.lobby.challenge(challenge_id).view()
+
+    async def cancel_challenge(self, who: Identity, challenge_id: str) -> None:
+        """Cancel ``who``'s challenge (its row deleted off the event loop in shared mode)."""
+        if self.shared:
+            await self.lobby.cancel_challenge_async(who, challenge_id)  # type: ignore[attr-defined]
+        else:
+            self.lobby.cancel_challenge(who, challenge_id)
+
+    async def drop_seeks_of(self, who_id: str) -> None:
+        """Withdraw an identity's seeks (its last lobby socket closed)."""
+        if self.shared:
+            await self.lobby.drop_seeks_of_async(who_id)  # type: ignore[attr-defined]
+        else:
+            self.lobby.drop_seeks_of(who_id)
 
     async def accept_seek(self, who: Identity, seek_id: str) -> str:
         """Accept a seek: the game starts; its id."""
@@ -1632,6 +1787,30 @@ class OnlineService:
             return None
         return self._rebuild(row, self.db.moves(game_id))
 
+    async def room_async(self, game_id: str) -> OnlineRoom | None:
+        """:meth:`room` for the event loop: in shared mode the revision check of a held room and the
+        reads of one rebuilt from the store run in worker threads (:meth:`run_db`); in the embedded
+        mode a held room is answered from memory and a rebuilt one is read in place (SQLite, two
+        indexed reads, once per finished game until it is evicted again)."""
+        if not self.shared:
+            return self.room(game_id)
+        room = self.rooms.get(game_id)
+        if room is not None:
+            await room.refresh_async()
+        else:
+            if not isinstance(game_id, str) or len(game_id) > 40:
+                return None
+            row = await self.run_db(self.db.game, game_id)
+            if row is None:
+                return None
+            moves = await self.run_db(self.db.moves, game_id)
+            room = self.rooms.get(game_id)  # another request rebuilt it meanwhile
+            if room is None:
+                room = self._rebuild(row, moves)
+        if len(room._ratings) < 2:
+            await room.load_ratings()
+        return room
+
     def _rebuild(self, row: dict[str, Any], moves: list[str]) -> OnlineRoom:
         """A room from its stored row and move log (replayed through the core)."""
         session, seats, preset = self.session_from(row, moves)
@@ -1729,12 +1908,21 @@ class OnlineService:
         self.spawn(self._evict_later(room))
         if room.status == "finished" and s.moves and self.games_db is not None:
             pgn = s.to_pgn("chinese", "zh")
+            try:  # exactly once over the processes: a sweep elsewhere may have it (export_unexported)
+                claimed = await self.run_db(self.db.claim_export, s.id)
+            except sa.exc.SQLAlchemyError:
+                log.exception("online game %s: its export could not be claimed (the sweep does it)", s.id)
+                return
+            if not claimed:
+                return
             try:
                 room.db_id = await asyncio.to_thread(self._export, s.id, pgn)
             except Exception:
                 log.exception("online game %s could not be put into the games database", s.id)
+                with contextlib.suppress(sa.exc.SQLAlchemyError):
+                    await self.run_db(self.db.release_export, s.id)
             else:
-                self.db.set_review(s.id, db_id=room.db_id)
+                await self.run_db(functools.partial(self.db.set_review, s.id, db_id=room.db_id))
                 await room.shared_update()
                 await room.broadcast()
 
