@@ -112,7 +112,10 @@ def loads_strict(data: bytes | str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
             raise BadJSON("holds a lone UTF-16 surrogate character")
     if text.startswith("\ufeff"):
         text = text[1:]
-    _check_depth(text, max_depth)
+    # the nesting cannot pass the number of brackets that open (those inside strings included): a
+    # message with few of them (every message of a game) needs no scan
+    if text.count("[") + text.count("{") > max_depth:
+        _check_depth(text, max_depth)
     try:
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
                            object_pairs_hook=_no_duplicates)
@@ -123,7 +126,10 @@ def loads_strict(data: bytes | str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
                       f"(offset {exc.pos})") from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
         raise BadJSON(f"is not acceptable JSON: {exc}") from None
-    _check_strings(value)
+    # a lone surrogate in a parsed string comes from a \u escape (the text itself has none: checked
+    # above, and UTF-8 decoding refuses them): without a backslash there is nothing to look for
+    if "\\" in text:
+        _check_strings(value)
     return value
 
 
