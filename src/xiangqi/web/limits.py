@@ -30,6 +30,14 @@ JSON_BODY_LIMIT = 64 * 1024
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 #: Size limit of one WebSocket message (bytes of text).
 WS_MESSAGE_LIMIT = 64 * 1024
+#: uvicorn's WebSocket options for the app's servers (``xiangqi serve``/``play``, bench/bench_online.py):
+#: the sans-I/O implementation on the ``websockets`` library (what uvicorn's ``auto`` picks today, named so
+#: that no other install changes it; the older ``websockets`` one is deprecated and cost 40 % more CPU a
+#: message) and no permessage-deflate: compressing each frame of a game (about 1 kB of JSON) cost more
+#: than a third of the stack's CPU a message (a receive and two sends: 70 against 100-130 us) and a
+#: compressor and decompressor per socket (about 75 kB each connection), for bytes a game hardly
+#: needs (docs/DESIGN.md, "Load").
+WS_SERVER_OPTIONS: dict[str, object] = {"ws": "websockets-sansio", "ws_per_message_deflate": False}
 #: Deepest nesting of arrays/objects a JSON document may have (the page sends at most 3).
 MAX_JSON_DEPTH = 32
 
