@@ -30,3 +30,27 @@ def test_escapes_checked_only_when_present_and_still_refused():
         loads_strict('{"a":"\ud800"}')  # the raw character in a text message
     with pytest.raises(BadJSON, match="not valid UTF-8"):
         loads_strict(b'{"a":"\xed\xa0\x80"}')  # encoded in the bytes
+
+
+def test_message_size_counted_in_utf8_bytes_at_the_limit():
+    from tests.webclient import run_coroutine
+
+    from xiangqi.web.limits import receive_json_message
+
+    class FakeSocket:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        async def receive(self) -> dict[str, str]:
+            return {"type": "websocket.receive", "text": self.text}
+
+    def message(n_chinese: int, pad: int) -> str:  # '{"a":"中中…xx"}': 8 + 3n + pad bytes
+        return '{"a":"' + "中" * n_chinese + "x" * pad + '"}'
+
+    limit = 100
+    assert len(message(30, 2).encode()) == limit  # 34 characters, 100 bytes: accepted
+    assert run_coroutine(receive_json_message(FakeSocket(message(30, 2)), limit)) == {"a": "中" * 30 + "xx"}
+    with pytest.raises(BadJSON, match=r"message too large: 101 bytes \(limit 100\)"):
+        run_coroutine(receive_json_message(FakeSocket(message(30, 3)), limit))
+    short = message(0, 10)  # 20 characters: 4 x 20 <= 100, not encoded, accepted
+    assert run_coroutine(receive_json_message(FakeSocket(short), limit)) == {"a": "x" * 10}

@@ -173,16 +173,18 @@ async def receive_json_message(ws: Any, limit: int = WS_MESSAGE_LIMIT) -> Any:
     :class:`BadJSON` (a ``ValueError``; the socket stays usable) for a message that is too long
     (``limit`` bytes), binary or not strict JSON.
     """
-    from starlette.websockets import WebSocketDisconnect
-
     message = await ws.receive()
     if message["type"] == "websocket.disconnect":
+        from starlette.websockets import WebSocketDisconnect
+
         raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
     text = message.get("text")
     data: bytes | str = text if text is not None else (message.get("bytes") or b"")
-    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
-    if size > limit:
-        raise BadJSON(f"message too large: {size} bytes (limit {limit})")
+    # a character is at most 4 bytes of UTF-8: a short text needs no encoding to be measured
+    if isinstance(data, bytes) or 4 * len(data) > limit:
+        size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise BadJSON(f"message too large: {size} bytes (limit {limit})")
     try:
         return loads_strict(data)
     except BadJSON as exc:
