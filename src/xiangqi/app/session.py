@@ -191,7 +191,6 @@ class GameSession:
         self.version = 0  # bumped on every change; lets async engine replies detect stale work
         self._state_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self._opening: tuple[tuple[Any, ...], dict[str, str] | None] | None = None  # (key, opening())
-        self._ecco_prefix: Any = None  # the ECCO prefix (xiangqi.study.ecco.Prefix) opening() read last
         self.clock = GameClock(time_control or TimeControl())
         self._refresh_outcome()
         if not self.is_over:
@@ -426,19 +425,14 @@ class GameSession:
         """
         if not self.moves:
             return None
-        from xiangqi.study.ecco import WINDOW, Prefix, name_en, standard_start
+        from xiangqi.study.ecco import WINDOW, classify, name_en
 
         # only the first WINDOW plies count: a longer game's opening is read once (memo by them)
         key = (self.board.starting_fen(), tuple(m.iccs for m in self.moves[:WINDOW]))
         if self._opening is not None and self._opening[0] == key:
             got = self._opening[1]
         else:
-            found = None
-            if standard_start(key[0]):
-                # from the prefix of the last call when this game goes on from it (one move read,
-                # not the whole list); a takeback or another game starts again (Prefix.of)
-                self._ecco_prefix = (self._ecco_prefix or Prefix()).of(key[1])
-                found = self._ecco_prefix.ecco()
+            found = classify(self.board)
             got = None if found is None else {"code": found.code, "name": found.name,
                                               "name_en": name_en(found.code)}
             self._opening = (key, got)

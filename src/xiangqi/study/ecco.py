@@ -36,8 +36,8 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import GameNode
 from xiangqi.study import ecco_rules
 
-__all__ = ["WINDOW", "Ecco", "Prefix", "classify", "classify_path", "classify_tokens", "code_names",
-           "code_names_en", "english_name", "name", "name_en", "standard_start", "wxf_tokens"]
+__all__ = ["WINDOW", "Ecco", "classify", "classify_path", "code_names", "code_names_en", "english_name",
+           "name", "name_en", "wxf_tokens"]
 
 #: Plies the classifier reads (the ECCO window).
 WINDOW = ecco_rules.WINDOW
@@ -202,13 +202,6 @@ def _wxf_token(piece: str, frm: int, to: int, mirror: bool) -> str:
     return f"{letter}{num(ff)}{'+' if ahead > 0 else '-'}{abs(ahead)}"
 
 
-def standard_start(fen: str) -> bool:
-    """Whether a game from ``fen`` starts from the standard position with Red to move (the only games
-    ECCO names; :func:`classify` answers None for the others)."""
-    board_fen, *rest = fen.split()
-    return board_fen == STARTING_BOARD_FEN and not (rest and rest[0] not in ("w", "r"))
-
-
 def _moves_of(source: object) -> list[Move] | None:
     """The moves from the start of a Board, Game/GameNode or move sequence; None when the game does not
     start from the standard position (ECCO then does not apply)."""
@@ -223,8 +216,10 @@ def _moves_of(source: object) -> list[Move] | None:
                         "not one string; split the ICCS moves first")
     else:
         start, moves = None, [_as_move(m) for m in source]  # type: ignore[attr-defined]
-    if start is not None and not standard_start(start):
-        return None
+    if start is not None:
+        board_fen, *rest = start.split()
+        if board_fen != STARTING_BOARD_FEN or (rest and rest[0] not in ("w", "r")):
+            return None
     return moves
 
 
@@ -237,11 +232,7 @@ def classify_path(source: Board | GameNode | Sequence[Move | str], *, plies: int
     moves = _moves_of(source)
     if moves is None:
         return []
-    return _path(wxf_tokens(moves, plies=plies))
-
-
-def _path(tokens: tuple[Sequence[str], Sequence[str]]) -> list[str]:
-    """:func:`classify_path` of the WXF tokens (:func:`wxf_tokens`) of a game's first moves."""
+    tokens = wxf_tokens(moves, plies=plies)
     path: list[str] = []
     here: ecco_rules.Node | str = ecco_rules.ROOT
     while isinstance(here, ecco_rules.Node):
@@ -275,66 +266,3 @@ def classify(source: Board | GameNode | Sequence[Move | str], *, plies: int = WI
         return None
     code = path[-1]
     return Ecco(code, code_names()[code])
-
-
-@functools.lru_cache(maxsize=4096)
-def classify_tokens(tokens: tuple[tuple[str, ...], tuple[str, ...]]) -> Ecco:
-    """The ECCO code and name of a game whose first moves (at most :data:`WINDOW` plies, from the
-    standard start) have the WXF tokens ``tokens`` (``(Red's, Black's)``, as :func:`wxf_tokens` makes
-    them, as tuples): what :func:`classify` answers for those moves. The tokens decide the code, so the
-    answer is kept for the last 4,096 token sequences asked (games share their first moves: an online
-    server classifies after every move of the first 20 plies)."""
-    code = _path(tokens)[-1]
-    return Ecco(code, code_names()[code])
-
-
-class Prefix(NamedTuple):
-    """The first moves of a game from the standard start as ECCO reads them, built one move at a time
-    (:meth:`extend`): what a game in progress needs to be classified after each move without reading
-    its moves again (:meth:`ecco` = :func:`classify` of :attr:`moves`). Immutable: a takeback goes
-    back to a shorter prefix (:meth:`of`) rather than changing one.
-
-    ``moves``: the ICCS moves (at most :data:`WINDOW`); ``tokens``: their WXF tokens (Red's, Black's);
-    ``grid``: the board after them (90 squares, FEN letters or None; square 0 = a9); ``mirror``: the
-    game is mirrored (Red's first move on files 6-9, see :func:`wxf_tokens`).
-    """
-
-    moves: tuple[str, ...] = ()
-    tokens: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    grid: tuple[str | None, ...] = tuple(_START)
-    mirror: bool = False
-
-    def extend(self, move: Move | str) -> Prefix:
-        """This prefix with ``move`` played (taken as legal). Raises :class:`XiangqiError` for a move
-        from an empty square (as :func:`wxf_tokens`) and ValueError past :data:`WINDOW` plies."""
-        if len(self.moves) >= WINDOW:
-            raise ValueError(f"ECCO reads the first {WINDOW} plies only")
-        m = _as_move(move)
-        frm, to = m.from_square, m.to_square
-        mirror = 9 - frm % 9 > 5 if not self.moves else self.mirror
-        piece = self.grid[frm]
-        if piece is None:
-            raise XiangqiError(f"ply {len(self.moves) + 1}: no piece on {m.iccs()[:2]} to move ({m.iccs()})")
-        grid = list(self.grid)
-        grid[to], grid[frm] = piece, None
-        key = (piece, frm, to, mirror)
-        tok = _TOKENS.get(key)
-        if tok is None:
-            tok = _TOKENS[key] = _wxf_token(piece, frm, to, mirror)
-        red, black = self.tokens
-        tokens = ((*red, tok), black) if piece.isupper() else (red, (*black, tok))
-        return Prefix((*self.moves, m.iccs()), tokens, tuple(grid), mirror)
-
-    def of(self, moves: Sequence[str]) -> Prefix:
-        """The prefix of the ICCS ``moves`` (their first :data:`WINDOW`), from this one when it is
-        their beginning (only the moves after it are read), else from the start."""
-        moves = tuple(moves[:WINDOW])
-        n = len(self.moves)
-        here = self if n <= len(moves) and moves[:n] == self.moves else Prefix()
-        for m in moves[len(here.moves):]:
-            here = here.extend(m)
-        return here
-
-    def ecco(self) -> Ecco | None:
-        """:func:`classify` of :attr:`moves` once a move is played; None for the empty prefix."""
-        return classify_tokens(self.tokens) if self.moves else None
