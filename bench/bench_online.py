@@ -74,7 +74,9 @@ if len(sys.argv) > 5 and sys.argv[5]:
         print("profiled", flush=True)
     signal.signal(signal.SIGUSR1, dump)
     signal.signal(signal.SIGUSR2, lambda *_: prof.enable())  # the play starts
-uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", ws_max_size=65536)
+from xiangqi.web.limits import WS_MESSAGE_LIMIT, WS_SERVER_OPTIONS
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", ws_max_size=WS_MESSAGE_LIMIT,
+            **WS_SERVER_OPTIONS)
 """
 
 

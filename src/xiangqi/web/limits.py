@@ -30,6 +30,14 @@ JSON_BODY_LIMIT = 64 * 1024
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 #: Size limit of one WebSocket message (bytes of text).
 WS_MESSAGE_LIMIT = 64 * 1024
+#: uvicorn's WebSocket options for the app's servers (``xiangqi serve``/``play``, bench/bench_online.py):
+#: the sans-I/O implementation on the ``websockets`` library (what uvicorn's ``auto`` picks today, named so
+#: that no other install changes it; the older ``websockets`` one is deprecated and cost 40 % more CPU a
+#: message) and no permessage-deflate: compressing each frame of a game (about 1 kB of JSON) cost more
+#: than a third of the stack's CPU a message (a receive and two sends: 70 against 100-130 us) and a
+#: compressor and decompressor per socket (about 75 kB each connection), for bytes a game hardly
+#: needs (docs/DESIGN.md, "Load").
+WS_SERVER_OPTIONS: dict[str, object] = {"ws": "websockets-sansio", "ws_per_message_deflate": False}
 #: Deepest nesting of arrays/objects a JSON document may have (the page sends at most 3).
 MAX_JSON_DEPTH = 32
 
@@ -112,7 +120,10 @@ def loads_strict(data: bytes | str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
             raise BadJSON("holds a lone UTF-16 surrogate character")
     if text.startswith("\ufeff"):
         text = text[1:]
-    _check_depth(text, max_depth)
+    # the nesting cannot pass the number of brackets that open (those inside strings included): a
+    # message with few of them (every message of a game) needs no scan
+    if text.count("[") + text.count("{") > max_depth:
+        _check_depth(text, max_depth)
     try:
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
                            object_pairs_hook=_no_duplicates)
@@ -123,7 +134,10 @@ def loads_strict(data: bytes | str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
                       f"(offset {exc.pos})") from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
         raise BadJSON(f"is not acceptable JSON: {exc}") from None
-    _check_strings(value)
+    # a lone surrogate in a parsed string comes from a \u escape (the text itself has none: checked
+    # above, and UTF-8 decoding refuses them): without a backslash there is nothing to look for
+    if "\\" in text:
+        _check_strings(value)
     return value
 
 
@@ -159,16 +173,18 @@ async def receive_json_message(ws: Any, limit: int = WS_MESSAGE_LIMIT) -> Any:
     :class:`BadJSON` (a ``ValueError``; the socket stays usable) for a message that is too long
     (``limit`` bytes), binary or not strict JSON.
     """
-    from starlette.websockets import WebSocketDisconnect
-
     message = await ws.receive()
     if message["type"] == "websocket.disconnect":
+        from starlette.websockets import WebSocketDisconnect
+
         raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
     text = message.get("text")
     data: bytes | str = text if text is not None else (message.get("bytes") or b"")
-    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
-    if size > limit:
-        raise BadJSON(f"message too large: {size} bytes (limit {limit})")
+    # a character is at most 4 bytes of UTF-8: a short text needs no encoding to be measured
+    if isinstance(data, bytes) or 4 * len(data) > limit:
+        size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise BadJSON(f"message too large: {size} bytes (limit {limit})")
     try:
         return loads_strict(data)
     except BadJSON as exc:

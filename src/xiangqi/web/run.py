@@ -105,11 +105,12 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     app = create_app(data_dir, port=port, host=host, public=public, online=online)
     for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …
         print(f"xiangqi: warning: {notice['message']}", file=sys.stderr, flush=True)
-    from xiangqi.web.limits import WS_MESSAGE_LIMIT
+    from xiangqi.web.limits import WS_MESSAGE_LIMIT, WS_SERVER_OPTIONS
     from xiangqi.web.timeouts import http_protocol
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
                             ws_max_size=WS_MESSAGE_LIMIT,  # a longer message closes its socket (1009)
+                            **WS_SERVER_OPTIONS,  # type: ignore[arg-type]
                             http=http_protocol())  # a request must arrive whole within 20 s (408)
     server = uvicorn.Server(config)
     shown = HOST if host in WILDCARD_HOSTS else host
