@@ -1518,7 +1518,8 @@ class OnlineService:
         if self.shared:
             playing = self.db.playing_of(who.id)
         else:
-            playing = [gid for gid, r in self.rooms.items()
+            # (a copy first: the /me route runs in a worker thread while the loop adds rooms)
+            playing = [gid for gid, r in list(self.rooms.items())
                        if r.status == "playing" and r.seat_of(who) is not None]
         return {"user": who.view(), "ratings": self.ratings_view(who.user_id), "playing": playing}
 
