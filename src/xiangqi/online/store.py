@@ -146,6 +146,26 @@ def iso(t: _dt.datetime | None) -> str | None:
     return None if t is None else _aware(t).astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+
+def _common_prefix(saved: list[str], moves: list[str]) -> int:
+    """How many first plies ``saved`` and ``moves`` share (the stored ones a save keeps)."""
+    k = 0
+    while k < len(saved) and k < len(moves) and saved[k] == moves[k]:
+        k += 1
+    return k
+
+
+def _write_plies(c: sa.Connection, game_id: str, saved: list[str], moves: list[str], k: int,
+                 now: _dt.datetime) -> None:
+    """Bring ``game_id``'s stored plies from ``saved`` to ``moves`` in ``c``'s transaction: the
+    plies from ``k`` (the common prefix's length) deleted, those of ``moves`` from ``k`` inserted."""
+    if k < len(saved):
+        c.execute(_DELETE_PLIES, {"gid": game_id, "k": k})
+    if k < len(moves):
+        rows = [{"game_id": game_id, "ply": i, "iccs": moves[i], "played_at": now}
+                for i in range(k, len(moves))]
+        c.execute(_INSERT_MOVE, rows[0] if len(rows) == 1 else rows)
+
 class OnlineStore:
     """The online tables on ``engine`` (brought to the current schema by Alembic when behind,
     :func:`xiangqi.online.schema.upgrade`)."""
@@ -207,9 +227,7 @@ class OnlineStore:
         connection. A database error is raised as SQLAlchemy's (``sa.exc.IntegrityError`` …) in
         both cases. The embedded mode calls it from the event loop only (the kept connection is not
         shared across threads); the shared mode stores through :meth:`save_checked` instead."""
-        k = 0
-        while k < len(saved) and k < len(moves) and saved[k] == moves[k]:
-            k += 1
+        k = _common_prefix(saved, moves)
         now = _now()
         if conn is None and not values and self._sqlite:
             self._save_sqlite(game_id, saved, moves, k, now, None if clock is None else json.dumps(clock))
@@ -263,12 +281,7 @@ class OnlineStore:
 
     def _write_moves(self, c: sa.Connection, game_id: str, saved: list[str], moves: list[str], k: int,
                      now: _dt.datetime, row: dict[str, Any], params: dict[str, Any]) -> None:
-        if k < len(saved):
-            c.execute(_DELETE_PLIES, {"gid": game_id, "k": k})
-        if k < len(moves):
-            rows = [{"game_id": game_id, "ply": i, "iccs": moves[i], "played_at": now}
-                    for i in range(k, len(moves))]
-            c.execute(_INSERT_MOVE, rows[0] if len(rows) == 1 else rows)
+        _write_plies(c, game_id, saved, moves, k, now)
         c.execute(self._game_update(tuple(row)), params)
 
     def _game_update(self, keys: tuple[str, ...]) -> sa.Update:
@@ -344,9 +357,7 @@ class OnlineStore:
         inserted; the primary key (game, ply) refuses a second row for one ply) and the common
         prefix's length is returned. Runs in a worker thread (:meth:`OnlineService.run_db`); raises
         SQLAlchemy's errors."""
-        k = 0
-        while k < len(saved) and k < len(moves) and saved[k] == moves[k]:
-            k += 1
+        k = _common_prefix(saved, moves)
         row = {"clock": None if clock is None else json.dumps(clock), **values}
         params = {f"v_{key}": value for key, value in row.items()}
         params.update(gid=game_id, expected=expected, v_revision=expected + 1)
@@ -357,12 +368,7 @@ class OnlineStore:
                 if got.rowcount != 1:
                     c.rollback()  # (nothing was written: the row did not match)
                     return None
-                if k < len(saved):
-                    c.execute(_DELETE_PLIES, {"gid": game_id, "k": k})
-                if k < len(moves):
-                    rows = [{"game_id": game_id, "ply": i, "iccs": moves[i], "played_at": now}
-                            for i in range(k, len(moves))]
-                    c.execute(_INSERT_MOVE, rows[0] if len(rows) == 1 else rows)
+                _write_plies(c, game_id, saved, moves, k, now)
         return k
 
     def _checked_update(self, keys: tuple[str, ...]) -> sa.Update:
