@@ -197,6 +197,8 @@ class Move:
         to = square(FILE_NAMES.index(tf.lower()), int(tr))
         if frm == to:
             raise InvalidMoveError(f"not a move: {text!r} starts and ends on the same square")
+        if cls is Move:
+            return _move(frm, to)
         return cls(frm, to)
 
     from_uci = from_iccs
@@ -333,11 +335,29 @@ class Termination(enum.Enum):
     AGREEMENT = "agreement"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _State:
-    move: Move
-    captured: int
-    halfmove_clock: int
+#: The :class:`Move` of each (from, to) pair, ``_MOVES[from * 90 + to]``, made on first use and shared
+#: from then on (a Move is frozen: one instance serves every board). The boards' move stacks, the legal
+#: move generators and :meth:`Move.from_iccs` hand out these, so a game's history holds no Move objects
+#: of its own for the garbage collector to track and scan (DESIGN.md, "Load on a quiet machine").
+_MOVES: list[Move | None] = [None] * 8100
+
+
+def _move(frm: int, to: int) -> Move:
+    """The shared :class:`Move` from ``frm`` to ``to`` (both 0-89)."""
+    i = frm * 90 + to
+    m = _MOVES[i]
+    if m is None:
+        m = _MOVES[i] = Move(frm, to)
+    return m
+
+
+# The undo record of each ply in ``Board._stack``: one int, ``halfmove_clock << 4 | captured + 8``
+# (the captured code -7..7, 0 for none, and the halfmove clock before the move; the move itself is
+# ``move_stack``'s). An int is no object the garbage collector tracks, where a record object per ply
+# was one more to scan in every full collection.
+def _undo_captured(undo: int) -> int:
+    """The code of the piece a ply captured (0: none) from its undo record."""
+    return (undo & 15) - 8
 
 
 #: FEN text of one rank (its nine square codes, file a first): :meth:`Board.board_fen`'s memo.
@@ -401,7 +421,7 @@ class Board:
         self.halfmove_clock = 0
         self.fullmove_number = 1
         self.move_stack: list[Move] = []
-        self._stack: list[_State] = []
+        self._stack: list[int] = []  # the undo record of each ply (see _undo_captured)
         self._kings = {RED: -1, BLACK: -1}
         self._start_fen = ""
         if fen is not None:
@@ -766,11 +786,14 @@ class Board:
         """Moves by the piece rules alone, ignoring whether the own king is left attacked."""
         b = self.squares
         turn = self.turn
+        moves = _MOVES
         for sq in SQUARES:
             code = b[sq]
             if code and (code > 0) == turn:
+                base = sq * 90
                 for to in self._pseudo_targets(sq):
-                    yield Move(sq, to)
+                    m = moves[base + to]
+                    yield m if m is not None else _move(sq, to)
 
     def _leaves_king_safe(self, frm: int, to: int) -> bool:
         b = self.squares
@@ -802,27 +825,33 @@ class Board:
         b = self.squares
         turn = self.turn
         k = self._kings[turn]
+        moves = _MOVES
         if k < 0 or self._king_attacked(turn):  # no king (an edited position) or in check: test all
             for sq in SQUARES:
                 code = b[sq]
                 if code and (code > 0) == turn:
+                    base = sq * 90
                     for to in self._pseudo_targets(sq):
                         if self._leaves_king_safe(sq, to):
-                            yield Move(sq, to)
+                            m = moves[base + to]
+                            yield m if m is not None else _move(sq, to)
             return
         near = _KING_LINES[k]
         king = KING if turn else -KING
         for sq in SQUARES:
             code = b[sq]
             if code and (code > 0) == turn:
+                base = sq * 90
                 if code == king or sq in _KING_EXPOSERS[k]:
                     for to in self._pseudo_targets(sq):
                         if self._leaves_king_safe(sq, to):
-                            yield Move(sq, to)
+                            m = moves[base + to]
+                            yield m if m is not None else _move(sq, to)
                 else:
                     for to in self._pseudo_targets(sq):
                         if to not in near or self._leaves_king_safe(sq, to):
-                            yield Move(sq, to)
+                            m = moves[base + to]
+                            yield m if m is not None else _move(sq, to)
 
     def legal_destinations(self) -> list[tuple[int, list[int]]]:
         """The legal moves of the side to move as ``[(from-square, [to-squares])]``, pieces with a
@@ -918,7 +947,7 @@ class Board:
         b = self.squares
         code = b[move.from_square]
         captured = b[move.to_square]
-        self._stack.append(_State(move, captured, self.halfmove_clock))
+        self._stack.append(self.halfmove_clock << 4 | captured + 8)
         self.move_stack.append(move)
         b[move.to_square] = code
         b[move.from_square] = 0
@@ -960,16 +989,15 @@ class Board:
 
     def pop(self) -> Move:
         """Take back the last move and return it. Raises IndexError if none."""
-        st = self._stack.pop()
-        self.move_stack.pop()
-        move = st.move
+        undo = self._stack.pop()
+        move = self.move_stack.pop()
         b = self.squares
         code = b[move.to_square]
         b[move.from_square] = code
-        b[move.to_square] = st.captured
+        b[move.to_square] = (undo & 15) - 8
         if abs(code) == KING:
             self._kings[code > 0] = move.from_square
-        self.halfmove_clock = st.halfmove_clock
+        self.halfmove_clock = undo >> 4
         self.turn = not self.turn
         if not self.turn:
             self.fullmove_number -= 1
@@ -981,7 +1009,7 @@ class Board:
 
     def captured_piece(self, ply: int = -1) -> Piece | None:
         """The piece captured by the move at ``ply`` of the history (default: last)."""
-        code = self._stack[ply].captured
+        code = _undo_captured(self._stack[ply])
         return None if code == 0 else Piece(abs(code), code > 0)
 
     # -- game end --------------------------------------------------------

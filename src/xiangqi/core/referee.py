@@ -147,13 +147,14 @@ def _walk_back(board: Board) -> Iterator[tuple[int, dict[int, int]]]:
     ply instead of a copy of the 90 squares (:func:`_history_keys`): the per-move checks below
     look through the history with it first and build the keys only when a repetition is possible."""
     sq = board.squares
-    stack = board._stack
+    stack = board._stack  # the undo records: the captured code is (undo & 15) - 8 (board.py)
+    moves = board.move_stack
     diff: dict[int, int] = {}
     for i in range(1, min(len(stack), board.halfmove_clock) + 1):
-        st = stack[-i]
-        frm, to = st.move.from_square, st.move.to_square
+        move = moves[-i]
+        frm, to = move.from_square, move.to_square
         piece = diff.get(to, sq[to])
-        for s, v in ((frm, piece), (to, st.captured)):
+        for s, v in ((frm, piece), (to, (stack[-i] & 15) - 8)):
             if v == sq[s]:
                 diff.pop(s, None)
             else:
