@@ -75,8 +75,12 @@ if len(sys.argv) > 5 and sys.argv[5]:
     signal.signal(signal.SIGUSR1, dump)
     signal.signal(signal.SIGUSR2, lambda *_: prof.enable())  # the play starts
 from xiangqi.web.limits import WS_MESSAGE_LIMIT, WS_SERVER_OPTIONS
-uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", ws_max_size=WS_MESSAGE_LIMIT,
-            **WS_SERVER_OPTIONS)
+server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
+                                       ws_max_size=WS_MESSAGE_LIMIT, **WS_SERVER_OPTIONS))
+if not (len(sys.argv) > 6 and sys.argv[6]):  # the collector's policy of `xiangqi serve` (--python-gc: not)
+    from xiangqi.web.run import server_gc_policy
+    server_gc_policy(server)
+server.run()
 """
 
 
@@ -431,6 +435,9 @@ def main() -> int:
     ap.add_argument("--redis", default=None, help="Redis for the bus (redis://… or unix://…)")
     ap.add_argument("--client-processes", type=int, default=1,
                     help="processes simulating the players (each a share of the pairs; default 1)")
+    ap.add_argument("--python-gc", action="store_true",
+                    help="run the servers with Python's default collector instead of the server's policy "
+                         "(xiangqi.web.run.server_gc_policy), for comparison")
     ap.add_argument("--profile", default=None, metavar="PATH",
                     help="profile each server during the play (cProfile) into PATH.<k>")
     args = ap.parse_args()
@@ -449,7 +456,8 @@ def main() -> int:
                 port = free_port()
                 Path(data, f"p{k}").mkdir()
                 cmd = [sys.executable, "-c", SERVER, str(port), str(Path(data, f"p{k}")), args.db or "",
-                       args.redis or "", f"{args.profile}.{k}" if args.profile else ""]
+                       args.redis or "", f"{args.profile}.{k}" if args.profile else "",
+                       "1" if args.python_gc else ""]
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env={**os.environ}))
                 bases.append(f"http://127.0.0.1:{port}")
             for proc, base in zip(procs, bases, strict=True):
