@@ -1518,8 +1518,10 @@ class OnlineService:
         if self.shared:
             playing = self.db.playing_of(who.id)
         else:
-            # (a copy first: the /me route runs in a worker thread while the loop adds rooms)
-            playing = [gid for gid, r in list(self.rooms.items())
+            # (a copy first: the /me route runs in a worker thread while the loop adds rooms; dict.copy
+            # runs no Python code, where list(items()) allocates a tuple an item, any of which may start
+            # a collection whose callbacks or finalizers let the loop's thread in mid-iteration)
+            playing = [gid for gid, r in self.rooms.copy().items()
                        if r.status == "playing" and r.seat_of(who) is not None]
         return {"user": who.view(), "ratings": self.ratings_view(who.user_id), "playing": playing}
 
@@ -1553,8 +1555,8 @@ class OnlineService:
                 rows = self.db.playing_rows()
             games = [_summary_row(g, self.rooms.get(g["id"])) for g in rows]
         else:
-            games = [r.summary() for r in list(self.rooms.values()) if r.status == "playing"]
-        return {"version": self.lobby.version, "seeks": [s.view() for s in list(self.lobby.seeks.values())],
+            games = [r.summary() for r in self.rooms.copy().values() if r.status == "playing"]
+        return {"version": self.lobby.version, "seeks": [s.view() for s in self.lobby.seeks.copy().values()],
                 "games": games,
                 "computers": self.computers(), "online": sum(self.sockets.values())}
 
