@@ -72,7 +72,7 @@ def listen_warning(host: str, *, lan: bool) -> str | None:
 #: generation 0, and generation 2 (the full collection) after this many of generation 1 *and* only
 #: when the objects promoted to it since the last full one are a quarter of those there (CPython's
 #: rule). Measured with 1,000 players (DESIGN.md, "Load on a quiet machine").
-SERVER_GC_THRESHOLDS = (10_000, 20, 100)
+SERVER_GC_THRESHOLDS = (700, 10, 100)
 
 
 def server_gc_policy(server: Any = None, thresholds: tuple[int, int, int] = SERVER_GC_THRESHOLDS) -> int:
@@ -83,9 +83,12 @@ def server_gc_policy(server: Any = None, thresholds: tuple[int, int, int] = SERV
     routes, the engine's tables: about 200,000 tracked objects in the public server) moves to the
     collector's permanent generation, which no collection scans again (start-up objects live as
     long as the process; the collection first frees what start-up left over, so no garbage is kept).
-    With ``server`` (a :class:`uvicorn.Server`) the same again once it has started (its lifespan
-    start-up, the online service's migrations and tables: some 60,000 more), from a thread that
-    waits for it. Then :data:`SERVER_GC_THRESHOLDS`. Reason: the full collections, each a stop of
+    With ``server`` (a :class:`uvicorn.Server`) the same again once it has started (what its lifespan
+    start-up made: about 3,000 more), from a thread that waits for it. Then
+    :data:`SERVER_GC_THRESHOLDS`: the young generations as Python's (short collections: at most
+    some 7,000 objects), a full collection at most once in 100 collections of generation 1 instead
+    of 10 (they found almost nothing: the young collections free the games' and the requests'
+    cycles). Reason: the full collections, each a stop of
     the event loop in front of every game's moves and as long as there are objects to scan, were
     the whole tail of a 1,000-player server's move latency (DESIGN.md, "Load on a quiet machine")."""
     gc.collect()
