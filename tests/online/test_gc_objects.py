@@ -1,0 +1,56 @@
+"""What one game costs the server's garbage collector: a game session (the rules, the clock, the move
+list and the state the pages get) of N plies keeps one tracked object a ply (its ``MoveRecord``) and
+a few dozen for the game, not three a ply as before (a ``Move`` and an undo record object a ply in the
+board; DESIGN.md, "Load on a quiet machine")."""
+
+from __future__ import annotations
+
+import gc
+import random
+
+from xiangqi.app.session import GameSession
+from xiangqi.core.board import Board
+
+
+def _moves(plies: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    for _ in range(200):
+        b, out = Board(), []
+        while len(out) < plies and b.outcome() is None:
+            moves = list(b.legal_moves)
+            if not moves:
+                break
+            m = rng.choice(moves)
+            b.push(m)
+            out.append(m.iccs())
+        if len(out) == plies:
+            return out
+    raise AssertionError("no random game that long")
+
+
+def _session(moves: list[str]) -> GameSession:
+    s = GameSession(red="human", black="human")
+    for m in moves:
+        s.play(m)
+    s.state()  # the state the pages get, cached with the session
+    return s
+
+
+def _added(moves: list[str]) -> int:
+    gc.collect()
+    before = len(gc.get_objects())
+    kept = _session(moves)
+    gc.collect()
+    n = len(gc.get_objects()) - before
+    assert len(kept.moves) == len(moves)
+    return n
+
+
+def test_a_game_session_keeps_one_tracked_object_a_ply() -> None:
+    moves = _moves(120, seed=3)
+    _session(moves)  # imports, memos and the shared Move objects made once
+    _added(moves)
+    empty, full = _added([]), _added(moves)
+    # Measured: 29 for a new game, 145 at 120 plies (120 MoveRecords); the old core made 385
+    assert empty <= 40
+    assert full - empty <= 120 + 10, f"120 plies add {full - empty} tracked objects"
