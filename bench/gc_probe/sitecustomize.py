@@ -7,12 +7,16 @@ collection of generation 1 or 2, and of generation 0 when it took over 2 ms of w
 thread's CPU time (:func:`time.thread_time`: less inflated than the wall time by the other jobs of a
 busy machine), ``scanned`` the objects in the generations collected (counted before the timing
 starts); and a line ``frozen <n>`` each time the frozen count changes by more than 1,000 in the
-first two minutes. ``XQ_GCTH=a,b,c``: these thresholds instead of whatever the program sets (to
+first two minutes. ``XQ_GCDUMP=PATH``: on the signal ``SIGRTMIN+3`` (``kill -s RTMIN+3 <pid>``) a
+server writes ``PATH.<pid>.<n>``: the objects the collector tracks now, counted by type (module and
+name), most first. ``XQ_GCTH=a,b,c``: these thresholds instead of whatever the program sets (to
 compare policies without changing the code). Summary: ``bench/gc_summary.py PATH.<pid>``.
 """
 
+import collections
 import gc
 import os
+import signal
 import sys
 import threading
 import time
@@ -54,3 +58,18 @@ if _log and sys.argv[:1] == ["-c"]:
                 last = n
 
     threading.Thread(target=_frozen, daemon=True).start()
+
+_dump = os.environ.get("XQ_GCDUMP")
+if _dump and sys.argv[:1] == ["-c"]:
+    _dumps = [0]
+
+    def _count(*_args):
+        _dumps[0] += 1
+        objs = gc.get_objects()
+        by_type = collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in objs)
+        with open(f"{_dump}.{os.getpid()}.{_dumps[0]}", "w", encoding="utf-8") as f:
+            f.write(f"total {len(objs)} frozen {gc.get_freeze_count()} stats {gc.get_stats()}\n")
+            for name, n in by_type.most_common(200):
+                f.write(f"{n:9d} {name}\n")
+
+    signal.signal(signal.SIGRTMIN + 3, _count)
