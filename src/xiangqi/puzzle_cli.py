@@ -187,7 +187,7 @@ def _db_games(url: str | None, limit: int):
     from xiangqi.db.database import connect
     from xiangqi.db.schema import games
 
-    engine = connect(url)
+    engine = connect(url, must_exist=url is not None)
     q = (select(games.c.id, games.c.fen, games.c.moves, games.c.result, games.c.event, games.c.red,
                 games.c.black).where(games.c.result.in_(["1-0", "0-1"])).order_by(games.c.id).limit(limit))
     with engine.connect() as conn:

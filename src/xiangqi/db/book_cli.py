@@ -62,9 +62,9 @@ def cmd_book_build(args: argparse.Namespace) -> int:
     """``xiangqi book build``: write the book and print its counts."""
     from xiangqi.core.errors import XiangqiError
     from xiangqi.db.book import build_book
-    from xiangqi.db.database import connect
+    from xiangqi.db.cli import open_db
 
-    engine = connect(args.db)
+    engine = open_db(args)
     try:
         stats = build_book(engine, args.output, min_games=args.min_games, max_ply=args.max_ply,
                            collection=args.collection, source=args.source, progress=not args.quiet)

@@ -9,6 +9,7 @@ driver is the user's to install).
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -35,6 +36,14 @@ def default_url() -> str:
     return f"sqlite:///{default_data_dir() / DB_FILE}"
 
 
+def _normal_url(url: str | None) -> str:
+    """``url`` as :func:`connect` reads it: the default when None, a plain path as an SQLite file URL."""
+    url = url or default_url()
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).expanduser()}"
+    return url
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -46,23 +55,28 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
-def connect(url: str | None = None, *, migrate: bool = True) -> Engine:
+def connect(url: str | None = None, *, migrate: bool = True, must_exist: bool = False) -> Engine:
     """An engine for the database at ``url`` (default :func:`default_url`), upgraded to the head schema.
 
     A plain path (no ``://``) is taken as an SQLite file. SQLite databases get WAL journaling and a
-    64 MiB cache; their directory is created. ``migrate=False`` skips the Alembic upgrade (for
-    read-only use of a database known to be current). Raises :class:`DatabaseError` for a malformed
-    URL, a missing driver or a database that cannot be opened.
+    64 MiB cache; their directory is created, and so is the file unless ``must_exist`` (the commands
+    that only read: a mistyped path is then ``DatabaseError("no games database at PATH …")``, not a new
+    empty database). ``migrate=False`` skips the Alembic upgrade (for read-only use of a database
+    known to be current). Raises :class:`DatabaseError` for a malformed URL, a missing driver or a
+    database that cannot be opened.
     """
-    url = url or default_url()
-    if "://" not in url:
-        url = f"sqlite:///{Path(url).expanduser()}"
+    url = _normal_url(url)
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy.exc.ArgumentError
         raise DatabaseError(f"not a database URL: {url!r} ({exc})") from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        path = Path(parsed.database).expanduser()
+        if must_exist and not path.is_file():
+            what = "a folder, not a database file" if path.is_dir() else "no such file"
+            raise DatabaseError(f"no games database at {os.fspath(path)!r} ({what}; "
+                                f"`xiangqi db import --db PATH FILE…` creates one)")
+        path.parent.mkdir(parents=True, exist_ok=True)
     try:
         engine = create_engine(parsed)
     except Exception as exc:  # missing DBAPI module and the like
