@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from xiangqi.core.errors import XiangqiError
+from xiangqi.db.cli import db_command
 
 __all__ = ["register", "mined_file"]
 
@@ -81,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="puzzle file to append to (default: DATA_DIR/puzzles/mined.jsonl)")
     p.add_argument("--depth", type=int, default=None, help="search depth of the checks (default 8)")
     p.add_argument("-q", "--quiet", action="store_true")
-    p.set_defaults(func=cmd_mine)
+    p.set_defaults(func=db_command(cmd_mine))
 
 
 def _nice() -> None:

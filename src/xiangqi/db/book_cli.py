@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from xiangqi.db.cli import db_command
+
 __all__ = ["register"]
 
 # xiangqi.db.book.DEFAULT_MIN_GAMES / DEFAULT_MAX_PLY, written out so that building the parsers imports
@@ -45,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--collection", default=None, help="only this collection's games (default: all)")
     p.add_argument("--source", default="", help="words for the book's header: where the games came from")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.set_defaults(func=cmd_book_build)
+    p.set_defaults(func=db_command(cmd_book_build))
 
     p = bsub.add_parser("probe", help="print the book moves of a position",
                         description="The position is --fen (default: the start) after the ICCS MOVES. "

@@ -13,7 +13,23 @@ import os
 import sys
 import unicodedata
 
-__all__ = ["fen_option", "register"]
+__all__ = ["db_command", "fen_option", "register"]
+
+
+def db_command(func):
+    """Wrap a command ``func(args)`` that uses the database ``args.db``: an SQLAlchemy error while it runs
+    (a damaged file: "database disk image is malformed") becomes one line naming the database,
+    :class:`~xiangqi.db.database.DatabaseError` (exit 2), instead of a traceback."""
+    import functools
+
+    @functools.wraps(func)
+    def run(args: argparse.Namespace) -> int:
+        from xiangqi.db.database import database_errors
+
+        with database_errors(args.db):
+            return func(args)
+
+    return run
 
 
 def open_db(args: argparse.Namespace, *, create: bool = False):
@@ -61,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1,
                    help="read games in N worker processes (default 1; one process writes the database)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.set_defaults(func=cmd_db_import)
+    p.set_defaults(func=db_command(cmd_db_import))
 
     p = dsub.add_parser("search", help="search games by headers, by position or by similar position",
                         description="Prints a table of the matching games (all of them unless --limit); "
@@ -91,7 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most this many games (default: all)")
     p.add_argument("--offset", type=int, default=0, help="skip this many games first")
     p.add_argument("--json", action="store_true", help="one JSON object per game per line")
-    p.set_defaults(func=cmd_db_search)
+    p.set_defaults(func=db_command(cmd_db_search))
 
     p = dsub.add_parser("explore", help="the opening explorer: the moves played from a position, and results",
                         description="For the position after MOVES (ICCS such as h2e2, or Chinese such as "
@@ -109,11 +125,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not merge the left-right mirrored position")
     p.add_argument("--top", type=int, default=5, help="recent games to list (default 5, at most 100)")
     p.add_argument("--json", action="store_true", help="the whole answer as one JSON object")
-    p.set_defaults(func=cmd_db_explore)
+    p.set_defaults(func=db_command(cmd_db_explore))
 
     p = dsub.add_parser("info", help="print the database URL, schema revision and counts")
     p.add_argument("--db", default=None, help=db_help)
-    p.set_defaults(func=cmd_db_info)
+    p.set_defaults(func=db_command(cmd_db_info))
 
 
 def cmd_db_import(args: argparse.Namespace) -> int:
