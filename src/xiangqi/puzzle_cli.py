@@ -123,8 +123,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _load(path: str | None):
+    """The puzzles of ``--file`` ``path`` (None: the shipped file); a path that is not a file is
+    :class:`XiangqiError` (exit 2), not an empty list."""
     from xiangqi.study import puzzles as P
 
+    if path is not None and not os.path.isfile(path):
+        raise XiangqiError(f"--file: no such file: {path!r}")
     return P.load_puzzles(path)
 
 

@@ -117,3 +117,16 @@ def test_the_page_gets_a_503_with_one_line_for_a_damaged_database(tmp_path):
             assert r.status_code == 503, (path, r.text)
             assert r.json()["detail"] == (f"the games database cannot be used: database sqlite:///{db}: "
                                           "database disk image is malformed")
+
+
+@pytest.mark.parametrize("argv", [["puzzles", "list", "--file"], ["puzzles", "show", "p1", "--file"],
+                                  ["tb", "probe", "4k4/9/9/9/9/9/9/9/4R4/3K5 w", "--dir"]],
+                         ids=lambda a: " ".join(a[:2]))
+def test_other_commands_name_a_file_or_folder_that_is_not_there(tmp_path, capsys, argv):
+    # before: an empty puzzle list (exit 0), "no puzzle 'p1'" (exit 1), "the position is not in the
+    # tables" (exit 1): nothing said that the path was wrong
+    missing = str(tmp_path / "typo")
+    assert main([*argv, missing]) == 2
+    line = _one_line(capsys.readouterr().err)
+    what = "folder" if argv[0] == "tb" else "file"
+    assert line.endswith(f"error: {argv[-1]}: no such {what}: {missing!r}"), line
