@@ -450,6 +450,8 @@ def cmd_tb_probe(args: argparse.Namespace) -> int:
     from xiangqi.engine.tablebase import Tablebase
 
     board = Board(args.fen)
+    if args.dir is not None and not os.path.isdir(args.dir):  # not "the position is not in the tables"
+        raise XiangqiError(f"--dir: no such folder: {args.dir!r}")
     res = Tablebase(args.dir).probe(board)
     if res is None:
         print(f"xiangqi tb probe: the position is not in the tables of {Tablebase(args.dir).directory}",

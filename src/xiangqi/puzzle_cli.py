@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from xiangqi.core.errors import XiangqiError
+from xiangqi.db.cli import db_command
 
 __all__ = ["register", "mined_file"]
 
@@ -81,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="puzzle file to append to (default: DATA_DIR/puzzles/mined.jsonl)")
     p.add_argument("--depth", type=int, default=None, help="search depth of the checks (default 8)")
     p.add_argument("-q", "--quiet", action="store_true")
-    p.set_defaults(func=cmd_mine)
+    p.set_defaults(func=db_command(cmd_mine))
 
 
 def _nice() -> None:
@@ -122,8 +123,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _load(path: str | None):
+    """The puzzles of ``--file`` ``path`` (None: the shipped file); a path that is not a file is
+    :class:`XiangqiError` (exit 2), not an empty list."""
     from xiangqi.study import puzzles as P
 
+    if path is not None and not os.path.isfile(path):
+        raise XiangqiError(f"--file: no such file: {path!r}")
     return P.load_puzzles(path)
 
 
@@ -187,7 +192,7 @@ def _db_games(url: str | None, limit: int):
     from xiangqi.db.database import connect
     from xiangqi.db.schema import games
 
-    engine = connect(url)
+    engine = connect(url, must_exist=url is not None)
     q = (select(games.c.id, games.c.fen, games.c.moves, games.c.result, games.c.event, games.c.red,
                 games.c.black).where(games.c.result.in_(["1-0", "0-1"])).order_by(games.c.id).limit(limit))
     with engine.connect() as conn:

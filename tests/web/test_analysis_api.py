@@ -179,7 +179,8 @@ def test_analysis_socket_bad_messages_are_errors_not_crashes(client):
             ws.send_text(bad)
             msg = ws.receive_json()
             assert msg["type"] == "error" and words in msg["detail"], (bad, msg)
-        ws.send_json({"type": "stop"})  # nothing runs: no answer, the socket still works
+        ws.send_json({"type": "stop"})  # nothing runs: answered all the same, the socket still works
+        assert ws.receive_json() == {"type": "stopped", "reason": "idle"}
         ws.send_json({"type": "start", "fen": START, "multipv": 1})
         assert ws.receive_json()["type"] == "started"
 

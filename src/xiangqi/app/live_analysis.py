@@ -103,15 +103,18 @@ class LiveAnalysis:
         return self._seq
 
     def stop(self) -> None:
-        """End the running search (the panel closed); nothing more is sent for it."""
+        """End the running search (the panel closed); nothing more is sent for it. Always answered by
+        one event: ``{"type": "stopped", "reason": "stopped"}`` when a position was being analysed
+        (or waited for the foreground), ``{"type": "stopped", "reason": "idle"}`` when nothing was (a
+        second stop, a stop after the search ran out of time or failed), so that a page waiting for
+        the answer to its stop always gets one."""
         with self._cond:
             had = self._job is not None
             self._job = None
             self._update = None
             self._cond.notify_all()
         self._halt()
-        if had:
-            self._event({"type": "stopped", "reason": "stopped"})
+        self._event({"type": "stopped", "reason": "stopped" if had else "idle"})
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop and end the thread (the page went away). Waits up to ``timeout`` seconds for the
@@ -146,7 +149,7 @@ class LiveAnalysis:
 
     def take_events(self) -> list[dict[str, Any]]:
         """Status messages since the last call, in order: ``{"type": "paused"}`` (the game's computer
-        searches), ``{"type": "resumed"}``, ``{"type": "stopped", "reason": "stopped|time|error",
+        searches), ``{"type": "resumed"}``, ``{"type": "stopped", "reason": "stopped|idle|time|error",
         "detail"?}``, and before a status message the iteration that completed before it (an
         ``info`` as :meth:`take_update` gives it). Newer than all of them: :meth:`take_update`."""
         out = []

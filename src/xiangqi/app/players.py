@@ -143,7 +143,9 @@ class SearchTicket:
 
     ``kind`` is ``"move"`` (the game's own move: served first; it stops a running query) or
     ``"query"`` (a hint, an analysis or a draw judgement). ``cancelled`` and ``reason`` (words)
-    are set by :meth:`EnginePlayer.cancel`; ``preempted`` when a move stopped this query's search.
+    are set by :meth:`EnginePlayer.cancel`, and ``stop_event`` (the built-in engine's stop for this
+    request's search, ``Engine.search(stop=...)``: a cancel that comes just before the search begins
+    still stops it at once); ``preempted`` when a move stopped this query's search.
     Raises :class:`ValueError` for another kind.
     """
 
@@ -156,6 +158,7 @@ class SearchTicket:
         self.cancelled = False
         self.reason = ""
         self.preempted = False
+        self.stop_event = threading.Event()
 
     def __repr__(self) -> str:
         flags = "".join((" cancelled" if self.cancelled else "", " preempted" if self.preempted else ""))
@@ -246,6 +249,7 @@ class EnginePlayer:
                 return
             ticket.cancelled = True
             ticket.reason = reason
+            ticket.stop_event.set()  # before the engine's stop: a search about to begin sees it
             if self._running is ticket:
                 self._stop_engine()
             self._cond.notify_all()
@@ -262,6 +266,18 @@ class EnginePlayer:
         eng = self._engine
         if eng is not None and hasattr(eng, "stop"):
             eng.stop()
+
+    def _search(self, ticket: SearchTicket, board: Board, limit: Any) -> Any:
+        """A query's search with the built-in engine, stopped by ``ticket``'s cancel whenever it comes:
+        before the search begins (``ticket.stop_event``, which the engine reads once it has reset its
+        own stop flag) or while it runs (:meth:`cancel` stops the engine). Another searcher (a test's
+        stand-in) is called as ``search(board, limit)``."""
+        from xiangqi.engine import Engine
+
+        eng = self._get()
+        if isinstance(eng, Engine):
+            return eng.search(board, limit, stop=ticket.stop_event)
+        return eng.search(board, limit)
 
     @staticmethod
     def _check(ticket: SearchTicket) -> None:
@@ -442,7 +458,7 @@ class EnginePlayer:
             from xiangqi.engine import Limit
 
             self._check(t)
-            res = self._get().search(board.copy(), Limit(time=time_s))
+            res = self._search(t, board.copy(), Limit(time=time_s))
             self._check(t)
         return {"move": res.move.iccs(), "score_cp": res.score_cp, "mate": res.mate,
                 "pv": [m.iccs() for m in (res.pv or [])], "quick": False,
@@ -466,7 +482,7 @@ class EnginePlayer:
             from xiangqi.engine import Limit
 
             self._check(t)
-            res = self._get().search(board.copy(), Limit(time=time_s))
+            res = self._search(t, board.copy(), Limit(time=time_s))
             self._check(t)
         return res.score_cp, res.mate
 

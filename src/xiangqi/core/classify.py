@@ -93,7 +93,9 @@ from xiangqi.core.board import (
     KING_MOVES,
     PAWN,
     PAWN_MOVES,
+    PIECE_NAMES_ZH,
     RAYS,
+    RED,
     ROOK,
     Board,
     Color,
@@ -891,8 +893,16 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         cls = IDLE
     if cls == KILL:
         art = ARTICLE_TEXT[KILL]
+    elif cls == CHASE and king_move:
+        # 通则 2: the king is no chaser itself (通则 1); its move chases when another piece chases
+        # with it or through it (借帅之力), as the book says it: "帅五平六，车捉马，判捉" (参考图18)
+        own = 0 if side == RED else 1
+        art = (f"通则2, {PIECE_NAMES_ZH[KING][own]}走动后{PIECE_NAMES_ZH[new[0].chaser_type][own]}捉, "
+               + KIND_ZH[new[0].kind])
     elif cls == CHASE:
         art = "第24.3条, " + KIND_ZH[new[0].kind]
+    elif king_move:
+        art = _king_idle_article(after, move.to_square)
     elif after_chase:
         art = "第29.2条, 从捉到捉"  # the chases it leaves existed before, or the move takes no part
     elif offers:
@@ -900,6 +910,27 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
     else:
         art = ARTICLE_TEXT[IDLE]
     return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check, article=art)
+
+
+#: The article of a king's move that is 闲 while the king attacks a piece by itself (通则 1,
+#: RULES_CXA §3.1: the king attacking a piece step after step is 闲, "帅（将）允许长捉", 图15), by
+#: the mover's colour (帅 for Red, 将 for Black).
+KING_ALONE_TEXT = {RED: "通则1, 帅单独捉子为闲", not RED: "通则1, 将单独捉子为闲"}
+
+
+def _king_idle_article(after: Board, king_sq: int) -> str:
+    """The article of a king's move classified 闲 (not a check, kill or chase), ``after`` being the
+    position after it with the mover to move again and the king on ``king_sq``: 通则 1
+    (:data:`KING_ALONE_TEXT`) when the king can now take an enemy 子力 by itself, else 24.8 (闲: a
+    move that is not 将, 杀 or 捉). Never 29.2's 从捉到捉: the king is no chaser (通则 1), so a chase
+    still on the board after its move is another piece's, one the king's move took no part in
+    (had it taken part, 借帅之力 or uncovering the chaser, the move would be 捉, 通则 2)."""
+    me = after.turn
+    for m in after.generate_legal_moves():
+        code = after.squares[m.to_square]
+        if m.from_square == king_sq and code and (code > 0) != me and _is_material(code, m.to_square):
+            return KING_ALONE_TEXT[me]
+    return ARTICLE_TEXT[IDLE]
 
 
 def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: bool,

@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from xiangqi.db.cli import db_command
+
 __all__ = ["register"]
 
 # xiangqi.db.book.DEFAULT_MIN_GAMES / DEFAULT_MAX_PLY, written out so that building the parsers imports
@@ -45,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--collection", default=None, help="only this collection's games (default: all)")
     p.add_argument("--source", default="", help="words for the book's header: where the games came from")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.set_defaults(func=cmd_book_build)
+    p.set_defaults(func=db_command(cmd_book_build))
 
     p = bsub.add_parser("probe", help="print the book moves of a position",
                         description="The position is --fen (default: the start) after the ICCS MOVES. "
@@ -62,9 +64,9 @@ def cmd_book_build(args: argparse.Namespace) -> int:
     """``xiangqi book build``: write the book and print its counts."""
     from xiangqi.core.errors import XiangqiError
     from xiangqi.db.book import build_book
-    from xiangqi.db.database import connect
+    from xiangqi.db.cli import open_db
 
-    engine = connect(args.db)
+    engine = open_db(args)
     try:
         stats = build_book(engine, args.output, min_games=args.min_games, max_ply=args.max_ply,
                            collection=args.collection, source=args.source, progress=not args.quiet)

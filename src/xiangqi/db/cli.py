@@ -9,10 +9,36 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import unicodedata
 
-__all__ = ["fen_option", "register"]
+__all__ = ["db_command", "fen_option", "register"]
+
+
+def db_command(func):
+    """Wrap a command ``func(args)`` that uses the database ``args.db``: an SQLAlchemy error while it runs
+    (a damaged file: "database disk image is malformed") becomes one line naming the database,
+    :class:`~xiangqi.db.database.DatabaseError` (exit 2), instead of a traceback."""
+    import functools
+
+    @functools.wraps(func)
+    def run(args: argparse.Namespace) -> int:
+        from xiangqi.db.database import database_errors
+
+        with database_errors(args.db):
+            return func(args)
+
+    return run
+
+
+def open_db(args: argparse.Namespace, *, create: bool = False):
+    """The database of ``args.db`` (:func:`xiangqi.db.database.connect`). Unless ``create``, a ``--db``
+    SQLite path that is not there is refused (a mistyped name would otherwise read as a new, empty
+    database, "0 games", exit 0); the default database is created where it belongs."""
+    from xiangqi.db.database import connect
+
+    return connect(args.db, must_exist=not create and args.db is not None)
 
 
 def fen_option(value: str | None, option: str) -> str | None:
@@ -51,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1,
                    help="read games in N worker processes (default 1; one process writes the database)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.set_defaults(func=cmd_db_import)
+    p.set_defaults(func=db_command(cmd_db_import))
 
     p = dsub.add_parser("search", help="search games by headers, by position or by similar position",
                         description="Prints a table of the matching games (all of them unless --limit); "
@@ -81,7 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most this many games (default: all)")
     p.add_argument("--offset", type=int, default=0, help="skip this many games first")
     p.add_argument("--json", action="store_true", help="one JSON object per game per line")
-    p.set_defaults(func=cmd_db_search)
+    p.set_defaults(func=db_command(cmd_db_search))
 
     p = dsub.add_parser("explore", help="the opening explorer: the moves played from a position, and results",
                         description="For the position after MOVES (ICCS such as h2e2, or Chinese such as "
@@ -99,19 +125,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not merge the left-right mirrored position")
     p.add_argument("--top", type=int, default=5, help="recent games to list (default 5, at most 100)")
     p.add_argument("--json", action="store_true", help="the whole answer as one JSON object")
-    p.set_defaults(func=cmd_db_explore)
+    p.set_defaults(func=db_command(cmd_db_explore))
 
     p = dsub.add_parser("info", help="print the database URL, schema revision and counts")
     p.add_argument("--db", default=None, help=db_help)
-    p.set_defaults(func=cmd_db_info)
+    p.set_defaults(func=db_command(cmd_db_info))
 
 
 def cmd_db_import(args: argparse.Namespace) -> int:
-    """``xiangqi db import``: import, print problems and a summary; 0 unless the database fails."""
-    from xiangqi.db.database import connect
+    """``xiangqi db import``: import, print problems and a summary; 0 unless the database fails. A PATH
+    that does not exist is refused before anything is opened or written (exit 2, every such PATH named):
+    a mistyped name is the user's error, not a bad file to skip."""
+    from xiangqi.core.errors import XiangqiError
     from xiangqi.db.importer import import_paths
 
-    engine = connect(args.db)
+    missing = [p for p in args.paths if not os.path.lexists(p)]
+    if missing:
+        raise XiangqiError("no such file or folder: " + ", ".join(repr(p) for p in missing))
+    engine = open_db(args, create=True)
     out = open(args.problems, "w", encoding="utf-8") if args.problems else None  # noqa: SIM115
     try:
         def tell(problem) -> None:
@@ -167,7 +198,6 @@ def _table(hits, similar: bool, position: bool) -> str:
 
 def cmd_db_search(args: argparse.Namespace) -> int:
     """``xiangqi db search``: print the matching games as a table or JSON lines."""
-    from xiangqi.db.database import connect
     from xiangqi.db.search import Filters, SearchError, search_games, similar_games
 
     filters = Filters(player=args.player, red=args.red, black=args.black, event=args.event, site=args.site,
@@ -175,7 +205,7 @@ def cmd_db_search(args: argparse.Namespace) -> int:
                       opening=args.opening, comment=args.comment, collection=args.collection)
     fen_option(args.fen, "--fen")
     fen_option(args.similar, "--similar")
-    engine = connect(args.db)
+    engine = open_db(args)
     if args.similar is not None:
         if args.fen is not None:
             raise SearchError("give --fen or --similar, not both")
@@ -197,11 +227,10 @@ def cmd_db_search(args: argparse.Namespace) -> int:
 
 def cmd_db_explore(args: argparse.Namespace) -> int:
     """``xiangqi db explore``: print the explorer's table (moves in Chinese notation) or its JSON."""
-    from xiangqi.db.database import connect
     from xiangqi.db.explore import explore
 
     fen_option(args.fen, "--fen")
-    engine = connect(args.db)
+    engine = open_db(args)
     found = explore(engine, args.fen, args.moves, source=args.source, mirror=args.mirror, top=args.top)
     if args.json:
         print(json.dumps(found.to_dict(), ensure_ascii=False))
@@ -233,10 +262,10 @@ def cmd_db_info(args: argparse.Namespace) -> int:
     """``xiangqi db info``: the URL, schema revision, and the number of games, positions and boards."""
     from sqlalchemy import func, select
 
-    from xiangqi.db.database import connect, current_revision
+    from xiangqi.db.database import current_revision
     from xiangqi.db.schema import boards, games, positions
 
-    engine = connect(args.db)
+    engine = open_db(args)
     with engine.connect() as conn:
         n_games = conn.execute(select(func.count()).select_from(games)).scalar_one()
         n_pos = conn.execute(select(func.count()).select_from(positions)).scalar_one()

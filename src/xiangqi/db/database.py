@@ -9,6 +9,7 @@ driver is the user's to install).
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.datadir import DATA_DIR_ENV, default_data_dir
 
 __all__ = ["DatabaseError", "DATA_DIR_ENV", "DB_FILE", "default_data_dir", "default_url", "connect",
-           "upgrade", "head_revision", "current_revision"]
+           "upgrade", "head_revision", "current_revision", "error_text", "shown_url", "database_errors"]
 
 #: File name of the default SQLite database inside the data dir.
 DB_FILE = "games.db"
@@ -35,6 +36,52 @@ def default_url() -> str:
     return f"sqlite:///{default_data_dir() / DB_FILE}"
 
 
+def _normal_url(url: str | None) -> str:
+    """``url`` as :func:`connect` reads it: the default when None, a plain path as an SQLite file URL."""
+    url = url or default_url()
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).expanduser()}"
+    return url
+
+
+def shown_url(url: str | None) -> str:
+    """The database ``url`` (None: the default; a plain path: an SQLite file) as messages show it, the
+    password hidden."""
+    url = _normal_url(url)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # sqlalchemy.exc.ArgumentError: shown as given
+        return url
+
+
+def error_text(exc: BaseException) -> str:
+    """One line saying what went wrong in a database error: the driver's own message for an SQLAlchemy
+    ``DBAPIError`` (``file is not a database``, ``database disk image is malformed``), else the first line
+    of the exception's text; never SQLAlchemy's statement, parameters or "Background on this error" link."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig if isinstance(orig, BaseException) else exc).strip()
+    return text.splitlines()[0].strip() if text else type(exc).__name__
+
+
+class database_errors:  # noqa: N801 (used as a decorator and a context manager, like contextlib's)
+    """Context manager: an SQLAlchemy error inside it is raised as :class:`DatabaseError`
+    ``"database <url>: <what>"`` (the URL from ``url`` as :func:`shown_url` gives it; the text from
+    :func:`error_text`), so that a command given a corrupt file prints one clear line and exits 2."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+
+    def __enter__(self) -> database_errors:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if exc is not None and isinstance(exc, SQLAlchemyError):
+            raise DatabaseError(f"database {shown_url(self.url)}: {error_text(exc)}") from exc
+        return False
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -46,23 +93,29 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
-def connect(url: str | None = None, *, migrate: bool = True) -> Engine:
+def connect(url: str | None = None, *, migrate: bool = True, must_exist: bool = False) -> Engine:
     """An engine for the database at ``url`` (default :func:`default_url`), upgraded to the head schema.
 
     A plain path (no ``://``) is taken as an SQLite file. SQLite databases get WAL journaling and a
-    64 MiB cache; their directory is created. ``migrate=False`` skips the Alembic upgrade (for
-    read-only use of a database known to be current). Raises :class:`DatabaseError` for a malformed
-    URL, a missing driver or a database that cannot be opened.
+    64 MiB cache; their directory is created, and so is the file unless ``must_exist`` (the commands
+    that only read: a mistyped path is then ``DatabaseError("no games database at PATH …")``, not a new
+    empty database). ``migrate=False`` skips the Alembic upgrade (for read-only use of a database
+    known to be current). Raises :class:`DatabaseError` for a malformed URL, a missing driver or a
+    database that cannot be opened (a file that is not an SQLite database, a damaged one), with one
+    line of text (:func:`error_text`).
     """
-    url = url or default_url()
-    if "://" not in url:
-        url = f"sqlite:///{Path(url).expanduser()}"
+    url = _normal_url(url)
     try:
         parsed = make_url(url)
     except Exception as exc:  # sqlalchemy.exc.ArgumentError
         raise DatabaseError(f"not a database URL: {url!r} ({exc})") from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        path = Path(parsed.database).expanduser()
+        if must_exist and not path.is_file():
+            what = "a folder, not a database file" if path.is_dir() else "no such file"
+            raise DatabaseError(f"no games database at {os.fspath(path)!r} ({what}; "
+                                f"`xiangqi db import --db PATH FILE…` creates one)")
+        path.parent.mkdir(parents=True, exist_ok=True)
     try:
         engine = create_engine(parsed)
     except Exception as exc:  # missing DBAPI module and the like
@@ -106,7 +159,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         raise
     except Exception as exc:
         where = engine.url.render_as_string(hide_password=True)
-        raise DatabaseError(f"cannot open or upgrade the database {where}: {exc}") from exc
+        raise DatabaseError(f"cannot open or upgrade the database {where}: {error_text(exc)}") from exc
 
 
 def head_revision() -> str:

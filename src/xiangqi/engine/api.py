@@ -314,11 +314,15 @@ class Engine:
     # -- search --------------------------------------------------------------------
 
     def search(self, board: Board, limit: Limit, *, on_info: Callable[[SearchInfo], None] | None = None,
-               multipv: int = 1) -> SearchResult:
+               multipv: int = 1, stop: threading.Event | None = None) -> SearchResult:
         """Search ``board`` (not modified; its ``move_stack`` is used for repetitions) within ``limit``.
 
         Returns the best move found; ``on_info`` receives a :class:`SearchInfo`
         after every completed iteration, one per line when ``multipv`` > 1.
+        ``stop``: this search's own stop. A search resets the engine's stop flag when it begins, so a
+        :meth:`stop` that comes between a caller's last check and that moment is lost; an event set
+        by then is not: the search sees it once its flags are reset and returns at once (no iteration
+        completed, ``depth`` 0). While the search runs, set the event and call :meth:`stop`.
         Raises :class:`TypeError` when ``limit`` is not a :class:`Limit` and
         :class:`ValueError` for ``multipv`` < 1 or a negative depth/node/time limit, and
         :class:`~xiangqi.core.errors.XiangqiError` for an illegal position (the side
@@ -336,13 +340,17 @@ class Engine:
             # compile / load the kernels first, so that it does not count against the time limit
             warmup(background=False)
         with self._lock:
-            return self._search(board, limit, on_info, multipv)
+            return self._search(board, limit, on_info, multipv, stop)
 
-    def _search(self, board: Board, limit: Limit, on_info, multipv: int) -> SearchResult:
+    def _search(self, board: Board, limit: Limit, on_info, multipv: int,
+                stop: threading.Event | None = None) -> SearchResult:
         t0 = time.perf_counter()
         ctl = self._ctl
         ctl[:] = 0
         self._stop_requested = False
+        if stop is not None and stop.is_set():  # stopped before it began (after the reset above)
+            self._stop_requested = True
+            ctl[K.C_STOP] = 1
         self.last_lines = []
         legal = list(board.legal_moves)
         if not legal:

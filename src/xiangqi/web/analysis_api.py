@@ -26,8 +26,11 @@ WebSocket ``/ws/analysis?token=…`` (the engine panel; one analysis per socket,
 the server sends ``{"type": "started", "id"}``, ``{"type": "info", ...}`` (at most every
 :data:`UPDATE_INTERVAL_S`, see :meth:`xiangqi.app.live_analysis.LiveAnalysis.take_update`),
 ``{"type": "paused"}`` / ``{"type": "resumed"}`` while the game's computer searches (it has
-priority: :mod:`xiangqi.app.background`), ``{"type": "stopped", "reason"}``, and ``{"type": "error",
-"detail"}`` for a refused message (the socket stays open). Closing the socket stops the search.
+priority: :mod:`xiangqi.app.background`), ``{"type": "stopped", "reason"}`` (``time``, ``error`` with
+``detail``, or the answer to a stop: ``stopped``, or ``idle`` when nothing was running: a stop
+before any start, a second stop), and ``{"type": "error", "detail"}`` for a refused message (the
+socket stays open). Every message of the page gets an answer: ``started``, ``stopped`` or ``error``.
+Closing the socket stops the search.
 
 Why a socket of its own and not messages on the game's socket: the game socket belongs to one game
 id and is closed when the game is replaced, while an analysis follows the position the page shows
@@ -354,14 +357,21 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                 outbox.put_nowait(msg)
 
         async def pump() -> None:
-            """Send the queued answers and, every UPDATE_INTERVAL_S, the analysis's news."""
+            """Send the queued answers and, every UPDATE_INTERVAL_S, the analysis's news: on a clock of
+            its own, so that a page sending often (each answer resetting a wait) still gets the news,
+            the answer to its stop among them."""
+            loop = asyncio.get_running_loop()
+            news_at = loop.time() + UPDATE_INTERVAL_S
             while True:
-                try:
-                    msg = await asyncio.wait_for(outbox.get(), UPDATE_INTERVAL_S)
-                    await ws.send_json(msg)
-                    continue
-                except TimeoutError:
-                    pass
+                wait = news_at - loop.time()
+                if wait > 0:
+                    try:
+                        msg = await asyncio.wait_for(outbox.get(), wait)
+                        await ws.send_json(msg)
+                        continue
+                    except TimeoutError:
+                        pass
+                news_at = loop.time() + UPDATE_INTERVAL_S
                 if analysis is None:
                     continue
                 news = analysis.take_events()
@@ -386,7 +396,9 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                 kind = msg.get("type") if isinstance(msg, dict) else None
                 if kind == "stop":
                     if analysis is not None:
-                        analysis.stop()
+                        analysis.stop()  # answered by its "stopped" event (reason stopped or idle)
+                    else:  # before any start (or after a refused change of engine): nothing to stop
+                        say({"type": "stopped", "reason": "idle"})
                     if holding:  # the slot counts running analyses, not open sockets
                         slots.release()
                         holding = False

@@ -110,14 +110,16 @@ def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:
         return "master"
 
     async def run(fn, *args, **kwargs):
-        """``fn(engine, …)`` in a worker thread, None when the database does not exist yet."""
-        from xiangqi.db.database import DatabaseError
+        """``fn(engine, …)`` in a worker thread, None when the database does not exist yet; a database
+        that cannot be opened or read (a damaged file) is a 503 with one line saying why."""
+        from xiangqi.db.database import DatabaseError, database_errors
         from xiangqi.db.search import SearchError
 
         def job():
             if not gdb.exists():
                 return None
-            return fn(gdb.engine(), *args, **kwargs)
+            with database_errors(gdb.url):
+                return fn(gdb.engine(), *args, **kwargs)
 
         async with gate:
             try:

@@ -558,7 +558,8 @@ export function createAnalysis({ board, api, moveText, onChange, shapes, toast, 
       if (on) shown = s;
     }
     if (following) list.scrollTop = list.scrollHeight;
-    else keepInView(list, shown);
+    else if (shown) keepInView(list, shown);
+    else list.scrollTop = 0; // the start position (no move shown): the list from its first move
     renderControls();
     document.body.dataset.analysisNode = String(cur);
     document.body.dataset.analysisPly = tree ? String(pathTo(cur).length - 1) : "0";

@@ -33,13 +33,17 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
         tr.appendChild(td);
       }
       const td = document.createElement("td");
+      td.className = "lib-actions";
+      const buttons = document.createElement("div"); // one row (a column on a phone) of equal buttons
+      buttons.className = "lib-buttons";
+      td.appendChild(buttons);
       const open = document.createElement("button");
       open.type = "button";
       open.className = "lib-open";
       open.textContent = t("replay");
       open.disabled = Boolean(r.damaged); // the server answers 409 for a damaged row
       open.addEventListener("click", () => { $("#dlg-library").close(); replay(r.id); });
-      td.appendChild(open);
+      buttons.appendChild(open);
       if (onReview) { // 复盘 / Review: the review display of this game (review.js)
         const rv = document.createElement("button");
         rv.type = "button";
@@ -47,7 +51,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
         rv.textContent = t("review");
         rv.disabled = Boolean(r.damaged) || r.plies === 0 || r.variant === "jieqi"; // 揭棋: replay only
         rv.addEventListener("click", () => { $("#dlg-library").close(); onReview(r.id); });
-        td.appendChild(rv);
+        buttons.appendChild(rv);
       }
       if (r.plies > 0 && window.xiangqiPractice && r.variant !== "jieqi") { // 练习: learn from this game's mistakes (practice.js)
         const pr = document.createElement("button");
@@ -56,7 +60,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
         pr.textContent = t("practice");
         pr.disabled = Boolean(r.damaged);
         pr.addEventListener("click", () => { $("#dlg-library").close(); window.xiangqiPractice.open({ library_id: r.id }); });
-        td.appendChild(pr);
+        buttons.appendChild(pr);
       }
       tr.appendChild(td);
       body.appendChild(tr);
