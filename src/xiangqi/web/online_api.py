@@ -443,7 +443,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     async def opened(ws: WebSocket) -> str | None:
         addr = ws.client.host if ws.client else "?"
         try:
-            service.socket_opened(addr)
+            await service.socket_opened_async(addr)
         except LobbyError:
             await ws.accept()
             await ws.close(code=4429, reason="too many connections from this address")

@@ -1249,14 +1249,17 @@ class OnlineService:
         self.registrations = SlidingWindow(config.registrations_per_hour, 3600.0)
         #: Shared mode with Redis: the open sockets per address counted there (every process's)
         self.redis_sockets: Any = None
+        self.redis_limits: Any = None
         if self.shared and config.limits_url:
             from xiangqi.online import limits
 
-            client = limits.redis_client(config.limits_url)
-            self.accounts.limiter = limits.RedisLoginLimiter(client)
-            self.lobby.limiter = limits.RedisWindow(client, "seeks", config.seeks_per_minute, 60.0)
-            self.registrations = limits.RedisWindow(client, "register", config.registrations_per_hour, 3600.0)
-            self.redis_sockets = limits.RedisSockets(client, self.proc, lambda: [self.proc, *self.procs])
+            self.redis_limits = limits.RedisLimits(config.limits_url)
+            self.accounts.limiter = limits.RedisLoginLimiter(self.redis_limits)
+            self.lobby.limiter = limits.RedisWindow(self.redis_limits, "seeks", config.seeks_per_minute, 60.0)
+            self.registrations = limits.RedisWindow(self.redis_limits, "register",
+                                                    config.registrations_per_hour, 3600.0)
+            self.redis_sockets = limits.RedisSockets(self.redis_limits, self.proc,
+                                                     lambda: [self.proc, *self.procs])
         self.games_db = games_db
         self.rooms: dict[str, OnlineRoom] = {}
         self.sockets: dict[str, int] = {}
@@ -1976,29 +1979,27 @@ class OnlineService:
     # -- sockets -----------------------------------------------------------------------------------
 
     def socket_opened(self, address: str) -> None:
-        """Count an open WebSocket of ``address``; raises :class:`OnlineError` (429) past the limit."""
+        """Count an open WebSocket of ``address`` in this process; raises :class:`OnlineError` (429)
+        past the limit."""
         n = self.sockets.get(address, 0)
-        if self.redis_sockets is not None:  # every process's sockets count
-            try:
-                total = self.redis_sockets.change(address, 1, self.config.sockets_per_ip)
-            except Exception as exc:  # redis-py's errors: this process's count decides
-                log.warning("limits: redis failed (%s); counting sockets in this process", exc)
-            else:
-                if total < 0:
-                    raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
-                self.sockets[address] = n + 1
-                return
         if n >= self.config.sockets_per_ip:
             raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
         self.sockets[address] = n + 1
 
+    async def socket_opened_async(self, address: str) -> None:
+        """:meth:`socket_opened` counted over every process when Redis counts the limits (asked off
+        the event loop: :class:`~xiangqi.online.limits.RedisSockets`)."""
+        if self.redis_sockets is None:
+            self.socket_opened(address)
+            return
+        if not await self.redis_sockets.opened(address, self.config.sockets_per_ip):
+            raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
+        self.sockets[address] = self.sockets.get(address, 0) + 1
+
     def socket_closed(self, address: str) -> None:
         """That socket closed."""
         if self.redis_sockets is not None:
-            try:
-                self.redis_sockets.change(address, -1, 0)
-            except Exception as exc:
-                log.warning("limits: redis failed (%s); a closed socket not counted there", exc)
+            self.redis_sockets.closed(address)  # (never waits)
         n = self.sockets.get(address, 0) - 1
         if n <= 0:
             self.sockets.pop(address, None)
@@ -2012,6 +2013,9 @@ class OnlineService:
         for room in list(self.rooms.values()):
             for task in room._claim_tasks.values():
                 task.cancel()
+        if self.redis_limits is not None:
+            await self.redis_sockets.aclose()
+            await self.redis_limits.aclose()
         self.db.close()
         if self._db_pool is not None:
             self._db_pool.shutdown(wait=False, cancel_futures=True)
