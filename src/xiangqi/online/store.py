@@ -571,20 +571,29 @@ class OnlineStore:
                                       sa.or_(g.finished_at.is_(None), g.finished_at < cut))
                 .order_by(g.finished_at).limit(limit))]
 
-    def claim_export(self, game_id: str) -> bool:
-        """Claim the export of a finished game into the games database, exactly once however many
-        processes try (the one that ended it, the sweeps of the others): ``UPDATE online_games SET
-        exported_at = now WHERE id = … AND status = 'finished' AND exported_at IS NULL`` in one
-        transaction (the row's lock makes every other claim wait for the commit and then match
-        nothing), as :meth:`rate_once` claims the rating. True for the one caller that won; it then
-        exports the game and stores its id (:meth:`exported`), or gives the claim back
-        (:meth:`release_export`) when the export failed. A process that dies between the claim and
-        the export leaves the game claimed and not exported (logged by nobody: a known gap; the
-        window is one games-database write). Raises SQLAlchemy's errors."""
+    def claim_export(self, game_id: str, stale_before: _dt.datetime | None = None) -> bool:
+        """Claim the export of a finished game into the games database, exactly once at a time however
+        many processes try (the one that ended it, the sweeps of the others): ``UPDATE online_games
+        SET exported_at = now WHERE id = … AND status = 'finished' AND db_id IS NULL AND (exported_at
+        IS NULL OR exported_at < stale_before)`` in one transaction (the row's lock makes every other
+        claim wait for the commit and then match nothing), as :meth:`rate_once` claims the rating.
+        True for the one caller that won; it then exports the game and stores its id
+        (:meth:`exported`), or gives the claim back (:meth:`release_export`) when the export failed.
+
+        The claim is a lease: the games database is another database, so the claim and the write
+        cannot be one transaction, and a process that dies between them leaves the game claimed and
+        not written; a claim older than ``stale_before`` (the sweep: now less
+        :attr:`~xiangqi.web.online_rooms.OnlineConfig.export_lease_s`; None: never) is taken over.
+        Writing a game twice is harmless (the games database keeps one row per source,
+        ``online:<id>``, and updates it in place), so a slow exporter that outlives its lease costs
+        a second write, not a second game. Raises SQLAlchemy's errors."""
         g = online_games.c
+        free = g.exported_at.is_(None)
+        if stale_before is not None:
+            free = sa.or_(free, g.exported_at < stale_before)
         with self.engine.begin() as c:
             got = c.execute(online_games.update()
-                            .where(g.id == game_id, g.status == "finished", g.exported_at.is_(None))
+                            .where(g.id == game_id, g.status == "finished", g.db_id.is_(None), free)
                             .values(exported_at=_now()))
             return got.rowcount == 1
 
@@ -605,18 +614,22 @@ class OnlineStore:
                              .values(db_id=db_id, revision=g.revision + 1)
                              .returning(g.revision)).scalar()
 
-    def unexported(self, older_than_s: float, limit: int = 100) -> list[str]:
-        """The sweep's other work: ids of games ``finished`` with at least one move, whose export into
-        the games database nobody claimed (``exported_at`` unset) and that ended more than
-        ``older_than_s`` seconds ago (the process that ends a game exports it at once; these are the
-        ones whose process died first)."""
+    def unexported(self, older_than_s: float, limit: int = 100,
+                   stale_before: _dt.datetime | None = None) -> list[str]:
+        """The sweep's other work: ids of games ``finished`` with at least one move and no ``db_id``,
+        whose export nobody claimed (``exported_at`` unset) and that ended more than ``older_than_s``
+        seconds ago (the process that ends a game exports it at once; these are the ones whose process
+        died first), or whose claim is older than ``stale_before`` (its process died between the claim
+        and the write: :meth:`claim_export`)."""
         g = online_games.c
         cut = _now() - _dt.timedelta(seconds=older_than_s)
         has_moves = sa.exists().where(online_moves.c.game_id == g.id)
+        unclaimed = sa.and_(g.exported_at.is_(None), sa.or_(g.finished_at.is_(None), g.finished_at < cut))
+        if stale_before is not None:
+            unclaimed = sa.or_(unclaimed, g.exported_at < stale_before)
         with self.engine.connect() as c:
             return [r.id for r in c.execute(
-                sa.select(g.id).where(g.status == "finished", g.exported_at.is_(None), has_moves,
-                                      sa.or_(g.finished_at.is_(None), g.finished_at < cut))
+                sa.select(g.id).where(g.status == "finished", g.db_id.is_(None), has_moves, unclaimed)
                 .order_by(g.finished_at).limit(limit))]
 
     def history(self, user_id: int) -> dict[str, list[dict[str, Any]]]:
