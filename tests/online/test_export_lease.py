@@ -83,10 +83,12 @@ class One:
     def run(self, fn: Any, *args: Any) -> Any:
         return self.first.portal.call(fn, *args)
 
-    def finished_unexported(self, rated: bool = False) -> str:
+    def finished_unexported(self, rated: bool = False) -> tuple[str, Any]:
         """A game played to a resignation and stored as finished, whose export was not claimed (the
         games database taken away while it ends: as a process that died right after storing the end);
-        its room dropped, as on a process that did not hold it."""
+        its room dropped, as on a process that did not hold it. Returns its id and the function that
+        gives the games database (and the rating) back: to be called once the dying process made its
+        claim (the end's own work, a task, may come late: it then finds the game claimed)."""
         red, black = self.player(), self.player()
         if rated:
             red.register(f"red{self._n}")
@@ -101,20 +103,22 @@ class One:
         rate_once = self.online.db.rate_once
         if rated:  # (the rating too is left undone: the process died first)
             self.online.db.rate_once = lambda *_a, **_k: None
-        try:
-            for mover, move in ((red, "h2e2"), (black, "h9g7"), (red, "h0g2")):
-                r = mover.post(f"/games/{gid}/move", json={"move": move})
-                assert r.status_code == 200, r.text
-            assert black.post(f"/games/{gid}/resign").status_code == 200
-            wait_for(lambda: self.online.db.game(gid)["status"] == "finished")
-        finally:
+
+        def restore() -> None:
             self.online.games_db = gdb
             self.online.db.rate_once = rate_once
+
+        for mover, move in ((red, "h2e2"), (black, "h9g7"), (red, "h0g2")):
+            r = mover.post(f"/games/{gid}/move", json={"move": move})
+            assert r.status_code == 200, r.text
+        assert black.post(f"/games/{gid}/resign").status_code == 200
+        wait_for(lambda: self.online.db.game(gid)["status"] == "finished")
+        wait_for(lambda: not any(t.get_coro().__name__ == "finished" for t in list(self.online._tasks)))
         if self.online.rooms.pop(gid, None) is not None:
             self.online.registry.remove(gid)
         row = self.online.db.game(gid)
         assert row["exported_at"] is None and row["db_id"] is None
-        return gid
+        return gid, restore
 
     def exports(self, gid: str) -> list[tuple[int, str | None]]:
         with self.app.state.games_db.engine().connect() as c:
@@ -141,8 +145,9 @@ def one(request, tmp_path):
 @pytest.mark.slow
 @pytest.mark.ci
 def test_a_process_killed_between_the_export_claim_and_the_write_leaves_the_game_to_the_sweep(one):
-    gid = one.finished_unexported()
+    gid, restore = one.finished_unexported()
     _die(_DIE_AFTER_EXPORT_CLAIM, one.url, gid)
+    restore()
     row = one.online.db.game(gid)
     assert row["exported_at"] is not None and row["db_id"] is None  # claimed, never written
     claimed_at = time.monotonic()
@@ -165,8 +170,9 @@ def test_a_process_killed_between_the_export_claim_and_the_write_leaves_the_game
 @pytest.mark.slow
 @pytest.mark.ci
 def test_a_process_killed_inside_the_rating_leaves_the_game_unrated_for_the_sweep(one):
-    gid = one.finished_unexported(rated=True)
+    gid, restore = one.finished_unexported(rated=True)
     _die(_DIE_IN_THE_RATING, one.url, gid)
+    restore()
     row = one.online.db.game(gid)
     assert row["rated_at"] is None and row["rating_change"] is None  # the claim died with its transaction
     t0 = time.monotonic()
@@ -189,8 +195,9 @@ def test_the_embedded_server_s_next_start_exports_a_game_its_dead_run_had_claime
     url = f"sqlite:///{tmp_path / 'online.db'}"
     with _Client(app, base_url=BASE) as first:
         srv = One(app, first, url)
-        gid = srv.finished_unexported()
+        gid, restore = srv.finished_unexported()
         _die(_DIE_AFTER_EXPORT_CLAIM, url, gid)  # the first run's claim, then its death
+        restore()
         assert srv.exports(gid) == []
     app = create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
     with _Client(app, base_url=BASE) as first:  # the next start
