@@ -161,31 +161,32 @@ def test_a_slow_lobby_row_does_not_delay_another_game(two):
     assert two.online[0].db.game(gid)["red_id"] == a.me["user"]["id"]
 
 
-def test_one_move_is_one_version_checked_update_and_one_insert(two):
+def test_one_move_is_one_version_checked_statement(two, monkeypatch):
+    import psycopg
+
     a, b = two.player(0), two.player(1)
     a.guest()
     b.guest()
     gid = two.game(a, b)
     statements: list[str] = []
+    run = psycopg.Cursor.execute
 
-    def note(_conn, _cursor, statement, *_args):
-        statements.append(" ".join(statement.split()))
+    def note(self, query, *args, **kw):  # every statement of either path (SQLAlchemy's runs here too)
+        statements.append(" ".join(str(query).split()))
+        return run(self, query, *args, **kw)
 
-    engine = two.online[0].engine
-    sa.event.listen(engine, "before_cursor_execute", note)
-    try:
-        r = a.post(f"/games/{gid}/move", json={"move": "h2e2"})
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", note)
+    monkeypatch.setattr(psycopg.Cursor, "execute", note)
+    r = a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+    monkeypatch.undo()
     assert r.status_code == 200, r.text
-    writes = [s for s in statements if s.startswith(("UPDATE", "INSERT", "DELETE"))]
-    assert len(writes) == 2, writes  # the row with its version check, and the ply
-    assert writes[0].startswith("UPDATE online_games SET ") and "revision=" in writes[0]
-    assert writes[0].endswith("WHERE online_games.id = %(gid)s::VARCHAR AND online_games.revision = "
-                              "%(expected)s::INTEGER")
-    assert writes[1].startswith("INSERT INTO online_moves")
-    assert not [s for s in statements if s.startswith("SELECT online_games.revision")]  # no separate read
+    writes = [s for s in statements if s.startswith(("UPDATE", "INSERT", "DELETE", "WITH"))]
+    # one statement, its own transaction: the row's version check and write, and the ply only if it matched
+    assert len(writes) == 1, writes
+    assert writes[0].startswith("WITH g AS (UPDATE online_games SET revision = %s, clock = %s, ")
+    assert "WHERE id = %s AND revision = %s RETURNING id) INSERT INTO online_moves" in writes[0]
+    assert not [s for s in statements if "SELECT online_games.revision" in s]  # no separate read
     assert two.online[0].db.revision(gid) == two.online[0].rooms[gid].revision
+    assert two.online[0].db.moves(gid) == ["h2e2"]
 
 
 def test_two_processes_racing_on_one_game_store_one_move(two):

@@ -105,7 +105,8 @@ class RedisBus(EventBus):
     """The bus over Redis pub/sub (redis-py's asyncio client), for several server processes.
 
     ``publish`` queues ``PUBLISH channel <json>`` for one writer task (so messages leave in publish
-    order and the event loop never waits for the network); the first local subscriber of a channel
+    order and the event loop never waits for the network; the publishes queued while one was sent
+    go out in one pipeline, one round trip); the first local subscriber of a channel
     queues ``SUBSCRIBE`` on the same writer, which waits for Redis to confirm it before it sends
     anything queued after it — so a socket that subscribes and then asks for a broadcast gets that
     broadcast. One reader task receives the messages of every channel this process subscribed to and
@@ -181,11 +182,19 @@ class RedisBus(EventBus):
             log.error("redis did not confirm the subscription to %s", channel)
 
     async def _writer(self) -> None:
+        queue = self._queue
         while True:
-            op, channel, data = await self._queue.get()
+            op, channel, data = await queue.get()
             try:
-                if op == "pub":
+                if op == "pub" and queue.empty():
                     await self._redis.publish(channel, data)
+                elif op == "pub":  # the publishes queued meanwhile go out together, in order
+                    pipe = self._redis.pipeline(transaction=False)
+                    pipe.publish(channel, data)
+                    while not queue.empty() and queue._queue[0][0] == "pub":  # type: ignore[attr-defined]
+                        _op, ch, d = queue.get_nowait()
+                        pipe.publish(ch, d)
+                    await pipe.execute()
                 elif op == "sub":
                     if channel in self._subs:
                         await self._subscribe_now(channel)
@@ -199,8 +208,8 @@ class RedisBus(EventBus):
         import json
 
         while True:
-            try:
-                msg = await self._pubsub.get_message(timeout=1.0)
+            try:  # (no timeout: waits for the next message; close() cancels the task)
+                msg = await self._pubsub.get_message(timeout=None)
             except asyncio.CancelledError:
                 raise
             except Exception:

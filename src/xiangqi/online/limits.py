@@ -7,36 +7,66 @@ limits. With Redis configured they are counted there, one count for all the proc
 
 - :class:`RedisWindow` — at most ``limit`` events per key in a sliding window of ``window_s``
   seconds: one sorted set per key (member: the event, score: its time in ms), trimmed, counted and
-  added to by one Lua script (atomic; Redis's own clock, so the processes' clocks do not matter).
-  A refused event is not counted (as in :class:`SlidingWindow`).
+  added to by one Lua script (atomic: of any number of events sent at once from any number of
+  processes exactly ``limit`` are let through; Redis's own clock, so the processes' clocks do not
+  matter). A refused event is not counted (as in :class:`SlidingWindow`).
 - :class:`RedisLoginLimiter` — the failed logins per name and per address (the same windows).
 - :class:`RedisSockets` — the open WebSockets per address: one hash per address, a field per
-  process; the count is the sum over the processes still alive (the script drops the fields of a
-  process that stopped beating, so a killed process's sockets do not count for ever).
+  process holding that process's count; the check sums the fields of the processes still alive
+  (the script drops the fields of a process that stopped beating, so a killed process's sockets do
+  not count for ever) and sets this process's field, both in one script.
 
-Redis calls are synchronous (redis-py, a short socket timeout): one round trip on loopback, well
-under a millisecond. When Redis does not answer, the check falls back to this process's in-memory
-count (logged): a Redis outage loosens the limits to per process, it never refuses everyone.
+**Off the event loop.** The checks made on the event loop (a seek, a challenge link, a WebSocket
+opened or closed) use redis-py's asyncio client (:meth:`RedisWindow.hit_async`,
+:meth:`RedisSockets.opened`): the loop serves every other request while Redis answers. The socket
+counts go through one writer task per process, one call at a time, each carrying this process's
+count at the moment it is sent (not a +1/-1), so a call that failed or was answered late is put
+right by the next one. The checks of the plain ``def`` routes (login, registration) run in
+FastAPI's worker threads already and use the synchronous client there.
+
+**When Redis is slow or down: fail open, to this process's own count.** A call that fails or takes
+longer than :data:`REDIS_TIMEOUT_S` is decided by the in-memory count of this process (the same
+limit, counted here only; each process always keeps that count up to date), and for
+:data:`RETRY_S` seconds after a failure Redis is not asked at all (:class:`Health`), so an outage
+costs each request at most one timeout per :data:`RETRY_S`, not one each. Reason: these are abuse
+limits, not the security of an account or the truth of a game; refusing every seek, login and
+socket while Redis is away would take the whole server down for the outage of a counter, while
+counting per process still bounds a client to K times the limit with K processes (a password
+guesser gets 5 tries per process per 15 minutes instead of 5). When Redis answers again the socket
+counts that changed meanwhile are written back (:class:`RedisSockets`); the windows start from what
+Redis held (the events of the outage were counted per process only).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import secrets
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from xiangqi.online.accounts import FAILURE_WINDOW_S, MAX_FAILURES, LoginLimiter, RateLimited, _fold
 from xiangqi.online.lobby import LobbyError, SlidingWindow
 
-__all__ = ["RedisWindow", "RedisLoginLimiter", "RedisSockets", "redis_client", "PREFIX"]
+__all__ = ["Health", "RedisLimits", "RedisWindow", "RedisLoginLimiter", "RedisSockets", "redis_client",
+           "PREFIX", "REDIS_TIMEOUT_S", "RETRY_S"]
 
 log = logging.getLogger(__name__)
 
 #: The prefix of every key the limits use.
 PREFIX = "xiangqi:limit:"
-#: Seconds a call to Redis may take before the in-memory count is used instead.
+#: Seconds a call to Redis may take before the in-memory count is used instead (a loopback round
+#: trip is well under a millisecond, but the answer is read only when the event loop gets the CPU:
+#: 0.25 s timed out in the 1,000-player bench on a machine loaded 12 on 2 cores; only the request
+#: that asks waits, never the loop).
 REDIS_TIMEOUT_S = 0.5
+#: Seconds after a failed call during which Redis is not asked (the in-memory counts decide).
+RETRY_S = 5.0
+#: Connections the asyncio client keeps at most (a burst of checks waits for one of them).
+ASYNC_CONNECTIONS = 16
 
 # KEYS[1] the window's sorted set; ARGV: window ms, limit, a unique member, 1 to add / 0 to only count.
 # Returns {count before, ms until the oldest event leaves the window}.
@@ -57,23 +87,30 @@ end
 return {n, wait}
 """
 
-# KEYS[1] the address's hash (field: process id, value: its open sockets); ARGV: this process, the
-# change (+1 / -1), the limit (0: none), then every live process id. Returns the new total, or -1 when
-# an opening is refused.
+# KEYS[1] the address's hash (field: process id, value: its open sockets); ARGV: this process, its
+# count of the address after the change (the socket being opened included), the limit (0: no check),
+# then every live process id. Returns the new total, or -1 when an opening is refused (then this
+# process's field is left as it was).
 _SOCKETS = """
 local live = {}
 for i = 4, #ARGV do live[ARGV[i]] = true end
-local total = 0
+local others = 0
 local h = redis.call('HGETALL', KEYS[1])
 for i = 1, #h, 2 do
-  if live[h[i]] then total = total + tonumber(h[i + 1]) else redis.call('HDEL', KEYS[1], h[i]) end
+  if h[i] ~= ARGV[1] then
+    if live[h[i]] then others = others + tonumber(h[i + 1]) else redis.call('HDEL', KEYS[1], h[i]) end
+  end
 end
-local d = tonumber(ARGV[2])
-if d > 0 and tonumber(ARGV[3]) > 0 and total >= tonumber(ARGV[3]) then return -1 end
-local mine = redis.call('HINCRBY', KEYS[1], ARGV[1], d)
-if mine <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
-redis.call('EXPIRE', KEYS[1], 86400)
-return total + d
+local mine = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+if limit > 0 and others + mine > limit then return -1 end
+if mine > 0 then
+  redis.call('HSET', KEYS[1], ARGV[1], mine)
+  redis.call('EXPIRE', KEYS[1], 86400)
+else
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return others + mine
 """
 
 
@@ -87,97 +124,336 @@ def redis_client(url: str) -> Any:
 def _errors() -> tuple[type[BaseException], ...]:
     import redis
 
-    return (redis.RedisError, OSError)
+    return (redis.RedisError, OSError, TimeoutError)
+
+
+class Health:
+    """Whether Redis is asked now: after a failed call not for ``retry_s`` seconds (the in-memory
+    counts decide meanwhile). Shared by the event loop and the worker threads (a float and a lock)."""
+
+    def __init__(self, retry_s: float = RETRY_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.retry_s = retry_s
+        self.clock = clock
+        self._down_until = 0.0
+        self._down = False
+        self._lock = threading.Lock()
+        #: failed calls so far (tests, logs)
+        self.failures = 0
+
+    def up(self) -> bool:
+        """True when Redis is to be asked (no failure in the last ``retry_s`` seconds)."""
+        return self.clock() >= self._down_until
+
+    def failed(self, exc: BaseException, what: str) -> None:
+        """A call failed (``exc``): the in-memory counts decide for ``retry_s`` seconds (logged once an
+        outage)."""
+        with self._lock:
+            self.failures += 1
+            self._down_until = self.clock() + self.retry_s
+            first, self._down = not self._down, True
+        if first:
+            log.warning("limits: redis failed (%s: %s) on %s; counting in this process, asking redis "
+                        "again in %g s", type(exc).__name__, exc, what, self.retry_s)
+
+    def ok(self) -> None:
+        """A call succeeded."""
+        if self._down:
+            with self._lock:
+                was, self._down = self._down, False
+            if was:
+                log.warning("limits: redis answers again; the limits count over every process")
+
+
+class RedisLimits:
+    """The Redis of the limits of one process: the synchronous client (worker threads), the asyncio
+    client (the event loop: made on first use, on the loop that uses it, at most
+    :data:`ASYNC_CONNECTIONS` connections) and their :class:`Health`."""
+
+    def __init__(self, url: str, health: Health | None = None) -> None:
+        self.url = url
+        self.client = redis_client(url)
+        self.health = health or Health()
+        self._aio: Any = None
+
+    def aio(self) -> Any:
+        """The asyncio client (redis.asyncio) of this process's loop."""
+        if self._aio is None:
+            import redis.asyncio as aioredis
+
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self.url, max_connections=ASYNC_CONNECTIONS, timeout=REDIS_TIMEOUT_S,
+                socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S)
+            self._aio = aioredis.Redis(connection_pool=pool)
+        return self._aio
+
+    async def aclose(self) -> None:
+        """Close both clients' connections."""
+        if self._aio is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._aio.aclose(close_connection_pool=True), 2)
+            self._aio = None
+        with contextlib.suppress(Exception):
+            self.client.close()
 
 
 class RedisWindow(SlidingWindow):
-    """:class:`SlidingWindow` counted in Redis under ``name`` (the same ``hit`` and refusal: 429
-    with ``retry_after``); the in-memory window of the base class when Redis fails."""
+    """:class:`SlidingWindow` counted in Redis under ``name`` (the same refusal: 429 with
+    ``retry_after``): :meth:`hit` for the worker threads, :meth:`hit_async` for the event loop. When
+    Redis fails or is slow the in-memory window of the base class decides (module text); it is kept
+    up to date with this process's events in any case."""
 
-    def __init__(self, client: Any, name: str, limit: int, window_s: float) -> None:
+    def __init__(self, limits: RedisLimits, name: str, limit: int, window_s: float) -> None:
         super().__init__(limit, window_s)
-        self.client = client
+        self.limits = limits
         self.name = name
-        self._script = client.register_script(_WINDOW)
+        self._script = limits.client.register_script(_WINDOW)
+        self._ascript: Any = None
+
+    def _args(self, key: str, add: bool) -> tuple[list[str], list[Any]]:
+        return ([f"{PREFIX}{self.name}:{key}"],
+                [int(self.window_s * 1000), self.limit, secrets.token_hex(8), 1 if add else 0])
 
     def count(self, key: str, add: bool = True) -> tuple[int, float]:
         """``(events in the window before this one, seconds until the oldest leaves it)``; with
-        ``add`` the event is counted when under the limit. Raises redis-py's errors."""
-        n, wait_ms = self._script(keys=[f"{PREFIX}{self.name}:{key}"],
-                                  args=[int(self.window_s * 1000), self.limit, secrets.token_hex(8),
-                                        1 if add else 0])
+        ``add`` the event is counted when under the limit. Blocking; raises redis-py's errors."""
+        keys, args = self._args(key, add)
+        n, wait_ms = self._script(keys=keys, args=args)
         return int(n), int(wait_ms) / 1000
 
+    async def count_async(self, key: str, add: bool = True) -> tuple[int, float]:
+        """:meth:`count` on the asyncio client; raises redis-py's errors and TimeoutError after
+        :data:`REDIS_TIMEOUT_S`."""
+        if self._ascript is None:
+            self._ascript = self.limits.aio().register_script(_WINDOW)
+        keys, args = self._args(key, add)
+        async with asyncio.timeout(REDIS_TIMEOUT_S):
+            n, wait_ms = await self._ascript(keys=keys, args=args)
+        return int(n), int(wait_ms) / 1000
+
+    def _refuse(self, wait: float) -> LobbyError:
+        w = max(1, int(wait + 0.999))
+        return LobbyError(f"too many requests: at most {self.limit} in {self.window_s:g} s; "
+                          f"try again in {w} s", 429, "rate_limited", w)
+
     def hit(self, key: str) -> None:
-        """Count one event for ``key`` over every process; raises :class:`LobbyError` (429) past the
-        limit."""
-        try:
-            n, wait = self.count(key)
-        except _errors() as exc:
-            log.warning("limits: redis failed (%s); counting %s in this process", exc, self.name)
-            super().hit(key)
-            return
-        if n >= self.limit:
-            w = max(1, int(wait + 0.999))
-            raise LobbyError(f"too many requests: at most {self.limit} in {self.window_s:g} s; "
-                             f"try again in {w} s", 429, "rate_limited", w)
+        """Count one event for ``key`` over every process (blocking: a worker thread); raises
+        :class:`LobbyError` (429) past the limit."""
+        health = self.limits.health
+        if health.up():
+            try:
+                n, wait = self.count(key)
+            except _errors() as exc:
+                health.failed(exc, f"the {self.name} limit")
+            else:
+                health.ok()
+                if n >= self.limit:
+                    raise self._refuse(wait)
+                self.note(key)
+                return
+        super().hit(key)
+
+    async def hit_async(self, key: str) -> None:
+        """:meth:`hit` on the event loop: the loop serves everything else while Redis answers."""
+        health = self.limits.health
+        if health.up():
+            try:
+                n, wait = await self.count_async(key)
+            except _errors() as exc:
+                health.failed(exc, f"the {self.name} limit")
+            else:
+                health.ok()
+                if n >= self.limit:
+                    raise self._refuse(wait)
+                self.note(key)
+                return
+        super().hit(key)
 
 
 class RedisLoginLimiter(LoginLimiter):
-    """:class:`LoginLimiter` counted in Redis (failures per name and per address, every process)."""
+    """:class:`LoginLimiter` counted in Redis (failures per name and per address, every process).
+    Its calls block: the login runs in a worker thread (a plain ``def`` route)."""
 
-    def __init__(self, client: Any, max_failures: int = MAX_FAILURES,
+    def __init__(self, limits: RedisLimits, max_failures: int = MAX_FAILURES,
                  window_s: float = FAILURE_WINDOW_S) -> None:
         super().__init__(max_failures, window_s)
-        self.client = client
-        self.window = RedisWindow(client, "login", max_failures, window_s)
+        self.limits = limits
+        self.window = RedisWindow(limits, "login", max_failures, window_s)
 
     def check(self, username: str, address: str | None = None) -> None:
         """Raise :class:`RateLimited` when the name or the address has used up its failures."""
-        wait = 0.0
-        try:
-            for k in self._keys(username, address):
-                n, w = self.window.count(k, add=False)
-                if n >= self.max_failures:
-                    wait = max(wait, w, 0.001)
-        except _errors() as exc:
-            log.warning("limits: redis failed (%s); counting logins in this process", exc)
-            super().check(username, address)
-            return
-        if wait > 0:
-            raise RateLimited(max(1, int(wait + 0.999)))
+        health = self.limits.health
+        if health.up():
+            wait = 0.0
+            try:
+                for k in self._keys(username, address):
+                    n, w = self.window.count(k, add=False)
+                    if n >= self.max_failures:
+                        wait = max(wait, w, 0.001)
+            except _errors() as exc:
+                health.failed(exc, "the login limit")
+            else:
+                health.ok()
+                if wait > 0:
+                    raise RateLimited(max(1, int(wait + 0.999)))
+                return
+        super().check(username, address)
 
     def failed(self, username: str, address: str | None = None) -> None:
         """Count one failed login for the name and the address."""
         super().failed(username, address)  # (the fallback's count, should Redis fail later)
+        health = self.limits.health
+        if not health.up():
+            return
         try:
             for k in self._keys(username, address):
                 self.window.count(k)
         except _errors() as exc:
-            log.warning("limits: redis failed (%s); a failed login counted in this process only", exc)
+            health.failed(exc, "the login limit")
+        else:
+            health.ok()
 
     def succeeded(self, username: str) -> None:
         """A successful login clears the name's failures (not the address's)."""
         super().succeeded(username)
+        health = self.limits.health
+        if not health.up():
+            return
         try:
-            self.client.delete(f"{PREFIX}login:u:{_fold(username)[:100]}")
+            self.limits.client.delete(f"{PREFIX}login:u:{_fold(username)[:100]}")
         except _errors() as exc:
-            log.warning("limits: redis failed (%s)", exc)
+            health.failed(exc, "the login limit")
+        else:
+            health.ok()
 
 
 class RedisSockets:
-    """The open WebSockets per address over every live process. ``proc``: this process's id;
-    ``live()``: the ids of the processes alive now (this one included)."""
+    """The open WebSockets per address over every live process, on the event loop. ``proc``: this
+    process's id; ``live()``: the ids of the processes alive now (this one included).
 
-    def __init__(self, client: Any, proc: str, live: Callable[[], list[str]]) -> None:
-        self.client = client
+    :meth:`opened` (awaited before a socket is accepted) and :meth:`closed` (never waits) go
+    through one writer task, one Redis call at a time in the order they were made, each carrying
+    this process's count of the address then (:attr:`local`, the sockets it accepted): a call lost
+    to a failure or answered late is put right by the next one of that address, and the addresses
+    whose count changed while Redis was not asked are written back when it answers again (tried
+    every :data:`RETRY_S` seconds). When Redis fails or is slow this process's own count decides."""
+
+    def __init__(self, limits: RedisLimits, proc: str, live: Callable[[], list[str]]) -> None:
+        self.limits = limits
         self.proc = proc
         self.live = live
-        self._script = client.register_script(_SOCKETS)
+        #: this process's open (accepted) sockets per address
+        self.local: dict[str, int] = {}
+        self._dirty: set[str] = set()  # addresses whose field in Redis may differ from ``local``
+        self._queue: asyncio.Queue[tuple[str, str, int, asyncio.Future[bool] | None]] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._script: Any = None
 
-    def change(self, address: str, delta: int, limit: int) -> int:
-        """Add ``delta`` (+1 opened, -1 closed) to this process's count of ``address``; returns the
-        new total, or -1 when an opening would pass ``limit`` (then nothing is counted). Raises
-        redis-py's errors."""
-        return int(self._script(keys=[f"{PREFIX}sockets:{address}"],
-                                args=[self.proc, delta, limit, *self.live()]))
+    def _start(self) -> asyncio.Queue[tuple[str, str, int, asyncio.Future[bool] | None]]:
+        if self._queue is None or self._task is None or self._task.done():
+            self._queue = asyncio.Queue()
+            self._task = asyncio.get_running_loop().create_task(self._writer())
+        return self._queue
+
+    def _open_here(self, address: str, limit: int) -> bool:
+        n = self.local.get(address, 0)
+        if limit > 0 and n >= limit:
+            return False
+        self.local[address] = n + 1
+        self._dirty.add(address)
+        return True
+
+    async def opened(self, address: str, limit: int) -> bool:
+        """Count a socket of ``address`` being opened: True when it may open (counted), False when it
+        would pass ``limit`` (0: no limit) over every process (nothing counted)."""
+        if not self.limits.health.up():
+            ok = self._open_here(address, limit)
+            self._start().put_nowait(("sync", address, 0, None))  # (the writer writes it back later)
+            return ok
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._start().put_nowait(("open", address, limit, fut))
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:  # the handshake was given up: a socket counted is closed again
+            fut.add_done_callback(lambda f: None if f.cancelled() or not f.result() else self.closed(address))
+            raise
+
+    def closed(self, address: str) -> None:
+        """A socket of ``address`` that :meth:`opened` counted has closed (never waits)."""
+        n = self.local.get(address, 0) - 1
+        if n <= 0:
+            self.local.pop(address, None)
+        else:
+            self.local[address] = n
+        self._dirty.add(address)
+        self._start().put_nowait(("sync", address, 0, None))
+
+    async def _send(self, address: str, extra: int, limit: int) -> int | None:
+        """One call: this process's count of ``address`` (plus ``extra``) set in Redis, checked
+        against ``limit``; the script's answer, or None when Redis failed (marked for later)."""
+        try:
+            if self._script is None:
+                self._script = self.limits.aio().register_script(_SOCKETS)
+            async with asyncio.timeout(REDIS_TIMEOUT_S):
+                got = await self._script(keys=[f"{PREFIX}sockets:{address}"],
+                                         args=[self.proc, self.local.get(address, 0) + extra, limit,
+                                               *self.live()])
+        except _errors() as exc:
+            self.limits.health.failed(exc, "the sockets limit")
+            self._dirty.add(address)
+            return None
+        self.limits.health.ok()
+        if got >= 0:
+            self._dirty.discard(address)
+        return int(got)
+
+    async def _writer(self) -> None:
+        assert self._queue is not None
+        queue = self._queue
+        while True:
+            try:
+                if self._dirty and self.limits.health.up():  # Redis is back: write the changed counts
+                    for address in list(self._dirty):
+                        if await self._send(address, 0, 0) is None:
+                            break
+                try:
+                    async with asyncio.timeout(RETRY_S if self._dirty else None):
+                        kind, address, limit, fut = await queue.get()
+                except TimeoutError:
+                    continue
+                if kind == "sync":
+                    if self.limits.health.up() and address in self._dirty:
+                        await self._send(address, 0, 0)
+                    continue
+                assert fut is not None
+                try:
+                    ok = await self._open(address, limit)
+                except Exception:  # a bug, not Redis: this process's count decides, the opening goes on
+                    log.exception("limits: counting a socket of %s failed", address)
+                    ok = self._open_here(address, limit)
+                if not fut.done():
+                    fut.set_result(ok)
+                elif ok:
+                    self.closed(address)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("limits: the sockets' writer failed; going on")
+
+    async def _open(self, address: str, limit: int) -> bool:
+        if not self.limits.health.up():
+            return self._open_here(address, limit)
+        got = await self._send(address, 1, limit)
+        if got is None:
+            return self._open_here(address, limit)
+        if got < 0:
+            return False
+        self.local[address] = self.local.get(address, 0) + 1
+        return True
+
+    async def aclose(self) -> None:
+        """Stop the writer task."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+            self._task = None

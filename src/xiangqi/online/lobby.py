@@ -134,6 +134,23 @@ class SlidingWindow:
             raise LobbyError(f"too many requests: at most {self.limit} in {self.window_s:g} s; "
                              f"try again in {wait} s", 429, "rate_limited", wait)
         q.append(now)
+        self._bound()
+
+    async def hit_async(self, key: str) -> None:
+        """:meth:`hit` for the event loop (in memory: at once; the Redis window asks off the loop)."""
+        self.hit(key)
+
+    def note(self, key: str) -> None:
+        """Count one event for ``key`` without a check (an event let through by a shared count, so
+        that this process's own count is right should it have to decide alone)."""
+        now = self.clock()
+        q = self._events.setdefault(key, collections.deque())
+        while q and q[0] <= now - self.window_s:
+            q.popleft()
+        q.append(now)
+        self._bound()
+
+    def _bound(self) -> None:
         if len(self._events) > 100_000:  # bounded memory
             for k in list(self._events)[:50_000]:
                 del self._events[k]
@@ -225,14 +242,19 @@ class Lobby:
             raise LobbyError("guests play casual games only: log in to play rated", 400, "login_required")
         return preset
 
-    def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
-                    rating: dict[str, Any] | None) -> Seek:
-        """A new seek by ``who``; raises :class:`LobbyError` for a bad time control or colour, a rated
-        seek by a guest, a second open seek (409) or too many seeks a minute (429)."""
-        preset = self.check(preset_key, rated, color, who)
+    def _one_seek(self, who: Identity) -> None:
         if any(s.by.id == who.id for s in self.seeks.values()):
             raise LobbyError("you already have an open seek: cancel it first", 409, "conflict")
-        self.limiter.hit(who.id)
+
+    def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
+                    rating: dict[str, Any] | None, *, limit: bool = True) -> Seek:
+        """A new seek by ``who``; raises :class:`LobbyError` for a bad time control or colour, a rated
+        seek by a guest, a second open seek (409) or too many seeks a minute (429; ``limit=False``:
+        counted already)."""
+        preset = self.check(preset_key, rated, color, who)
+        self._one_seek(who)
+        if limit:
+            self.limiter.hit(who.id)
         seek = Seek("s-" + secrets.token_urlsafe(9), who, preset, rated, color, rating, _utc())
         self.seeks[seek.id] = seek
         self._changed()
@@ -270,10 +292,12 @@ class Lobby:
         if gone:
             self._changed()
 
-    def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str) -> Challenge:
-        """A challenge link (same checks and rate limit as a seek)."""
+    def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str, *,
+                         limit: bool = True) -> Challenge:
+        """A challenge link (same checks and rate limit as a seek; ``limit=False``: counted already)."""
         preset = self.check(preset_key, rated, color, who)
-        self.limiter.hit(who.id)
+        if limit:
+            self.limiter.hit(who.id)
         self._expire()
         ch = Challenge("c-" + secrets.token_urlsafe(12), who, preset, rated, color,
                        self.clock() + CHALLENGE_TTL_S, _utc() + _dt.timedelta(seconds=CHALLENGE_TTL_S))
@@ -331,6 +355,9 @@ class SharedLobby(Lobby):
         #: the items made here whose row is being inserted (:meth:`create_seek_async`): an acceptance
         #: or a cancel of one waits for its insert first (the row exists before anyone may take it)
         self._storing: dict[str, asyncio.Future[None]] = {}
+        #: the identities whose seek is being counted by the rate limit (:meth:`create_seek_async`):
+        #: a second seek sent meanwhile is refused as if the first were open
+        self._seeking: set[str] = set()
 
     def start(self) -> None:
         """Subscribe to the other processes' changes and load the open items (on the server's loop)."""
@@ -451,8 +478,19 @@ class SharedLobby(Lobby):
         """:meth:`create_seek` with the insert off the event loop. The checks (one open seek each, the
         rate limit) and the seek's place in memory happen at once, before the insert, so that a
         second seek of the same player sent meanwhile is refused as before; an acceptance or cancel
-        of this seek on this process waits for the insert (:meth:`_stored`)."""
-        seek = Lobby.create_seek(self, who, preset_key, rated, color, rating)
+        of this seek on this process waits for the insert (:meth:`_stored`). The rate limit is asked
+        off the loop too (:meth:`~xiangqi.online.limits.RedisWindow.hit_async`); while it answers,
+        the player counts as having an open seek."""
+        self.check(preset_key, rated, color, who)
+        if who.id in self._seeking:
+            raise LobbyError("you already have an open seek: cancel it first", 409, "conflict")
+        self._one_seek(who)
+        self._seeking.add(who.id)
+        try:
+            await self.limiter.hit_async(who.id)
+        finally:
+            self._seeking.discard(who.id)
+        seek = Lobby.create_seek(self, who, preset_key, rated, color, rating, limit=False)
         await self._insert("seek", seek)
         return seek
 
@@ -466,8 +504,11 @@ class SharedLobby(Lobby):
 
     async def create_challenge_async(self, who: Identity, preset_key: str, rated: bool,
                                      color: str) -> Challenge:
-        """:meth:`create_challenge` with the insert off the event loop (as :meth:`create_seek_async`)."""
-        ch = Lobby.create_challenge(self, who, preset_key, rated, color)
+        """:meth:`create_challenge` with the rate limit and the insert off the event loop (as
+        :meth:`create_seek_async`)."""
+        self.check(preset_key, rated, color, who)
+        await self.limiter.hit_async(who.id)
+        ch = Lobby.create_challenge(self, who, preset_key, rated, color, limit=False)
         await self._insert("challenge", ch, ch.expires_at)
         return ch
 
@@ -494,9 +535,9 @@ class SharedLobby(Lobby):
     # -- the Lobby's operations, through the store ---------------------------------------------------
 
     def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
-                    rating: dict[str, Any] | None) -> Seek:
+                    rating: dict[str, Any] | None, *, limit: bool = True) -> Seek:
         """:meth:`Lobby.create_seek`, stored and announced."""
-        seek = super().create_seek(who, preset_key, rated, color, rating)
+        seek = super().create_seek(who, preset_key, rated, color, rating, limit=limit)
         item = self._json("seek", seek)
         self.store.add_lobby_item(seek.id, "seek", item, self.service.proc)
         self._publish({"op": "add", "kind": "seek", "item": item})
@@ -538,9 +579,10 @@ class SharedLobby(Lobby):
         if ids:
             self._changed()
 
-    def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str) -> Challenge:
+    def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str, *,
+                         limit: bool = True) -> Challenge:
         """:meth:`Lobby.create_challenge`, stored and announced."""
-        ch = super().create_challenge(who, preset_key, rated, color)
+        ch = super().create_challenge(who, preset_key, rated, color, limit=limit)
         item = self._json("challenge", ch)
         self.store.add_lobby_item(ch.id, "challenge", item, self.service.proc, ch.expires_at)
         self._publish({"op": "add", "kind": "challenge", "item": item})

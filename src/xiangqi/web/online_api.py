@@ -254,6 +254,8 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         n = service.resume_playing()
         if n:
             logging.getLogger(__name__).info("took up %d online games again", n)
+        if not service.shared:  # (the shared mode's sweep does it every few seconds)
+            service.spawn(service.settle_at_start())
         yield
         await service.shutdown()
         if redis_bus is not None:
@@ -443,7 +445,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     async def opened(ws: WebSocket) -> str | None:
         addr = ws.client.host if ws.client else "?"
         try:
-            service.socket_opened(addr)
+            await service.socket_opened_async(addr)
         except LobbyError:
             await ws.accept()
             await ws.close(code=4429, reason="too many connections from this address")

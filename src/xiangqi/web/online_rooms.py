@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime as dt
 import functools
 import hashlib
 import hmac
@@ -141,6 +142,10 @@ class OnlineConfig:
     sweep_s: float = 10.0
     settle_after_s: float = 5.0
     retry_s: float = 0.5
+    #: Seconds an export claim (``exported_at``) holds before a sweep takes it over: a process that
+    #: died between the claim and the write (:meth:`OnlineStore.claim_export`). Far longer than one
+    #: games-database write (well under a second); a second write of a game is harmless.
+    export_lease_s: float = 120.0
 
     def __post_init__(self) -> None:
         if self.redis_url:
@@ -1236,6 +1241,7 @@ class OnlineService:
         #: processes heard from (id → monotonic time of their last heartbeat or message).
         self.shared = config.shared
         self.proc = uuid.uuid4().hex[:12]
+        self._started_at = dt.datetime.now(dt.UTC)  # (an export claimed before it is a dead run's)
         self.procs: dict[str, float] = {}
         self.presets = {**PRESETS, **config.presets}
         if self.shared:
@@ -1249,14 +1255,17 @@ class OnlineService:
         self.registrations = SlidingWindow(config.registrations_per_hour, 3600.0)
         #: Shared mode with Redis: the open sockets per address counted there (every process's)
         self.redis_sockets: Any = None
+        self.redis_limits: Any = None
         if self.shared and config.limits_url:
             from xiangqi.online import limits
 
-            client = limits.redis_client(config.limits_url)
-            self.accounts.limiter = limits.RedisLoginLimiter(client)
-            self.lobby.limiter = limits.RedisWindow(client, "seeks", config.seeks_per_minute, 60.0)
-            self.registrations = limits.RedisWindow(client, "register", config.registrations_per_hour, 3600.0)
-            self.redis_sockets = limits.RedisSockets(client, self.proc, lambda: [self.proc, *self.procs])
+            self.redis_limits = limits.RedisLimits(config.limits_url)
+            self.accounts.limiter = limits.RedisLoginLimiter(self.redis_limits)
+            self.lobby.limiter = limits.RedisWindow(self.redis_limits, "seeks", config.seeks_per_minute, 60.0)
+            self.registrations = limits.RedisWindow(self.redis_limits, "register",
+                                                    config.registrations_per_hour, 3600.0)
+            self.redis_sockets = limits.RedisSockets(self.redis_limits, self.proc,
+                                                     lambda: [self.proc, *self.procs])
         self.games_db = games_db
         self.rooms: dict[str, OnlineRoom] = {}
         self.sockets: dict[str, int] = {}
@@ -1370,8 +1379,33 @@ class OnlineService:
         (the first process to store the time-out wins the version check, and the end is rated once).
         Finished games nobody put into the games database are put there once (:meth:`export_unexported`).
         Returns how many games this call rated. Raises SQLAlchemy's errors."""
+        rated = await self._rate_unsettled(self.config.settle_after_s)
+        await self.export_unexported()
+        rows = await self.run_db(self.db.playing_rows, 10_000)
+        expired = [r["id"] for r in rows if r["id"] not in self.rooms and _ran_out(r)]
+        for gid in expired:
+            row = await self.run_db(self.db.game, gid)
+            if row is not None and row["status"] == "playing" and gid not in self.rooms:
+                try:
+                    self._rebuild(row, await self.run_db(self.db.moves, gid))
+                except (XiangqiError, SessionError, KeyError, TypeError):
+                    log.exception("online game %s could not be taken up", gid)
+        return rated
+
+    async def settle_at_start(self) -> int:
+        """The embedded mode, once at start: the work the previous run of this one process left when
+        it died (the shared mode's sweep does it every :attr:`OnlineConfig.sweep_s`): the rated games
+        it ended and did not rate are rated, the finished games it did not put into the games
+        database — unclaimed, or claimed before this start and not written — are put there. Returns
+        how many games it exported. Raises SQLAlchemy's errors."""
+        await self._rate_unsettled(0.0)
+        return await self.export_unexported(older_than_s=0.0, stale_before=self._started_at)
+
+    async def _rate_unsettled(self, older_than_s: float) -> int:
+        """Rate the finished rated games not rated that ended more than ``older_than_s`` ago (exactly
+        once over the processes: :meth:`OnlineStore.rate_once`); how many this call rated."""
         rated = 0
-        for gid in await self.run_db(self.db.unsettled, self.config.settle_after_s):
+        for gid in await self.run_db(self.db.unsettled, older_than_s):
             row = await self.run_db(self.db.game, gid)
             if row is None or not row.get("result"):
                 continue
@@ -1387,29 +1421,28 @@ class OnlineService:
                 async with room._lock:
                     await room.refresh_async()
                 await room.broadcast()
-        await self.export_unexported()
-        rows = await self.run_db(self.db.playing_rows, 10_000)
-        expired = [r["id"] for r in rows if r["id"] not in self.rooms and _ran_out(r)]
-        for gid in expired:
-            row = await self.run_db(self.db.game, gid)
-            if row is not None and row["status"] == "playing" and gid not in self.rooms:
-                try:
-                    self._rebuild(row, await self.run_db(self.db.moves, gid))
-                except (XiangqiError, SessionError, KeyError, TypeError):
-                    log.exception("online game %s could not be taken up", gid)
         return rated
 
-    async def export_unexported(self) -> int:
+    async def export_unexported(self, older_than_s: float | None = None,
+                                stale_before: dt.datetime | None = None) -> int:
         """Part of :meth:`sweep`: put the finished games whose export nobody claimed (ended more than
-        :attr:`OnlineConfig.settle_after_s` ago: their process died before it put them there) into the
-        games database, exactly once over all the processes (:meth:`OnlineStore.claim_export`), as
-        :meth:`finished` does for a game ending here (the same PGN, so the same ECCO); the holders of
-        their rooms re-read them (the ``db_id``). Returns how many this call exported."""
+        ``older_than_s``, default :attr:`OnlineConfig.settle_after_s`, ago: their process died before
+        it put them there) or whose claim is older than ``stale_before`` (default now less
+        :attr:`OnlineConfig.export_lease_s`: their process died between the claim and the write) into
+        the games database, one claim at a time over all the processes
+        (:meth:`OnlineStore.claim_export`), as :meth:`finished` does for a game ending here (the same
+        PGN, so the same ECCO); the holders of their rooms re-read them (the ``db_id``). Returns how
+        many this call exported."""
         if self.games_db is None:
             return 0
+        if older_than_s is None:
+            older_than_s = self.config.settle_after_s
+        if stale_before is None:
+            stale_before = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=self.config.export_lease_s)
         done = 0
-        for gid in await self.run_db(self.db.unexported, self.config.settle_after_s):
-            if not await self.run_db(self.db.claim_export, gid):
+        for gid in await self.run_db(functools.partial(self.db.unexported, older_than_s,
+                                                       stale_before=stale_before)):
+            if not await self.run_db(self.db.claim_export, gid, stale_before):
                 continue  # another process (or the one that ended it) has it
             db_id = None
             try:
@@ -1978,29 +2011,27 @@ class OnlineService:
     # -- sockets -----------------------------------------------------------------------------------
 
     def socket_opened(self, address: str) -> None:
-        """Count an open WebSocket of ``address``; raises :class:`OnlineError` (429) past the limit."""
+        """Count an open WebSocket of ``address`` in this process; raises :class:`OnlineError` (429)
+        past the limit."""
         n = self.sockets.get(address, 0)
-        if self.redis_sockets is not None:  # every process's sockets count
-            try:
-                total = self.redis_sockets.change(address, 1, self.config.sockets_per_ip)
-            except Exception as exc:  # redis-py's errors: this process's count decides
-                log.warning("limits: redis failed (%s); counting sockets in this process", exc)
-            else:
-                if total < 0:
-                    raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
-                self.sockets[address] = n + 1
-                return
         if n >= self.config.sockets_per_ip:
             raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
         self.sockets[address] = n + 1
 
+    async def socket_opened_async(self, address: str) -> None:
+        """:meth:`socket_opened` counted over every process when Redis counts the limits (asked off
+        the event loop: :class:`~xiangqi.online.limits.RedisSockets`)."""
+        if self.redis_sockets is None:
+            self.socket_opened(address)
+            return
+        if not await self.redis_sockets.opened(address, self.config.sockets_per_ip):
+            raise OnlineError(f"too many open connections from {address}", 429, "rate_limited", 10)
+        self.sockets[address] = self.sockets.get(address, 0) + 1
+
     def socket_closed(self, address: str) -> None:
         """That socket closed."""
         if self.redis_sockets is not None:
-            try:
-                self.redis_sockets.change(address, -1, 0)
-            except Exception as exc:
-                log.warning("limits: redis failed (%s); a closed socket not counted there", exc)
+            self.redis_sockets.closed(address)  # (never waits)
         n = self.sockets.get(address, 0) - 1
         if n <= 0:
             self.sockets.pop(address, None)
@@ -2014,6 +2045,9 @@ class OnlineService:
         for room in list(self.rooms.values()):
             for task in room._claim_tasks.values():
                 task.cancel()
+        if self.redis_limits is not None:
+            await self.redis_sockets.aclose()
+            await self.redis_limits.aclose()
         self.db.close()
         if self._db_pool is not None:
             self._db_pool.shutdown(wait=False, cancel_futures=True)
