@@ -6,26 +6,10 @@ around it: the moves handed out are equal to new ones, the undo records restore 
 from __future__ import annotations
 
 import gc
-import random
+
+from tests.randomgame import random_game
 
 from xiangqi.core.board import _MOVES, RED, Board, Move, Piece
-
-
-def _random_game(plies: int, seed: int) -> list[str]:
-    """ICCS of a random legal game of ``plies`` plies that does not end before (seeded)."""
-    rng = random.Random(seed)
-    for _ in range(200):
-        b, out = Board(), []
-        while len(out) < plies:
-            moves = list(b.legal_moves)
-            if not moves:
-                break
-            m = rng.choice(moves)
-            b.push(m)
-            out.append(m.iccs())
-        if len(out) == plies:
-            return out
-    raise AssertionError("no random game that long")
 
 
 def _tracked_added(make) -> tuple[object, int]:
@@ -45,7 +29,7 @@ def _replay(moves: list[str]) -> Board:
 
 
 def test_a_game_history_adds_no_tracked_objects_per_ply() -> None:
-    moves = _random_game(120, seed=15)
+    moves = random_game(120, seed=15)
     _replay(moves)  # the shared Move objects of these moves exist from now on (as in a server)
     kept0, empty = _tracked_added(lambda: _replay([]))
     kept, added = _tracked_added(lambda: _replay(moves))

@@ -6,26 +6,10 @@ board; DESIGN.md, "Load on a quiet machine")."""
 from __future__ import annotations
 
 import gc
-import random
+
+from tests.randomgame import random_game
 
 from xiangqi.app.session import GameSession
-from xiangqi.core.board import Board
-
-
-def _moves(plies: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    for _ in range(200):
-        b, out = Board(), []
-        while len(out) < plies and b.outcome() is None:
-            moves = list(b.legal_moves)
-            if not moves:
-                break
-            m = rng.choice(moves)
-            b.push(m)
-            out.append(m.iccs())
-        if len(out) == plies:
-            return out
-    raise AssertionError("no random game that long")
 
 
 def _session(moves: list[str]) -> GameSession:
@@ -47,7 +31,7 @@ def _added(moves: list[str]) -> int:
 
 
 def test_a_game_session_keeps_one_tracked_object_a_ply() -> None:
-    moves = _moves(120, seed=3)
+    moves = random_game(120, seed=3)
     _session(moves)  # imports, memos and the shared Move objects made once
     _added(moves)
     empty, full = _added([]), _added(moves)

@@ -245,12 +245,16 @@ class RedisWindow(SlidingWindow):
             except _errors() as exc:
                 health.failed(exc, f"the {self.name} limit")
             else:
-                health.ok()
-                if n >= self.limit:
-                    raise self._refuse(wait)
-                self.note(key)
-                return
+                return self._counted(key, n, wait)
         super().hit(key)
+
+    def _counted(self, key: str, n: int, wait: float) -> None:
+        """Redis answered: ``n`` events of ``key`` in the window before this one, the next free
+        in ``wait`` s; raises :class:`LobbyError` (429) past the limit, else notes the event here."""
+        self.limits.health.ok()
+        if n >= self.limit:
+            raise self._refuse(wait)
+        self.note(key)
 
     async def hit_async(self, key: str) -> None:
         """:meth:`hit` on the event loop: the loop serves everything else while Redis answers."""
@@ -261,11 +265,7 @@ class RedisWindow(SlidingWindow):
             except _errors() as exc:
                 health.failed(exc, f"the {self.name} limit")
             else:
-                health.ok()
-                if n >= self.limit:
-                    raise self._refuse(wait)
-                self.note(key)
-                return
+                return self._counted(key, n, wait)
         super().hit(key)
 
 
