@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from tests.online.conftest import BASE, FAST, Player, first_legal, online_db_url, wait_for
+from tests.online.conftest import BASE, FAST, Server, first_legal, online_db_url, wait_for
 from tests.webclient import _Client
 
 from xiangqi.db.schema import games
@@ -62,23 +62,12 @@ def _die(script: str, url: str, gid: str) -> None:
     assert got.returncode == -9, (got.returncode, got.stderr)
 
 
-class One:
+class One(Server):
     """A public server in shared mode (one process of several, on its own bus) with a short lease."""
 
     def __init__(self, app: Any, first: _Client, url: str) -> None:
-        self.app = app
-        self.first = first
+        super().__init__(app, first)
         self.url = url
-        self.online = app.state.online
-        self._n = 0
-
-    def player(self) -> Player:
-        self._n += 1
-        if self._n == 1:
-            return Player(self.first)
-        c = _Client(self.app, base_url=BASE)
-        c.portal = self.first.portal
-        return Player(c)
 
     def run(self, fn: Any, *args: Any) -> Any:
         return self.first.portal.call(fn, *args)
