@@ -155,6 +155,20 @@ class Health:
             log.warning("limits: redis failed (%s: %s) on %s; counting in this process, asking redis "
                         "again in %g s", type(exc).__name__, exc, what, self.retry_s)
 
+    def attempt(self, call: Callable[[], Any], what: str) -> tuple[bool, Any]:
+        """``(True, call())`` when Redis is asked now and ``call`` (blocking) succeeds; ``(False,
+        None)`` when it is not asked (:meth:`up`) or the call fails (:meth:`failed`, ``what`` names it
+        in the log): then the in-memory counts decide."""
+        if not self.up():
+            return False, None
+        try:
+            got = call()
+        except _errors() as exc:
+            self.failed(exc, what)
+            return False, None
+        self.ok()
+        return True, got
+
     def ok(self) -> None:
         """A call succeeded."""
         if self._down:
@@ -238,20 +252,14 @@ class RedisWindow(SlidingWindow):
     def hit(self, key: str) -> None:
         """Count one event for ``key`` over every process (blocking: a worker thread); raises
         :class:`LobbyError` (429) past the limit."""
-        health = self.limits.health
-        if health.up():
-            try:
-                n, wait = self.count(key)
-            except _errors() as exc:
-                health.failed(exc, f"the {self.name} limit")
-            else:
-                return self._counted(key, n, wait)
+        asked, got = self.limits.health.attempt(lambda: self.count(key), f"the {self.name} limit")
+        if asked:
+            return self._counted(key, *got)
         super().hit(key)
 
     def _counted(self, key: str, n: int, wait: float) -> None:
         """Redis answered: ``n`` events of ``key`` in the window before this one, the next free
         in ``wait`` s; raises :class:`LobbyError` (429) past the limit, else notes the event here."""
-        self.limits.health.ok()
         if n >= self.limit:
             raise self._refuse(wait)
         self.note(key)
@@ -265,6 +273,7 @@ class RedisWindow(SlidingWindow):
             except _errors() as exc:
                 health.failed(exc, f"the {self.name} limit")
             else:
+                health.ok()
                 return self._counted(key, n, wait)
         super().hit(key)
 
@@ -281,49 +290,31 @@ class RedisLoginLimiter(LoginLimiter):
 
     def check(self, username: str, address: str | None = None) -> None:
         """Raise :class:`RateLimited` when the name or the address has used up its failures."""
-        health = self.limits.health
-        if health.up():
-            wait = 0.0
-            try:
-                for k in self._keys(username, address):
-                    n, w = self.window.count(k, add=False)
-                    if n >= self.max_failures:
-                        wait = max(wait, w, 0.001)
-            except _errors() as exc:
-                health.failed(exc, "the login limit")
-            else:
-                health.ok()
-                if wait > 0:
-                    raise RateLimited(max(1, int(wait + 0.999)))
-                return
-        super().check(username, address)
+        def wait() -> float:
+            w = 0.0
+            for k in self._keys(username, address):
+                n, k_wait = self.window.count(k, add=False)
+                if n >= self.max_failures:
+                    w = max(w, k_wait, 0.001)
+            return w
+
+        asked, w = self.limits.health.attempt(wait, "the login limit")
+        if not asked:
+            super().check(username, address)
+        elif w > 0:
+            raise RateLimited(max(1, int(w + 0.999)))
 
     def failed(self, username: str, address: str | None = None) -> None:
         """Count one failed login for the name and the address."""
         super().failed(username, address)  # (the fallback's count, should Redis fail later)
-        health = self.limits.health
-        if not health.up():
-            return
-        try:
-            for k in self._keys(username, address):
-                self.window.count(k)
-        except _errors() as exc:
-            health.failed(exc, "the login limit")
-        else:
-            health.ok()
+        self.limits.health.attempt(lambda: [self.window.count(k) for k in self._keys(username, address)],
+                                   "the login limit")
 
     def succeeded(self, username: str) -> None:
         """A successful login clears the name's failures (not the address's)."""
         super().succeeded(username)
-        health = self.limits.health
-        if not health.up():
-            return
-        try:
-            self.limits.client.delete(f"{PREFIX}login:u:{_fold(username)[:100]}")
-        except _errors() as exc:
-            health.failed(exc, "the login limit")
-        else:
-            health.ok()
+        self.limits.health.attempt(
+            lambda: self.limits.client.delete(f"{PREFIX}login:u:{_fold(username)[:100]}"), "the login limit")
 
 
 class RedisSockets:
