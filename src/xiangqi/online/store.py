@@ -135,9 +135,6 @@ _DELETE_PLIES = online_moves.delete().where(online_moves.c.game_id == sa.bindpar
 _SQL_DELETE_PLIES = "DELETE FROM online_moves WHERE game_id = ? AND ply >= ?"
 _SQL_INSERT_MOVE = "INSERT INTO online_moves (game_id, ply, iccs, played_at) VALUES (?, ?, ?, ?)"
 _SQL_UPDATE_CLOCK = "UPDATE online_games SET clock = ? WHERE id = ?"
-# the same on PostgreSQL through psycopg (OnlineStore._save_checked_pg)
-_PG_DELETE_PLIES = "DELETE FROM online_moves WHERE game_id = %s AND ply >= %s"
-_PG_INSERT_MOVE = "INSERT INTO online_moves (game_id, ply, iccs, played_at) VALUES (%s, %s, %s, %s)"
 
 
 def _now() -> _dt.datetime:
@@ -368,8 +365,8 @@ class OnlineStore:
         k = _common_prefix(saved, moves)
         row = {"clock": None if clock is None else json.dumps(clock), **values}
         now = _now()
-        if self._psycopg:
-            return self._save_checked_pg(game_id, expected, saved, moves, k, now, row)
+        if self._psycopg and k == len(saved) and len(moves) - k <= 1:  # a move, or a change without one
+            return self._save_checked_pg(game_id, expected, moves, k, now, row)
         params = {f"v_{key}": value for key, value in row.items()}
         params.update(gid=game_id, expected=expected, v_revision=expected + 1)
         with self.engine.connect() as c:
@@ -381,7 +378,7 @@ class OnlineStore:
                 _write_plies(c, game_id, saved, moves, k, now)
         return k
 
-    def _save_checked_pg(self, game_id: str, expected: int, saved: list[str], moves: list[str], k: int,
+    def _save_checked_pg(self, game_id: str, expected: int, moves: list[str], k: int,
                          now: _dt.datetime, row: dict[str, Any]) -> int | None:
         """:meth:`save_checked` on PostgreSQL with psycopg 3: plain SQL on the pooled connection's
         DBAPI connection (psycopg prepares a statement run more than five times on a connection).
@@ -389,8 +386,8 @@ class OnlineStore:
         autocommit, one round trip instead of three: ``WITH g AS (UPDATE online_games SET … WHERE
         id = … AND revision = … RETURNING id) INSERT INTO online_moves … SELECT … FROM g`` (the
         ply is inserted only when the version check matched; a statement is atomic, the (game, ply)
-        key still refuses a second row). A takeback runs the general transaction. (DESIGN.md
-        "Load", the shared mode: 0.42 ms of the client's CPU a save through SQLAlchemy's execution
+        key still refuses a second row); ``moves`` has at most one ply after the ``k`` saved ones (a
+        takeback runs :meth:`save_checked`'s general transaction). (DESIGN.md "Load", the shared mode: 0.42 ms of the client's CPU a save through SQLAlchemy's execution
         and three round trips.) An error rolls back, drops the connection from the pool and is
         raised as SQLAlchemy's (``sa.exc.IntegrityError`` …), as on the other path."""
         keys = tuple(row)
@@ -403,39 +400,20 @@ class OnlineStore:
         stmt, params = sql, [expected + 1, *row.values(), game_id, expected]
         try:
             conn = fairy.dbapi_connection
-            if k == len(saved) and len(moves) - k <= 1:  # a move, or a change without one: one statement
-                if k < len(moves):
-                    stmt = self._pg_with_move.get(keys)
-                    if stmt is None:
-                        stmt = (f"WITH g AS ({sql} RETURNING id) INSERT INTO online_moves "
-                                "(game_id, ply, iccs, played_at) SELECT id, %s, %s, %s FROM g")
-                        self._pg_with_move[keys] = stmt
-                    params += [k, moves[k], now]
-                conn.autocommit = True  # one round trip: the statement is its own transaction
-                try:
-                    with conn.cursor() as cur:
-                        cur.execute(stmt, params)
-                        return k if cur.rowcount == 1 else None
-                finally:
-                    conn.autocommit = False
-            with conn.cursor() as cur:
-                cur.execute(stmt, params)
-                if cur.rowcount != 1:
-                    conn.rollback()  # (nothing was written: the row did not match)
-                    return None
-                if k < len(saved):
-                    stmt, params = _PG_DELETE_PLIES, [game_id, k]
+            if k < len(moves):
+                stmt = self._pg_with_move.get(keys)
+                if stmt is None:
+                    stmt = (f"WITH g AS ({sql} RETURNING id) INSERT INTO online_moves "
+                            "(game_id, ply, iccs, played_at) SELECT id, %s, %s, %s FROM g")
+                    self._pg_with_move[keys] = stmt
+                params += [k, moves[k], now]
+            conn.autocommit = True  # one round trip: the statement is its own transaction
+            try:
+                with conn.cursor() as cur:
                     cur.execute(stmt, params)
-                if k < len(moves):
-                    stmt = _PG_INSERT_MOVE
-                    if len(moves) - k == 1:
-                        params = [game_id, k, moves[k], now]
-                        cur.execute(stmt, params)
-                    else:
-                        params = [[game_id, i, moves[i], now] for i in range(k, len(moves))]
-                        cur.executemany(stmt, params)
-            stmt, params = "COMMIT", None
-            conn.commit()
+                    return k if cur.rowcount == 1 else None
+            finally:
+                conn.autocommit = False
         except Exception as exc:
             with contextlib.suppress(Exception):
                 fairy.dbapi_connection.rollback()
@@ -447,7 +425,6 @@ class OnlineStore:
             raise
         finally:
             fairy.close()  # back to the pool (a no-op after invalidate)
-        return k
 
     def _checked_update(self, keys: tuple[str, ...]) -> sa.Update:
         """``UPDATE online_games SET revision = :v_revision, <keys> WHERE id = :gid AND revision =
