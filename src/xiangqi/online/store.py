@@ -387,8 +387,9 @@ class OnlineStore:
         id = … AND revision = … RETURNING id) INSERT INTO online_moves … SELECT … FROM g`` (the
         ply is inserted only when the version check matched; a statement is atomic, the (game, ply)
         key still refuses a second row); ``moves`` has at most one ply after the ``k`` saved ones (a
-        takeback runs :meth:`save_checked`'s general transaction). (DESIGN.md "Load", the shared mode: 0.42 ms of the client's CPU a save through SQLAlchemy's execution
-        and three round trips.) An error rolls back, drops the connection from the pool and is
+        takeback runs :meth:`save_checked`'s general transaction). (DESIGN.md "Load", the shared
+        mode: 0.42 ms of the client's CPU a save through SQLAlchemy's execution and three round
+        trips.) An error rolls back, drops the connection from the pool and is
         raised as SQLAlchemy's (``sa.exc.IntegrityError`` …), as on the other path."""
         keys = tuple(row)
         sql = self._pg_updates.get(keys)
