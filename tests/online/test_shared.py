@@ -184,6 +184,25 @@ def test_a_gone_process_loses_its_presence_and_seeks(two):
     assert s1.db.lobby_items() == []
 
 
+def test_a_process_gone_before_its_first_heartbeat_loses_its_seeks(two):
+    """A seek whose process died before any heartbeat of it was heard (a row left in the store, or a
+    lobby message its only sign of life) is withdrawn once the TTL has passed without a beat."""
+    a = two.player(1)
+    a.guest()
+    s1 = two.online[1]
+    seek = a.post("/seeks", json={"time_control": "5+3", "color": "red"}).json()
+    item = s1.db.lobby_items()[0][1]
+    left = dict(item, id="s-orphan")
+    s1.db.add_lobby_item("s-orphan", "seek", left, "dead0process")  # its process: never heard of
+    two.first.portal.call(s1.lobby._load)  # a process starting up reads the open items
+    assert "s-orphan" in s1.lobby.seeks and "dead0process" in s1.procs
+    deadline = time.monotonic() + 30  # the TTL is 2 s
+    while "s-orphan" in s1.lobby.seeks and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "s-orphan" not in s1.lobby.seeks and "dead0process" not in s1.procs
+    assert [i["id"] for _k, i, _p in s1.db.lobby_items()] == [seek["id"]]  # the live one stays
+
+
 def test_clock_restarts_from_the_stored_time():
     from xiangqi.app.clock import TimeControl
     from xiangqi.app.session import GameSession

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import itertools
+import operator
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -147,6 +149,42 @@ class MoveRecord:
         return d
 
 
+class _PlyViews:
+    """A list derived from a session's move records one entry a ply (``make(record)``), kept across
+    versions and brought up to date by the records that changed at the end: a move adds one entry,
+    a takeback drops some, so each entry is built once (DESIGN.md "Load on a quiet machine": the
+    state's move list and the saved ICCS list were rebuilt for every move, work that grew with the
+    game's length). :meth:`current` compares the records it was built from with the session's list
+    (``list ==``: C speed, identity first) and rebuilds from the first that differs."""
+
+    __slots__ = ("make", "src", "out")
+
+    def __init__(self, make: Callable[[MoveRecord], Any]) -> None:
+        self.make = make
+        self.src: list[MoveRecord] = []
+        self.out: list[Any] = []
+
+    def current(self, records: list[MoveRecord]) -> list[Any]:
+        """The derived entries of ``records``, one a record (the list kept here: callers copy it)."""
+        src, out = self.src, self.out
+        n = len(src)
+        if n > len(records) or records[:n] != src:
+            k = 0
+            while k < n and k < len(records) and records[k] is src[k]:
+                k += 1
+            del src[k:], out[k:]
+            n = k
+        for rec in records[n:]:
+            src.append(rec)
+            out.append(self.make(rec))
+        return out
+
+    def clear(self) -> None:
+        """Forget every entry (a record was changed in place, e.g. its ``book`` flag)."""
+        self.src.clear()
+        self.out.clear()
+
+
 class GameSession:
     """A game: the board, who plays each side, the engine level and the result.
 
@@ -191,6 +229,9 @@ class GameSession:
         self.version = 0  # bumped on every change; lets async engine replies detect stale work
         self._state_cache: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self._opening: tuple[tuple[Any, ...], dict[str, str] | None] | None = None  # (key, opening())
+        self._move_views = _PlyViews(MoveRecord.as_dict)  # the state's ``moves`` entries
+        self._iccs = _PlyViews(operator.attrgetter("iccs"))  # the ICCS of each move
+        self._books = _PlyViews(operator.attrgetter("book"))  # each move's ``book`` flag
         self.clock = GameClock(time_control or TimeControl())
         self._refresh_outcome()
         if not self.is_over:
@@ -501,7 +542,7 @@ class GameSession:
             "turn": "red" if b.turn else "black",
             "players": {"red": self.players[RED], "black": self.players[BLACK]},
             "level": self.level,
-            "moves": [m.as_dict() for m in self.moves],
+            "moves": list(self._move_views.current(self.moves)),  # its dicts kept from version to version
             "last_move": b.move_stack[-1].iccs() if b.move_stack else None,
             "check": check_sq,
             "legal": {} if out is not None else _legal_by_square(b),
@@ -628,12 +669,17 @@ class GameSession:
                 s.declared = win(Termination.RESIGNATION, winner, "记录结果", "recorded result")
         return s
 
+    def iccs_moves(self) -> list[str]:
+        """The moves played, as ICCS text (``["h2e2", "h9g7", …]``): a new list, each string built once
+        a ply (a copy of a kept list, not a walk over the records)."""
+        return list(self._iccs.current(self.moves))
+
     def to_record(self) -> dict[str, Any]:
         """Everything needed to rebuild the session (JSON-ready); ``book``: the plies (0-based) of the
         computer's book moves, only when there are some."""
         d = self.declared
         out = {
-            "id": self.id, "start_fen": self.start_fen, "moves": [m.iccs for m in self.moves],
+            "id": self.id, "start_fen": self.start_fen, "moves": self.iccs_moves(),
             "red": self.players[RED], "black": self.players[BLACK], "level": self.level,
             "rules": self.rules, "headers": self.headers, "created": self.created,
             "clock": self.clock.to_record(),
@@ -641,9 +687,9 @@ class GameSession:
                                                  "reason_zh": d.reason_zh, "reason_en": d.reason_en},
             **({"extras": dict(self.extras)} if self.extras else {}),
         }
-        book = [i for i, m in enumerate(self.moves) if m.book]
-        if book:
-            out["book"] = book
+        flags = self._books.current(self.moves)
+        if True in flags:
+            out["book"] = list(itertools.compress(range(len(flags)), flags))
         return out
 
     @classmethod
@@ -663,6 +709,8 @@ class GameSession:
             for i in rec.get("book") or ():
                 if isinstance(i, int) and 0 <= i < len(s.moves):
                     s.moves[i].book = True
+            s._move_views.clear()  # (the flags changed records in place)
+            s._books.clear()
             d = rec.get("declared")
             if d:
                 s.declared = Outcome(Termination(d["termination"]), d["winner"], d["reason_zh"],

@@ -365,8 +365,10 @@ class SharedLobby(Lobby):
         self._load()
 
     def _load(self) -> None:
-        for kind, item, _proc in self.store.lobby_items():
+        for kind, item, proc in self.store.lobby_items():
             self._put(kind, item)
+            if isinstance(proc, str) and proc != self.service.proc:  # its holder counts as alive until
+                self.service.seen(proc)  # the TTL says otherwise: seeks of a process that died are withdrawn
 
     # -- JSON forms --------------------------------------------------------------------------------
 
@@ -399,8 +401,11 @@ class SharedLobby(Lobby):
         self.service.bus.publish(self.CHANNEL, {**msg, "proc": self.service.proc})
 
     def _on_bus(self, msg: dict[str, Any]) -> None:
-        if msg.get("proc") == self.service.proc:
+        proc = msg.get("proc")
+        if proc == self.service.proc:
             return
+        if isinstance(proc, str):  # a message is a sign of life: a process gone before its first
+            self.service.seen(proc)  # heartbeat reached here still has its seeks withdrawn
         if msg.get("op") == "add":
             self._put(msg["kind"], msg["item"])
         elif msg.get("op") == "del":

@@ -149,6 +149,9 @@ def iso(t: _dt.datetime | None) -> str | None:
 
 def _common_prefix(saved: list[str], moves: list[str]) -> int:
     """How many first plies ``saved`` and ``moves`` share (the stored ones a save keeps)."""
+    k = len(saved)
+    if k <= len(moves) and moves[:k] == saved:  # a move or a change without one: C speed
+        return k
     k = 0
     while k < len(saved) and k < len(moves) and saved[k] == moves[k]:
         k += 1

@@ -188,7 +188,7 @@ class RoomStore:
 
     def save_game(self, session: GameSession, language: str, abandoned: Any = None) -> None:
         """Write the move log and the clock of ``session``."""
-        moves = [m.iccs for m in session.moves]
+        moves = session.iccs_moves()
         room = self.room
         if room is not None and room._pending is not None:  # shared: stored when the lock is released
             room._pending.moves, room._pending.clock = moves, clock_record(session)
@@ -242,9 +242,11 @@ def state_update(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
                            "changes": changes}
     om, nm = old["moves"], new["moves"]
     if om is not nm:
-        k, n = 0, min(len(om), len(nm))
-        while k < n and om[k] == nm[k]:
-            k += 1
+        k = len(om)
+        if k > len(nm) or nm[:k] != om:  # (C speed: the entries of a session's lists are kept by identity)
+            k, n = 0, min(len(om), len(nm))
+            while k < n and om[k] == nm[k]:
+                k += 1
         if k != len(om) or k != len(nm):
             msg["moves_from"] = k
             msg["moves_add"] = nm[k:]
@@ -960,7 +962,7 @@ class OnlineRoom(GameHub):
             return
         old = self.session
         session, _, _ = self.service.session_from(row, moves)
-        same_position = [m.iccs for m in old.moves] == moves and (old.declared is None) == (
+        same_position = old.iccs_moves() == moves and (old.declared is None) == (
             session.declared is None)
         self.session = session
         self.store.session = session
@@ -1050,7 +1052,7 @@ class OnlineRoom(GameHub):
             s.declared = Outcome(Termination(d["termination"]), d["winner"], d["reason_zh"], d["reason_en"])
             s._touch()
         restart_clock(s, msg["clock"])
-        self.store.saved = [m.iccs for m in s.moves]
+        self.store.saved = s.iccs_moves()
         self.revision = msg["rev"]
         self.status = msg["status"]
         self.offers = {k: None if v is None else (RED if v == "red" else BLACK)
