@@ -230,10 +230,36 @@ def test_state_is_computed_once_per_version_and_never_stale(monkeypatch):
     st = s.state()
     assert len(calls) == 2 and st["moves"][-1]["iccs"] == "h2e2" and st["turn"] == "black"
     s.undo()
-    assert s.state()["moves"] == [] and len(calls) == 3
+    assert s.state()["moves"] == () and len(calls) == 3
     s.resign(True)
     st = s.state()
     assert st["result"]["winner"] == "black" and st["legal"] == {} and st["can_undo"] is True
     s.undo()  # the resignation is withdrawn: the game goes on in the same position
     st = s.state()
     assert st["result"] is None and st["legal"] and st["version"] == s.version
+
+
+def test_the_move_list_is_built_once_a_ply_and_follows_takebacks():
+    """The state's move entries are kept from version to version (one dict built a ply), and the
+    ICCS list and the book flags follow every takeback and replay (DESIGN.md "Load on a quiet machine")."""
+    s = GameSession(red="human", black="human")
+    for m in ("h2e2", "h9g7", "h0g2"):
+        s.play(m)
+    before = s.state()["moves"]
+    s.play("i9h9")
+    after = s.state()["moves"]
+    assert isinstance(after, tuple) and all(a is b for a, b in zip(before, after[:3], strict=True))
+    assert [m["iccs"] for m in after] == ["h2e2", "h9g7", "h0g2", "i9h9"] == s.iccs_moves()
+    s.undo()
+    s.undo()
+    s.play("b0c2")  # a different third move: a new entry after the two that stay
+    moves = s.state()["moves"]
+    assert [m["iccs"] for m in moves] == ["h2e2", "h9g7", "b0c2"] == s.iccs_moves()
+    assert moves[0] is before[0] and moves[2] is not before[2] and moves[2]["chinese"] == "马八进七"
+    assert s.to_record()["moves"] == ["h2e2", "h9g7", "b0c2"] and "book" not in s.to_record()
+    rec = dict(s.to_record(), book=[1])  # the record says ply 1 was a book move
+    back = GameSession.from_record(rec)
+    assert [m.get("book", False) for m in back.state()["moves"]] == [False, True, False]
+    assert back.to_record()["book"] == [1]
+    s.iccs_moves().append("x")  # a copy: the session's own list is not changed
+    assert s.iccs_moves() == ["h2e2", "h9g7", "b0c2"]

@@ -61,5 +61,5 @@ def test_move_records_as_dicts_are_what_dataclasses_gives():
     s = GameSession(red="human", black="human")
     for m in ("h2e2", "h9g7", "e2e6"):
         s.play(m)
-    assert s.state()["moves"] == [dataclasses.asdict(m) for m in s.moves]
+    assert s.state()["moves"] == tuple(dataclasses.asdict(m) for m in s.moves)
     assert s.state()["moves"][2]["capture"] is True

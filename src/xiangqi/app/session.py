@@ -490,10 +490,10 @@ class GameSession:
         """JSON-ready view of the game for the page.
 
         Keys: ``id``, ``fen``, ``start_fen``, ``turn`` (``red``/``black``), ``players``,
-        ``level``, ``moves`` (list of ``{iccs, chinese, capture, check, wxf}`` and ``book: true`` on a book
-        move), ``last_move``
+        ``level``, ``moves`` (a tuple of ``{iccs, chinese, capture, check, wxf}`` and ``book: true`` on
+        a book move), ``last_move``
         (ICCS or None), ``check`` (square name of the king in check or None), ``legal``
-        (from-square → ICCS moves), ``forbidden`` (ICCS → reason of a move that would
+        (from-square → tuple of ICCS moves), ``forbidden`` (ICCS → reason of a move that would
         lose by a forbidden repetition), ``result`` (None or ``{result, winner,
         termination, reason_zh, reason_en, headline_zh, headline_en, why_zh, why_en, explain}``:
         ``why_*`` is the reason without the headline, e.g. 红方认输 of 黑胜 — 红方认输; ``explain`` the
@@ -504,7 +504,10 @@ class GameSession:
         make and take back moves), so the session's board is never changed, not even for a moment.
         The position's part (legal moves, forbidden repetitions, the move list …) is computed once
         per :attr:`version` and shared by every caller (many pages polling one game cost one
-        computation); the clock and ``can_undo`` are read fresh each call.
+        computation), so it is read-only: the move list and the legal moves are tuples, and a move's
+        dict is the same object from version to version (built once a ply). Tuples of plain values
+        are what the garbage collector stops tracking (DESIGN.md "Load on a quiet machine"). The
+        clock and ``can_undo`` are read fresh each call.
         """
         key = (self.version, len(self.moves), id(self.declared), self.rules)
         if self._state_cache is None or self._state_cache[0] != key:
@@ -542,10 +545,10 @@ class GameSession:
             "turn": "red" if b.turn else "black",
             "players": {"red": self.players[RED], "black": self.players[BLACK]},
             "level": self.level,
-            "moves": list(self._move_views.current(self.moves)),  # its dicts kept from version to version
+            "moves": tuple(self._move_views.current(self.moves)),  # its dicts kept from version to version
             "last_move": b.move_stack[-1].iccs() if b.move_stack else None,
             "check": check_sq,
-            "legal": {} if out is not None else _legal_by_square(b),
+            "legal": {} if out is not None else _legal_by_square(b, tuple),
             "forbidden": forbidden,
             "result": result,
             "opening": self.opening(),
@@ -724,13 +727,15 @@ class GameSession:
         return s
 
 
-def _legal_by_square(board: Board) -> dict[str, list[str]]:
-    """Legal moves of ``board`` grouped by from-square (generation briefly moves pieces on it)."""
+def _legal_by_square(board: Board, kind: Callable[[list[str]], Any] = list) -> dict[str, Any]:
+    """Legal moves of ``board`` grouped by from-square, each group a ``kind`` (list, or tuple for the
+    shared state); generation briefly moves pieces on the board."""
     names = SQUARE_NAMES
-    out: dict[str, list[str]] = {}
+    out: dict[str, Any] = {}
     for frm, tos in board.legal_destinations():
         name = names[frm]
-        out[name] = [name + names[to] for to in tos]  # (Move.iccs)
+        group = [name + names[to] for to in tos]  # (Move.iccs)
+        out[name] = group if kind is list else kind(group)
     return out
 
 
