@@ -167,11 +167,12 @@ class StrictJSONRoute(APIRoute):
 
 
 async def receive_json_message(ws: Any, limit: int = WS_MESSAGE_LIMIT) -> Any:
-    """The next WebSocket message of ``ws`` parsed by :func:`loads_strict`.
+    """The next WebSocket message of ``ws`` parsed by :func:`loads_strict`: a text frame, or a
+    binary frame holding UTF-8 JSON (read the same way; tests/web/test_bad_input.py).
 
     Raises :class:`starlette.websockets.WebSocketDisconnect` when the client has gone and
     :class:`BadJSON` (a ``ValueError``; the socket stays usable) for a message that is too long
-    (``limit`` bytes), binary or not strict JSON.
+    (``limit`` bytes), not UTF-8 or not strict JSON.
     """
     message = await ws.receive()
     if message["type"] == "websocket.disconnect":
