@@ -128,7 +128,7 @@ def test_a_slow_save_of_one_game_does_not_delay_another_game(two):
             assert [m["iccs"] for m in r.json()["moves"]] == ["b2e2"]
             assert db.moves(fast) == ["b2e2"]
             assert db.moves(slow) == []  # not stored, and not shown as made
-            assert two.online[0].rooms[slow].state()["moves"] == []
+            assert two.online[0].rooms[slow].state()["moves"] == ()
         finally:
             lock.release()
         st = state_where(wa, lambda s: len(s["moves"]) == 1)  # stored once the row is free, then shown
