@@ -155,34 +155,34 @@ class _PlyViews:
     a takeback drops some, so each entry is built once (DESIGN.md "Load on a quiet machine": the
     state's move list and the saved ICCS list were rebuilt for every move, work that grew with the
     game's length). :meth:`current` compares the records it was built from with the session's list
-    (``list ==``: C speed, identity first) and rebuilds from the first that differs."""
+    (``list ==``: C speed, identity first) and rebuilds from the first that differs. The kept lists
+    are never changed once made (an update makes new ones and swaps them in with one assignment),
+    so a query on another thread sees one whole version or the other."""
 
-    __slots__ = ("make", "src", "out")
+    __slots__ = ("make", "_kept")
 
     def __init__(self, make: Callable[[MoveRecord], Any]) -> None:
         self.make = make
-        self.src: list[MoveRecord] = []
-        self.out: list[Any] = []
+        self._kept: tuple[list[MoveRecord], list[Any]] = ([], [])
 
     def current(self, records: list[MoveRecord]) -> list[Any]:
-        """The derived entries of ``records``, one a record (the list kept here: callers copy it)."""
-        src, out = self.src, self.out
+        """The derived entries of ``records``, one a record (a kept list: read it, do not change it)."""
+        src, out = self._kept
         n = len(src)
         if n > len(records) or records[:n] != src:
-            k = 0
-            while k < n and k < len(records) and records[k] is src[k]:
-                k += 1
-            del src[k:], out[k:]
-            n = k
-        for rec in records[n:]:
-            src.append(rec)
-            out.append(self.make(rec))
+            n = 0
+            while n < len(src) and n < len(records) and records[n] is src[n]:
+                n += 1
+        elif n == len(records):
+            return out
+        new = records[n:]
+        out = out[:n] + [self.make(rec) for rec in new]
+        self._kept = (src[:n] + new, out)
         return out
 
     def clear(self) -> None:
         """Forget every entry (a record was changed in place, e.g. its ``book`` flag)."""
-        self.src.clear()
-        self.out.clear()
+        self._kept = ([], [])
 
 
 class GameSession:

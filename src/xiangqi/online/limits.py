@@ -45,7 +45,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from xiangqi.online.accounts import FAILURE_WINDOW_S, MAX_FAILURES, LoginLimiter, RateLimited, _fold
@@ -169,6 +169,18 @@ class Health:
         self.ok()
         return True, got
 
+    async def attempt_async(self, call: Callable[[], Awaitable[Any]], what: str) -> tuple[bool, Any]:
+        """:meth:`attempt` for a call on the event loop (``call()`` returns the awaitable)."""
+        if not self.up():
+            return False, None
+        try:
+            got = await call()
+        except _errors() as exc:
+            self.failed(exc, what)
+            return False, None
+        self.ok()
+        return True, got
+
     def ok(self) -> None:
         """A call succeeded."""
         if self._down:
@@ -266,15 +278,10 @@ class RedisWindow(SlidingWindow):
 
     async def hit_async(self, key: str) -> None:
         """:meth:`hit` on the event loop: the loop serves everything else while Redis answers."""
-        health = self.limits.health
-        if health.up():
-            try:
-                n, wait = await self.count_async(key)
-            except _errors() as exc:
-                health.failed(exc, f"the {self.name} limit")
-            else:
-                health.ok()
-                return self._counted(key, n, wait)
+        asked, got = await self.limits.health.attempt_async(lambda: self.count_async(key),
+                                                            f"the {self.name} limit")
+        if asked:
+            return self._counted(key, *got)
         super().hit(key)
 
 

@@ -29,7 +29,7 @@ import logging
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +147,10 @@ def iso(t: _dt.datetime | None) -> str | None:
 
 
 
-def _common_prefix(saved: list[str], moves: list[str]) -> int:
-    """How many first plies ``saved`` and ``moves`` share (the stored ones a save keeps)."""
+def common_prefix(saved: Sequence[Any], moves: Sequence[Any]) -> int:
+    """How many first plies ``saved`` and ``moves`` share: the stored ones a save keeps, the move
+    entries an update leaves out (:func:`xiangqi.web.online_rooms.state_update`). When ``saved`` is
+    a prefix of ``moves`` of the same kind (a move) one slice comparison decides, at C speed."""
     k = len(saved)
     if k <= len(moves) and moves[:k] == saved:  # a move or a change without one: C speed
         return k
@@ -235,7 +237,7 @@ class OnlineStore:
         connection. A database error is raised as SQLAlchemy's (``sa.exc.IntegrityError`` …) in
         both cases. The embedded mode calls it from the event loop only (the kept connection is not
         shared across threads); the shared mode stores through :meth:`save_checked` instead."""
-        k = _common_prefix(saved, moves)
+        k = common_prefix(saved, moves)
         now = _now()
         if conn is None and not values and self._sqlite:
             self._save_sqlite(game_id, saved, moves, k, now, None if clock is None else json.dumps(clock))
@@ -365,7 +367,7 @@ class OnlineStore:
         inserted; the primary key (game, ply) refuses a second row for one ply) and the common
         prefix's length is returned. Runs in a worker thread (:meth:`OnlineService.run_db`); raises
         SQLAlchemy's errors."""
-        k = _common_prefix(saved, moves)
+        k = common_prefix(saved, moves)
         row = {"clock": None if clock is None else json.dumps(clock), **values}
         now = _now()
         if self._psycopg and k == len(saved) and len(moves) - k <= 1:  # a move, or a change without one

@@ -64,7 +64,7 @@ from xiangqi.online.accounts import AccountError, Accounts, RateLimited, User
 from xiangqi.online.bus import EventBus, LocalBus
 from xiangqi.online.lobby import PRESETS, Identity, Lobby, LobbyError, Preset, SlidingWindow, seat_colors
 from xiangqi.online.ratings import rate_game, rating_view
-from xiangqi.online.store import OnlineStore, iso
+from xiangqi.online.store import OnlineStore, common_prefix, iso
 from xiangqi.web.clients import Encoded
 from xiangqi.web.hub import GameHub, GameRegistry, MoveProvider
 
@@ -242,11 +242,7 @@ def state_update(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
                            "changes": changes}
     om, nm = old["moves"], new["moves"]
     if om is not nm:
-        k = len(om)
-        if k > len(nm) or nm[:k] != om:  # (C speed: the entries of a session's lists are kept by identity)
-            k, n = 0, min(len(om), len(nm))
-            while k < n and om[k] == nm[k]:
-                k += 1
+        k = common_prefix(om, nm)  # (C speed for a move: a session's entries are kept by identity)
         if k != len(om) or k != len(nm):
             msg["moves_from"] = k
             msg["moves_add"] = nm[k:]
