@@ -152,7 +152,8 @@ def test_a_public_server_refuses_added_engines(tmp_path):
     with api_client(app) as c:
         _add(c, "first")
         app.state.public = True
-        assert c.get("/api/engines").json() == {"engines": [], "allowed": False, "refused": PUBLIC_NO_PROGRAMS}
+        listed = c.get("/api/engines").json()
+        assert listed == {"engines": [], "allowed": False, "refused": PUBLIC_NO_PROGRAMS}
         r = c.post("/api/engines/check", json={"command": sys.executable, "args": [FAKE, "first"]})
         assert r.status_code == 403 and r.json()["detail"] == PUBLIC_NO_PROGRAMS
         assert c.post("/api/engines/game", json={"engine": 1}).status_code == 403

@@ -121,7 +121,7 @@ def test_the_analysis_socket_of_a_lan_peer_analyses_with_the_built_in_engine_onl
     with lan.websocket_connect("/ws/analysis") as ws:
         ws.send_json({"type": "start", "fen": STARTING_FEN, "multipv": 1, "engine": eng["key"]})
         msg = ws.receive_json()
-        assert msg == {"type": "error", "detail": f"start message: engine: {THIS_MACHINE_ONLY}"}
+        assert msg == {"type": "error", "detail": f"start message: {THIS_MACHINE_ONLY}"}
         ws.send_json({"type": "stop"})
         assert ws.receive_json() == {"type": "stopped", "reason": "idle"}  # no analysis was made
     assert starts(log) == before

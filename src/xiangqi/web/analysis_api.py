@@ -437,7 +437,7 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                     if req.engine is not None:
                         refused = program_refusal(ws)
                         if refused is not None:  # an added engine is a program: this machine's only
-                            say({"type": "error", "detail": f"start message: engine: {refused}"})
+                            say({"type": "error", "detail": f"start message: {refused}"})
                             continue
                         searcher = added_analyser(ws, req.engine)
                         if searcher is None:
