@@ -540,7 +540,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "any other address needs --lan")
         p.add_argument("--lan", action="store_true",
                        help="allow serving the local network (--host; 0.0.0.0 when not given) and print a "
-                            "warning: anyone who can reach the port can play, resign and delete saved games")
+                            "warning: anyone who can reach the port can play, resign, change settings and "
+                            "delete saved games, but not start programs (engines, engine matches: only "
+                            "from this machine)")
         p.add_argument("--data-dir", default=None,
                        help="where the SQLite file lives (default: $XIANGQI_DATA_DIR or the user data dir)")
         if browser:

@@ -140,6 +140,9 @@ def test_a_lan_peer_still_plays_and_manages_saved_games(server):
     _app, _local, lan, _log, _eng = server
     assert lan.post("/api/game/new", json={"red": "human", "black": "human"}).status_code == 200
     assert lan.post("/api/game/move", json={"move": "h2e2"}).status_code == 200
+    assert lan.post("/api/game/undo").json()["moves"] == []
+    assert lan.post("/api/game/move", json={"move": "h2e2"}).status_code == 200
+    assert lan.put("/api/settings", json={"sound": "off"}).json()["sound"] == "off"
     assert lan.post("/api/game/resign").status_code == 200
     [row] = lan.get("/api/library").json()
     assert lan.delete(f"/api/library/{row['id']}").json() == {"deleted": row["id"]}

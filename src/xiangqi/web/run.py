@@ -1,8 +1,10 @@
 """Run the web server: pick a free port on 127.0.0.1, start uvicorn, optionally open the browser.
 
 Serving another address than this machine's loopback (``--host 0.0.0.0``: LAN play) needs an
-explicit ``lan=True`` (``xiangqi serve --lan``) and prints a warning: everyone who can reach the
-port can then open the page, get its token and play, resign or delete saved games.
+explicit ``lan=True`` (``xiangqi serve --lan``) and prints a warning (:data:`LAN_PEER_CAN`):
+everyone who can reach the port can then open the page, get its token and play, resign, change the
+settings and read, change or delete saved games, but not make the server start a program (adding,
+checking or running engines, engine matches: :func:`xiangqi.web.security.this_machine_only`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ def lan_addresses() -> list[str]:
     return out
 
 
+#: What a device on the network can do with a ``--lan`` server, and what it cannot (the warning's words).
+LAN_PEER_CAN = ("anyone who can reach this port can open the game and play, undo, resign, start new games, "
+                "change the settings, and read, change and delete saved games; they cannot start programs "
+                "on this machine (adding, checking or running engines and engine matches work only from "
+                "this machine's own browser)")
+
+
 def listen_warning(host: str, *, lan: bool) -> str | None:
     """None when ``host`` is this machine's loopback; the warning to print when it is not and ``lan`` is set.
 
@@ -61,10 +70,9 @@ def listen_warning(host: str, *, lan: bool) -> str | None:
         return None
     if not lan:
         raise XiangqiError(f"--host {host} would serve the game to other machines on the network; "
-                           "add --lan to allow that (anyone who can reach the port can then play, undo, "
-                           "resign and delete saved games), or leave --host out to stay on 127.0.0.1")
-    return (f"serving on {host} for the local network: anyone who can reach this port can open the game, "
-            "play, undo, resign and delete saved games; use it only on a network you trust")
+                           f"add --lan to allow that ({LAN_PEER_CAN}), or leave --host out to stay on "
+                           "127.0.0.1")
+    return f"serving on {host} for the local network: {LAN_PEER_CAN}; use it only on a network you trust"
 
 
 #: The server process's collector thresholds (:func:`gc.set_threshold`): generation 0 is collected
