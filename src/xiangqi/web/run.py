@@ -116,7 +116,7 @@ def server_gc_policy(server: Any = None, thresholds: tuple[int, int, int] = SERV
 
 def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str | None = None,
           log_level: str = "warning", host: str = HOST, lan: bool = False, public: bool = False,
-          db_url: str | None = None, redis_url: str | None = None) -> int:
+          db_url: str | None = None, redis_url: str | None = None, trust_proxy: tuple[str, ...] = ()) -> int:
     """Serve the game at ``http://<host>:<port>/`` until Ctrl-C; returns 0.
 
     ``port`` None or 0 picks a free port. ``host`` other than a loopback address needs
@@ -130,7 +130,10 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     ``public``: the public server for online play (:mod:`xiangqi.web.online_api`; any ``host``, no
     ``lan`` needed: it is meant for others), its online database at ``db_url`` (default: ``online.db``
     in the data dir); ``redis_url``: the Redis bus that lets several processes on that database share
-    games (:attr:`~xiangqi.web.online_rooms.OnlineConfig.shared`).
+    games (:attr:`~xiangqi.web.online_rooms.OnlineConfig.shared`). ``trust_proxy``: the reverse
+    proxies whose ``X-Forwarded-For`` names the client (``--trust-proxy``; see
+    :func:`~xiangqi.web.server.create_app`); uvicorn's own proxy-header handling is off (it trusts
+    127.0.0.1 by default: any program of this machine could then choose its address).
     """
     import uvicorn
 
@@ -152,13 +155,14 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
 
         online = OnlineConfig(db_url=db_url, redis_url=redis_url)
     # StoreLockedError when another server uses the dir
-    app = create_app(data_dir, port=port, host=host, public=public, online=online)
+    app = create_app(data_dir, port=port, host=host, public=public, online=online, trust_proxy=trust_proxy)
     for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …
         print(f"xiangqi: warning: {notice['message']}", file=sys.stderr, flush=True)
     from xiangqi.web.limits import WS_MESSAGE_LIMIT, WS_SERVER_OPTIONS
     from xiangqi.web.timeouts import http_protocol
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
+                            proxy_headers=False,  # the peer is the client unless --trust-proxy (create_app)
                             ws_max_size=WS_MESSAGE_LIMIT,  # a longer message closes its socket (1009)
                             **WS_SERVER_OPTIONS,  # type: ignore[arg-type]
                             http=http_protocol())  # a request must arrive whole within 20 s (408)

@@ -197,6 +197,27 @@ def this_machine_only(conn: HTTPConnection) -> None:
         raise HTTPException(403, why)
 
 
+def trusted_proxies(value: str) -> tuple[str, ...]:
+    """The proxies ``--trust-proxy`` names (``"ADDR[,ADDR…]"``, each an IP address or a CIDR network
+    such as ``10.0.0.0/8``) as a tuple of their normal forms; only requests whose peer address is
+    one of them may say, in ``X-Forwarded-For``/``X-Forwarded-Proto``, which client they carry.
+
+    Raises :class:`ValueError` naming the entry that is none of these (a host name, ``*``: trusting
+    every peer would let any client choose the address its limits are counted by)."""
+    out: list[str] = []
+    for part in value.split(","):
+        text = part.strip()
+        if not text:
+            raise ValueError(f"--trust-proxy {value!r}: an empty entry (give ADDR[,ADDR…])")
+        try:
+            net = ipaddress.ip_network(text, strict=False) if "/" in text else None
+            out.append(str(net) if net is not None else str(ipaddress.ip_address(text)))
+        except ValueError:
+            raise ValueError(f"--trust-proxy {value!r}: {text!r} is not an IP address or network (e.g. "
+                             "127.0.0.1, ::1 or 10.0.0.0/8; '*' and host names are not taken)") from None
+    return tuple(out)
+
+
 def _split_authority(value: str) -> tuple[str, int | None] | None:
     """``"name:port"`` / ``"[v6]:port"`` / ``"name"`` -> (lower-case name without brackets, port or None).
 
