@@ -84,18 +84,16 @@ def test_x_forwarded_for_is_not_believed_by_default(tmp_path):
 
 
 def test_a_trusted_proxy_names_the_client_and_no_other_peer_does(tmp_path):
-    app = _public(tmp_path, trust_proxy_of("127.0.0.1"))
+    app = _public(tmp_path, trusted_proxies("127.0.0.1"))
     with _Client(app, base_url=BASE) as first:
-        assert _started_from(app, "127.0.0.1", {"X-Forwarded-For": "198.51.100.1"}, first.portal) == "198.51.100.1"
+        def started_from(peer, forwarded):
+            return _started_from(app, peer, {"X-Forwarded-For": forwarded}, first.portal)
+
+        assert started_from("127.0.0.1", "198.51.100.1") == "198.51.100.1"
         # a client that is not the proxy writes the header itself: its own address counts
-        assert _started_from(app, "192.0.2.9", {"X-Forwarded-For": "198.51.100.2"}, first.portal) == "192.0.2.9"
-        # the proxy's chain: the last address the trusted proxy did not add itself
-        chain = {"X-Forwarded-For": "203.0.113.5, 198.51.100.3"}
-        assert _started_from(app, "127.0.0.1", chain, first.portal) == "198.51.100.3"
-
-
-def trust_proxy_of(text):
-    return trusted_proxies(text)
+        assert started_from("192.0.2.9", "198.51.100.2") == "192.0.2.9"
+        # the proxy's chain: the last address that is not a trusted proxy
+        assert started_from("127.0.0.1", "203.0.113.5, 198.51.100.3") == "198.51.100.3"
 
 
 def test_trusted_proxies_are_addresses_or_networks():
