@@ -11,55 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import shutil
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
+from tests.online.test_limits_async import redis  # noqa: F401 - the fixture: a redis-server of the test's own
 from tests.webclient import run_coroutine
 
 from xiangqi.online.bus import Outage, RedisBus, shown_url
-
-
-class RedisServer:
-    """A redis-server on ``sock`` that the test stops and starts again (the same socket)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.exe = shutil.which("redis-server")
-        if self.exe is None:
-            if os.environ.get("XIANGQI_REQUIRE_REDIS"):
-                pytest.fail("$XIANGQI_REQUIRE_REDIS is set but redis-server is not installed")
-            pytest.skip("redis-server is not installed (apt-get install redis-server)")
-        self.folder = folder
-        self.sock = folder / "redis.sock"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen([self.exe, "--port", "0", "--unixsocket", str(self.sock), "--save", "",
-                                      "--appendonly", "no", "--dir", str(self.folder)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.monotonic() + 10
-        while not self.sock.exists():
-            assert time.monotonic() < end and self.proc.poll() is None, "redis-server did not start"
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(10)
-            self.proc = None
-
-
-@pytest.fixture
-def redis(tmp_path):
-    server = RedisServer(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def _until(pred, seconds: float = 30.0) -> None:
@@ -69,9 +27,9 @@ async def _until(pred, seconds: float = 30.0) -> None:
         await asyncio.sleep(0.05)
 
 
-def test_an_outage_is_one_warning_and_its_end_one_line(redis, caplog):
+def test_an_outage_is_one_warning_and_its_end_one_line(redis, caplog):  # noqa: F811 - the fixture
     caplog.set_level(logging.DEBUG, logger="xiangqi.online.bus")
-    url = f"unix://{redis.sock}"
+    url = redis.url
 
     async def scenario():
         bus = RedisBus(url)
@@ -81,7 +39,7 @@ def test_an_outage_is_one_warning_and_its_end_one_line(redis, caplog):
         try:
             bus.publish("game:x", {"n": 0})
             await _until(lambda: got == [0])
-            redis.stop()
+            redis.kill()
             n = 0
             while bus.outage.failures < 8:  # the reader's retries and the writer's publishes fail
                 n += 1
