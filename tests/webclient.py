@@ -21,6 +21,9 @@ from xiangqi.web.security import TOKEN_HEADER
 
 #: The address the test client pretends the server listens on.
 BASE_URL = "http://127.0.0.1:8765"
+#: The peer address of the test clients' connections (the ASGI ``client``): this machine, as for the
+#: page in the user's own browser. A test of another machine passes ``client=(address, port)``.
+LOCAL_PEER = ("127.0.0.1", 50000)
 
 
 class _Client(TestClient):
@@ -35,11 +38,13 @@ class _Client(TestClient):
 def api_client(app: Any, **kw: Any) -> TestClient:
     """A TestClient for ``app`` that behaves like the server's own page (``kw`` go to TestClient).
 
-    It sends the page's ``Origin`` (:data:`BASE_URL`) and the session token (``app.state.token``,
+    Its connections come from :data:`LOCAL_PEER` (this machine). It sends the page's ``Origin``
+    (:data:`BASE_URL`) and the session token (``app.state.token``,
     the value the page reads from its ``<meta name="xiangqi-token">``) in the ``X-Xiangqi-Token``
     header on every request and WebSocket handshake.
     """
     kw.setdefault("base_url", BASE_URL)
+    kw.setdefault("client", LOCAL_PEER)
     kw["headers"] = {"Origin": BASE_URL, TOKEN_HEADER: app.state.token, **kw.get("headers", {})}
     return _Client(app, **kw)
 
@@ -47,6 +52,7 @@ def api_client(app: Any, **kw: Any) -> TestClient:
 def bare_client(app: Any, **kw: Any) -> TestClient:
     """A TestClient for ``app`` at :data:`BASE_URL` without Origin and token (``kw`` go to TestClient)."""
     kw.setdefault("base_url", BASE_URL)
+    kw.setdefault("client", LOCAL_PEER)
     return _Client(app, **kw)
 
 

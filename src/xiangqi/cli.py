@@ -70,6 +70,7 @@ def _interruptible(fn, *args):  # noqa: ANN001, ANN202
 def cmd_play(args: argparse.Namespace) -> int:
     """Start the game server on 127.0.0.1 (another --host needs --lan); ``play`` also opens the browser."""
     from xiangqi.web.run import HOST, LAN_HOST, serve
+    from xiangqi.web.security import trusted_proxies
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise XiangqiError(f"--port must be 0-65535, got {args.port}")
@@ -80,6 +81,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     redis = getattr(args, "redis", None)
     if redis and not public:
         raise XiangqiError("--redis is the event bus of a public server: use it with --public")
+    trust = getattr(args, "trust_proxy", None)
+    if trust is not None and not public:
+        raise XiangqiError("--trust-proxy names the reverse proxy in front of a public server: use it with "
+                           "--public (the local server answers its peers themselves)")
+    try:
+        trusted = trusted_proxies(trust) if trust is not None else ()
+    except ValueError as exc:
+        raise XiangqiError(str(exc)) from None
     if redis and not getattr(args, "db", None):
         raise XiangqiError("--redis shares games between server processes, which needs a database they "
                            "all reach: add --db postgresql+psycopg://… (the default online.db is one "
@@ -87,7 +96,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     try:
         return serve(8000 if public and args.port is None else args.port,
                      open_browser=args.open_browser, data_dir=args.data_dir, host=host, lan=args.lan,
-                     public=public, db_url=getattr(args, "db", None), redis_url=redis)
+                     public=public, db_url=getattr(args, "db", None), redis_url=redis, trust_proxy=trusted)
     except OSError as exc:
         raise XiangqiError(str(exc)) from exc
 
@@ -540,7 +549,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "any other address needs --lan")
         p.add_argument("--lan", action="store_true",
                        help="allow serving the local network (--host; 0.0.0.0 when not given) and print a "
-                            "warning: anyone who can reach the port can play, resign and delete saved games")
+                            "warning: anyone who can reach the port can play, resign, change settings and "
+                            "delete saved games, but not start programs (engines, engine matches: only "
+                            "from this machine)")
         p.add_argument("--data-dir", default=None,
                        help="where the SQLite file lives (default: $XIANGQI_DATA_DIR or the user data dir)")
         if browser:
@@ -558,6 +569,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help="with --public and --db: Redis pub/sub (redis://host:6379/0 or "
                                 "unix:///path.sock) so that several server processes on one database "
                                 "share games, seeks and challenges (DESIGN.md, Online)")
+            p.add_argument("--trust-proxy", default=None, metavar="ADDR[,ADDR]",
+                           help="with --public: the reverse proxies in front (IP addresses or networks, "
+                                "e.g. 127.0.0.1 or 10.0.0.0/8) whose X-Forwarded-For names the client; "
+                                "default: none, every limit counts the connection's own address")
         p.set_defaults(func=cmd_play, open_browser=browser)
 
     p = sub.add_parser("engine", help="speak UCI or UCCI on stdin/stdout (for GUIs and matches)",

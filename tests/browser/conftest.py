@@ -73,8 +73,10 @@ class LiveServer:
     """A uvicorn server in a thread serving ``create_app(data_dir)``; ``restart()`` keeps the data dir."""
 
     def __init__(self, data_dir: Path, move_provider: Callable | None = None,
-                 warmup: bool | None = None) -> None:
+                 warmup: bool | None = None, wrap: Callable | None = None) -> None:
         self.data_dir = data_dir
+        #: an ASGI layer between uvicorn and the app (e.g. :func:`from_peer`), or None
+        self.wrap = wrap
         self.move_provider = move_provider
         #: compile the engine kernels at start (default: when the real engine plays)
         self.warmup = move_provider is None if warmup is None else warmup
@@ -89,7 +91,8 @@ class LiveServer:
         # With a stand-in computer player the engine kernels are not needed: skip their warmup.
         self.app = create_app(self.data_dir, move_provider=self.move_provider, player=_ENGINE,
                               warmup=self.warmup, engine_delay_s=0.05, port=self.port)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
+        served = self.app if self.wrap is None else self.wrap(self.app)
+        config = uvicorn.Config(served, host="127.0.0.1", port=self.port, log_level="warning",
                                 lifespan="on")
         self._server = uvicorn.Server(config)
         sock = self._sock or listening_socket(self.port)  # a restart listens on the same port again
@@ -107,6 +110,19 @@ class LiveServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+def from_peer(address: str) -> Callable:
+    """An ASGI layer (for :class:`LiveServer`'s ``wrap``) that gives every connection the peer
+    ``address`` (the ASGI ``client``): the page in this machine's browser is then served as the
+    server serves a device at ``address`` on the network, with no packet leaving the loopback."""
+    def wrap(app: Callable) -> Callable:
+        async def served(scope, receive, send):
+            if scope["type"] in ("http", "websocket"):
+                scope = {**scope, "client": (address, 50000)}
+            await app(scope, receive, send)
+        return served
+    return wrap
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import LiveServer, from_peer
 
 pytestmark = pytest.mark.browser
 
@@ -124,3 +124,22 @@ def test_a_round_robin_of_three_levels(server, driver, page, engine_ready):
     points = [float(x) for x in page.locator("#tn-table .tn-points").all_inner_texts()]
     assert sum(points) == 6.0  # 6 games, a point each
     page.screenshot(path=str(SHOTS / "tournament-levels-desktop.png"))
+
+
+def test_a_device_on_the_network_is_told_engines_are_added_on_the_server_machine(tmp_path, driver, page):
+    """With --lan a phone on the network plays, but cannot add an engine (a program of the server's
+    machine): the settings say so where the form was, and the matches dialog says why it cannot start."""
+    srv = LiveServer(tmp_path / "data", warmup=False, wrap=from_peer("192.0.2.5"))
+    srv.start()
+    try:
+        driver.open(srv.url)
+        page.click("#btn-settings")
+        expect(page.locator("#eng-public")).to_be_visible()
+        expect(page.locator("#eng-public")).to_have_text(
+            "此操作会在服务器上启动程序（添加、检查或运行引擎，引擎比赛），只能在服务器所在的电脑上进行，不能通过网络")
+        expect(page.locator("#eng-add-form")).to_be_hidden()
+        page.click("#btn-tournament")
+        expect(page.locator("#tn-status")).to_contain_text("只能在服务器所在的电脑上进行")
+        assert srv.app.state.tournaments.current is None
+    finally:
+        srv.stop()

@@ -300,6 +300,7 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     from xiangqi.core.board import Move
     from xiangqi.core.errors import XiangqiError
     from xiangqi.web import hub as hub_module
+    from xiangqi.web import security
     from xiangqi.web.hub import GameHub, _engine_failure
     from xiangqi.web.security import LocalGuard
     from xiangqi.web.server import create_app
@@ -453,6 +454,9 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
                           ("http", [host]), ("websocket", [host])]:
         scope = {"type": kind, "method": "POST", "headers": headers, "query_string": b""}
         out.append(guard.refusal(scope)[1])
+    # -- programs of the server's machine (web/security.py): a LAN device, a public server
+    out += [security.THIS_MACHINE_ONLY, security.PUBLIC_NO_PROGRAMS,
+            f"start message: {security.THIS_MACHINE_ONLY}"]
     assert all(isinstance(m, str) and m for m in out)
     del asyncio, StorageError
     return out

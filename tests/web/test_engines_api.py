@@ -18,6 +18,7 @@ from tests.webclient import api_client
 
 from xiangqi.app.engines import EngineSetupError, is_engine_key, resolve_command
 from xiangqi.core.board import STARTING_FEN, Board
+from xiangqi.web.security import PUBLIC_NO_PROGRAMS
 from xiangqi.web.server import create_app
 
 FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
@@ -151,9 +152,10 @@ def test_a_public_server_refuses_added_engines(tmp_path):
     with api_client(app) as c:
         _add(c, "first")
         app.state.public = True
-        assert c.get("/api/engines").json() == {"engines": [], "allowed": False}
+        listed = c.get("/api/engines").json()
+        assert listed == {"engines": [], "allowed": False, "refused": PUBLIC_NO_PROGRAMS}
         r = c.post("/api/engines/check", json={"command": sys.executable, "args": [FAKE, "first"]})
-        assert r.status_code == 403 and "local server" in r.json()["detail"]
+        assert r.status_code == 403 and r.json()["detail"] == PUBLIC_NO_PROGRAMS
         assert c.post("/api/engines/game", json={"engine": 1}).status_code == 403
         assert c.post("/api/engines/1/analyse", json={}).status_code == 403
 

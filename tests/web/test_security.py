@@ -420,6 +420,11 @@ def test_lan_flag_is_described_and_warns():
     assert listen_warning("localhost", lan=False) is None
     warning = listen_warning("0.0.0.0", lan=True)  # noqa: S104
     assert warning is not None and "network" in warning and "resign" in warning
+    # what a peer can do (tests/web/test_this_machine_only.py checks both halves) and what it cannot
+    for can in ("play", "undo", "resign", "change the settings", "delete saved games"):
+        assert can in warning.split("; they cannot")[0], can
+    assert "cannot start programs on this machine" in warning and "engines" in warning
+    assert "start programs" in build_parser()._subparsers._group_actions[0].choices["play"].format_help()
 
 
 def test_no_api_documentation_pages_are_served(page):

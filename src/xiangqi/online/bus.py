@@ -16,10 +16,12 @@ not block (they queue the message for a socket, :class:`xiangqi.web.clients.Clie
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["EventBus", "LocalBus", "RedisBus", "Subscription"]
+__all__ = ["EventBus", "LocalBus", "RedisBus", "Subscription", "Outage", "shown_url"]
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,57 @@ class LocalBus(EventBus):
         self._deliver(channel, message)
 
 
+#: Seconds the bus's reader waits after a failed read before it reads again.
+READ_RETRY_S = 0.5
+
+
+def shown_url(url: str) -> str:
+    """``url`` (a Redis URL) as the logs name it: scheme, host, port and path (``redis://host:6379/0``,
+    ``unix:///run/redis.sock``), without a user name or password."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "redis (an unreadable URL)"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+class Outage:
+    """The log of one connection's outages: :meth:`failed` writes one warning when the first call
+    fails (what failed, on which Redis, why, and that it is retried) and each failure's traceback
+    at debug level only; :meth:`ok` writes one line when a call succeeds again (how long it was
+    down, how many calls failed). Between the two nothing more is logged, however often the calls
+    are retried. ``where``: the Redis as :func:`shown_url` names it; ``clock``: seconds."""
+
+    def __init__(self, where: str, retry: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.where = where
+        self.retry = retry
+        self.clock = clock
+        self.down = False
+        self.since = 0.0
+        #: failed calls in the current (or last) outage
+        self.failures = 0
+
+    def failed(self, exc: BaseException, what: str) -> None:
+        """A call (``what``: ``reading``, ``pub game:x`` …) failed with ``exc``."""
+        if not self.down:
+            self.down, self.since, self.failures = True, self.clock(), 0
+            log.warning("redis bus: %s failed on %s (%s: %s); %s", what, self.where, type(exc).__name__,
+                        exc, self.retry)
+        self.failures += 1
+        log.debug("redis bus: %s failed on %s (failure %d of this outage)", what, self.where, self.failures,
+                  exc_info=exc)
+
+    def ok(self) -> None:
+        """A call succeeded: the end of an outage is logged once."""
+        if self.down:
+            self.down = False
+            log.warning("redis bus: %s answers again after %.1f s (%d failed calls meanwhile)", self.where,
+                        self.clock() - self.since, self.failures)
+
+
 class RedisBus(EventBus):
     """The bus over Redis pub/sub (redis-py's asyncio client), for several server processes.
 
@@ -124,6 +177,9 @@ class RedisBus(EventBus):
         self._confirmed: dict[str, Any] = {}
         self._redis: Any = None
         self._pubsub: Any = None
+        #: one warning an outage, one when it is over (the tracebacks at debug level)
+        self.outage = Outage(shown_url(url), f"retrying (reads every {READ_RETRY_S:g} s; what is published "
+                                             "meanwhile is lost)")
 
     async def start(self) -> None:
         """Connect and start the writer and reader tasks (raises redis-py's errors when unreachable)."""
@@ -200,8 +256,10 @@ class RedisBus(EventBus):
                         await self._subscribe_now(channel)
                 elif channel not in self._subs:
                     await self._pubsub.unsubscribe(channel)
-            except Exception:
-                log.exception("redis bus: %s %s failed", op, channel)
+            except Exception as exc:
+                self.outage.failed(exc, f"{op} {channel}")
+            else:
+                self.outage.ok()
 
     async def _reader(self) -> None:
         import asyncio
@@ -212,10 +270,11 @@ class RedisBus(EventBus):
                 msg = await self._pubsub.get_message(timeout=None)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("redis bus: reading failed; retrying")
-                await asyncio.sleep(0.5)
+            except Exception as exc:
+                self.outage.failed(exc, "reading")
+                await asyncio.sleep(READ_RETRY_S)
                 continue
+            self.outage.ok()
             if msg is None:
                 continue
             channel = msg["channel"].decode() if isinstance(msg["channel"], bytes) else msg["channel"]

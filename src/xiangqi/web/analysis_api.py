@@ -63,6 +63,7 @@ from xiangqi.app.trees import (
 from xiangqi.core.board import Board, Move, square_name
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.limits import BadJSON, StrictJSONRoute, receive_json_message
+from xiangqi.web.security import program_refusal
 
 __all__ = ["MAX_ANALYSES", "UPDATE_INTERVAL_S", "LiveAnalyses", "create_router"]
 
@@ -333,11 +334,12 @@ def create_router(hub: Any, store: Any) -> APIRouter:
 
     def added_analyser(ws: WebSocket, key: str) -> Any:
         """The analyser of the added engine ``key`` (web/engines_api.py), or None when there is no
-        such engine or the server is public (added engines are the local user's)."""
+        such engine. Call it only for a socket :func:`~xiangqi.web.security.program_refusal` lets
+        start programs."""
         from xiangqi.app.engines import EngineSetupError, ExternalAnalyser
 
         registry = getattr(ws.app.state, "engines", None)
-        if registry is None or getattr(ws.app.state, "public", False):
+        if registry is None:
             return None
         try:
             registry.spec(key)
@@ -433,6 +435,10 @@ def create_router(hub: Any, store: Any) -> APIRouter:
                 if analysis is None:
                     searcher = None
                     if req.engine is not None:
+                        refused = program_refusal(ws)
+                        if refused is not None:  # an added engine is a program: this machine's only
+                            say({"type": "error", "detail": f"start message: {refused}"})
+                            continue
                         searcher = added_analyser(ws, req.engine)
                         if searcher is None:
                             say({"type": "error", "detail": f"start message: engine: {req.engine} is not "

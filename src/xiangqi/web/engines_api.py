@@ -1,7 +1,7 @@
 """Routes of Settings → engines: add any UCI/UCCI engine of this machine, play it, analyse with it.
 
 - ``GET /api/engines`` → ``{"engines": [EngineSpec.to_dict()], "allowed": bool}`` (``allowed``
-  False on a public server, where engines cannot be added).
+  False, the list empty and ``refused`` the reason, for another machine or on a public server).
 - ``POST /api/engines/check`` ``{command, args?, protocol?}`` → the handshake's ``{name, author,
   protocol, options}`` (nothing is saved).
 - ``POST /api/engines`` ``{command, args?, protocol?, options?, movetime_s?}`` → the added engine.
@@ -13,9 +13,12 @@
   with an added engine).
 
 Errors: 404 for an unknown engine, 422 with the reason when an engine cannot be added, changed or
-used (no such program, no handshake, a bad option), 403 on a public server. Starting programs is
-the local user's privilege only: a public server (``app.state.public``) refuses every change and
-every use of this list. Handshakes and searches run in worker threads, one handshake at a time.
+used (no such program, no handshake, a bad option), 403 from another machine or on a public server.
+Starting programs is the local user's privilege only: every route but the list declares
+:func:`xiangqi.web.security.this_machine_only` (the connection's peer address must be this
+machine's loopback; a public server refuses everyone). A LAN peer (``--lan``) gets an empty list,
+``allowed`` False and ``refused``, the reason the page shows. Handshakes and searches run in worker
+threads, one handshake at a time.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi import Path as PathParam
 from pydantic import Field, StringConstraints
 
@@ -37,19 +40,13 @@ from xiangqi.app.engines import (
 from xiangqi.app.session import GameSession
 from xiangqi.core.board import STARTING_FEN, Board
 from xiangqi.core.errors import XiangqiError
+from xiangqi.web.security import program_refusal, this_machine_only
 from xiangqi.web.server import ClockRequest, PlayerKind, StrictModel, _check_position
 
-__all__ = ["create_router", "local_only"]
+__all__ = ["create_router"]
 
-#: Why a public server refuses (the local user's privilege: starting programs of this machine).
-PUBLIC_REFUSAL = "engines of this machine can be added and used only on a local server"
-
-
-def local_only(request: Request, why: str = PUBLIC_REFUSAL) -> None:
-    """403 (with ``why``) on a public server (``app.state.public``): added engines, engine matches
-    and reviews by an added engine are the local user's only."""
-    if getattr(request.app.state, "public", False):
-        raise HTTPException(403, why)
+#: What the acting routes declare: only this machine's own requests run them (web/security.py).
+THIS_MACHINE = [Depends(this_machine_only)]
 
 EngineId = Annotated[int, PathParam(ge=1, le=2**31 - 1, description="engine id")]
 Arg = Annotated[str, StringConstraints(max_length=1024)]
@@ -121,13 +118,13 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
 
     @router.get("/api/engines")
     async def list_engines(request: Request) -> dict[str, Any]:
-        public = bool(getattr(request.app.state, "public", False))
-        engines = [] if public else [e.to_dict() for e in await asyncio.to_thread(registry.list)]
-        return {"engines": engines, "allowed": not public}
+        refused = program_refusal(request)
+        if refused is not None:  # the list names programs of this machine that the client cannot use
+            return {"engines": [], "allowed": False, "refused": refused}
+        return {"engines": [e.to_dict() for e in await asyncio.to_thread(registry.list)], "allowed": True}
 
-    @router.post("/api/engines/check")
-    async def check_engine(req: CheckRequest, request: Request) -> dict[str, Any]:
-        local_only(request)
+    @router.post("/api/engines/check", dependencies=THIS_MACHINE)
+    async def check_engine(req: CheckRequest) -> dict[str, Any]:
         from xiangqi.app.engines import probe, resolve_command
 
         try:
@@ -138,9 +135,8 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
             raise setup_error(exc) from None
         return {**info, "command": argv[0], "args": argv[1:]}
 
-    @router.post("/api/engines")
-    async def add_engine(req: AddRequest, request: Request) -> dict[str, Any]:
-        local_only(request)
+    @router.post("/api/engines", dependencies=THIS_MACHINE)
+    async def add_engine(req: AddRequest) -> dict[str, Any]:
         try:
             async with handshakes:
                 spec = await asyncio.to_thread(registry.add, req.command, req.args, protocol=req.protocol,
@@ -149,9 +145,8 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
             raise setup_error(exc) from None
         return spec.to_dict()
 
-    @router.patch("/api/engines/{engine_id}")
-    async def update_engine(engine_id: EngineId, req: UpdateRequest, request: Request) -> dict[str, Any]:
-        local_only(request)
+    @router.patch("/api/engines/{engine_id}", dependencies=THIS_MACHINE)
+    async def update_engine(engine_id: EngineId, req: UpdateRequest) -> dict[str, Any]:
         try:
             spec = await asyncio.to_thread(registry.update, engine_id, options=req.options,
                                            movetime_s=req.movetime_s)
@@ -159,18 +154,16 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
             raise setup_error(exc) from None
         return spec.to_dict()
 
-    @router.delete("/api/engines/{engine_id}")
-    async def remove_engine(engine_id: EngineId, request: Request) -> dict[str, Any]:
-        local_only(request)
+    @router.delete("/api/engines/{engine_id}", dependencies=THIS_MACHINE)
+    async def remove_engine(engine_id: EngineId) -> dict[str, Any]:
         try:
             await asyncio.to_thread(registry.remove, engine_id)
         except EngineSetupError as exc:
             raise setup_error(exc) from None
         return {"removed": engine_id}
 
-    @router.post("/api/engines/game")
-    async def engine_game(req: EngineGameRequest, request: Request) -> dict[str, Any]:
-        local_only(request)
+    @router.post("/api/engines/game", dependencies=THIS_MACHINE)
+    async def engine_game(req: EngineGameRequest) -> dict[str, Any]:
         try:
             spec = await asyncio.to_thread(registry.get, req.engine)
         except EngineSetupError as exc:
@@ -183,9 +176,8 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
         session.extras["engine_name"] = spec.name
         return await hub.replace(session)
 
-    @router.post("/api/engines/{engine_id}/analyse")
-    async def analyse(engine_id: EngineId, req: AnalyseRequest, request: Request) -> dict[str, Any]:
-        local_only(request)
+    @router.post("/api/engines/{engine_id}/analyse", dependencies=THIS_MACHINE)
+    async def analyse(engine_id: EngineId, req: AnalyseRequest) -> dict[str, Any]:
         try:
             board = Board(req.fen)
             for i, text in enumerate(req.moves):

@@ -368,7 +368,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     @router.post("/api/online/computer")
     async def computer(req: ComputerRequest, request: Request) -> dict[str, Any]:
         return {"game_id": await service.computer_game(_need(await who_async(request)), req.level,
-                                                       req.time_control, req.color)}
+                                                       req.time_control, req.color, address(request))}
 
     @router.post("/api/online/challenges", status_code=201)
     async def create_challenge(req: SeekRequest, request: Request) -> dict[str, Any]:

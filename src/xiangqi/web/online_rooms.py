@@ -102,7 +102,11 @@ class OnlineConfig:
     ``move_provider``: the computer's move choice in computer games (tests), default the engine.
     ``presets``: extra time controls (tests: a one-second game). ``sockets_per_ip``: open WebSockets
     one address may hold. ``ping_s``: seconds between the server's pings on a game socket.
-    ``max_computer_games``: computer games at once (each has its own engine). ``redis_url``: below.
+    ``max_computer_games``: computer games at once (each has its own engine);
+    ``computer_games_per_player``: of those, the ones one identity (an account, a guest) may play at
+    once, ``computer_games_per_address``: the ones started from one address (fresh guest cookies
+    are free, an address is not; more than one player, as a family behind one NAT router may be
+    several). Both counted in this process, as the slots are. ``redis_url``: below.
     """
 
     db_url: str | None = None
@@ -116,6 +120,8 @@ class OnlineConfig:
     sockets_per_ip: int = 20
     ping_s: float = 5.0
     max_computer_games: int = 8
+    computer_games_per_player: int = 2
+    computer_games_per_address: int = 4
     engine_delay_s: float = 0.0
     #: The event bus over Redis (``redis://…`` or ``unix://…``; :class:`~xiangqi.online.bus.RedisBus`)
     #: instead of the in-process one; it switches the shared mode on (below).
@@ -310,6 +316,9 @@ class OnlineRoom(GameHub):
         self._finished = status != "playing"
         self._claim_tasks: dict[Color, asyncio.Task[None]] = {}
         self._ratings: dict[Color, dict[str, Any] | None] = {}
+        #: The address a computer game was started from (its per-address limit), None when not known
+        #: (a game taken up again after a restart).
+        self.started_from: str | None = None
         self._position_key: tuple[str, int] | None = None
         #: The state version at which the current position began (see :attr:`version`).
         self.position_since = 0
@@ -1269,6 +1278,9 @@ class OnlineService:
         self.sockets: dict[str, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._computers: list[dict[str, Any]] | None = None
+        #: Computer games being started (identity id, address): counted with the playing ones, so
+        #: that requests sent at once cannot all pass the limits while the first is being stored.
+        self._computer_starts: list[tuple[str, str | None]] = []
         self._lobby_due = False  # a lobby view is to go out (_lobby_changed)
         self._lobby_busy = self._lobby_again = False  # shared mode: one view read at a time
         #: Shared mode: the worker threads of the database calls (:meth:`run_db`); as many as the
@@ -1739,22 +1751,48 @@ class OnlineService:
                 "color": _cname(room.seat_of(ident))})
         return room.session.id
 
-    async def computer_game(self, who: Identity, level: str, time_control: str, color: str) -> str:
-        """A casual game against the computer at ``level``; its id."""
+    async def computer_game(self, who: Identity, level: str, time_control: str, color: str,
+                            address: str | None = None) -> str:
+        """A casual game against the computer at ``level`` for ``who``, asked from ``address``; its id.
+
+        Refused with 429 ``too_many_games`` when ``who`` plays
+        :attr:`~OnlineConfig.computer_games_per_player` computer games already, or the games started
+        from ``address`` are :attr:`~OnlineConfig.computer_games_per_address` (one player must not
+        hold every slot), and with 429 ``rate_limited`` when all
+        :attr:`~OnlineConfig.max_computer_games` slots are taken."""
         from xiangqi.app.players import levels
 
         lv = next((lv for lv in levels() if lv.key == level), None)
         if lv is None:
             raise OnlineError(f"unknown level {level!r}", 400, "bad_request")
         preset = self.lobby.check(time_control, False, color, who)
-        busy = sum(1 for r in self.rooms.values() if r.status == "playing"
-                   and any(i.kind == "engine" for i in r.seats.values()))
-        if busy >= self.config.max_computer_games:
+        playing = [(next(i.id for i in r.seats.values() if i.kind != "engine"), r.started_from)
+                   for r in self.rooms.values() if r.status == "playing"
+                   and any(i.kind == "engine" for i in r.seats.values())] + self._computer_starts
+        mine = sum(1 for ident, _ in playing if ident == who.id)
+        per_player = self.config.computer_games_per_player
+        if mine >= per_player:
+            raise OnlineError(f"you are playing {mine} games against the computer already (at most "
+                              f"{per_player} at once per player): finish or resign one first", 429,
+                              "too_many_games")
+        here = sum(1 for _, at in playing if address is not None and at == address)
+        per_address = self.config.computer_games_per_address
+        if here >= per_address:
+            raise OnlineError(f"{here} games against the computer are being played from your address "
+                              f"already (at most {per_address} at once per address): finish or resign "
+                              "one first", 429, "too_many_games")
+        if len(playing) >= self.config.max_computer_games:
             raise OnlineError("the computer is busy with other games: try again later", 429,
                               "rate_limited", 30)
         engine = Identity("engine", f"engine:{level}", lv.name_zh, None, level)
         me_red = seat_colors(color)
-        room = await self.start_game(who if me_red else engine, engine if me_red else who, preset, False)
+        start = (who.id, address)
+        self._computer_starts.append(start)  # (no await since the counts: they hold until it is held)
+        try:
+            room = await self.start_game(who if me_red else engine, engine if me_red else who, preset, False)
+            room.started_from = address
+        finally:
+            self._computer_starts.remove(start)
         return room.session.id
 
     # -- rooms -------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ import dataclasses
 import threading
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from fastapi import APIRouter, FastAPI, HTTPException
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi import Path as PathParam
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, StringConstraints, model_validator
@@ -58,6 +58,7 @@ from xiangqi.app.reviews import (
 from xiangqi.app.session import GameSession
 from xiangqi.study.review import DEFAULT_DEPTH, DEFAULT_HASH_MB, GameReview, try_move
 from xiangqi.web.limits import StrictJSONRoute
+from xiangqi.web.security import this_machine_only
 
 if TYPE_CHECKING:
     from xiangqi.app.sandbox import RecordSandbox
@@ -181,7 +182,9 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
         return job
 
     @router.post("/api/review")
-    async def start_review(req: ReviewRequest) -> dict[str, Any]:
+    async def start_review(req: ReviewRequest, request: Request) -> dict[str, Any]:
+        if req.engine is not None:  # an added engine: this machine's own requests only (web/security.py)
+            this_machine_only(request)
         if req.library_id is not None:
             src = await asyncio.to_thread(_library_source, store, req.library_id, req.depth, hub.language())
         elif req.current:
@@ -194,14 +197,12 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
                                tuple(line["moves"]), line["headers"], req.depth, errors=tuple(line["errors"]))
         if not src.moves:
             raise HTTPException(400, "nothing to review: the game has no moves yet")
-        if req.engine is not None:  # an added engine: the local user's only (web/engines_api.py)
+        if req.engine is not None:
             from xiangqi.app.engines import EngineSetupError
 
             registry = getattr(app.state, "engines", None)
-            if registry is None or getattr(app.state, "public", False):
-                from xiangqi.web.engines_api import PUBLIC_REFUSAL
-
-                raise HTTPException(403, PUBLIC_REFUSAL)
+            if registry is None:
+                raise HTTPException(404, f"{req.engine}: there are no added engines on this server")
             try:
                 await asyncio.to_thread(registry.spec, req.engine)
             except EngineSetupError as exc:

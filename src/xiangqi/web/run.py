@@ -1,8 +1,10 @@
 """Run the web server: pick a free port on 127.0.0.1, start uvicorn, optionally open the browser.
 
 Serving another address than this machine's loopback (``--host 0.0.0.0``: LAN play) needs an
-explicit ``lan=True`` (``xiangqi serve --lan``) and prints a warning: everyone who can reach the
-port can then open the page, get its token and play, resign or delete saved games.
+explicit ``lan=True`` (``xiangqi serve --lan``) and prints a warning (:data:`LAN_PEER_CAN`):
+everyone who can reach the port can then open the page, get its token and play, resign, change the
+settings and read, change or delete saved games, but not make the server start a program (adding,
+checking or running engines, engine matches: :func:`xiangqi.web.security.this_machine_only`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ def lan_addresses() -> list[str]:
     return out
 
 
+#: What a device on the network can do with a ``--lan`` server, and what it cannot (the warning's words).
+LAN_PEER_CAN = ("anyone who can reach this port can open the game and play, undo, resign, start new games, "
+                "change the settings, and read, change and delete saved games; they cannot start programs "
+                "on this machine (adding, checking or running engines and engine matches work only from "
+                "this machine's own browser)")
+
+
 def listen_warning(host: str, *, lan: bool) -> str | None:
     """None when ``host`` is this machine's loopback; the warning to print when it is not and ``lan`` is set.
 
@@ -61,10 +70,9 @@ def listen_warning(host: str, *, lan: bool) -> str | None:
         return None
     if not lan:
         raise XiangqiError(f"--host {host} would serve the game to other machines on the network; "
-                           "add --lan to allow that (anyone who can reach the port can then play, undo, "
-                           "resign and delete saved games), or leave --host out to stay on 127.0.0.1")
-    return (f"serving on {host} for the local network: anyone who can reach this port can open the game, "
-            "play, undo, resign and delete saved games; use it only on a network you trust")
+                           f"add --lan to allow that ({LAN_PEER_CAN}), or leave --host out to stay on "
+                           "127.0.0.1")
+    return f"serving on {host} for the local network: {LAN_PEER_CAN}; use it only on a network you trust"
 
 
 #: The server process's collector thresholds (:func:`gc.set_threshold`): generation 0 is collected
@@ -108,7 +116,7 @@ def server_gc_policy(server: Any = None, thresholds: tuple[int, int, int] = SERV
 
 def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str | None = None,
           log_level: str = "warning", host: str = HOST, lan: bool = False, public: bool = False,
-          db_url: str | None = None, redis_url: str | None = None) -> int:
+          db_url: str | None = None, redis_url: str | None = None, trust_proxy: tuple[str, ...] = ()) -> int:
     """Serve the game at ``http://<host>:<port>/`` until Ctrl-C; returns 0.
 
     ``port`` None or 0 picks a free port. ``host`` other than a loopback address needs
@@ -122,7 +130,10 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     ``public``: the public server for online play (:mod:`xiangqi.web.online_api`; any ``host``, no
     ``lan`` needed: it is meant for others), its online database at ``db_url`` (default: ``online.db``
     in the data dir); ``redis_url``: the Redis bus that lets several processes on that database share
-    games (:attr:`~xiangqi.web.online_rooms.OnlineConfig.shared`).
+    games (:attr:`~xiangqi.web.online_rooms.OnlineConfig.shared`). ``trust_proxy``: the reverse
+    proxies whose ``X-Forwarded-For`` names the client (``--trust-proxy``; see
+    :func:`~xiangqi.web.server.create_app`); uvicorn's own proxy-header handling is off (it trusts
+    127.0.0.1 by default: any program of this machine could then choose its address).
     """
     import uvicorn
 
@@ -144,13 +155,14 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
 
         online = OnlineConfig(db_url=db_url, redis_url=redis_url)
     # StoreLockedError when another server uses the dir
-    app = create_app(data_dir, port=port, host=host, public=public, online=online)
+    app = create_app(data_dir, port=port, host=host, public=public, online=online, trust_proxy=trust_proxy)
     for notice in app.state.store.notices:  # a damaged file kept aside, a read-only database …
         print(f"xiangqi: warning: {notice['message']}", file=sys.stderr, flush=True)
     from xiangqi.web.limits import WS_MESSAGE_LIMIT, WS_SERVER_OPTIONS
     from xiangqi.web.timeouts import http_protocol
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
+                            proxy_headers=False,  # the peer is the client unless --trust-proxy (create_app)
                             ws_max_size=WS_MESSAGE_LIMIT,  # a longer message closes its socket (1009)
                             **WS_SERVER_OPTIONS,  # type: ignore[arg-type]
                             http=http_protocol())  # a request must arrive whole within 20 s (408)

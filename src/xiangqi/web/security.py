@@ -41,6 +41,17 @@ handshake is closed before it is accepted: the client sees a bare 403. The ``tok
 parameter is removed from the WebSocket's scope (in place), so that neither the route nor the
 server's access log sees it.
 
+**Programs.** Routes that start a program of this machine or hand one a path (adding, checking,
+changing or running an added engine, engine matches, a review or an analysis by an added engine)
+declare one more guard, :func:`this_machine_only`: the connection's *peer address* (the ASGI
+``client``, the address the TCP connection came from) must be a loopback address, else **403**
+with :data:`THIS_MACHINE_ONLY`. No header decides it (not ``Host``, which any client writes, not
+``X-Forwarded-For``); a request that carries a forwarding header is not taken for this machine's
+own even from a loopback peer (a proxy on this machine forwards other machines' requests). So with
+``--lan`` a device on the network can play, undo, resign and delete saved games, but never make the
+server run a program. A public server refuses these routes to everyone
+(:data:`PUBLIC_NO_PROGRAMS`): behind a proxy every peer is loopback.
+
 Every HTTP response also gets ``X-Content-Type-Options: nosniff``, a Content
 Security Policy (scripts and connections from this origin only, no framing),
 ``X-Frame-Options: DENY``, ``Referrer-Policy: no-referrer`` and
@@ -59,6 +70,9 @@ import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qs, unquote_plus, urlsplit
+
+from fastapi import HTTPException
+from starlette.requests import HTTPConnection
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -129,6 +143,79 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+#: The 403 ``detail`` of a program-starting route asked from another machine (:func:`this_machine_only`).
+THIS_MACHINE_ONLY = ("this action starts programs on the server (adding, checking or running an "
+                     "engine, engine matches) and is allowed only from the server's own machine, "
+                     "not over the network")
+#: The 403 ``detail`` of a program-starting route on a public server.
+PUBLIC_NO_PROGRAMS = ("a public server starts no programs for its clients: added engines and engine "
+                      "matches are only on a local server")
+#: Headers a proxy adds; a request carrying one was forwarded for someone else (RFC 7239, de facto).
+FORWARDING_HEADERS = frozenset({"forwarded", "x-forwarded-for", "x-real-ip"})
+
+
+def peer_is_this_machine(scope: Scope) -> bool:
+    """Whether the connection of ``scope`` (HTTP or WebSocket) comes from this machine: its peer
+    address (``scope["client"]``, the TCP peer the server accepted) is a loopback IP
+    (``127.0.0.0/8``, ``::1``, ``::ffff:127.x.x.x``) and no forwarding header
+    (:data:`FORWARDING_HEADERS`) says it was passed on for another client. False without a peer
+    address (a Unix socket, a test client without one). No header can make it True."""
+    client = scope.get("client")
+    if not client or not isinstance(client[0], str):
+        return False
+    try:
+        address = ipaddress.ip_address(client[0].strip("[]"))
+    except ValueError:
+        return False  # a name ("testclient"), not an address: not known to be this machine
+    mapped = getattr(address, "ipv4_mapped", None)
+    if not (address.is_loopback or (mapped is not None and mapped.is_loopback)):
+        return False
+    names = {k.decode("latin-1").lower() for k, _ in scope.get("headers") or ()}
+    return not names & FORWARDING_HEADERS
+
+
+def program_refusal(conn: HTTPConnection) -> str | None:
+    """Why the request or WebSocket ``conn`` may not start a program of this machine (the 403
+    detail), or None when it may: refused on a public server (``app.state.public``) and from any
+    peer but this machine (:func:`peer_is_this_machine`)."""
+    if getattr(conn.app.state, "public", False):
+        return PUBLIC_NO_PROGRAMS
+    if not peer_is_this_machine(conn.scope):
+        return THIS_MACHINE_ONLY
+    return None
+
+
+def this_machine_only(conn: HTTPConnection) -> None:
+    """The guard of every route that starts a program or hands one a path (module text, "Programs"):
+    a FastAPI dependency (``dependencies=[Depends(this_machine_only)]``) or a call inside a route
+    whose body decides (a review by an added engine). Raises ``HTTPException(403, detail)`` with
+    :func:`program_refusal`'s reason; returns None when the request comes from this machine."""
+    why = program_refusal(conn)
+    if why is not None:
+        raise HTTPException(403, why)
+
+
+def trusted_proxies(value: str) -> tuple[str, ...]:
+    """The proxies ``--trust-proxy`` names (``"ADDR[,ADDR…]"``, each an IP address or a CIDR network
+    such as ``10.0.0.0/8``) as a tuple of their normal forms; only requests whose peer address is
+    one of them may say, in ``X-Forwarded-For``/``X-Forwarded-Proto``, which client they carry.
+
+    Raises :class:`ValueError` naming the entry that is none of these (a host name, ``*``: trusting
+    every peer would let any client choose the address its limits are counted by)."""
+    out: list[str] = []
+    for part in value.split(","):
+        text = part.strip()
+        if not text:
+            raise ValueError(f"--trust-proxy {value!r}: an empty entry (give ADDR[,ADDR…])")
+        try:
+            net = ipaddress.ip_network(text, strict=False) if "/" in text else None
+            out.append(str(net) if net is not None else str(ipaddress.ip_address(text)))
+        except ValueError:
+            raise ValueError(f"--trust-proxy {value!r}: {text!r} is not an IP address or network (e.g. "
+                             "127.0.0.1, ::1 or 10.0.0.0/8; '*' and host names are not taken)") from None
+    return tuple(out)
 
 
 def _split_authority(value: str) -> tuple[str, int | None] | None:

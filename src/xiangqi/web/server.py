@@ -213,7 +213,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                player: EnginePlayer | None = None, warmup: bool = True,
                engine_delay_s: float = 0.3, record_budget_s: float = RECORD_BUDGET_S,
                port: int | None = None, host: str = "127.0.0.1", token: str | None = None,
-               public: bool = False, online: Any = None) -> FastAPI:
+               public: bool = False, online: Any = None, trust_proxy: tuple[str, ...] = ()) -> FastAPI:
     """The ASGI app. ``data_dir`` holds the SQLite file (default: ``$XIANGQI_DATA_DIR`` or the user
     data dir). ``move_provider`` replaces the engine's move choice (tests); ``warmup`` starts compiling
     the engine kernels in the background at start-up so the page shows before compilation ends.
@@ -224,7 +224,11 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``.
     ``public``: the public server of ``xiangqi serve --public`` (accounts and online play,
     :mod:`xiangqi.web.online_api`, ``online`` its :class:`~xiangqi.web.online_rooms.OnlineConfig`);
-    the local game's routes are then closed (its guard is :class:`~xiangqi.web.online_api.PublicGuard`)."""
+    the local game's routes are then closed (its guard is :class:`~xiangqi.web.online_api.PublicGuard`).
+    ``trust_proxy``: the reverse proxies in front (IP addresses or networks,
+    :func:`xiangqi.web.security.trusted_proxies`) whose ``X-Forwarded-For``/``-Proto`` name the
+    client (uvicorn's :class:`~uvicorn.middleware.proxy_headers.ProxyHeadersMiddleware`, outermost);
+    none by default: the client is the connection's peer, whatever a header says."""
     store = Store(data_dir)
     player = player or EnginePlayer(book=DEFAULT_BOOK)  # the game's computer opens from the book
     player.tablebase_dir = store.data_dir / "tablebases"  # the endgame tables of this data dir
@@ -307,6 +311,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     from xiangqi.web.tournament_api import create_router as tournament_router
 
     app.include_router(tournament_router(app, hub, store))  # engine matches: round-robin, cross table
+    if trust_proxy:  # outermost (added last): every layer and route sees the client the proxy names
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(trust_proxy))
 
     # -- pages -------------------------------------------------------------
 

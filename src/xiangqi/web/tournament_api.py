@@ -8,8 +8,10 @@ added engines, with its live cross table; every game goes to the library.
 - ``GET /api/tournament`` → the state of the current (or last) round-robin, or ``{"status": "none"}``.
 - ``DELETE /api/tournament`` → stops it after the game being played; its state.
 
-Only a local server runs them (they start engine programs and use the machine's cores); a public
-server answers 403. The games are played in a worker thread; requests only read its state.
+Only this machine's own requests reach them (they start engine programs and use the machine's
+cores): the router declares :func:`xiangqi.web.security.this_machine_only`, so another machine
+(a LAN peer) and everyone on a public server get 403 with the reason. The games are played in a
+worker thread; requests only read its state.
 """
 
 from __future__ import annotations
@@ -17,17 +19,16 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException
 from pydantic import Field, StringConstraints
 
 from xiangqi.app.engines import EngineSetupError, is_engine_key
 from xiangqi.app.tournament import MAX_GAMES_PER_PAIR, MAX_PLAYERS, TournamentError, TournamentManager
-from xiangqi.web.engines_api import local_only
+from xiangqi.web.security import this_machine_only
 from xiangqi.web.server import StrictModel
 
 __all__ = ["create_router"]
 
-MATCHES_LOCAL = "engine matches run only on a local server"
 PlayerKey = Annotated[str, StringConstraints(pattern=r"^(?:[a-z]{1,20}|engine:[1-9][0-9]{0,8})$")]
 
 
@@ -80,7 +81,7 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
 
     manager = TournamentManager(save=save)
     app.state.tournaments = manager
-    router = APIRouter()
+    router = APIRouter(dependencies=[Depends(this_machine_only)])  # every route: this machine only
 
     def players_of(keys: list[str]) -> list[tuple[str, Any]]:
         from xiangqi.app.players import levels
@@ -110,8 +111,7 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
         return out
 
     @router.post("/api/tournament")
-    async def start(req: TournamentRequest, request: Request) -> dict[str, Any]:
-        local_only(request, MATCHES_LOCAL)
+    async def start(req: TournamentRequest) -> dict[str, Any]:
         from xiangqi.engine.match import TimeControl
 
         players = await asyncio.to_thread(players_of, req.players)
@@ -128,14 +128,12 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
         return t.to_dict()
 
     @router.get("/api/tournament")
-    async def state(request: Request) -> dict[str, Any]:
-        local_only(request, MATCHES_LOCAL)
+    async def state() -> dict[str, Any]:
         t = manager.current
         return {"status": "none"} if t is None else await asyncio.to_thread(t.to_dict)
 
     @router.delete("/api/tournament")
-    async def stop(request: Request) -> dict[str, Any]:
-        local_only(request, MATCHES_LOCAL)
+    async def stop() -> dict[str, Any]:
         t = manager.cancel()
         return {"status": "none"} if t is None else await asyncio.to_thread(t.to_dict)
 

@@ -3,6 +3,7 @@
 // chosen as the computer in the new-game dialog and as the analyser of the engine panel.
 
 import { TEXT, fill, t } from "./i18n.js";
+import { message } from "./messages.js";
 
 Object.assign(TEXT.zh, {
   engines: "引擎", eng_builtin: "内置引擎", eng_added: "已添加的引擎", eng_none: "还没有添加引擎",
@@ -38,6 +39,7 @@ const HIDDEN_OPTIONS = new Set(["UCI_Variant", "Protocol", "UCI_Chess960", "usem
 export function createEngines({ api, toast, onChange }) {
   let list = [];
   let allowed = true;
+  let refused = ""; // the server's reason when engines cannot be added from here (a LAN device, a public server)
   let checked = null; // the last handshake's answer, for the add button
 
   function el(tag, props = {}, ...children) {
@@ -70,7 +72,10 @@ export function createEngines({ api, toast, onChange }) {
       ul.appendChild(li);
     }
     $("#eng-add-form").hidden = !allowed;
-    $("#eng-public").hidden = allowed;
+    const note = $("#eng-public");
+    note.hidden = allowed;
+    // the reason in the page's language: "only on the server machine" for a device on the network
+    if (!allowed) note.textContent = refused ? message(refused) : t("eng_public");
   }
 
   function renderOptions(info) {
@@ -174,6 +179,7 @@ export function createEngines({ api, toast, onChange }) {
     const got = await api("/api/engines");
     list = got.engines;
     allowed = got.allowed;
+    refused = got.refused || "";
     renderList();
     fillAnalyser();
     onChange(list);

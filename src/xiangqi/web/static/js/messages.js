@@ -357,6 +357,11 @@ const RULES = [
   [/^(.+) resigned in (.+)$/, "$1 认输（$2）"],
   [/^(.+) gave no move \(a draw claim or no legal move\) in (.+)$/, "$1 没有给出着法（提和或无合规着法）（$2）"],
   [/^engines of this machine can be added and used only on a local server$/, "本机引擎只能在本地服务器上添加和使用"],
+  // xiangqi.web.security: THIS_MACHINE_ONLY, PUBLIC_NO_PROGRAMS
+  [/^this action starts programs on the server \(adding, checking or running an engine, engine matches\) and is allowed only from the server's own machine, not over the network$/,
+    "此操作会在服务器上启动程序（添加、检查或运行引擎，引擎比赛），只能在服务器所在的电脑上进行，不能通过网络"],
+  [/^a public server starts no programs for its clients: added engines and engine matches are only on a local server$/,
+    "公开服务器不为用户启动程序：添加引擎和引擎比赛只在本地服务器上提供"],
   [/^(.+) failed: (.+)$/s, "$1 出错：$2"],
 ];
 

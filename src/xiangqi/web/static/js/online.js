@@ -77,7 +77,7 @@ export function errorText(err, { name = "", seek = false } = {}) {
   const byCode = {
     login_required: "ol_err_login_required", not_found: "ol_err_not_found", not_your_turn: "ol_err_not_your_turn",
     game_over: "ol_err_game_over", not_your_seat: "ol_err_not_your_seat", csrf: "ol_err_csrf",
-    bad_login: "ol_err_bad_login", stale_version: "ol_err_stale",
+    bad_login: "ol_err_bad_login", stale_version: "ol_err_stale", too_many_games: "ol_err_computer_games",
   }[err.code];
   if (byCode) return t(byCode);
   if (err.code === "taken" || err.code === "conflict") return fill(t("ol_err_conflict"), { why: message(detail) });
