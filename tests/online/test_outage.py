@@ -212,6 +212,7 @@ def test_a_move_whose_commit_answer_was_lost_shows_up_once(two):
         finally:
             s0.db.save_checked = real
         # the re-read after the outage brings the stored move to process 0's sockets by itself
+        wait_for(lambda: len(s0.rooms[gid].session.moves) == 1, timeout=30)
         assert [m["iccs"] for m in state_where(wa, lambda s: len(s["moves"]) == 1)["moves"]] == MATE_LINE[:1]
         wa.send_json({"type": "move", "move": MATE_LINE[0]})  # the page tries again: not a second ply
         assert _next_error(wa)["code"] == "not_your_turn"
@@ -243,6 +244,7 @@ def test_a_silent_bus_leaves_a_connected_opponent_present_and_the_lagging_socket
         assert len(s1.rooms[gid].session.moves) == 0  # B's process lags: the announcement was lost
         bus.cut = False  # Redis is back
         # B's socket resyncs by itself (no action of B), and nobody was ever shown as gone
+        wait_for(lambda: len(s1.rooms[gid].session.moves) == 1, timeout=30)  # (then the socket has it)
         got = state_where(wb, lambda s: len(s["moves"]) == 1)
         assert [m["iccs"] for m in got["moves"]] == MATE_LINE[:1]
         wait_for(lambda: s0.presence_known() and s1.presence_known(), timeout=30)
@@ -339,3 +341,93 @@ def test_a_real_postgresql_stopped_and_started(cluster, tmp_path):
             wa.send_json({"type": "move", "move": MATE_LINE[2]})
             state_where(wb, lambda s: len(s["moves"]) == 3)
         assert two.online[0].db.moves(gid) == MATE_LINE[:3]
+
+
+# -- a real Redis, stopped and started again (slow) -----------------------------------------------------
+
+
+class RedisServer:
+    """A redis-server on a unix socket in ``root`` that the test may stop and start again (same path)."""
+
+    def __init__(self, exe: str, root: Path) -> None:
+        self.exe, self.root = exe, root
+        self.sock = root / "redis.sock"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen([self.exe, "--port", "0", "--unixsocket", str(self.sock), "--save", "",
+                                      "--appendonly", "no", "--dir", str(self.root)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: self.sock.exists(), timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None
+        with contextlib.suppress(FileNotFoundError):
+            self.sock.unlink()
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.sock}"
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if os.environ.get("XIANGQI_REQUIRE_REDIS"):
+            pytest.fail("$XIANGQI_REQUIRE_REDIS is set but redis-server is not installed")
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    r = RedisServer(exe, tmp_path)
+    r.start()
+    try:
+        yield r
+    finally:
+        r.stop()
+
+
+@pytest.mark.slow
+def test_a_real_redis_stopped_and_started(redis_server, tmp_path):
+    """Two services, each with its own :class:`~xiangqi.online.bus.RedisBus` on one redis-server
+    (as two processes have), the server stopped for longer than the process ttl and the grace period
+    with a move stored meanwhile, then started again on the same socket: the opponent is never shown
+    as gone nor claimable, and the lagging process's socket gets the move once the buses reconnect."""
+    url = f"sqlite:///{tmp_path / 'online.db'}"
+    apps = []
+    for k in range(2):
+        cfg = OnlineConfig(db_url=url, hasher=FAST, grace_s=1.0, bullet_grace_s=1.0,
+                           move_provider=first_legal, ping_s=3600, redis_url=redis_server.url,
+                           heartbeat_s=0.1, process_ttl_s=2.0, retry_s=0.05)
+        apps.append(create_app(tmp_path / f"p{k}", public=True, online=cfg, move_provider=first_legal,
+                               warmup=False))
+    with _Client(apps[0], base_url=BASE) as first:
+        with first.portal.wrap_async_context_manager(apps[1].router.lifespan_context(apps[1])):
+            two = Two(apps, first)
+            s0, s1 = two.online
+            a, b, gid = _game(two)
+            with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
+                wa.receive_json()
+                wb.receive_json()
+                state_where(wa, lambda s: s["seats"]["black"]["connected"])
+                wait_for(lambda: len(s1.rooms[gid].session.moves) == 0 and s0.proc in s1.procs)
+                redis_server.stop()
+                stopped = time.monotonic()
+                assert a.post(f"/games/{gid}/move", json={"move": MATE_LINE[0]}).status_code == 200
+                wait_for(lambda: time.monotonic() - stopped > 2.0 + 1.0 + 0.5, timeout=60)
+                assert s1.proc in s0.procs and s0.proc in s1.procs
+                st = a.get(f"/games/{gid}").json()
+                assert st["seats"]["black"]["connected"] is True and st["claim"] is None
+                assert a.post(f"/games/{gid}/claim").json()["code"] == "presence_unknown"
+                assert len(s1.rooms[gid].session.moves) == 0  # its announcement went nowhere
+                redis_server.start()
+                wait_for(lambda: len(s1.rooms[gid].session.moves) == 1, timeout=60)
+                got = state_where(wb, lambda s: len(s["moves"]) == 1)
+                assert [m["iccs"] for m in got["moves"]] == MATE_LINE[:1]
+                wait_for(lambda: s0.presence_known() and s1.presence_known(), timeout=60)
+                st = a.get(f"/games/{gid}").json()
+                assert st["seats"]["black"]["connected"] is True and st["claim"] is None
+                wb.send_json({"type": "move", "move": MATE_LINE[1]})  # and play goes on across
+                state_where(wa, lambda s: len(s["moves"]) == 2)
+            assert s0.db.moves(gid) == MATE_LINE[:2]

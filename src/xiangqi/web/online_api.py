@@ -503,7 +503,6 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         try:
             try:
                 who = await service.identity_async(ws.cookies)
-                view = await service.lobby_view_async()
             except sa.exc.SQLAlchemyError as exc:
                 if not is_outage(exc):
                     raise
@@ -514,6 +513,16 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
             subs = [service.bus.subscribe("lobby", client.send)]
             if who is not None:
                 subs.append(service.bus.subscribe(f"user:{who.id}", client.send))
+            try:  # (read after subscribing: a change meanwhile comes as a message, none is missed)
+                view = await service.lobby_view_async()
+            except sa.exc.SQLAlchemyError as exc:
+                for sub in subs:
+                    sub.close()
+                await client.close()
+                if not is_outage(exc):
+                    raise
+                await _close_unavailable(ws)
+                return
             client.send({"type": "lobby", "lobby": view})
             try:
                 while not client.dropped:

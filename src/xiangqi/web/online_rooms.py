@@ -409,8 +409,8 @@ class OnlineRoom(GameHub):
 
     def _version_extra(self) -> tuple[Any, ...]:
         claim = self.claim_view()
-        return (self.status, self.offers["draw"], self.offers["takeback"], self.conns[RED] > 0,
-                self.conns[BLACK] > 0, None if claim is None else claim["after_ms"] == 0,
+        return (self.status, self.offers["draw"], self.offers["takeback"], self.present(RED),
+                self.present(BLACK), None if claim is None else claim["after_ms"] == 0,
                 self.watchers, self.rating_change is not None, self.db_id)
 
     def seat_view(self, color: Color) -> dict[str, Any]:
