@@ -10,8 +10,10 @@ Storage faults (DESIGN.md §5) never lose data silently and never surface as a t
 - every SQLite failure becomes a :class:`StorageError` (:class:`StorageFullError` when the disk
   is full, :class:`StorageReadOnlyError` for a read-only file) that says what happened;
 - a damaged database file is moved aside at start-up (renamed with a timestamp, never deleted,
-  its ``-wal``/``-shm`` files too) and a fresh one is started; a damaged current game is moved
-  into the ``damaged_games`` table; :attr:`Store.notices` tells the page about both;
+  its ``-wal``/``-shm`` files too) and a fresh one is started with every row SQLite can still read
+  out of it (:mod:`xiangqi.app.salvage`: table by table, row by row; the notice and the log say how
+  many library games came back); a damaged current game is moved into the ``damaged_games`` table;
+  :attr:`Store.notices` tells the page about both;
 - a read-only database is opened read-only: games can be viewed and exported, every write
   raises :class:`StorageReadOnlyError` (the user's games stay where they are);
 - one :class:`Store` at a time per data dir: an OS lock on ``xiangqi.lock`` (released when the
@@ -297,14 +299,20 @@ class Store:
             return self._connect(read_only=False)
         except _DamagedDatabase as exc:
             kept = self._move_aside()
-            self.notices.append({
-                "kind": "damaged_db", "path": str(kept),
-                "message": f"the database {self.path} was damaged ({exc}); it was kept as {kept} "
-                           "and a fresh one was started"})
             try:
-                return self._connect(read_only=False)
+                engine = self._connect(read_only=False)
             except _DamagedDatabase as again:  # pragma: no cover - a fresh file SQLite cannot read
                 raise StorageError(f"cannot start a fresh database at {self.path}: {again}") from None
+            recovered = self._salvage(kept, engine)
+            n, current = recovered["games"], recovered["current_game"]
+            message = (f"the database {self.path} was damaged ({exc}); it was kept as {kept} and a fresh "
+                       f"one was started; {n} saved game{'' if n == 1 else 's'} came back from it"
+                       + (", with the current game" if current else ""))
+            log.warning("%s (settings: %d, rating history: %d)", message, recovered["settings"],
+                        recovered["rating_history"])
+            self.notices.append({"kind": "damaged_db", "path": str(kept), "message": message,
+                                 "recovered": recovered})
+            return engine
         except StorageReadOnlyError:
             return self._open_read_only()
         except StorageError as exc:
@@ -402,6 +410,30 @@ class Store:
                         p.unlink()
         if rows != [("ok",)]:
             raise _DamagedDatabase("; ".join(str(r[0]) for r in rows[:3]))
+
+    def _salvage(self, kept: Path, engine: sa.Engine) -> dict[str, Any]:
+        """Copy what SQLite can still read of the damaged file ``kept`` into the fresh database
+        (:func:`xiangqi.app.salvage.salvage_tables`: table by table, row by row); the counts of the
+        notice: ``{"games", "current_game" (bool), "settings", "rating_history", "unreadable"}``
+        (``unreadable``: rowid ranges of the library that could not be read). A failure to write
+        the rows (a full disk) is logged and salvages nothing: the damaged file is still kept."""
+        from xiangqi.app.salvage import salvage_tables
+
+        tables = {t.name: [c.name for c in t.columns] for t in metadata.sorted_tables}
+        out: dict[str, Any] = {"games": 0, "current_game": False, "settings": 0, "rating_history": 0,
+                               "unreadable": []}
+        raw = engine.raw_connection()
+        try:
+            got = salvage_tables(kept, raw.dbapi_connection, tables)
+        except (sqlite3.Error, sa.exc.SQLAlchemyError, StorageError) as exc:
+            log.warning("nothing could be copied out of the damaged database %s: %s", kept, exc)
+            return out
+        finally:
+            raw.close()
+        out.update(games=got["games"].kept, current_game=got["current_game"].kept > 0,
+                   settings=got["settings"].kept, rating_history=got["rating_history"].kept,
+                   unreadable=[list(r) for r in got["games"].unreadable])
+        return out
 
     def _add_columns(self, engine: sa.Engine) -> None:
         """Add the columns of :data:`_ADDED_COLUMNS` that an older file lacks."""

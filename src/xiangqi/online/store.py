@@ -35,13 +35,58 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from xiangqi.app.store import StorageError
 from xiangqi.online.accounts import _aware, metadata, users
 from xiangqi.study.rating import Rating
 
 log = logging.getLogger(__name__)
 
 __all__ = ["OnlineStore", "WalCheckpointer", "online_games", "online_moves", "ratings", "rating_history",
-           "online_meta", "online_lobby"]
+           "online_meta", "online_lobby", "DatabaseUnavailable", "is_outage", "RETRY_AFTER_S"]
+
+#: Seconds a client is told to wait (``Retry-After``) when the online database does not answer: about
+#: what a restarted PostgreSQL needs to accept connections again; the pool's pre-ping
+#: (:class:`~xiangqi.web.online_rooms.OnlineService`) then hands out a fresh connection at once.
+RETRY_AFTER_S = 5
+#: SQLite's result code for a full disk or database (https://sqlite.org/rescode.html#full): a 507
+#: (nothing written), not an outage.
+_SQLITE_FULL = 13
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says the online database cannot be reached or used for now (the server goes
+    on answering, with 503 and ``Retry-After``, and comes back by itself): SQLAlchemy's
+    ``OperationalError`` (PostgreSQL down or restarting, a connection refused, reset or timed out; a
+    SQLite file locked or unopenable) and ``InterfaceError``, any DBAPI error that invalidated its
+    connection, the pool's ``TimeoutError`` (no connection to be had), and psycopg's own
+    ``OperationalError`` raised outside SQLAlchemy. A full SQLite disk is not an outage (507)."""
+    if isinstance(exc, DatabaseUnavailable | sa.exc.TimeoutError):
+        return True
+    if isinstance(exc, sa.exc.DBAPIError):
+        if getattr(exc.orig, "sqlite_errorcode", None) == _SQLITE_FULL:
+            return False
+        return exc.connection_invalidated or isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError)
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - the PostgreSQL driver is a dependency
+        return False
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+
+
+class DatabaseUnavailable(StorageError):
+    """The online database does not answer (:func:`is_outage`): nothing was changed, the request
+    may be sent again in :attr:`retry_after` seconds. HTTP 503 with ``Retry-After``; on a game
+    socket an ``error`` message with code ``db_unavailable`` (the socket stays open)."""
+
+    status = 503
+    kind = "database"
+    code = "db_unavailable"
+
+    def __init__(self, what: str = "", retry_after: int = RETRY_AFTER_S) -> None:
+        self.retry_after = retry_after
+        lead = f"{what}: " if what else ""
+        super().__init__(f"{lead}the database is unreachable; nothing was changed, try again in "
+                         f"{retry_after} s")
 
 online_games = sa.Table(
     "online_games", metadata,
@@ -402,8 +447,14 @@ class OnlineStore:
             sets = ", ".join(f"{key} = %s" for key in ("revision", *keys))
             sql = f"UPDATE online_games SET {sets} WHERE id = %s AND revision = %s"
             self._pg_updates[keys] = sql
-        fairy = self.engine.raw_connection()
         stmt, params = sql, [expected + 1, *row.values(), game_id, expected]
+        import psycopg
+
+        try:
+            fairy = self.engine.raw_connection()
+        except psycopg.Error as exc:  # (the pool raises the driver's own error: no server, a refusal)
+            raise sa.exc.DBAPIError.instance(stmt, params, exc, psycopg.Error,
+                                             connection_invalidated=True) from exc
         try:
             conn = fairy.dbapi_connection
             if k < len(moves):
@@ -424,8 +475,6 @@ class OnlineStore:
             with contextlib.suppress(Exception):
                 fairy.dbapi_connection.rollback()
             fairy.invalidate()  # a broken connection is not given back to the pool
-            import psycopg
-
             if isinstance(exc, psycopg.Error):
                 raise sa.exc.DBAPIError.instance(stmt, params, exc, psycopg.Error) from exc
             raise

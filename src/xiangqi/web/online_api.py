@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import sqlalchemy as sa
 from fastapi import APIRouter, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,6 +47,7 @@ from xiangqi.core.board import RED
 from xiangqi.core.errors import XiangqiError
 from xiangqi.online.accounts import SESSION_DAYS, AccountError, RateLimited
 from xiangqi.online.lobby import CATEGORIES, LobbyError
+from xiangqi.online.store import RETRY_AFTER_S, DatabaseUnavailable, is_outage
 from xiangqi.web.clients import Client, read_message
 from xiangqi.web.online_rooms import OnlineConfig, OnlineRoom, OnlineService
 from xiangqi.web.security import TOKEN_HEADER, _without_token, given_token, page_with_token, request_headers
@@ -224,6 +226,42 @@ def _refused(exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+#: WebSocket close code "Try Again Later" (RFC 6455 registry, IANA): the socket could not be served
+#: because the database is unreachable; the page reconnects after the reason's delay.
+WS_TRY_AGAIN = 1013
+
+
+def _unavailable(exc: BaseException) -> DatabaseUnavailable:
+    return exc if isinstance(exc, DatabaseUnavailable) else DatabaseUnavailable()
+
+
+def unavailable_response(exc: BaseException) -> JSONResponse:
+    """The answer to any request that met a database outage (:func:`~xiangqi.online.store.is_outage`),
+    whatever the route: 503, ``Retry-After``, ``{"detail", "code": "db_unavailable", "retry_after"}``;
+    logged as one line (no traceback). Another database error is not an outage and is raised on (a
+    full SQLite disk: 507 through the store's errors)."""
+    if not is_outage(exc):
+        raise exc
+    err = _unavailable(exc)
+    cause = exc if not isinstance(exc, DatabaseUnavailable) else (exc.__cause__ or exc)
+    orig = getattr(cause, "orig", None) or cause
+    first = (str(orig).strip().splitlines() or [type(orig).__name__])[0][:200]
+    logging.getLogger(__name__).warning("online: a request met a database outage: %s", first)
+    return JSONResponse({"detail": str(err), "code": err.code, "retry_after": err.retry_after},
+                        status_code=503, headers={"Retry-After": str(err.retry_after),
+                                                  "Cache-Control": "no-store"})
+
+
+async def _close_unavailable(ws: WebSocket) -> None:
+    """Accept and close a socket that cannot be served for a database outage: code 1013 (try again
+    later) and a reason that says so, never a reset connection."""
+    with contextlib.suppress(Exception):
+        await ws.accept()
+    with contextlib.suppress(Exception):
+        await ws.close(code=WS_TRY_AGAIN,
+                       reason=f"the database is unreachable: try again in {RETRY_AFTER_S} s")
+
+
 def _need(who: Any) -> Any:
     if who is None:
         raise LobbyError("log in or play as a guest first", 401, "login_required")
@@ -239,6 +277,9 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     app.state.online = service
     app.add_exception_handler(LobbyError, lambda _r, e: _refused(e))
     app.add_exception_handler(AccountError, lambda _r, e: _refused(e))
+    # Every route in one place: a database outage is a 503 with Retry-After, never a 500.
+    for outage in (DatabaseUnavailable, sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError):
+        app.add_exception_handler(outage, lambda _r, e: unavailable_response(e))
     app.add_middleware(PublicGuard, service=service)
 
     @contextlib.asynccontextmanager
@@ -416,6 +457,8 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
                 body["state"] = room.state()
                 return JSONResponse(body, status_code=409)
             raise
+        except DatabaseUnavailable:
+            raise  # (503 with Retry-After: unavailable_response)
         except XiangqiError as exc:  # a storage failure or a session refusal
             status = getattr(exc, "status", 409)
             return JSONResponse({"detail": str(exc), "code": "conflict"}, status_code=status)
@@ -458,13 +501,29 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         if addr is None:
             return
         try:
-            who = await service.identity_async(ws.cookies)
+            try:
+                who = await service.identity_async(ws.cookies)
+            except sa.exc.SQLAlchemyError as exc:
+                if not is_outage(exc):
+                    raise
+                await _close_unavailable(ws)
+                return
             await ws.accept()
             client = Client(ws)
             subs = [service.bus.subscribe("lobby", client.send)]
             if who is not None:
                 subs.append(service.bus.subscribe(f"user:{who.id}", client.send))
-            client.send({"type": "lobby", "lobby": await service.lobby_view_async()})
+            try:  # (read after subscribing: a change meanwhile comes as a message, none is missed)
+                view = await service.lobby_view_async()
+            except sa.exc.SQLAlchemyError as exc:
+                for sub in subs:
+                    sub.close()
+                await client.close()
+                if not is_outage(exc):
+                    raise
+                await _close_unavailable(ws)
+                return
+            client.send({"type": "lobby", "lobby": view})
             try:
                 while not client.dropped:
                     try:
@@ -491,12 +550,18 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
         if addr is None:
             return
         try:
-            room = await service.room_async(game_id)
+            try:
+                room = await service.room_async(game_id)
+                who = None if room is None else await service.identity_async(ws.cookies)
+            except sa.exc.SQLAlchemyError as exc:
+                if not is_outage(exc):
+                    raise
+                await _close_unavailable(ws)
+                return
             if room is None:
                 await ws.accept()
                 await ws.close(code=4404, reason="no such game")
                 return
-            who = await service.identity_async(ws.cookies)
             await ws.accept()
             await serve_game(room, who, ws)
         finally:
@@ -553,6 +618,10 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
                     continue
                 try:
                     await room.act(who, kind, msg)
+                except DatabaseUnavailable as exc:  # refused, nothing changed; the socket stays open
+                    client.send({"type": "error", "detail": str(exc), "code": exc.code,
+                                 "retry_after": exc.retry_after, "request": kind})
+                    client.send({"type": "state", "state": room.state()})
                 except LobbyError as exc:
                     client.send({"type": "error", "detail": str(exc), "code": exc.code, "request": kind})
                     if exc.code == "stale_version":

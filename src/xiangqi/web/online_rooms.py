@@ -64,7 +64,14 @@ from xiangqi.online.accounts import AccountError, Accounts, RateLimited, User
 from xiangqi.online.bus import EventBus, LocalBus
 from xiangqi.online.lobby import PRESETS, Identity, Lobby, LobbyError, Preset, SlidingWindow, seat_colors
 from xiangqi.online.ratings import rate_game, rating_view
-from xiangqi.online.store import OnlineStore, common_prefix, iso
+from xiangqi.online.store import (
+    RETRY_AFTER_S,
+    DatabaseUnavailable,
+    OnlineStore,
+    common_prefix,
+    is_outage,
+    iso,
+)
 from xiangqi.web.clients import Encoded
 from xiangqi.web.hub import GameHub, GameRegistry, MoveProvider
 
@@ -90,6 +97,11 @@ DB_THREADS = 8
 DB_RETRIES = 5
 #: Seconds a finished game stays in memory without sockets (then it is rebuilt from the store on demand).
 FINISHED_KEEP_S = 600.0
+#: Shared mode: heartbeats of this process's own that may fail to come back through the bus (and
+#: at least :data:`BUS_SILENT_MIN_S` seconds) before the bus counts as silent: presence is then
+#: unknown (:meth:`OnlineService.presence_known`) and no other process is taken for gone.
+BUS_SILENT_BEATS = 3
+BUS_SILENT_MIN_S = 2.0
 
 
 @dataclasses.dataclass
@@ -202,8 +214,16 @@ class RoomStore:
         try:
             self.db.save_moves(session.id, self.saved, moves, clock_record(session))
         except sa.exc.SQLAlchemyError as exc:
+            if is_outage(exc):
+                raise DatabaseUnavailable() from exc
             raise StorageError(f"the online game could not be saved: {exc}") from exc
         self.saved = moves
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (a driver's error without SQLAlchemy's statement dump)."""
+    orig = getattr(exc, "orig", None) or exc
+    return (str(orig).strip().splitlines() or [type(orig).__name__])[0][:200]
 
 
 def clock_record(session: GameSession) -> dict[str, Any]:
@@ -371,7 +391,7 @@ class OnlineRoom(GameHub):
 
     def claim_view(self) -> dict[str, Any] | None:
         """``{"by", "after_ms"}`` while a seated player's sockets are all gone (the other may claim)."""
-        if self.status != "playing" or self.session.is_over:
+        if self.status != "playing" or self.session.is_over or not self.service.presence_known():
             return None
         for color in (RED, BLACK):
             t = self.left_at[color]
@@ -398,25 +418,33 @@ class OnlineRoom(GameHub):
 
     def _version_extra(self) -> tuple[Any, ...]:
         claim = self.claim_view()
-        return (self.status, self.offers["draw"], self.offers["takeback"], self.conns[RED] > 0,
-                self.conns[BLACK] > 0, None if claim is None else claim["after_ms"] == 0,
+        return (self.status, self.offers["draw"], self.offers["takeback"], self.present(RED),
+                self.present(BLACK), None if claim is None else claim["after_ms"] == 0,
                 self.watchers, self.rating_change is not None, self.db_id)
 
     def seat_view(self, color: Color) -> dict[str, Any]:
         """The contract's Seat (the ratings are read once and again after the game: they change only
         when a game ends)."""
         ident = self.seats[color]
+        connected = self.present(color)
         if color not in self._ratings:
             if self.service.shared:  # read off the event loop (load_ratings), before the next broadcast
-                return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
-                        "rating": None}
+                return {"user": ident.view(), "connected": connected, "rating": None}
             rating = None
             if ident.user_id is not None:  # embedded: one indexed SQLite read, once per game and seat
                 r, games = self.service.db.rating(ident.user_id, self.preset.category)
                 rating = rating_view(self.preset.category, r, games)
             self._ratings[color] = rating
-        return {"user": ident.view(), "connected": ident.kind == "engine" or self.conns[color] > 0,
-                "rating": self._ratings[color]}
+        return {"user": ident.view(), "connected": connected, "rating": self._ratings[color]}
+
+    def present(self, color: Color) -> bool:
+        """Whether ``color``'s player counts as connected: a computer always; a person with a socket
+        on any process — or whenever this process cannot know (shared mode, the bus silent:
+        :meth:`OnlineService.presence_known`), since a Redis outage says nothing about the sockets
+        of the other processes. Unknown counts as present: nobody is shown as gone, nor may be
+        claimed against, because a message did not arrive."""
+        return (self.seats[color].kind == "engine" or self.conns[color] > 0
+                or not self.service.presence_known())
 
     async def load_ratings(self) -> None:
         """Shared mode: read the seats' ratings this copy does not know yet (a new room, or a game
@@ -428,8 +456,13 @@ class OnlineRoom(GameHub):
             ident = self.seats[color]
             rating = None
             if ident.user_id is not None:
-                r, games = await self.service.run_db(self.service.db.rating, ident.user_id,
-                                                     self.preset.category)
+                try:
+                    r, games = await self.service.run_db(self.service.db.rating, ident.user_id,
+                                                         self.preset.category)
+                except sa.exc.SQLAlchemyError as exc:  # the database is away: the seat shows no
+                    if not is_outage(exc):             # rating now, the next broadcast reads it
+                        raise
+                    return
                 rating = rating_view(self.preset.category, r, games)
             self._ratings.setdefault(color, rating)
 
@@ -615,6 +648,18 @@ class OnlineRoom(GameHub):
         if handler is None:
             raise OnlineError(f"unknown action {kind!r}", 400, "bad_request")
         color = self._seat(who)
+        what = f"your {kind.replace('_', ' ')} was not made"
+        try:
+            await self._act(handler, color, msg)
+        except DatabaseUnavailable as exc:
+            raise DatabaseUnavailable(what, exc.retry_after) from exc
+        except Exception as exc:  # a read of the action (the revision, a re-read) met an outage
+            if not is_outage(exc):
+                raise
+            self.service.db_trouble(self, exc)
+            raise DatabaseUnavailable(what) from exc
+
+    async def _act(self, handler: Any, color: Color, msg: dict[str, Any]) -> None:
         if not self.service.shared:
             await handler(color, msg)
             return
@@ -698,6 +743,10 @@ class OnlineRoom(GameHub):
     async def _claim(self, color: Color, _msg: dict[str, Any]) -> None:
         async with self._lock:
             self._playing()
+            if not self.service.presence_known():
+                raise OnlineError("the servers cannot tell now whether your opponent is connected (their "
+                                  f"message bus is unreachable): try again in {RETRY_AFTER_S} s", 503,
+                                  "presence_unknown", retry_after=RETRY_AFTER_S)
             claim = self.claim_view()
             if claim is None or claim["by"] != _cname(color):
                 raise OnlineError("your opponent is connected: there is nothing to claim", 409, "conflict")
@@ -870,9 +919,14 @@ class OnlineRoom(GameHub):
             k = await self.service.run_db(self.service.db.save_checked, self.session.id, self.revision,
                                           p.saved, moves, clock, self.row_values())
         except sa.exc.SQLAlchemyError as exc:
-            log.exception("a shared change of online game %s could not be stored", self.session.id)
             self._pending = None
             self._undo(p, exc)
+            if is_outage(exc):  # one line, no traceback: an outage is reported once per failed change
+                log.warning("online game %s: a change was not stored, the database is unreachable (%s)",
+                            self.session.id, _first_line(exc))
+                self.service.db_trouble(self, exc)
+                raise DatabaseUnavailable() from exc
+            log.exception("a shared change of online game %s could not be stored", self.session.id)
             raise StorageError(f"the online game could not be saved: {exc}") from exc
         if k is None:  # another process changed the game since this copy: re-read it, try again
             self._pending = None
@@ -908,7 +962,9 @@ class OnlineRoom(GameHub):
         """A change that could not be stored: undone in memory, ``storage_error`` set and shown (as
         :meth:`GameHub._commit` does in the local game)."""
         self._restore(p)
-        self.storage_error = {"kind": "database", "detail": f"the online game could not be saved: {exc}"}
+        detail = (str(DatabaseUnavailable("the last change was not made")) if is_outage(exc)
+                  else f"the online game could not be saved: {exc}")
+        self.storage_error = {"kind": "database", "detail": detail}
         self.service.spawn(self.broadcast())
 
     def _announce(self) -> None:
@@ -1019,31 +1075,36 @@ class OnlineRoom(GameHub):
                 self.remote[msg["proc"]] = (r, b, w)
             if self.recount():
                 self.service.spawn(self.broadcast())
-        elif kind == "presence_query":
-            if any(self.local_conns.values()) or self.local_watchers:
-                self.service.bus.publish(f"sync:{self.session.id}", self._presence_msg())
+        elif kind == "presence_query":  # (zeros too: an asker may hold a count of ours that is stale)
+            self.service.bus.publish(f"sync:{self.session.id}", self._presence_msg())
         elif kind in ("sync", "relay", "changed"):
             self.service.spawn(self._take_sync(msg))
 
     async def _take_sync(self, msg: dict[str, Any]) -> None:
         """Apply another process's change (in bus order, under the lock) and show it to this
         process's sockets."""
-        async with self._lock:
-            if msg["type"] == "relay":
-                GameHub.send_all(self, msg["msg"])
-                return
-            if msg["rev"] <= self.revision:
-                return
-            if (msg["type"] == "changed" or msg["rev"] != self.revision + 1
-                    or msg["k"] != len(self.session.moves)):
-                await self.reload_async()  # a gap (a message missed, a takeback): the store has it all
-            else:
-                try:
-                    self._apply(msg)
-                except (XiangqiError, KeyError, TypeError, ValueError):
-                    log.exception("online game %s: a change from another process did not apply",
-                                  self.session.id)
-                    await self.reload_async()
+        try:
+            async with self._lock:
+                if msg["type"] == "relay":
+                    GameHub.send_all(self, msg["msg"])
+                    return
+                if msg["rev"] <= self.revision:
+                    return
+                if (msg["type"] == "changed" or msg["rev"] != self.revision + 1
+                        or msg["k"] != len(self.session.moves)):
+                    await self.reload_async()  # a gap (a message missed, a takeback): the store has it all
+                else:
+                    try:
+                        self._apply(msg)
+                    except (XiangqiError, KeyError, TypeError, ValueError):
+                        log.exception("online game %s: a change from another process did not apply",
+                                      self.session.id)
+                        await self.reload_async()
+        except sa.exc.SQLAlchemyError as exc:  # the re-read met an outage: done when the database is back
+            if not is_outage(exc):
+                raise
+            self.service.db_trouble(self, exc)
+            return
         await self.broadcast()
 
     def _apply(self, msg: dict[str, Any]) -> None:
@@ -1219,7 +1280,14 @@ class OnlineService:
             base = Path(data_dir) if data_dir is not None else default_dir()
             base.mkdir(parents=True, exist_ok=True)
             url = f"sqlite:///{base / 'online.db'}"
-        engine = sa.create_engine(url)
+        kw: dict[str, Any] = {}
+        if not url.startswith("sqlite"):
+            # a connection that died with its server (a restart, a failover) is found and replaced at
+            # checkout, so the first request after the database is back is served, not refused
+            kw["pool_pre_ping"] = True
+            if "psycopg" in url:  # a server that does not answer at all is an outage after 5 s,
+                kw["connect_args"] = {"connect_timeout": RETRY_AFTER_S}  # not a request hung for ever
+        engine = sa.create_engine(url, **kw)
         if engine.dialect.name == "sqlite":
             from sqlalchemy import event
 
@@ -1250,6 +1318,13 @@ class OnlineService:
         self.proc = uuid.uuid4().hex[:12]
         self._started_at = dt.datetime.now(dt.UTC)  # (an export claimed before it is a dead run's)
         self.procs: dict[str, float] = {}
+        #: Shared mode: when this process last heard its own heartbeat back through the bus (the bus
+        #: carries messages), and when presence counts again after the bus was silent.
+        self._bus_heard = time.monotonic()
+        self._presence_from = 0.0
+        #: The rooms whose last change met a database outage (re-read when it answers: :meth:`_recover`).
+        self._unsure: dict[str, OnlineRoom] = {}
+        self._recovering = False
         self.presets = {**PRESETS, **config.presets}
         if self.shared:
             from xiangqi.online.lobby import SharedLobby
@@ -1307,6 +1382,7 @@ class OnlineService:
         heartbeats, load the shared lobby, take up the games being played, and beat."""
         if not self.shared:
             return
+        self._bus_heard = time.monotonic()
         self.bus.subscribe("procs", self._on_procs)
         self.lobby.start()  # type: ignore[attr-defined]
         self.spawn(self._heartbeat())
@@ -1324,14 +1400,118 @@ class OnlineService:
                     self.bus.publish(f"sync:{room.session.id}", {"type": "presence_query", "proc": self.proc})
 
     def _on_procs(self, msg: dict[str, Any]) -> None:
-        if isinstance(msg.get("proc"), str):
-            self.seen(msg["proc"])
+        proc = msg.get("proc")
+        if proc == self.proc:
+            self._heard_self()
+        elif isinstance(proc, str):
+            self.seen(proc)
+
+    def _bus_silence_s(self) -> float:
+        return max(BUS_SILENT_BEATS * self.config.heartbeat_s, BUS_SILENT_MIN_S)
+
+    def presence_known(self) -> bool:
+        """Whether this process can tell who is connected to a game on the other processes: always in
+        the embedded mode; in shared mode while its own heartbeats come back through the bus (it
+        hears what the others announce) and, after a silence, once the others had time to tell
+        their counts again. While False a seated player counts as present (:meth:`OnlineRoom.present`):
+        a Redis outage must not make a connected opponent "left", nor claimable."""
+        if not self.shared:
+            return True
+        now = time.monotonic()
+        return now - self._bus_heard <= self._bus_silence_s() and now >= self._presence_from
+
+    def _heard_self(self) -> None:
+        """This process's heartbeat came back through the bus; after a silence (Redis was away or
+        this process's connection to it) the bus is back: :meth:`_bus_back`."""
+        now = time.monotonic()
+        gap, self._bus_heard = now - self._bus_heard, now
+        if gap > self._bus_silence_s():
+            self._presence_from = now + 2 * self.config.heartbeat_s
+            log.warning("online: the message bus is back after %.1f s of silence; re-reading the %d "
+                        "games held here", gap, len(self.rooms))
+            self.spawn(self._bus_back(now))
+
+    async def _bus_back(self, now: float) -> None:
+        """The bus carries messages again: what it did not carry meanwhile is caught up. Every room
+        held here tells its socket counts again and asks the others for theirs (zeros included, so a
+        count that went stale is put right); a grace period that was running starts again from now
+        (the silence was no evidence that a player was gone); every room is re-read when the store
+        has a newer revision (the changes other processes announced meanwhile) and sent to its
+        sockets, which resync; and once the others' counts had time to arrive, sent again."""
+        rooms = list(self.rooms.values())
+        for room in rooms:
+            channel = f"sync:{room.session.id}"
+            self.bus.publish(channel, room._presence_msg())
+            self.bus.publish(channel, {"type": "presence_query", "proc": self.proc})
+            for color in (RED, BLACK):
+                if room.left_at[color] is not None:
+                    room.left_at[color] = max(room.left_at[color], now)
+                    task = room._claim_tasks.pop(color, None)
+                    if task is not None:
+                        task.cancel()
+                    room._claim_tasks[color] = asyncio.get_running_loop().create_task(room._claim_open(color))
+        for room in rooms:
+            await self._reread(room)
+        await asyncio.sleep(max(0.0, self._presence_from - time.monotonic()) + 0.01)
+        for room in rooms:
+            await room.broadcast()
+
+    async def _reread(self, room: OnlineRoom) -> None:
+        """Re-read ``room`` under its lock when the store is ahead of it, and send it to its sockets;
+        a database outage marks it for :meth:`_recover` instead."""
+        try:
+            async with room._lock:
+                await room.refresh_async()
+        except sa.exc.SQLAlchemyError as exc:
+            if not is_outage(exc):
+                raise
+            self.db_trouble(room, exc)
+            return
+        await room.broadcast()
+
+    def db_trouble(self, room: OnlineRoom, exc: BaseException) -> None:
+        """A change or a read of ``room`` met a database outage (:func:`~xiangqi.online.store.is_outage`):
+        the room is re-read once the database answers again (:meth:`_recover`: a change whose
+        commit was sent but not confirmed shows up then, if it was made; the sockets resync)."""
+        self._unsure[room.session.id] = room
+        if not self._recovering:
+            self._recovering = True
+            log.warning("online: the database is unreachable (%s); waiting for it", _first_line(exc))
+            self.spawn(self._recover())
+
+    async def _recover(self) -> None:
+        """Ask the database once more after :attr:`OnlineConfig.retry_s`, the waits doubling up to
+        :data:`~xiangqi.online.store.RETRY_AFTER_S`, until it answers; then re-read the rooms that met
+        the outage (:meth:`_reread`)."""
+        try:
+            while self._unsure:
+                wait = self.config.retry_s
+                while True:
+                    await asyncio.sleep(wait)
+                    wait = min(2 * wait, float(RETRY_AFTER_S))
+                    try:
+                        await self.run_db(self.db.revision, "")
+                    except sa.exc.SQLAlchemyError as exc:
+                        if is_outage(exc):
+                            continue
+                        raise
+                    break
+                rooms = list(self._unsure.values())
+                self._unsure.clear()
+                log.warning("online: the database answers again; re-reading %d games", len(rooms))
+                for room in rooms:
+                    await self._reread(room)
+        finally:
+            self._recovering = False
 
     async def _heartbeat(self) -> None:
         while True:
             self.bus.publish("procs", {"type": "alive", "proc": self.proc})
             now = time.monotonic()
-            for proc in [p for p, t in self.procs.items() if now - t > self.config.process_ttl_s]:
+            ttl = self.config.process_ttl_s
+            # A process is gone when it has been silent for the ttl while this process's own heartbeats
+            # kept coming back through the bus: a silent bus (Redis away) is no sign of a dead process.
+            for proc in [p for p, t in self.procs.items() if now - t > ttl and self._bus_heard - t > ttl]:
                 del self.procs[proc]
                 self.spawn(self._process_gone(proc))  # (its retries must not hold up the heartbeat)
             await asyncio.sleep(self.config.heartbeat_s)
@@ -1868,7 +2048,12 @@ class OnlineService:
             return self.room(game_id)
         room = self.rooms.get(game_id)
         if room is not None:
-            await room.refresh_async()
+            try:
+                await room.refresh_async()
+            except sa.exc.SQLAlchemyError as exc:  # the copy held here shows only stored changes:
+                if not is_outage(exc):              # it is served; re-read when the database is back
+                    raise
+                self.db_trouble(room, exc)
         else:
             if not isinstance(game_id, str) or len(game_id) > 40:
                 return None

@@ -71,6 +71,8 @@ const ACCOUNT_RULES = [
 export function errorText(err, { name = "", seek = false } = {}) {
   if (!(err instanceof OnlineError)) return `${t("error")}: ${err && err.message ? err.message : err}`;
   if (err.code === "rate_limited") return fill(t(seek ? "ol_err_seek_rate" : "ol_err_rate"), { s: err.retryAfter || 1 });
+  if (err.code === "db_unavailable") return fill(t("ol_err_db_unavailable"), { s: err.retryAfter || 5 });
+  if (err.code === "presence_unknown") return fill(t("ol_err_presence_unknown"), { s: err.retryAfter || 5 });
   const detail = Array.isArray(err.detail)
     ? err.detail.map((e) => (e && e.msg) || "").join("; ") : String(err.detail || "");
   for (const [re, key] of ACCOUNT_RULES) if (re.test(detail)) return fill(t(key), { name });
