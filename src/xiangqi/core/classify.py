@@ -167,8 +167,10 @@ ARTICLES: dict[str, tuple[str, str]] = {
 @dataclasses.dataclass(frozen=True)
 class Chase:
     """One chased piece: its square after the move, its type, the first capturer's
-    square and type, the kind (:data:`UNROOTED`, :data:`BY_VALUE`, :data:`JOINT`)
-    and the material gain in value units."""
+    square and type, the kind (:data:`UNROOTED`, :data:`BY_VALUE`, :data:`JOINT`,
+    :data:`CHECK_WIN`), the material gain in value units, and ``joint``: a win by checks
+    in which the moved piece and another piece act together (联合捉, 24.3; see
+    :func:`_all_chases`)."""
 
     target: int
     target_type: int
@@ -176,6 +178,7 @@ class Chase:
     chaser_type: int
     kind: str
     gain: int
+    joint: bool = False
 
 
 @dataclasses.dataclass
@@ -611,7 +614,11 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
             if k2:
                 lost.append(k2)
             line, won_sq = _balance(won, lost), (m.to_square if k1 else -1)
-            for s, t in _captures(b):
+            if not _has_legal_move(b):
+                # 29.4 / 24.3: the reply mates the winner (e.g. a block that uncovers a check, 还将):
+                # the line wins nothing; the defence that mates is the worst the checker can meet.
+                line, won_sq = -MATE, -1
+            for s, t in (_captures(b) if line > -MATE else ()):
                 if abs(squares[s]) in (KING, PAWN):
                     continue  # 通则 1/3: the king or a pawn winning material alone is no chase
                 victim = squares[t]
@@ -627,7 +634,7 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
                 b.pop()
                 if g > line:
                     line, won_sq = g, t
-            if depth > 1:
+            if depth > 1 and line > -MATE:
                 deeper = _win_by_checks(b, depth - 1, budget, won, lost)
                 if deeper[0] > line:
                     line, won_sq = deeper[0], deeper[2]
@@ -816,8 +823,27 @@ def _all_chases(b: Board, moved_to: int, strict: bool = False,
     plain, by_pawn = _chases(b, moved_to, strict, offers)
     for sq, ch in _check_wins(b).items():
         if sq not in plain and sq not in offers:
+            if not strict and _joint_check_win(b, ch, moved_to):
+                ch = dataclasses.replace(ch, joint=True)
             plain[sq] = ch
     return plain, by_pawn
+
+
+def _joint_check_win(b: Board, ch: Chase, moved_to: int) -> bool:
+    """True if the win by checks ``ch`` is a joint capture (联合捉, 24.3 "使另一子可以与之联合
+    吃子"): another piece gives the check and the piece just moved on ``moved_to`` takes part: with
+    it taken off the board, no check wins material. A win in which the moved piece checks by itself
+    is its own chase; one that needs no help from it is not this move's joint capture."""
+    if moved_to < 0 or ch.chaser == moved_to:
+        return False
+    code = b.squares[moved_to]
+    if not code or (code > 0) != b.turn or abs(code) == KING:
+        return False
+    b.squares[moved_to] = 0
+    try:
+        return not _check_wins(b)
+    finally:
+        b.squares[moved_to] = code
 
 
 def classify_move(board: Board, move: Move, rules: object | None = None) -> MoveClass:
@@ -939,13 +965,30 @@ def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: b
     the move ties its target down (不能离线); and the move takes part in it (see :func:`_caused_by`),
     or it parried a check or a mate threat, or it took away the target's real root, or before it
     the capture would have been met by a mate."""
-    if sq in (old_check if c.kind == CHECK_WIN else old):
+    if sq in (old_check if c.kind == CHECK_WIN else old) or _same_chaser_before(before, move, c):
         return _ties(played, move, c)
     # A check that wins material is new when no check won material before the move; when one
     # did, a different piece won in the worst line is 从捉到捉 unless the move takes part (29.2).
     return (threatened or (c.kind == CHECK_WIN and -1 not in old_check)
             or _caused_by(before.squares, after.squares, move, c)
             or _root_changed(before, after, c) or _was_mated_for(before, c) or _ties(played, move, c))
+
+
+def _same_chaser_before(before: Board, move: Move, chase: Chase) -> bool:
+    """True if the moved piece is the chaser and already won the same target from the square it
+    left, by the exchange on the target's square (RULES.md §5.2.8, 29.2 从捉到捉: a piece that was
+    already chasing, moving again without creating a new chase, is 闲), whatever else the opponent
+    threatened then: a chaser that moves away from an attack or guards another piece with its move
+    keeps the chase it had."""
+    frm, t = move.from_square, chase.target
+    if chase.kind == CHECK_WIN or chase.chaser != move.to_square or before.squares[t] == 0:
+        return False
+    if t not in before._pseudo_targets(frm) or not before._leaves_king_safe(frm, t):
+        return False
+    before.push(Move(frm, t), validate=False)
+    gain = VALUE[chase.target_type] - _see(before, t, None)
+    before.pop()
+    return gain > 0
 
 
 def _caused_by(before: list[int], after: list[int], move: Move, chase: Chase) -> bool:
