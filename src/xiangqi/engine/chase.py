@@ -29,8 +29,8 @@ pawn) by a legal capture that
 The capturer is not the king (the king chasing by itself is 闲, 通则 1; it still protects and
 recaptures); a pawn chasing by itself is 闲 under both rule sets (CXA 通则 3 "兵（卒）本身允许长捉";
 AXF allows pawn chases; 通则 3's 相互长打 exception is left to the referee). A king move that
-answers a check is 闲 (通则 2). Moves that uncover an attack (a rook line, a horse leg, a cannon's new screen) are
-chases too: every capturer of every target is compared before and after the move.
+answers a check is 闲 (通则 2). Moves that uncover an attack (a rook line, a horse leg, a cannon's
+new screen) are chases too: every capturer of every target is compared before and after the move.
 
 **The rulings** (referee.rule_cycle): a side whose every move checks loses unless both do (check
 before chase, RULES_CXA §4.1). Otherwise, under CXA a side whose every move checks or chases, one
