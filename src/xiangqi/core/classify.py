@@ -43,11 +43,20 @@ rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULE
   29.2: the chase is created by the move (:func:`_is_new`): it did not exist
   before (a capture that a check or mate threat against the mover kept from
   being played did not exist yet), and the move takes part in it
-  (:func:`_caused_by`); a chase state the victim caused itself is 闲.
+  (:func:`_caused_by`); a chase state the victim caused itself is 闲; a chaser
+  that moves on and still wins the same target it won from the square it left
+  is 从捉到捉 whatever else changed (:func:`_same_chaser_before`, RULES.md §5.2.8).
 - **兑/献** 24.4/24.5: a same-type attacker that the target may take back
   offers an exchange; see :func:`_chases`.
-- **拦** 24.6 / 通则 9 (不能离线): a piece that must stay on its line to stop
-  a mate does not really protect or take (:func:`_tied`, :func:`_ties`).
+- **拦** 24.6: a 闲 move that stands in the way of the opponent's mate threat or
+  winning capture (lifted off its square, the threat is back) is cited as 拦
+  (:func:`_blocks`). 通则 9 (不能离线): a piece that must stay on its line to stop
+  a mate does not really protect or take (:func:`_tied`, :func:`_ties`); a chase
+  whose capture the defence answers with mate (a block that uncovers a check, 还将)
+  wins nothing (29.4, in :func:`_win_by_checks` as in :func:`_exchange_gain`).
+- **联合捉** 24.3 "使另一子可以与之联合吃子": a capture in which the moved piece
+  takes part in the exchange (:func:`_needs_helper`), or a win by checks given
+  by another piece that fails without the moved piece (:func:`_joint_check_win`).
 - **闲** 24.8: everything else, including 兑/献/拦/跟, and a king move that
   answers a check (通则 2, "走动帅应将后产生的捉、杀为闲").
 
@@ -150,15 +159,20 @@ ARTICLES: dict[str, tuple[str, str]] = {
     "24.3 抽将": ("捉 by one check or a series of checks that wins material against every defence",
                 "_win_by_checks"),
     "24.3 完整互吃交换": ("the exchange played out on every square, legal captures only", "_qs"),
+    "24.3 联合捉 (抽将)": ("a win by checks in which the moved piece and the checking piece act together",
+                       "_joint_check_win"),
     "24.4": ("兑 offer to exchange (not a chase)", "_chases"),
     "24.4/24.5": ("兑/献: the attacked piece may take the attacker", "_chases"),
+    "24.6": ("拦 block: the move stands in the way of a threat of mate or of a winning capture", "_blocks"),
     "24.15": ("有根/无根, 真根/假根: a real, legal recapture", "_see"),
     "25.3": ("子力 and 子力价值, the floating pawn value", "_balance"),
     "26.5": ("得不偿失: a losing full exchange is no chase", "_exchange_gain"),
     "29.2": ("从无捉到有捉: the chase is created by the move", "_is_new"),
     "29.4": ("the capturer is not mated at once", "_exchange_gain"),
+    "29.4 抽将": ("a win by checks that a defence answers with mate wins nothing", "_win_by_checks"),
+    "29.2 从捉到捉": ("the chaser moving on, still attacking the same target, is 闲", "_same_chaser_before"),
     "通则 1/2": ("the king chasing alone is 闲; 借帅之力 counts; 走动帅应将 is 闲", "classify_move"),
-    "通则 3": ("a pawn's chase is kept apart for the rule set", "_chases"),
+    "通则 3": ("a pawn's own chase is kept apart: 闲, or 捉 in 相互长打 (the referee decides)", "_chases"),
     "通则 7": ("从捉到捉 and a self-caused chase state are 闲", "_caused_by"),
     "通则 9": ("不能离线: a piece tied to its line", "_tied"),
 }
@@ -590,7 +604,9 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
     sequence, :func:`_qs`, or another check), counting what the checks and the replies took
     (:func:`_balance`). A reply that takes the checker, blocks, or counter-checks is a defence like
     any other. A mating check is 杀 (24.2), not a win of material, and is skipped; a line in which
-    the winner is mated on the immediate reply wins nothing (29.4). Returns (gain, square of the
+    the winner is mated on the immediate reply wins nothing (29.4): a reply that mates the checking
+    side (a block or a capture that uncovers a check, 还将) and the reply after the capture that
+    follows both count. Returns (gain, square of the
     checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check wins."""
     me = b.turn
     won = [] if won is None else won
@@ -933,9 +949,54 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         art = "第29.2条, 从捉到捉"  # the chases it leaves existed before, or the move takes no part
     elif offers:
         art = "第24.4条, 兑"
+    elif _blocks(before, b, move):
+        art = "第24.6条, 拦"
     else:
         art = ARTICLE_TEXT[IDLE]
     return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check, article=art)
+
+
+def _blocks(before: Board, played: Board, move: Move) -> bool:
+    """True if ``move`` is a block (拦, 24.6: "a move that blocks an opponent piece and has no
+    attacking function"; the caller has found no attack): ``before`` is the position before it (the
+    mover to move), ``played`` after it (the opponent to move). The opponent had a threat that the
+    move takes away by standing in its way: a mate by checks (杀, 24.2, :func:`mates_by_checks`)
+    or a capture that won material on the exchange of the
+    square (:func:`_see`), and with the moved piece lifted off its new square that threat is back
+    (a move that answers the threat otherwise, by moving the attacked piece away or protecting it,
+    is no block)."""
+    to = move.to_square
+    code = played.squares[to]
+    threat_before = _null(before)
+    if not code or abs(code) == KING:
+        return False
+
+    def winning_captures(b: Board) -> set[tuple[int, int]]:
+        out = set()
+        for s, t in _captures(b):
+            v = b.squares[t]
+            b.push(Move(s, t), validate=False)
+            gain = _worth(v, t) - _see(b, t, None)
+            b.pop()
+            if gain > 0 and t != to:
+                out.add((s, t))
+        return out
+
+    if mates_by_checks(threat_before) and mate_status(played) is False:
+        played.squares[to] = 0
+        try:
+            if mates_by_checks(played):
+                return True
+        finally:
+            played.squares[to] = code
+    lost = winning_captures(threat_before) - winning_captures(played)
+    if not lost:
+        return False
+    played.squares[to] = 0
+    try:
+        return bool(lost & winning_captures(played))
+    finally:
+        played.squares[to] = code
 
 
 #: The article of a king's move that is 闲 while the king attacks a piece by itself (通则 1,
