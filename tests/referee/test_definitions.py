@@ -146,3 +146,20 @@ def test_2020_responsibility_a_rook_chase_is_zhuo_che_however_it_is_made():
         black = [_mc(BLACK, CHASE, 1, (_chase(target, CHECK_WIN, joint=True),)),
                  _mc(BLACK, CHASE, 3, (_chase(target, JOINT),))]
         assert rule_cycle([red[0], black[0], red[1], black[1]], CXA).winner == winner, target
+
+
+def test_24_4_an_uncovered_exchange_offer_and_an_offer_that_also_chases():
+    # 24.4 兑 "if the opponent captures, the mover is not mated and does not lose material": 马六退八
+    # (d5b4) uncovers the rook on d2, protected by the advisor, against the lone black rook on d9.
+    # Black takes first and the advisor takes back: an even trade offered, 闲 (兑).
+    mc = cls("3r1k3/9/9/9/3N5/9/9/3R5/4A4/4K4 w - - 0 1", "d5b4")
+    assert (mc.cls, mc.article) == (IDLE, "第24.4条, 兑")
+    # 通则 5 从重 (兑兼捉): with a cannon behind the rook, the cannon wins the black rook by itself
+    # (over the rook as its screen): 捉.
+    mc = cls("3r1k3/9/9/9/3N5/9/9/3R5/4A4/3CK4 w - - 0 1", "d5b4")
+    assert mc.cls == CHASE and [(c.target_type, c.chaser_type) for c in mc.chases] == [(ROOK, CANNON)]
+    # A win that needs the exchanging piece is the exchange itself: 炮九平六 offers the cannons (the
+    # black one protected by the horse, the red one by the horse on e1); the rook on a7 wins the
+    # cannon only together with the red cannon (炮吃炮, 马吃炮, 车吃马): still 兑.
+    mc = cls("5k3/5n3/R2c5/9/3P5/9/C8/9/4N4/4K4 w - - 0 1", "a3d3")
+    assert (mc.cls, mc.article) == (IDLE, "第24.4条, 兑")

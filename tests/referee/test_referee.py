@@ -105,7 +105,7 @@ def test_cxa_classifier_against_figure_captions():
         total += len(official)
         agree += sum(x == y for x, y in zip(official, ours, strict=True))
     assert total == 206
-    assert agree >= 191, f"{agree}/{total} move classes agree"  # measured 191/206 (93 %)
+    assert agree >= 192, f"{agree}/{total} move classes agree"  # measured 192/206 (93 %)
 
 
 # ---------------------------------------------------------------------------

@@ -528,32 +528,37 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
         b.push(Move(caps[0], sq), validate=False)
         rooted = bool(_legal_captures_to(b, sq))
         b.pop()
-        # 第24.4条 兑: a same-type attacker that the target may take back (legally, and not
-        # then mated: a piece tied to its line cannot, 通则 9) offers an exchange, not a chase,
-        # when the exchange is even for the mover: the target is protected (an equal trade),
-        # the attacker is unprotected (the target takes first: the mover gains nothing), or
-        # the attacker is the moved piece offering itself (24.4 "邀兑"). A mutual attack that
-        # the move only uncovers, on an unprotected target, is no offer by the moved piece:
-        # the target is won (24.3) unless it flees.
+        # 第24.4条 兑: a same-type attacker that the target may take back (legally, and not then
+        # mated: a piece tied to its line cannot, 通则 9) offers an exchange: if the opponent
+        # takes, the mover takes back (the attacker is protected) or the trade was even anyway (the
+        # target is protected), or the mover's piece goes for nothing and it gained nothing (the
+        # target takes first). That attacker does not chase the target. 通则 5 从重 (兑兼捉): another
+        # attacker that wins the target by itself still chases it; a win that needs two attackers
+        # (联合捉) with only one left besides the exchanging piece is the exchange itself: the
+        # opponent answers it by exchanging.
+        offered_here = False
         mutual_from = [frm for frm in caps if abs(squares[frm]) == tt and frm in b._pseudo_targets(sq)]
         if mutual_from:
             b.turn = not b.turn
             takes_back = []
-            attacker_free = False
             for frm in mutual_from:
                 if not b.is_legal(Move(sq, frm)):
                     continue
                 b.push(Move(sq, frm), validate=False)
                 if not mates_by_checks(b, REPLY_MATE_DEPTH):  # 通则 9: tied to its line, it cannot take
                     takes_back.append(frm)
-                    attacker_free = attacker_free or not _legal_captures_to(b, frm)
                 b.pop()
             b.turn = not b.turn
-            offered = moved_to in takes_back
-            if takes_back and (rooted or attacker_free or offered):
+            if takes_back:
                 if offers is not None:
                     offers.add(sq)
-                continue
+                caps = [c for c in caps if c not in takes_back]
+                if not caps:
+                    continue
+                offered_here = True
+                b.push(Move(caps[0], sq), validate=False)
+                rooted = bool(_legal_captures_to(b, sq))
+                b.pop()
         tval = VALUE[tt]
         best: Chase | None = None
         best_pawn: Chase | None = None
@@ -583,6 +588,9 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
                 continue
             best = ch
             break
+        if (best is not None and offered_here and best.kind == JOINT
+                and sum(1 for a in caps if abs(squares[a]) not in (KING, PAWN)) < 2):
+            best = None  # 兑: the joint win needs the exchanging piece
         if best is not None:
             out[sq] = best
         elif best_pawn is not None:
