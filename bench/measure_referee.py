@@ -78,12 +78,8 @@ def topics(row: dict[str, str]) -> list[str]:
         mv = Move.from_iccs(m)
         moved.add(abs(b.squares[mv.from_square]))
         b.push(mv)
-    if KING in moved:
-        out.append("king moves in the cycle")
-    if PAWN in moved:
-        out.append("pawn moves in the cycle")
-    if ADVISOR in moved:
-        out.append("advisor moves in the cycle")
+    out += [f"{name} moves in the cycle" for t, name in ((KING, "king"), (PAWN, "pawn"), (ADVISOR, "advisor"))
+            if t in moved]
     if "闲" in kinds and "捉" in kinds:
         out.append("捉 against 闲")
     if not out:
