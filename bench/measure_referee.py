@@ -82,9 +82,22 @@ def topics(row: dict[str, str]) -> list[str]:
             if t in moved]
     if "闲" in kinds and "捉" in kinds:
         out.append("捉 against 闲")
+    if fsf_comparable(kinds, note):
+        out.append("= AXF rules (Fairy-Stockfish a valid judge)")
     if not out:
         out.append("other")
     return out
+
+
+def fsf_comparable(kinds: list[str], note: str) -> bool:
+    """True if the figure's ruling rests only on rules the Asian rules share (RULES.md §5.5): no
+    杀 (allowed under AXF), no side mixing 将 and 捉 (一将一捉 is allowed under AXF), no joint chase
+    or both-sides-forbidden responsibility comparison, no king or pawn chase. The caption's classes
+    alternate Red, Black."""
+    red, black = set(kinds[0::2]), set(kinds[1::2])
+    if "杀" in red | black or "联合" in note or "兵" in note or "卒" in note:
+        return False
+    return not any({"将", "捉"} <= side for side in (red, black))
 
 
 def fsf_winner(fen: str, moves: list[str]) -> str:
