@@ -612,9 +612,9 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
     sequence, :func:`_qs`, or another check), counting what the checks and the replies took
     (:func:`_balance`). A reply that takes the checker, blocks, or counter-checks is a defence like
     any other. A mating check is 杀 (24.2), not a win of material, and is skipped; a line in which
-    the winner is mated on the immediate reply wins nothing (29.4): a reply that mates the checking
-    side (a block or a capture that uncovers a check, 还将) and the reply after the capture that
-    follows both count. Returns (gain, square of the
+    the winner is mated on the immediate reply wins nothing (29.4): neither a line in which the
+    answer to the check mates the checking side (a block or a capture that uncovers a check, 还将)
+    nor one in which the capture that follows is met by a mate in one. Returns (gain, square of the
     checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check wins."""
     me = b.turn
     won = [] if won is None else won
@@ -968,16 +968,15 @@ def _blocks(before: Board, played: Board, move: Move) -> bool:
     """True if ``move`` is a block (拦, 24.6: "a move that blocks an opponent piece and has no
     attacking function"; the caller has found no attack): ``before`` is the position before it (the
     mover to move), ``played`` after it (the opponent to move). The opponent had a threat that the
-    move takes away by standing in its way: a mate by checks (杀, 24.2, :func:`mates_by_checks`)
-    or a capture that won material on the exchange of the
-    square (:func:`_see`), and with the moved piece lifted off its new square that threat is back
-    (a move that answers the threat otherwise, by moving the attacked piece away or protecting it,
-    is no block)."""
+    move takes away by standing in its way: a mate by checks (杀, 24.2, :func:`mates_by_checks`) or
+    a capture that won material by the exchange on its square (:func:`_see`), and with the moved
+    piece lifted off its new square that threat is back (a move that answers the threat otherwise,
+    by moving the attacked piece away or protecting it, is no block). ``played`` is restored."""
     to = move.to_square
     code = played.squares[to]
-    threat_before = _null(before)
     if not code or abs(code) == KING:
         return False
+    threat_before = _null(before)
 
     def winning_captures(b: Board) -> set[tuple[int, int]]:
         out = set()
