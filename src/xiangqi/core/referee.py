@@ -283,22 +283,23 @@ def side_verdict(moves: list[MoveClass], rs: RuleSet, count_pawn: bool = False) 
     return SideVerdict(classes, False, forbidden, label, label_en, plain, joint)
 
 
-def _verdicts(cycle: list[MoveClass], rs: RuleSet) -> dict[Color, SideVerdict]:
-    """Both sides' verdicts, with 通则 3's 相互长打 exception applied (:func:`_pawn_mutual`)."""
+def _verdicts(cycle: list[MoveClass], rs: RuleSet) -> tuple[dict[Color, SideVerdict], dict[Color, bool]]:
+    """Both sides' verdicts, with 通则 3's 相互长打 exception applied (:func:`_pawn_mutual`), and for
+    each side whether its pawn's own chases were counted."""
     moves = {side: [m for m in cycle if m.side == side] for side in (RED, BLACK)}
     v = {side: side_verdict(moves[side], rs) for side in (RED, BLACK)}
     mutual = {side: _pawn_mutual(moves[side], v[not side], rs) for side in (RED, BLACK)}
     for side in (RED, BLACK):
         if mutual[side]:
             v[side] = side_verdict(moves[side], rs, count_pawn=True)
-    return v
+    return v, mutual
 
 
 def rule_cycle(cycle: list[MoveClass], rules: object | None = None) -> Outcome:
     """The ruling for a classified repetition cycle (RULES.md §5.4, §5.5): who loses
     and why, or a draw. ``cycle`` holds the moves of both sides."""
     rs = get_rules(rules)
-    v = _verdicts(cycle, rs)
+    v, _ = _verdicts(cycle, rs)
     red, black = v[RED], v[BLACK]
 
     def lose(loser: Color, extra_zh: str = "", extra_en: str = "") -> Outcome:
@@ -462,13 +463,11 @@ def explain_cycle(board: Board, rules: object | None = None) -> list[str] | None
     for _ in cycle:
         b.pop()
     lines = []
-    verdicts = _verdicts(classes, rs)
-    seen = {RED: 0, BLACK: 0}
+    verdicts, mutual = _verdicts(classes, rs)
     for mc in classes:
         text = move_to_chinese(b, mc.move)
         b.push(mc.move, validate=False)
-        cls = verdicts[mc.side].classes[seen[mc.side]]
-        seen[mc.side] += 1
+        cls = _effective(mc, rs, mutual[mc.side])
         chased = mc.chases or (mc.pawn_chases if cls == CHASE else ())
         names = " ".join(PIECE_NAMES_ZH[c.target_type][0 if mc.side == BLACK else 1] for c in chased)
         what = f"{cls} {names}" if cls == CHASE and names else cls
