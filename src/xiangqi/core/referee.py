@@ -19,8 +19,9 @@
      allowed loses; both allowed, or both forbidden, is a draw, except that
      under the 2020 responsibility comparison a side that only chases plainly
      (长捉 of an unrooted piece or of a rook) loses against a side whose
-     chases include a joint chase / a chase of an under-protected piece
-     (RULES_CXA §4.4);
+     chases include a joint chase / a chase of an under-protected piece other
+     than a rook (RULES_CXA §4.4); a pawn winning material by itself is 闲
+     (通则 3) unless both sides attack on every move with it counted (相互长打);
    - AXF (RULES.md §5.5): perpetual mate threats and check-chase alternation are
      allowed; a side is forbidden when it chases **the same piece** with every
      move (one piece chasing two in turn is allowed; two pieces chasing one
