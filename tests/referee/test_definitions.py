@@ -163,3 +163,16 @@ def test_24_4_an_uncovered_exchange_offer_and_an_offer_that_also_chases():
     # cannon only together with the red cannon (炮吃炮, 马吃炮, 车吃马): still 兑.
     mc = cls("5k3/5n3/R2c5/9/3P5/9/C8/9/4N4/4K4 w - - 0 1", "a3d3")
     assert (mc.cls, mc.article) == (IDLE, "第24.4条, 兑")
+
+
+def test_24_4_no_win_by_checks_that_starts_by_taking_an_offered_piece():
+    # 24.4 兑 with 24.3 抽将: 车六平五 (d6e6) puts the rook between the cannons on e5 and e7, which now
+    # attack each other over it: an offer to exchange (the black cannon is protected by the elephant
+    # on g9, the red one by the rook). Were Red to move again, 炮五进二 would take the cannon with
+    # check (over the advisor) and the rook would then take the rook on e4; but Black, to move,
+    # exchanges the cannons first: no chase, 闲 (兑).
+    mc = cls("4k1b2/4a4/4c4/3R5/4C4/4r4/9/9/9/5K3 w - - 0 1", "d6e6")
+    assert (mc.cls, mc.article) == (IDLE, "第24.4条, 兑")
+    # A horse on e7 cannot take the cannon back: no offer, and the check wins the rook: 捉 (抽将).
+    mc = cls("4k1b2/4a4/4n4/3R5/4C4/4r4/9/9/9/5K3 w - - 0 1", "d6e6")
+    assert mc.cls == CHASE and (mc.chases[0].kind, mc.chases[0].target_type) == (CHECK_WIN, ROOK)

@@ -605,7 +605,8 @@ CHECK_WIN_NODES = 600
 
 
 def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None = None,
-                   lost: list[int] | None = None) -> tuple[int, int, int]:
+                   lost: list[int] | None = None,
+                   offered: frozenset[int] = frozenset()) -> tuple[int, int, int]:
     """Material the side to move wins by one check or a series of up to ``depth`` checks, against
     every defence (24.3 抽将 "可以下一着开始运用照将或连续照将得子"): the best over its checking
     moves of the worst over the opponent's replies of the complete exchange that follows (a capture
@@ -614,14 +615,18 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
     any other. A mating check is 杀 (24.2), not a win of material, and is skipped; a line in which
     the winner is mated on the immediate reply wins nothing (29.4): neither a line in which the
     answer to the check mates the checking side (a block or a capture that uncovers a check, 还将)
-    nor one in which the capture that follows is met by a mate in one. Returns (gain, square of the
-    checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check wins."""
+    nor one in which the capture that follows is met by a mate in one. A first check that lands
+    on a square of ``offered`` is not tried (24.4, see :func:`_check_wins`). Returns (gain, square
+    of the checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check
+    wins."""
     me = b.turn
     won = [] if won is None else won
     lost = [] if lost is None else lost
     squares = b.squares
     best = (0, -1, -1)
     for m in _checking_moves(b):
+        if m.to_square in offered:
+            continue  # 24.4: the opponent, to move, exchanges that piece first
         if budget.left <= 0:
             break
         budget.left -= 1
@@ -705,11 +710,13 @@ def _needs_helper(b: Board, frm: int, sq: int, helper: int, strict: bool) -> boo
         squares[helper] = code
 
 
-def _check_wins(b: Board) -> dict[int, Chase]:
+def _check_wins(b: Board, offered: frozenset[int] = frozenset()) -> dict[int, Chase]:
     """Material the side to move wins by a check or a series of checks against every defence
     (24.3 抽将, :func:`_win_by_checks`), keyed by the square of the piece won (after the worst
-    reply; the piece is looked up there, or on its square now when the reply moved it)."""
-    gain, frm, sq = _win_by_checks(b, CHECK_WIN_DEPTH, _Budget(CHECK_WIN_NODES))
+    reply; the piece is looked up there, or on its square now when the reply moved it). A first
+    check that captures a piece on a square of ``offered`` (pieces the side to move offers to
+    exchange, 24.4) is not tried: the opponent, to move, exchanges that piece first."""
+    gain, frm, sq = _win_by_checks(b, CHECK_WIN_DEPTH, _Budget(CHECK_WIN_NODES), offered=offered)
     if gain <= 0:
         return {}
     code = b.squares[sq]
@@ -842,10 +849,11 @@ def _all_chases(b: Board, moved_to: int, strict: bool = False,
     """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move.
 
     24.4 兑: a piece the side to move offers to exchange (it may take the offered piece back,
-    evenly) is not won by a check either: the opponent, to move, exchanges it first."""
+    evenly) is not won by a check either, nor is anything won by a check that starts by taking
+    it: the opponent, to move, exchanges it first."""
     offers = set() if offers is None else offers
     plain, by_pawn = _chases(b, moved_to, strict, offers)
-    for sq, ch in _check_wins(b).items():
+    for sq, ch in _check_wins(b, frozenset(offers)).items():
         if sq not in plain and sq not in offers:
             if not strict and _joint_check_win(b, ch, moved_to):
                 ch = dataclasses.replace(ch, joint=True)
