@@ -91,9 +91,11 @@ def _kernel_ruling(fen: str, moves: list[str], rules: int = K.RULES_CXA) -> str:
 #: mate threat; the book's draw rests on 通则 text the referee and the kernel do not model) and
 #: ref47 (red's 炮五平三 chases a horse through a complete exchange the kernel does not play out, so it
 #: sees red as allowed and black, 一将一捉, as forbidden; the book: both forbidden, a draw).
+#: ref16 is a draw here: a pawn chasing by itself is 闲 (通则 3), and the rook's attack on the
+#: crossed pawn that makes red's moves 捉 in the book is an uncovered attack the kernel does not see.
 KERNEL_WINS = {
     "CXA-fig15": "black", "CXA-fig18": "black", "CXA-fig22": "black", "CXA-fig25": "red",
-    "CXA-fig27": "black", "CXA-fig28": "red", "CXA-ref10": "black", "CXA-ref16": "black",
+    "CXA-fig27": "black", "CXA-fig28": "red", "CXA-ref10": "black",
     "CXA-ref20": "red", "CXA-ref21": "black", "CXA-ref36": "black", "CXA-ref38": "black",
     "CXA-ref47": "red",
 }
@@ -114,8 +116,8 @@ def test_kernel_rulings_of_the_rule_book_cycles() -> None:
     assert got == KERNEL_WINS
     book = {r["id"]: r["winner"] for r in rows}
     assert {k for k, v in got.items() if book[k] != v} == MODEL_DIFFERS
-    # where the kernel rules a loss it agrees with the rule book 11 times in 13
-    assert sum(book[k] == v for k, v in got.items()) == 11
+    # where the kernel rules a loss it agrees with the rule book 10 times in 12
+    assert sum(book[k] == v for k, v in got.items()) == 10
 
 
 def _texel_engine() -> Engine:

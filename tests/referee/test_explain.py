@@ -60,3 +60,18 @@ def test_other_results_have_no_explanation():
     s = GameSession(red="human", black="human")
     s.resign(RED)
     assert s.state()["result"]["explain"] == []
+
+
+def test_cli_explain_cites_the_block_and_the_pawn_articles(capsys):
+    # 24.6 拦: the red rook on a7 attacks the lone horse on e7, and 炮3进2 stands in its way. 通则 3:
+    # a pawn chasing by itself is 闲 (兵卒本身捉子为闲). Both cycles are allowed on both sides: draws.
+    moves = "a6a7 c9c7 a7a6 c7c9".split() * 2
+    assert cli_main(["outcome", "--explain", "--fen", "2c2k3/9/4n4/R8/9/9/9/9/9/3K5 w - - 0 1", *moves]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "draw"
+    assert out[2:6] == ["红 车九进一: 捉 马 (第24.3条, 无根子)", "黑 炮3进2: 闲 (第24.6条, 拦)",
+                        "红 车九退一: 闲 (第24.8条)", "黑 炮3退2: 闲 (第24.8条)"]
+    moves = "d6e6 f9f8 e6d6 f8f9".split() * 2
+    assert cli_main(["outcome", "--explain", "--fen", "5k3/9/3cn4/3P5/9/9/9/9/9/4K4 w - - 0 1", *moves]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "draw" and out[2] == "红 兵六平五: 闲 (通则3, 兵卒本身捉子为闲)"

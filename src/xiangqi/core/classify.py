@@ -43,11 +43,20 @@ rule book (2020 edition 第24条 术语 and the 棋例通则; RULES.md §5, RULE
   29.2: the chase is created by the move (:func:`_is_new`): it did not exist
   before (a capture that a check or mate threat against the mover kept from
   being played did not exist yet), and the move takes part in it
-  (:func:`_caused_by`); a chase state the victim caused itself is 闲.
+  (:func:`_caused_by`); a chase state the victim caused itself is 闲; a chaser
+  that moves on and still wins the same target it won from the square it left
+  is 从捉到捉 whatever else changed (:func:`_same_chaser_before`, RULES.md §5.2.8).
 - **兑/献** 24.4/24.5: a same-type attacker that the target may take back
   offers an exchange; see :func:`_chases`.
-- **拦** 24.6 / 通则 9 (不能离线): a piece that must stay on its line to stop
-  a mate does not really protect or take (:func:`_tied`, :func:`_ties`).
+- **拦** 24.6: a 闲 move that stands in the way of the opponent's mate threat or
+  winning capture (lifted off its square, the threat is back) is cited as 拦
+  (:func:`_blocks`). 通则 9 (不能离线): a piece that must stay on its line to stop
+  a mate does not really protect or take (:func:`_tied`, :func:`_ties`); a chase
+  whose capture the defence answers with mate (a block that uncovers a check, 还将)
+  wins nothing (29.4, in :func:`_win_by_checks` as in :func:`_exchange_gain`).
+- **联合捉** 24.3 "使另一子可以与之联合吃子": a capture in which the moved piece
+  takes part in the exchange (:func:`_needs_helper`), or a win by checks given
+  by another piece that fails without the moved piece (:func:`_joint_check_win`).
 - **闲** 24.8: everything else, including 兑/献/拦/跟, and a king move that
   answers a check (通则 2, "走动帅应将后产生的捉、杀为闲").
 
@@ -150,15 +159,20 @@ ARTICLES: dict[str, tuple[str, str]] = {
     "24.3 抽将": ("捉 by one check or a series of checks that wins material against every defence",
                 "_win_by_checks"),
     "24.3 完整互吃交换": ("the exchange played out on every square, legal captures only", "_qs"),
+    "24.3 联合捉 (抽将)": ("a win by checks in which the moved piece and the checking piece act together",
+                       "_joint_check_win"),
     "24.4": ("兑 offer to exchange (not a chase)", "_chases"),
     "24.4/24.5": ("兑/献: the attacked piece may take the attacker", "_chases"),
+    "24.6": ("拦 block: the move stands in the way of a threat of mate or of a winning capture", "_blocks"),
     "24.15": ("有根/无根, 真根/假根: a real, legal recapture", "_see"),
     "25.3": ("子力 and 子力价值, the floating pawn value", "_balance"),
     "26.5": ("得不偿失: a losing full exchange is no chase", "_exchange_gain"),
     "29.2": ("从无捉到有捉: the chase is created by the move", "_is_new"),
     "29.4": ("the capturer is not mated at once", "_exchange_gain"),
+    "29.4 抽将": ("a win by checks that a defence answers with mate wins nothing", "_win_by_checks"),
+    "29.2 从捉到捉": ("the chaser moving on, still attacking the same target, is 闲", "_same_chaser_before"),
     "通则 1/2": ("the king chasing alone is 闲; 借帅之力 counts; 走动帅应将 is 闲", "classify_move"),
-    "通则 3": ("a pawn's chase is kept apart for the rule set", "_chases"),
+    "通则 3": ("a pawn's own chase is kept apart: 闲, or 捉 in 相互长打 (the referee decides)", "_chases"),
     "通则 7": ("从捉到捉 and a self-caused chase state are 闲", "_caused_by"),
     "通则 9": ("不能离线: a piece tied to its line", "_tied"),
 }
@@ -167,8 +181,10 @@ ARTICLES: dict[str, tuple[str, str]] = {
 @dataclasses.dataclass(frozen=True)
 class Chase:
     """One chased piece: its square after the move, its type, the first capturer's
-    square and type, the kind (:data:`UNROOTED`, :data:`BY_VALUE`, :data:`JOINT`)
-    and the material gain in value units."""
+    square and type, the kind (:data:`UNROOTED`, :data:`BY_VALUE`, :data:`JOINT`,
+    :data:`CHECK_WIN`), the material gain in value units, and ``joint``: a win by checks
+    in which the moved piece and another piece act together (联合捉, 24.3; see
+    :func:`_all_chases`)."""
 
     target: int
     target_type: int
@@ -176,6 +192,7 @@ class Chase:
     chaser_type: int
     kind: str
     gain: int
+    joint: bool = False
 
 
 @dataclasses.dataclass
@@ -511,32 +528,37 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
         b.push(Move(caps[0], sq), validate=False)
         rooted = bool(_legal_captures_to(b, sq))
         b.pop()
-        # 第24.4条 兑: a same-type attacker that the target may take back (legally, and not
-        # then mated: a piece tied to its line cannot, 通则 9) offers an exchange, not a chase,
-        # when the exchange is even for the mover: the target is protected (an equal trade),
-        # the attacker is unprotected (the target takes first: the mover gains nothing), or
-        # the attacker is the moved piece offering itself (24.4 "邀兑"). A mutual attack that
-        # the move only uncovers, on an unprotected target, is no offer by the moved piece:
-        # the target is won (24.3) unless it flees.
+        # 第24.4条 兑: a same-type attacker that the target may take back (legally, and not then
+        # mated: a piece tied to its line cannot, 通则 9) offers an exchange: if the opponent
+        # takes, the mover takes back (the attacker is protected) or the trade was even anyway (the
+        # target is protected), or the mover's piece goes for nothing and it gained nothing (the
+        # target takes first). That attacker does not chase the target. 通则 5 从重 (兑兼捉): another
+        # attacker that wins the target by itself still chases it; a win that needs two attackers
+        # (联合捉) with only one left besides the exchanging piece is the exchange itself: the
+        # opponent answers it by exchanging.
+        offered_here = False
         mutual_from = [frm for frm in caps if abs(squares[frm]) == tt and frm in b._pseudo_targets(sq)]
         if mutual_from:
             b.turn = not b.turn
             takes_back = []
-            attacker_free = False
             for frm in mutual_from:
                 if not b.is_legal(Move(sq, frm)):
                     continue
                 b.push(Move(sq, frm), validate=False)
                 if not mates_by_checks(b, REPLY_MATE_DEPTH):  # 通则 9: tied to its line, it cannot take
                     takes_back.append(frm)
-                    attacker_free = attacker_free or not _legal_captures_to(b, frm)
                 b.pop()
             b.turn = not b.turn
-            offered = moved_to in takes_back
-            if takes_back and (rooted or attacker_free or offered):
+            if takes_back:
                 if offers is not None:
                     offers.add(sq)
-                continue
+                caps = [c for c in caps if c not in takes_back]
+                if not caps:
+                    continue
+                offered_here = True
+                b.push(Move(caps[0], sq), validate=False)
+                rooted = bool(_legal_captures_to(b, sq))
+                b.pop()
         tval = VALUE[tt]
         best: Chase | None = None
         best_pawn: Chase | None = None
@@ -566,6 +588,9 @@ def _chases(b: Board, moved_to: int = -1, strict: bool = False,
                 continue
             best = ch
             break
+        if (best is not None and offered_here and best.kind == JOINT
+                and sum(1 for a in caps if abs(squares[a]) not in (KING, PAWN)) < 2):
+            best = None  # 兑: the joint win needs the exchanging piece
         if best is not None:
             out[sq] = best
         elif best_pawn is not None:
@@ -580,21 +605,28 @@ CHECK_WIN_NODES = 600
 
 
 def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None = None,
-                   lost: list[int] | None = None) -> tuple[int, int, int]:
+                   lost: list[int] | None = None,
+                   offered: frozenset[int] = frozenset()) -> tuple[int, int, int]:
     """Material the side to move wins by one check or a series of up to ``depth`` checks, against
     every defence (24.3 抽将 "可以下一着开始运用照将或连续照将得子"): the best over its checking
     moves of the worst over the opponent's replies of the complete exchange that follows (a capture
     sequence, :func:`_qs`, or another check), counting what the checks and the replies took
     (:func:`_balance`). A reply that takes the checker, blocks, or counter-checks is a defence like
     any other. A mating check is 杀 (24.2), not a win of material, and is skipped; a line in which
-    the winner is mated on the immediate reply wins nothing (29.4). Returns (gain, square of the
-    checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check wins."""
+    the winner is mated on the immediate reply wins nothing (29.4): neither a line in which the
+    answer to the check mates the checking side (a block or a capture that uncovers a check, 还将)
+    nor one in which the capture that follows is met by a mate in one. A first check that lands
+    on a square of ``offered`` is not tried (24.4, see :func:`_check_wins`). Returns (gain, square
+    of the checking piece, square of the piece won after the worst reply); (0, -1, -1) if no check
+    wins."""
     me = b.turn
     won = [] if won is None else won
     lost = [] if lost is None else lost
     squares = b.squares
     best = (0, -1, -1)
     for m in _checking_moves(b):
+        if m.to_square in offered:
+            continue  # 24.4: the opponent, to move, exchanges that piece first
         if budget.left <= 0:
             break
         budget.left -= 1
@@ -611,7 +643,11 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
             if k2:
                 lost.append(k2)
             line, won_sq = _balance(won, lost), (m.to_square if k1 else -1)
-            for s, t in _captures(b):
+            if not _has_legal_move(b):
+                # 29.4 / 24.3: the reply mates the winner (e.g. a block that uncovers a check, 还将):
+                # the line wins nothing; the defence that mates is the worst the checker can meet.
+                line, won_sq = -MATE, -1
+            for s, t in (_captures(b) if line > -MATE else ()):
                 if abs(squares[s]) in (KING, PAWN):
                     continue  # 通则 1/3: the king or a pawn winning material alone is no chase
                 victim = squares[t]
@@ -627,7 +663,7 @@ def _win_by_checks(b: Board, depth: int, budget: _Budget, won: list[int] | None 
                 b.pop()
                 if g > line:
                     line, won_sq = g, t
-            if depth > 1:
+            if depth > 1 and line > -MATE:
                 deeper = _win_by_checks(b, depth - 1, budget, won, lost)
                 if deeper[0] > line:
                     line, won_sq = deeper[0], deeper[2]
@@ -674,11 +710,13 @@ def _needs_helper(b: Board, frm: int, sq: int, helper: int, strict: bool) -> boo
         squares[helper] = code
 
 
-def _check_wins(b: Board) -> dict[int, Chase]:
+def _check_wins(b: Board, offered: frozenset[int] = frozenset()) -> dict[int, Chase]:
     """Material the side to move wins by a check or a series of checks against every defence
     (24.3 抽将, :func:`_win_by_checks`), keyed by the square of the piece won (after the worst
-    reply; the piece is looked up there, or on its square now when the reply moved it)."""
-    gain, frm, sq = _win_by_checks(b, CHECK_WIN_DEPTH, _Budget(CHECK_WIN_NODES))
+    reply; the piece is looked up there, or on its square now when the reply moved it). A first
+    check that captures a piece on a square of ``offered`` (pieces the side to move offers to
+    exchange, 24.4) is not tried: the opponent, to move, exchanges that piece first."""
+    gain, frm, sq = _win_by_checks(b, CHECK_WIN_DEPTH, _Budget(CHECK_WIN_NODES), offered=offered)
     if gain <= 0:
         return {}
     code = b.squares[sq]
@@ -811,13 +849,33 @@ def _all_chases(b: Board, moved_to: int, strict: bool = False,
     """Chases by capture (:func:`_chases`) and by check (:func:`_check_wins`) of the side to move.
 
     24.4 兑: a piece the side to move offers to exchange (it may take the offered piece back,
-    evenly) is not won by a check either: the opponent, to move, exchanges it first."""
+    evenly) is not won by a check either, nor is anything won by a check that starts by taking
+    it: the opponent, to move, exchanges it first."""
     offers = set() if offers is None else offers
     plain, by_pawn = _chases(b, moved_to, strict, offers)
-    for sq, ch in _check_wins(b).items():
+    for sq, ch in _check_wins(b, frozenset(offers)).items():
         if sq not in plain and sq not in offers:
+            if not strict and _joint_check_win(b, ch, moved_to):
+                ch = dataclasses.replace(ch, joint=True)
             plain[sq] = ch
     return plain, by_pawn
+
+
+def _joint_check_win(b: Board, ch: Chase, moved_to: int) -> bool:
+    """True if the win by checks ``ch`` is a joint capture (联合捉, 24.3 "使另一子可以与之联合
+    吃子"): another piece gives the check and the piece just moved on ``moved_to`` takes part: with
+    it taken off the board, no check wins material. A win in which the moved piece checks by itself
+    is its own chase; one that needs no help from it is not this move's joint capture."""
+    if moved_to < 0 or ch.chaser == moved_to:
+        return False
+    code = b.squares[moved_to]
+    if not code or (code > 0) != b.turn or abs(code) == KING:
+        return False
+    b.squares[moved_to] = 0
+    try:
+        return not _check_wins(b)
+    finally:
+        b.squares[moved_to] = code
 
 
 def classify_move(board: Board, move: Move, rules: object | None = None) -> MoveClass:
@@ -907,9 +965,53 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
         art = "第29.2条, 从捉到捉"  # the chases it leaves existed before, or the move takes no part
     elif offers:
         art = "第24.4条, 兑"
+    elif _blocks(before, b, move):
+        art = "第24.6条, 拦"
     else:
         art = ARTICLE_TEXT[IDLE]
     return MoveClass(move, side, cls, chases=new, pawn_chases=new_pawn, answers_check=in_check, article=art)
+
+
+def _blocks(before: Board, played: Board, move: Move) -> bool:
+    """True if ``move`` is a block (拦, 24.6: "a move that blocks an opponent piece and has no
+    attacking function"; the caller has found no attack): ``before`` is the position before it (the
+    mover to move), ``played`` after it (the opponent to move). The opponent had a threat that the
+    move takes away by standing in its way: a mate by checks (杀, 24.2, :func:`mates_by_checks`) or
+    a capture that won material by the exchange on its square (:func:`_see`), and with the moved
+    piece lifted off its new square that threat is back (a move that answers the threat otherwise,
+    by moving the attacked piece away or protecting it, is no block). ``played`` is restored."""
+    to = move.to_square
+    code = played.squares[to]
+    if not code or abs(code) == KING:
+        return False
+    threat_before = _null(before)
+
+    def winning_captures(b: Board) -> set[tuple[int, int]]:
+        out = set()
+        for s, t in _captures(b):
+            v = b.squares[t]
+            b.push(Move(s, t), validate=False)
+            gain = _worth(v, t) - _see(b, t, None)
+            b.pop()
+            if gain > 0 and t != to:
+                out.add((s, t))
+        return out
+
+    if mates_by_checks(threat_before) and mate_status(played) is False:
+        played.squares[to] = 0
+        try:
+            if mates_by_checks(played):
+                return True
+        finally:
+            played.squares[to] = code
+    lost = winning_captures(threat_before) - winning_captures(played)
+    if not lost:
+        return False
+    played.squares[to] = 0
+    try:
+        return bool(lost & winning_captures(played))
+    finally:
+        played.squares[to] = code
 
 
 #: The article of a king's move that is 闲 while the king attacks a piece by itself (通则 1,
@@ -939,13 +1041,30 @@ def _is_new(c: Chase, sq: int, old: set[int], old_check: set[int], threatened: b
     the move ties its target down (不能离线); and the move takes part in it (see :func:`_caused_by`),
     or it parried a check or a mate threat, or it took away the target's real root, or before it
     the capture would have been met by a mate."""
-    if sq in (old_check if c.kind == CHECK_WIN else old):
+    if sq in (old_check if c.kind == CHECK_WIN else old) or _same_chaser_before(before, move, c):
         return _ties(played, move, c)
     # A check that wins material is new when no check won material before the move; when one
     # did, a different piece won in the worst line is 从捉到捉 unless the move takes part (29.2).
     return (threatened or (c.kind == CHECK_WIN and -1 not in old_check)
             or _caused_by(before.squares, after.squares, move, c)
             or _root_changed(before, after, c) or _was_mated_for(before, c) or _ties(played, move, c))
+
+
+def _same_chaser_before(before: Board, move: Move, chase: Chase) -> bool:
+    """True if the moved piece is the chaser and already won the same target from the square it
+    left, by the exchange on the target's square (RULES.md §5.2.8, 29.2 从捉到捉: a piece that was
+    already chasing, moving again without creating a new chase, is 闲), whatever else the opponent
+    threatened then: a chaser that moves away from an attack or guards another piece with its move
+    keeps the chase it had."""
+    frm, t = move.from_square, chase.target
+    if chase.kind == CHECK_WIN or chase.chaser != move.to_square or before.squares[t] == 0:
+        return False
+    if t not in before._pseudo_targets(frm) or not before._leaves_king_safe(frm, t):
+        return False
+    before.push(Move(frm, t), validate=False)
+    gain = VALUE[chase.target_type] - _see(before, t, None)
+    before.pop()
+    return gain > 0
 
 
 def _caused_by(before: list[int], after: list[int], move: Move, chase: Chase) -> bool:

@@ -19,8 +19,9 @@
      allowed loses; both allowed, or both forbidden, is a draw, except that
      under the 2020 responsibility comparison a side that only chases plainly
      (长捉 of an unrooted piece or of a rook) loses against a side whose
-     chases include a joint chase / a chase of an under-protected piece
-     (RULES_CXA §4.4);
+     chases include a joint chase / a chase of an under-protected piece other
+     than a rook (RULES_CXA §4.4); a pawn winning material by itself is 闲
+     (通则 3) unless both sides attack on every move with it counted (相互长打);
    - AXF (RULES.md §5.5): perpetual mate threats and check-chase alternation are
      allowed; a side is forbidden when it chases **the same piece** with every
      move (one piece chasing two in turn is allowed; two pieces chasing one
@@ -38,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from xiangqi.core.board import BLACK, RED, Color, Move, Termination
+from xiangqi.core.board import BLACK, RED, ROOK, Color, Move, Termination
 from xiangqi.core.classify import CHASE, CHECK, IDLE, JOINT, KILL, MoveClass, classify_cycle
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
@@ -63,9 +64,13 @@ class RuleSet:
     - ``chase_same_piece``: a perpetual chase must chase the same piece on every
       move (AXF rule 32) or may chase one or several pieces (CXA 24.11).
     - ``pawn_chases``: a pawn's winning attack, made by the pawn that moved,
-      counts as a chase (CXA: 24.3 counts every piece that wins material, and the
-      2020 edition keeps 通则 3's exemption for a pawn *let loose* by another piece)
-      or is allowed (AXF).
+      always counts as a chase. False in both rule sets: CXA 通则 3 "兵（卒）本身
+      允许长捉" (the 2020 figure 图14 cites it: "按照兵（卒）本身允许长捉的规定，判闲"),
+      AXF allows pawn chases.
+    - ``pawn_mutual``: CXA 通则 3's exception "形成相互长打时兵卒的捉按捉处理": a pawn's
+      own chase counts as 捉 when its side attacks with other pieces too and, the pawn's
+      chases counted, both sides attack on every move of the cycle (相互长打). A side
+      whose only attacks are its pawn's chases is 兵本身长捉: allowed (图14).
     - ``answer_check_idle``: a king move that answers a check is 闲 even if it
       creates an attack (通则 2 "走动帅应将后产生的捉、杀为闲", RULES.md §5.2.10);
       the article names the king's move, so other answers to a check (a block, a
@@ -82,7 +87,8 @@ class RuleSet:
     kill_is_attack: bool = True
     mixed_attacks_forbidden: bool = True
     chase_same_piece: bool = False
-    pawn_chases: bool = True
+    pawn_chases: bool = False
+    pawn_mutual: bool = True
     answer_check_idle: bool = True
     responsibility: bool = True
     chase_model: str = "cxa"
@@ -99,7 +105,7 @@ class RuleSet:
 
 CXA = RuleSet("cxa")
 AXF = RuleSet("axf", kill_is_attack=False, mixed_attacks_forbidden=False, chase_same_piece=True,
-              pawn_chases=False, responsibility=False, chase_model="axf")
+              pawn_chases=False, pawn_mutual=False, responsibility=False, chase_model="axf")
 RULE_SETS = {"cxa": CXA, "axf": AXF}
 
 
@@ -202,24 +208,39 @@ _ORDER = {CHECK: 3, KILL: 2, CHASE: 1, IDLE: 0}
 _COUNT_ZH = {1: "一", 2: "两", 3: "三", 4: "四"}
 
 
-def effective_class(mc: MoveClass, rules: object | None = None) -> str:
-    """The class of a move as the rule set counts it: under AXF a 杀 is 闲; under CXA
-    a pawn's winning attack made by the pawn itself is 捉 (24.3; see RuleSet.pawn_chases)."""
-    return _effective(mc, get_rules(rules))
+def effective_class(mc: MoveClass, rules: object | None = None, count_pawn: bool = False) -> str:
+    """The class of a move as the rule set counts it: under AXF a 杀 is 闲; a pawn's own
+    winning attack (``mc.pawn_chases``) is 闲 (CXA 通则 3, AXF) unless the rule set counts
+    pawn chases or ``count_pawn`` says the cycle is one of 相互长打 (see RuleSet.pawn_mutual
+    and :func:`rule_cycle`)."""
+    return _effective(mc, get_rules(rules), count_pawn)
 
 
-def _effective(mc: MoveClass, rs: RuleSet) -> str:
+def _effective(mc: MoveClass, rs: RuleSet, count_pawn: bool = False) -> str:
     cls = mc.cls
     if cls == KILL and not rs.kill_is_attack:
         return IDLE
-    if cls == IDLE and rs.pawn_chases and mc.pawn_chases and not (mc.answers_check and rs.answer_check_idle):
+    if (cls == IDLE and (rs.pawn_chases or count_pawn) and mc.pawn_chases
+            and not (mc.answers_check and rs.answer_check_idle)):
         return CHASE
     return cls
 
 
-def side_verdict(moves: list[MoveClass], rs: RuleSet) -> SideVerdict:
-    """Whether the moves of one side in a cycle are forbidden under ``rs`` (RULES.md §5.3, §5.5)."""
-    classes = tuple(_effective(m, rs) for m in moves)
+def _pawn_mutual(moves: list[MoveClass], other: SideVerdict, rs: RuleSet) -> bool:
+    """通则 3's exception (RuleSet.pawn_mutual): ``moves`` (one side's) include a pawn's own chase
+    and another attack, counting the pawn's chases makes every move an attack, and the other side
+    (``other``) attacks on every move too (相互长打)."""
+    if not rs.pawn_mutual or not other.forbidden:
+        return False
+    plain = [_effective(m, rs) for m in moves]
+    counted = [_effective(m, rs, True) for m in moves]
+    return (plain != counted and any(c != IDLE for c in plain) and all(c != IDLE for c in counted))
+
+
+def side_verdict(moves: list[MoveClass], rs: RuleSet, count_pawn: bool = False) -> SideVerdict:
+    """Whether the moves of one side in a cycle are forbidden under ``rs`` (RULES.md §5.3, §5.5);
+    ``count_pawn``: the pawn's own chases count as 捉 (通则 3, 相互长打)."""
+    classes = tuple(_effective(m, rs, count_pawn) for m in moves)
     if not classes:
         return SideVerdict(classes, False, False, "闲", "idle")
     perpetual_check = all(c == CHECK for c in classes)
@@ -254,16 +275,32 @@ def side_verdict(moves: list[MoveClass], rs: RuleSet) -> SideVerdict:
                         for c in sorted(kinds, key=lambda c: -_ORDER[c]))
         label_en = "mixes attacks with idle moves"
     chases = [ch for m in moves for ch in m.chases]
-    joint = any(ch.kind == JOINT for ch in chases)
+    # 2020 responsibility comparison (RULES_CXA §4.4, 26.9.x "按长杀、长捉车、长捉无根子及联合捉"):
+    # the categories are named by what is chased: a chase of a rook is 捉车 however it is made
+    # (图26: 炮8进3 wins the rook with the other cannon's help and is "长捉车"); a joint chase
+    # (联合捉) of any other piece is the heavier responsibility.
+    joint = any((ch.kind == JOINT or ch.joint) and ch.target_type != ROOK for ch in chases)
     plain = forbidden and all(c == CHASE for c in classes) and not joint
     return SideVerdict(classes, False, forbidden, label, label_en, plain, joint)
+
+
+def _verdicts(cycle: list[MoveClass], rs: RuleSet) -> tuple[dict[Color, SideVerdict], dict[Color, bool]]:
+    """Both sides' verdicts, with 通则 3's 相互长打 exception applied (:func:`_pawn_mutual`), and for
+    each side whether its pawn's own chases were counted."""
+    moves = {side: [m for m in cycle if m.side == side] for side in (RED, BLACK)}
+    v = {side: side_verdict(moves[side], rs) for side in (RED, BLACK)}
+    mutual = {side: _pawn_mutual(moves[side], v[not side], rs) for side in (RED, BLACK)}
+    for side in (RED, BLACK):
+        if mutual[side]:
+            v[side] = side_verdict(moves[side], rs, count_pawn=True)
+    return v, mutual
 
 
 def rule_cycle(cycle: list[MoveClass], rules: object | None = None) -> Outcome:
     """The ruling for a classified repetition cycle (RULES.md §5.4, §5.5): who loses
     and why, or a draw. ``cycle`` holds the moves of both sides."""
     rs = get_rules(rules)
-    v = {side: side_verdict([m for m in cycle if m.side == side], rs) for side in (RED, BLACK)}
+    v, _ = _verdicts(cycle, rs)
     red, black = v[RED], v[BLACK]
 
     def lose(loser: Color, extra_zh: str = "", extra_en: str = "") -> Outcome:
@@ -394,10 +431,17 @@ def _article(mc: MoveClass, cls: str) -> str:
     if cls == mc.cls:
         return mc.article
     if cls == CHASE and mc.pawn_chases:
-        return "第24.3条, 兵卒走动捉子"
+        return "通则3, 相互长打, 兵卒的捉按捉"
     if mc.cls == KILL and cls == IDLE:
         return "AXF: 长杀允许"
     return mc.article
+
+
+def _pawn_idle_article(mc: MoveClass, cls: str, rs: RuleSet) -> str:
+    """The article of a move that is 闲 although its pawn wins material by itself (通则 3)."""
+    if cls == IDLE and mc.cls == IDLE and mc.pawn_chases and rs.chase_model == "cxa":
+        return "通则3, 兵卒本身捉子为闲"
+    return _article(mc, cls)
 
 
 def explain_cycle(board: Board, rules: object | None = None) -> list[str] | None:
@@ -420,16 +464,17 @@ def explain_cycle(board: Board, rules: object | None = None) -> list[str] | None
     for _ in cycle:
         b.pop()
     lines = []
+    verdicts, mutual = _verdicts(classes, rs)
     for mc in classes:
         text = move_to_chinese(b, mc.move)
         b.push(mc.move, validate=False)
-        cls = _effective(mc, rs)
+        cls = _effective(mc, rs, mutual[mc.side])
         chased = mc.chases or (mc.pawn_chases if cls == CHASE else ())
         names = " ".join(PIECE_NAMES_ZH[c.target_type][0 if mc.side == BLACK else 1] for c in chased)
         what = f"{cls} {names}" if cls == CHASE and names else cls
-        lines.append(f"{SIDE_ZH[mc.side][0]} {text}: {what} ({_article(mc, cls)})")
+        lines.append(f"{SIDE_ZH[mc.side][0]} {text}: {what} ({_pawn_idle_article(mc, cls, rs)})")
     for side in (RED, BLACK):
-        v = side_verdict([m for m in classes if m.side == side], rs)
+        v = verdicts[side]
         lines.append(f"{SIDE_ZH[side]}: {v.label} — {'禁止着法' if v.forbidden else '允许着法'} "
                      f"(第24.13/24.14条)")
     out = rule_cycle(classes, rs)

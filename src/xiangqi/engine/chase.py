@@ -27,10 +27,10 @@ pawn) by a legal capture that
   take back (a rook facing a rook) does not chase.
 
 The capturer is not the king (the king chasing by itself is 闲, 通则 1; it still protects and
-recaptures); a pawn chases only when it is the piece that moved and the rules count pawn chases
-(CXA: ``RuleSet.pawn_chases``; AXF: pawn chases are allowed). A king move that answers a check is
-闲 (通则 2). Moves that uncover an attack (a rook line, a horse leg, a cannon's new screen) are
-chases too: every capturer of every target is compared before and after the move.
+recaptures); a pawn chasing by itself is 闲 under both rule sets (CXA 通则 3 "兵（卒）本身允许长捉";
+AXF allows pawn chases; 通则 3's 相互长打 exception is left to the referee). A king move that
+answers a check is 闲 (通则 2). Moves that uncover an attack (a rook line, a horse leg, a cannon's
+new screen) are chases too: every capturer of every target is compared before and after the move.
 
 **The rulings** (referee.rule_cycle): a side whose every move checks loses unless both do (check
 before chase, RULES_CXA §4.1). Otherwise, under CXA a side whose every move checks or chases, one
@@ -450,7 +450,7 @@ def _attacks_every_move(bd, ks, side, rf, j, hp, who):
             kill = not answers and _is_kill(bd, ks, frm, to, mover, buf)
             nc = 0
             if not answers and not kill:
-                nc = move_chases(bd, ks, frm, to, mover, True, out, scratch)
+                nc = move_chases(bd, ks, frm, to, mover, False, out, scratch)
                 _shift(bd, ks, to, frm)  # move_chases played it: take it back, the replay below plays it
             if not kill and nc == 0:
                 attacks = False
@@ -513,7 +513,7 @@ def cycle_verdict(bd, ks, side, rk, rf, j, hp, rules):
             alive[who] = False  # a king move answering a check is 闲 (通则 2)
             judge = False
         if judge:
-            nc = move_chases(bd, ks, frm, to, mover, not axf, out, scratch)
+            nc = move_chases(bd, ks, frm, to, mover, False, out, scratch)
             if nc == 0:
                 alive[who] = False
             elif axf:
