@@ -682,6 +682,21 @@ class SimpleEngine:
         return f"<SimpleEngine {self.name!r} {self.protocol} pid={self.process.pid}>"
 
 
+#: An engine's centipawns per centipawn of ours, by the start of its ``id name`` (lower case), measured on
+#: the review bench's positions (docs/REVIEW.md, "Other engines"): the review divides an engine's scores by
+#: it, so that the win-chance curve fitted on our scores applies to them. Unknown engines: 1.
+ENGINE_CP_SCALES = {"fairy-stockfish": 2.0}
+
+
+def engine_cp_scale(name: str) -> float:
+    """The :data:`ENGINE_CP_SCALES` entry of an engine's ``id name``, 1.0 for an engine not listed."""
+    low = name.lower()
+    for prefix, scale in ENGINE_CP_SCALES.items():
+        if low.startswith(prefix):
+            return scale
+    return 1.0
+
+
 class ClientSearcher:
     """A running external engine with the built-in engine's search interface, for the game review
     (:func:`xiangqi.study.review.evaluate_line`'s ``searcher``): :meth:`new_game` and
@@ -693,11 +708,16 @@ class ClientSearcher:
     (the engine's own depth, not comparable with ours), a ``time`` as ``movetime``. With one
     thread and a cleared hash (:meth:`new_game` sends ``ucinewgame``) a depth-limited search of a
     UCI engine such as Fairy-Stockfish or Pikafish gives the same answer every time.
+    ``cp_scale``: the engine's centipawns per centipawn of ours (default :func:`engine_cp_scale` of
+    its name); the review divides the scores by it (:func:`xiangqi.study.review.evaluate_position`).
     """
 
-    def __init__(self, engine: SimpleEngine) -> None:
+    def __init__(self, engine: SimpleEngine, cp_scale: float | None = None) -> None:
         self.engine = engine
         self.name = engine.id.get("name") or engine.name
+        if cp_scale is not None and not cp_scale > 0:
+            raise EngineError(f"{self.name}: the centipawn scale must be > 0, got {cp_scale!r}")
+        self.cp_scale = engine_cp_scale(self.name) if cp_scale is None else float(cp_scale)
 
     def new_game(self) -> None:
         """Clear the engine's tables before the next position (``ucinewgame`` / UCCI ``newgame``)."""
@@ -752,5 +772,6 @@ def _legal_prefix(board: Board, moves: Iterable[Move]) -> list[Move]:
     return out
 
 
-__all__ = ["ClientSearcher", "EngineError", "EngineTerminatedError", "EngineTimeoutError",
-           "IllegalEngineMoveError", "InfoDict", "Limit", "Option", "PlayResult", "Score", "SimpleEngine"]
+__all__ = ["ClientSearcher", "ENGINE_CP_SCALES", "engine_cp_scale", "EngineError", "EngineTerminatedError",
+           "EngineTimeoutError", "IllegalEngineMoveError", "InfoDict", "Limit", "Option", "PlayResult",
+           "Score", "SimpleEngine"]

@@ -272,11 +272,12 @@ def summary_table(reviews: Sequence[tuple[int, GameReview]]) -> str:
 
 
 def engine_command(command: str, args: Sequence[str] = (), options: Sequence[str] = (),
-                   protocol: str = "auto") -> EngineCommand:
+                   protocol: str = "auto", cp_scale: float | None = None) -> EngineCommand:
     """The :class:`EngineCommand` of ``--engine CMD --engine-arg A … --engine-option NAME=VALUE …``:
     the program found as :func:`xiangqi.engine.commands.resolve_command` finds it (a path, or a name
     on ``$PATH`` or in /usr/games), checked by a handshake (UCI, else UCCI, with ``protocol``
-    ``auto``) with the options set. Raises :class:`XiangqiError` saying what is wrong: no such
+    ``auto``) with the options set; ``cp_scale`` its centipawns per one of ours (None: known
+    engines' measured scale, else 1). Raises :class:`XiangqiError` saying what is wrong: no such
     program, not an engine (no ``uciok``/``ucciok``), an option it does not have, a bad
     ``NAME=VALUE``."""
     from xiangqi.engine.client import EngineError
@@ -292,7 +293,9 @@ def engine_command(command: str, args: Sequence[str] = (), options: Sequence[str
         pairs.append((name.strip(), value.strip()))
     if protocol not in ("auto", "uci", "ucci"):
         raise XiangqiError(f"--engine-protocol must be auto, uci or ucci, got {protocol!r}")
-    cmd = EngineCommand(tuple(argv), protocol, tuple(pairs))
+    if cp_scale is not None and not 0 < cp_scale <= 100:
+        raise XiangqiError(f"--engine-cp-scale must be > 0 and at most 100, got {cp_scale}")
+    cmd = EngineCommand(tuple(argv), protocol, tuple(pairs), cp_scale)
     try:
         _external(cmd)  # started here once: a bad command fails before any work (and is reused)
     except EngineError as exc:

@@ -206,7 +206,8 @@ def classify(drop: float, is_best: bool) -> str:
 class PositionEval:
     """The engine's verdict on one position, from Red's side.
 
-    ``cp`` centipawns for Red (mates: ``±(MATE_CP - N)``; a finished game ``±MATE_CP`` or 0);
+    ``cp`` centipawns for Red, in our engine's units (another engine's scores divided by its
+    ``cp_scale``; mates: ``±(MATE_CP - N)``; a finished game ``±MATE_CP`` or 0);
     ``mate`` moves to mate (> 0 Red mates, < 0 Black mates) or None; ``best`` the best move
     (ICCS) and ``pv`` its line (ICCS), None / [] when the game is over; ``depth`` the completed
     search depth (0 for a finished game); ``nodes`` searched; ``over`` the result (``1-0``,
@@ -267,7 +268,9 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
     only on the position, its history, the limit and the hash size. With ``final`` the position
     is the game's last: when :meth:`Board.outcome` rules the game over there (mate, stalemate, a
     repetition ruling, the move limit) the result is scored as such without a search.
-    A position with no legal move is always scored as lost for the side to move.
+    A position with no legal move is always scored as lost for the side to move. The engine's
+    ``cp_scale`` attribute, when it has one (an external engine's
+    :class:`~xiangqi.engine.client.ClientSearcher`), divides its centipawns into ours.
     """
     red = board.turn
     if final:
@@ -289,7 +292,8 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
         cp = MATE_CP if sign * res.score_cp > 0 else -MATE_CP
     else:
         mate = None
-        cp = sign * int(res.score_cp)
+        scale = getattr(engine, "cp_scale", 1.0)  # another engine's centipawns in ours
+        cp = sign * (int(res.score_cp) if scale == 1.0 else round(res.score_cp / scale))
     pv = tuple(m.iccs() for m in res.pv) or (res.move.iccs(),)
     tb = getattr(res, "tablebase", None)
     return PositionEval(cp, mate, res.move.iccs(), pv, int(res.depth), int(res.nodes),
@@ -329,12 +333,15 @@ class EngineCommand:
     """An external UCI or UCCI engine to review with (``xiangqi analyse --engine CMD``): ``argv`` the
     program and its arguments, ``protocol`` ``auto`` (UCI, else UCCI: the client's detection),
     ``uci`` or ``ucci``; ``options`` ``(name, value)`` pairs set after the handshake (e.g.
-    ``(("Threads", "1"), ("Hash", "64"))``). Plain data: it is sent to worker processes, each of
-    which starts its own process of the engine (:func:`close_engines` stops this process's)."""
+    ``(("Threads", "1"), ("Hash", "64"))``); ``cp_scale`` the engine's centipawns per centipawn of
+    ours (None: :func:`xiangqi.engine.client.engine_cp_scale` of its name). Plain data: it is sent
+    to worker processes, each of which starts its own process of the engine (:func:`close_engines`
+    stops this process's)."""
 
     argv: tuple[str, ...]
     protocol: str = "auto"
     options: tuple[tuple[str, str], ...] = ()
+    cp_scale: float | None = None
 
     def start(self):
         """A started :class:`xiangqi.engine.client.ClientSearcher` of this engine. The options it did
@@ -354,7 +361,7 @@ class EngineCommand:
         except BaseException:
             eng.close(timeout=0.2)
             raise
-        return ClientSearcher(eng)
+        return ClientSearcher(eng, self.cp_scale)
 
 
 def _external(cmd: EngineCommand):
