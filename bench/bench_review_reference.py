@@ -149,9 +149,10 @@ def save_cache(cache: dict) -> None:
     os.replace(tmp, CACHE)
 
 
-def reference(games, depth: int, cache: dict) -> None:
-    """Fill ``cache`` with Fairy-Stockfish's evaluation (Red's side) of every position of ``games``,
-    saving the file after each game."""
+def reference(games, depth: int, cache: dict, order: list[int] | None = None) -> None:
+    """Fill ``cache`` with Fairy-Stockfish's evaluation (Red's side) of every position of ``games``
+    (in the order of the indices ``order``, default all in turn), saving the file after each position
+    (merged with what other runs wrote: several runs may fill one cache)."""
     from xiangqi.core.board import Board, Move
     from xiangqi.engine.api import Limit
     from xiangqi.engine.client import SimpleEngine
@@ -161,7 +162,9 @@ def reference(games, depth: int, cache: dict) -> None:
     cache["depth"] = depth
     with SimpleEngine.popen(FAIRY, "uci", options={"Threads": 1, "Hash": 64}) as eng:
         cache["engine"] = eng.id.get("name")
-        for gi, (start, moves) in enumerate(_lines(games)):
+        lines = _lines(games)
+        for gi in order if order is not None else range(len(lines)):
+            start, moves = lines[gi]
             board = Board(start)
             t0 = time.perf_counter()
             fresh = 0
@@ -188,7 +191,7 @@ def reference(games, depth: int, cache: dict) -> None:
                     cache["evals"][k] = {"cp": sign * sc.cp, "mate": None,
                                          "best": info["pv"][0].iccs() if info.get("pv") else None}
                 fresh += 1
-            save_cache(cache)
+                save_cache(cache)
             print(f"reference: game {gi + 1}/{len(games)}: {fresh} positions searched "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
 
@@ -270,6 +273,8 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(CORPUS),
                     help="the shared corpus folder (ccpd/, wxf-masters/) for --select")
     ap.add_argument("--reference-only", action="store_true", help="fill the cache, do not review")
+    ap.add_argument("--order", default=None, metavar="I,J,...",
+                    help="with --reference-only: the games (0-based, within --set) to search, in this order")
     ap.add_argument("--engine", default=None, help="review with this engine command instead of ours")
     ap.add_argument("--dump", default=None, help="write our per-ply drops and the losses here (JSON)")
     args = ap.parse_args()
@@ -281,7 +286,8 @@ def main() -> None:
 
     games = [g for g in read_records(str(GAMES)) if args.set in ("all", g.headers.get("Set"))]
     cache = load_cache()
-    reference(games, args.ref_depth, cache)
+    reference(games, args.ref_depth, cache,
+              [int(x) for x in args.order.split(",")] if args.order and args.reference_only else None)
     if args.reference_only:
         return
     lines = _lines(games)

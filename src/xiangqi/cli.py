@@ -664,14 +664,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hash", type=int, default=16,
                    help="hash MB per process (results depend on it; default 16)")
     p.add_argument("--deep", type=int, default=None, metavar="N",
-                   help="depth of the second pass: the positions around every candidate mark are searched "
-                        "again this deep (default 12 with our engine, none with --engine; 0: no second pass)")
+                   help="depth of the second pass: the positions around every candidate mark are "
+                        "searched again this deep (default: the first pass's depth + 4 with our engine, "
+                        "none with --engine; 0: no second pass)")
     p.add_argument("--engine", metavar="CMD", default=None,
                    help="review with this UCI or UCCI engine (a path, or a name on $PATH or in /usr/games, "
                         "e.g. fairy-stockfish or pikafish) instead of ours; --depth/--movetime are its own")
     p.add_argument("--engine-arg", action="append", default=[], metavar="ARG",
-                   help="an argument for the engine's program (repeat for several; --engine-arg=-x for one that "
-                        "starts with -)")
+                   help="an argument for the engine's program (repeat for several; --engine-arg=-x for "
+                        "one that starts with -)")
     p.add_argument("--engine-option", action="append", default=[], metavar="NAME=VALUE",
                    help="an engine option set after the handshake, e.g. Hash=64 (repeat for several; "
                         "Threads is 1 unless given, so that a depth-limited review is repeatable)")

@@ -46,13 +46,13 @@ import sqlalchemy as sa
 from xiangqi.app.background import ForegroundGate
 from xiangqi.core.errors import XiangqiError
 from xiangqi.study.review import (
-    DEFAULT_DEEP,
     DEFAULT_DEPTH,
     DEFAULT_HASH_MB,
     GameReview,
     ReviewCancelled,
     _limit_dict,
     build_review,
+    default_deep,
     evaluate_game,
 )
 
@@ -440,7 +440,7 @@ class ReviewManager:
     def _run(self, job: ReviewJob) -> None:
         src = job.source
         try:
-            searcher, deep = None, DEFAULT_DEEP  # ours: the second pass on the candidate marks
+            searcher, deep = None, default_deep(src.depth)  # ours: a second pass on the candidate marks
             limit = _limit_dict(src.depth, None, src.hash_mb, deep)
             if src.engine is not None:  # an added engine reviews (Settings → engines)
                 from xiangqi.app.engines import EngineSetupError, ExternalSearcher
