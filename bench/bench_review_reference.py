@@ -108,11 +108,7 @@ def select(corpus: Path, count: int, seed: int = 29) -> None:
     print(f"WXF games of 80-110 plies unseen in CCPD: {len(pool)}", flush=True)
     random.Random(seed).shuffle(pool)
     chosen = pool[:count]
-    with open(GAMES, "w", encoding="utf-8") as fh:
-        fh.write("; Master games from the WXF collection (github maksimKorzh/wukong-xiangqi, xqdb; MIT,\n"
-                 "; games from wxf.ca), chosen by bench/bench_review_reference.py --select: none of them,\n"
-                 "; nor their openings or middlegame positions, occur in the CCPD master games the\n"
-                 "; engine was trained on. Set: tuning = the first half, heldout = the second.\n\n")
+    with open(GAMES, "w", encoding="utf-8") as fh:  # where they come from: the module docstring
         for k, g in enumerate(chosen):
             g.headers["Set"] = "tuning" if k < count // 2 else "heldout"
             fh.write(write_game(g) + "\n")

@@ -160,3 +160,11 @@ def test_a_move_of_the_first_pass_is_no_candidate_when_it_is_the_engines() -> No
     (d,) = rv._mover_drops(Board().fen(), ["h2e2"], [other, after])
     assert d == pytest.approx(-rv.win_chance(-500))
     assert Move.from_iccs("h2e2")  # the line is legal
+
+
+def test_the_annotator_tag_names_the_engine_and_the_second_pass() -> None:
+    assert rv._limit_text({"depth": 8, "hash_mb": 16}) == "depth 8"
+    assert rv._limit_text({"depth": 8, "deep": 12, "hash_mb": 16}) == "depth 8, second pass depth 12"
+    assert rv._limit_text({"depth": 10, "engine": "/usr/games/fairy-stockfish"}) == \
+        "/usr/games/fairy-stockfish depth 10"
+    assert rv._limit_text({"engine": "Pikafish", "movetime_s": 0.5}) == "Pikafish movetime 0.5 s"

@@ -118,7 +118,7 @@ def test_current_game_review_is_found_from_the_library_and_exports_annotated(cli
     assert back.variations[1].move.iccs() == p0["best"]  # the better line as a variation
     line = [back.variations[1].move.iccs()] + [n.move.iccs() for n in back.variations[1].mainline()]
     assert line == p0["line"]
-    assert back.headers["Annotator"] == "pyxiangqi depth 3"
+    assert back.headers["Annotator"] == "pyxiangqi depth 3, second pass depth 7"
     plain = c.get("/api/library/1/pgn").text
     assert "[%eval" not in plain  # without annotated=1 the export is as before
 

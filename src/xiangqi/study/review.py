@@ -680,7 +680,7 @@ class GameReview:
                 node = node._add(Move.from_iccs(p.move))
         else:
             game = copy.deepcopy(game)
-        game.headers["Annotator"] = "pyxiangqi " + _limit_text(self.limit)
+        game.headers["Annotator"] = "pyxiangqi " + _limit_text(self.limit)  # e.g. "pyxiangqi depth 8"
         node = game
         board = Board(self.start_fen)
         for p in self.plies:
@@ -704,8 +704,16 @@ class GameReview:
 
 def _limit_text(limit: dict) -> str:
     if "movetime_ms" in limit:
-        return f"movetime {limit['movetime_ms']} ms"
-    return f"depth {limit.get('depth')}"
+        text = f"movetime {limit['movetime_ms']} ms"
+    elif "movetime_s" in limit:
+        text = f"movetime {limit['movetime_s']:g} s"
+    else:
+        text = f"depth {limit.get('depth')}"
+    if "deep" in limit:
+        text += f", second pass {'4 x movetime' if limit['deep'] == 'x4' else 'depth ' + str(limit['deep'])}"
+    if "engine" in limit:
+        text = f"{limit['engine']} {text}"
+    return text
 
 
 def _eval_comment(ev: PositionEval) -> str:
