@@ -262,6 +262,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", choices=["tuning", "heldout", "all"], default="all")
     ap.add_argument("--depth", type=int, default=None, help="our review's depth (default: the review's)")
+    ap.add_argument("--deep", type=int, default=None, help="our review's second-pass depth (default none)")
     ap.add_argument("--ref-depth", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--select", type=int, metavar="N", default=0,
@@ -292,8 +293,12 @@ def main() -> None:
     print(f"{len(games)} games ({args.set}), {plies} plies; reference {cache['engine']} depth "
           f"{cache['depth']}; load average {os.getloadavg()[0]:.1f}", flush=True)
     kw = {} if args.depth is None else {"depth": args.depth}
+    if args.deep:
+        kw["deep"] = args.deep
     if args.engine:
-        kw["engine"] = args.engine
+        from xiangqi.study.analyse import engine_command
+
+        kw["engine"] = engine_command(args.engine)
     c0 = cpu_seconds()
     t0 = time.perf_counter()
     reviews = list(review_games(games, jobs=args.jobs, **kw))

@@ -665,8 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hash MB per process (results depend on it; default 16)")
     p.add_argument("--deep", type=int, default=None, metavar="N",
                    help="depth of the second pass: the positions around every candidate mark are "
-                        "searched again this deep (default: the first pass's depth + 4 with our engine, "
-                        "none with --engine; 0: no second pass)")
+                        "searched again this deep (default 0: none; docs/REVIEW.md, \"Trust\")")
     p.add_argument("--engine", metavar="CMD", default=None,
                    help="review with this UCI or UCCI engine (a path, or a name on $PATH or in /usr/games, "
                         "e.g. fairy-stockfish or pikafish) instead of ours; --depth/--movetime are its own")

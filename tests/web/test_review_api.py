@@ -63,7 +63,7 @@ def test_review_a_record_then_again_at_once_and_judge_tries(client) -> None:
     blunder = review["plies"][0]
     assert blunder["class"] == "blunder" and blunder["symbol"] == "??" and blunder["move"] == "b0b6"
     assert review["counts"]["red"] == {"inaccuracy": 0, "mistake": 0, "blunder": 1}
-    assert review["limit"] == {"depth": 3, "deep": 7, "hash_mb": 16}  # the second pass: depth + 4
+    assert review["limit"] == {"depth": 3, "hash_mb": 16}
     # the same game again: stored, answered at once
     again = client.post("/api/review", json=body).json()
     assert again["status"] == "done" and again["done"] == again["total"] == 3 and again["review"] == review
@@ -113,12 +113,11 @@ def test_current_game_review_is_found_from_the_library_and_exports_annotated(cli
     first = back.variations[0]
     assert first.nags == {4}
     p0 = review["plies"][0]
-    assert p0["depth"] == 7  # the blunder's positions were searched again (depth 3 + 4)
-    assert first.comment.startswith(f"[%eval {p0['eval'] / 100:.2f},7]")
+    assert first.comment.startswith(f"[%eval {p0['eval'] / 100:.2f},3]")
     assert back.variations[1].move.iccs() == p0["best"]  # the better line as a variation
     line = [back.variations[1].move.iccs()] + [n.move.iccs() for n in back.variations[1].mainline()]
     assert line == p0["line"]
-    assert back.headers["Annotator"] == "pyxiangqi depth 3, second pass depth 7"
+    assert back.headers["Annotator"] == "pyxiangqi depth 3"
     plain = c.get("/api/library/1/pgn").text
     assert "[%eval" not in plain  # without annotated=1 the export is as before
 

@@ -1,8 +1,8 @@
 """Review jobs on the server: a small queue of game reviews, run behind the game's own computer.
 
 A review (:func:`xiangqi.study.review.evaluate_game` / :func:`~xiangqi.study.review.build_review`)
-takes ``plies + 1`` engine searches and a second, deeper pass on the candidate marks: seconds to a
-minute, far too long for a request. :class:`ReviewManager` runs them in worker threads:
+takes ``plies + 1`` engine searches: seconds to a minute, far too long for a request.
+:class:`ReviewManager` runs them in worker threads:
 
 - a bounded queue: at most ``max_jobs`` reviews queued or running per server
   (:class:`ReviewQueueFull` past it: the web layer answers 429); submitting a review that is
@@ -52,7 +52,6 @@ from xiangqi.study.review import (
     ReviewCancelled,
     _limit_dict,
     build_review,
-    default_deep,
     evaluate_game,
 )
 
@@ -440,7 +439,7 @@ class ReviewManager:
     def _run(self, job: ReviewJob) -> None:
         src = job.source
         try:
-            searcher, deep = None, default_deep(src.depth)  # ours: a second pass on the candidate marks
+            searcher, deep = None, None  # no second pass: docs/REVIEW.md, "Trust"
             limit = _limit_dict(src.depth, None, src.hash_mb, deep)
             if src.engine is not None:  # an added engine reviews (Settings → engines)
                 from xiangqi.app.engines import EngineSetupError, ExternalSearcher

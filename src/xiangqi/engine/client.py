@@ -685,7 +685,7 @@ class SimpleEngine:
 #: An engine's centipawns per centipawn of ours, by the start of its ``id name`` (lower case), measured on
 #: the review bench's positions (docs/REVIEW.md, "Other engines"): the review divides an engine's scores by
 #: it, so that the win-chance curve fitted on our scores applies to them. Unknown engines: 1.
-ENGINE_CP_SCALES = {"fairy-stockfish": 2.0}
+ENGINE_CP_SCALES = {"fairy-stockfish": 1.23}
 
 
 def engine_cp_scale(name: str) -> float:

@@ -30,7 +30,6 @@ from xiangqi.study.review import (
     ReviewCancelled,
     build_review,
     close_engines,
-    default_deep,
     default_jobs,
     evaluate_game,
     review_games,
@@ -318,9 +317,9 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     ``jobs`` local processes (0: one per CPU; None: 1), ``hash_mb`` the TT size. ``cluster``: the
     address of a Dask scheduler (``tcp://HOST:PORT``) to run the searches on instead
     (:func:`review_on_cluster`; ``jobs`` then caps the tasks in flight, default twice the cluster's
-    threads). ``deep``: the second pass's depth (:func:`xiangqi.study.review.refine_line`; -1: the
-    default, :func:`~xiangqi.study.review.default_deep` for our engine and none for an external
-    one; 0 or None: none). ``engine``: an external engine (:func:`engine_command`) reviews
+    threads). ``deep``: the second pass's depth (:func:`xiangqi.study.review.refine_line`; -1, 0
+    or None: none, the default: docs/REVIEW.md, "Trust", found no gain from it on the bench).
+    ``engine``: an external engine (:func:`engine_command`) reviews
     instead of ours (not with ``cluster``). The progress bar goes to stderr unless ``quiet``
     (rich's bar on a terminal, plain lines otherwise). Returns 0, or 1 when some games had reading
     problems (listed on stderr, their readable moves reviewed). Raises :class:`XiangqiError` for an unreadable
@@ -344,7 +343,7 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     if hash_mb < 1:
         raise XiangqiError(f"--hash must be at least 1 MB, got {hash_mb}")
     if deep == -1:
-        deep = None if engine is not None else default_deep(depth, movetime_ms)
+        deep = None  # off by default: on the bench it did not make the marks more trustworthy
     if deep is not None and not 0 <= deep <= 60:
         raise XiangqiError(f"--deep must be 0-60, got {deep}")
     deep = deep or None

@@ -54,8 +54,7 @@ __all__ = [
     "classify_by_table",
     "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
     "default_jobs", "review_move", "try_move", "TRY_TOLERANCE", "make_pool",
-    "EngineCommand", "close_engines", "refine_line", "evaluate_game", "DEEP_PLIES", "DEEP_DROP",
-    "default_deep",
+    "EngineCommand", "close_engines", "refine_line", "evaluate_game", "DEEP_DROP",
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
@@ -77,10 +76,8 @@ SYMBOLS = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 #: Default search depth of a review, and the transposition-table size (results depend on both).
 DEFAULT_DEPTH = 8
 DEFAULT_HASH_MB = 16
-#: The second pass (:func:`refine_line`): the positions around a candidate mark are searched again
-#: this many plies deeper than the first pass (:func:`default_deep`); a candidate is a move whose
-#: drop in win chance is at least DEEP_DROP.
-DEEP_PLIES = 4
+#: The second pass (:func:`refine_line`, ``--deep N``): a candidate is a move whose drop in win
+#: chance is at least DEEP_DROP; the positions around it are searched again, deeper.
 DEEP_DROP = 8.0
 #: Version of :meth:`GameReview.to_stored`'s format.
 STORED_VERSION = 1
@@ -448,14 +445,6 @@ def _mover_drops(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
         b, a = evals[i], evals[i + 1]
         out.append(None if b.best == text else sign * (b.win - a.win))
     return out
-
-
-def default_deep(depth: int | None, movetime_ms: int | None = None) -> int | None:
-    """The second pass's depth for a first pass of ``depth`` (None: :data:`DEFAULT_DEPTH`):
-    ``depth + DEEP_PLIES``; None with a time limit (``movetime_ms``)."""
-    if movetime_ms is not None:
-        return None
-    return (DEFAULT_DEPTH if depth is None else int(depth)) + DEEP_PLIES
 
 
 def _deep_limit(depth: int | None, deep: int | None, movetime_ms: int | None):
