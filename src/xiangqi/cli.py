@@ -401,11 +401,17 @@ def cmd_ecco(args: argparse.Namespace) -> int:
 
 def cmd_analyse(args: argparse.Namespace) -> int:
     """Review every game of a record file: annotated PGN (-o), a summary table, JSON lines (--json)."""
-    from xiangqi.study.analyse import run
+    from xiangqi.study.analyse import engine_command, run
 
+    engine = None
+    if args.engine is not None:
+        engine = engine_command(args.engine, args.engine_arg, args.engine_option, args.engine_protocol,
+                                args.engine_cp_scale)
+    elif args.engine_arg or args.engine_option or args.engine_cp_scale is not None:
+        raise XiangqiError("--engine-arg and --engine-option go with --engine CMD")
     return run(args.input, args.output, depth=args.depth, movetime_ms=args.movetime, jobs=args.jobs,
                as_json=args.json, hash_mb=args.hash, input_format=args.input_format, cluster=args.cluster,
-               quiet=args.quiet)
+               deep=-1 if args.deep is None else args.deep, engine=engine, quiet=args.quiet)
 
 
 def cmd_tb_generate(args: argparse.Namespace) -> int:
@@ -672,6 +678,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print one JSON object per game per line on stdout (the table goes to stderr)")
     p.add_argument("--hash", type=int, default=16,
                    help="hash MB per process (results depend on it; default 16)")
+    p.add_argument("--deep", type=int, default=None, metavar="N",
+                   help="depth of the second pass: the positions around every candidate mark are "
+                        "searched again this deep (default 0: none; docs/REVIEW.md, \"Trust\")")
+    p.add_argument("--engine", metavar="CMD", default=None,
+                   help="review with this UCI or UCCI engine (a path, or a name on $PATH or in /usr/games, "
+                        "e.g. fairy-stockfish or pikafish) instead of ours; --depth/--movetime are its own")
+    p.add_argument("--engine-arg", action="append", default=[], metavar="ARG",
+                   help="an argument for the engine's program (repeat for several; --engine-arg=-x for "
+                        "one that starts with -)")
+    p.add_argument("--engine-option", action="append", default=[], metavar="NAME=VALUE",
+                   help="an engine option set after the handshake, e.g. Hash=64 (repeat for several; "
+                        "Threads is 1 unless given, so that a depth-limited review is repeatable)")
+    p.add_argument("--engine-protocol", choices=["auto", "uci", "ucci"], default="auto",
+                   help="the engine's protocol (default auto: UCI, else UCCI)")
+    p.add_argument("--engine-cp-scale", type=float, default=None, metavar="X",
+                   help="the engine's centipawns per one of ours, for the win-chance curve (default: "
+                        "measured for Fairy-Stockfish, else 1)")
     p.add_argument("--from", dest="input_format", choices=["pgn", "xqf", "dhtmlxq", "epd"], default=None,
                    help="input format (default: sniffed from the content)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")

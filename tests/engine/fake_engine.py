@@ -13,6 +13,7 @@ happens on ``go`` depends on MODE:
 * ``variant``: announces ``UCI_Variant`` and answers in ranks 1–10 (``bestmove h3e3``).
 * ``first``: plays the first legal move in ICCS order of the position it was given
   (from the start both sides then shuffle a rook: a threefold repetition at ply 8).
+* ``scored``: like ``first``, with an ``info depth 1 score cp 0 nodes 5 pv <move>`` line before it.
 * ``slow``: like ``first`` after sleeping 0.4 s.
 * ``claim``: like ``first``, but answers ``nobestmove`` (ElephantEye's draw claim) when the
   position it was given occurred before in the game.
@@ -87,6 +88,10 @@ def main() -> int:
                 say("bestmove (none)")
             elif mode == "resign":
                 say("bestmove resign")
+            elif mode == "scored":
+                move = first_legal(position)
+                say(f"info depth 1 score cp 0 nodes 5 pv {move}")
+                say(f"bestmove {move}")
             elif mode in ("first", "slow", "slow-start", "slow-ready"):
                 if mode == "slow":
                     time.sleep(0.4)
@@ -114,7 +119,7 @@ def main() -> int:
 
 
 #: the modes that read the position and play a legal move in it
-_PLAYING = ("first", "slow", "claim", "slow-start", "slow-ready")
+_PLAYING = ("first", "scored", "slow", "claim", "slow-start", "slow-ready")
 
 _Board = None
 

@@ -182,31 +182,47 @@ def test_fairy_stockfish_as_opponent_and_analyser(client):
     assert {ln["move"] for ln in lines} <= legal and lines[0]["depth"] >= 1
 
 
-def test_the_review_can_be_done_by_the_added_engine(client):
-    """POST /api/review with ``engine``: the added engine searches every position (the scripted one
-    reports no line, so its move is asked for), the review says which engine made it, and it is
-    stored apart from a review by ours."""
-    eng = _add(client, "first", movetime_s=0.1)
-    pgn = '[Event "t"]\n\n1. h2e2 h9g7 2. h0g2 *\n'
-    r = client.post("/api/review", json={"pgn": pgn, "engine": eng["key"], "depth": 2})
+def _review_job(client, body: dict) -> dict:
+    r = client.post("/api/review", json=body)
     assert r.status_code == 200, r.text
     job = r.json()["job"]
     end = time.monotonic() + 60
     while (st := client.get(f"/api/review/{job}").json())["status"] in ("queued", "running"):
         assert time.monotonic() < end, st
         time.sleep(0.1)
+    return st | {"job": job}
+
+
+def test_the_review_can_be_done_by_the_added_engine(client):
+    """POST /api/review with ``engine``: the added engine searches every position (through
+    ``ClientSearcher``, the path of ``xiangqi analyse --engine``), the review says which engine made
+    it, and it is stored apart from a review by ours."""
+    eng = _add(client, "scored", movetime_s=0.1)
+    pgn = '[Event "t"]\n\n1. h2e2 h9g7 2. h0g2 *\n'
+    st = _review_job(client, {"pgn": pgn, "engine": eng["key"], "depth": 2})
     assert st["status"] == "done", st
+    job = st["job"]
     review = st["review"]
     assert review["limit"]["engine"] == "FakeEngine"
     b = Board(STARTING_FEN)
     for ply, mv in zip(review["plies"], ["h2e2", "h9g7", "h0g2"], strict=True):
         assert ply["best"] == sorted(m.iccs() for m in b.legal_moves)[0]  # what the scripted engine plays
+        assert ply["eval_before"] == 0 and ply["depth"] == 1  # its info line
         b.push_iccs(mv)
     # ours reviews the same game as another job; an unknown engine and bad keys are refused
     ours = client.post("/api/review", json={"pgn": pgn, "depth": 2}).json()
     assert ours["job"] != job
     assert client.post("/api/review", json={"pgn": pgn, "engine": "engine:77"}).status_code == 404
     assert client.post("/api/review", json={"pgn": pgn, "engine": "fairy"}).status_code == 422
+
+
+def test_a_review_by_an_engine_that_sends_no_score_fails_with_the_reason(client):
+    """An engine that answers with a bone ``bestmove`` (no ``info … score``) cannot judge a move: the
+    job fails saying so (before: every position was scored 0 and the review looked valid)."""
+    eng = _add(client, "first", movetime_s=0.1)
+    st = _review_job(client, {"pgn": '[Event "t"]\n\n1. h2e2 h9g7 *\n', "engine": eng["key"]})
+    assert st["status"] == "failed", st
+    assert "FakeEngine" in st["error"] and "no score" in st["error"]
 
 
 def test_relative_paths_are_taken_from_the_folder_the_engine_was_added_from(client, tmp_path, monkeypatch):

@@ -390,6 +390,23 @@ class ExternalEngines:
                           "pv": [m.iccs() for m in pv], "depth": info.get("depth")})
         return lines
 
+    def search(self, key: str, board: Board, limit: Any) -> Any:
+        """Engine ``key``'s search of ``board`` under ``limit`` from cleared tables, as the review reads
+        it (:meth:`xiangqi.engine.client.ClientSearcher.search`: ``move``, ``score_cp``/``mate`` from
+        the side to move's view, ``pv``, ``depth``). Errors as :meth:`play`."""
+        from xiangqi.engine.client import ClientSearcher, EngineError
+
+        spec = self.spec(key)
+        with self._search_lock(spec.id):
+            eng = self._process(spec)
+            try:
+                searcher = ClientSearcher(eng)
+                searcher.new_game()
+                return searcher.search(board, limit)
+            except EngineError:
+                self._stop_process(spec.id)
+                raise
+
     def stop(self, key: str | None = None) -> None:
         """Ask the running search of engine ``key`` (every engine when None) to stop at once (it then
         answers with its best move so far)."""
@@ -474,20 +491,14 @@ class ExternalSearcher:
         self.spec = engines.spec(key)
 
     def new_game(self) -> None:
-        """Nothing to clear here: the engine process keeps its own tables (its ``ucinewgame`` is the
-        client's business)."""
+        """Nothing to do here: :meth:`ExternalEngines.search` clears the engine's tables before each
+        position (under the engine's search lock, so another user of the process cannot come between)."""
 
     def search(self, board: Board, limit: Any) -> Any:
-        """The engine's best line in ``board`` (its move history counts for repetitions)."""
-        import types
+        """The engine's answer in ``board`` (its move history counts for repetitions), thinking
+        ``limit.time`` seconds or the engine's time a move: :meth:`ExternalEngines.search`, the same
+        path as ``xiangqi analyse --engine`` (:class:`xiangqi.engine.client.ClientSearcher`)."""
+        from xiangqi.engine import Limit
 
         seconds = getattr(limit, "time", None) or self.spec.movetime_s
-        lines = self.engines.analyse(self.key, board, seconds, 1)
-        line = lines[0] if lines else {"move": None, "score_cp": None, "mate": None, "pv": [], "depth": 0}
-        pv = [Move.from_iccs(m) for m in line["pv"]]
-        move = pv[0] if pv else None
-        if move is None and not board.is_game_over():  # no line reported: ask for a move
-            move = self.engines.play(self.key, board, seconds)
-            pv = [move]
-        return types.SimpleNamespace(move=move, score_cp=line["score_cp"] or 0, mate=line["mate"], pv=pv,
-                                     depth=line["depth"] or 0, nodes=0, tablebase=None)
+        return self.engines.search(self.key, board, Limit(time=seconds))

@@ -1,8 +1,8 @@
 """Review jobs on the server: a small queue of game reviews, run behind the game's own computer.
 
-A review (:func:`xiangqi.study.review.evaluate_line` / :func:`~xiangqi.study.review.build_review`)
-takes ``plies + 1`` engine searches, about 0.1 s each at depth 8 on one core: seconds to a minute,
-far too long for a request. :class:`ReviewManager` runs them in worker threads:
+A review (:func:`xiangqi.study.review.evaluate_game` / :func:`~xiangqi.study.review.build_review`)
+takes ``plies + 1`` engine searches: seconds to a minute, far too long for a request.
+:class:`ReviewManager` runs them in worker threads:
 
 - a bounded queue: at most ``max_jobs`` reviews queued or running per server
   (:class:`ReviewQueueFull` past it: the web layer answers 429); submitting a review that is
@@ -50,8 +50,9 @@ from xiangqi.study.review import (
     DEFAULT_HASH_MB,
     GameReview,
     ReviewCancelled,
+    _limit_dict,
     build_review,
-    evaluate_line,
+    evaluate_game,
 )
 
 __all__ = [
@@ -438,7 +439,8 @@ class ReviewManager:
     def _run(self, job: ReviewJob) -> None:
         src = job.source
         try:
-            searcher, limit = None, {"depth": src.depth, "hash_mb": src.hash_mb}
+            searcher, deep = None, None  # no second pass: docs/REVIEW.md, "Trust"
+            limit = _limit_dict(src.depth, None, src.hash_mb, deep)
             if src.engine is not None:  # an added engine reviews (Settings → engines)
                 from xiangqi.app.engines import EngineSetupError, ExternalSearcher
 
@@ -446,8 +448,9 @@ class ReviewManager:
                     raise EngineSetupError(f"{src.engine}: no added engines on this server")
                 searcher = ExternalSearcher(self.externals, src.engine)
                 limit = {"engine": searcher.spec.name, "movetime_s": searcher.spec.movetime_s}
-            evals = evaluate_line(src.start_fen, list(src.moves), 0, len(src.moves) + 1, src.depth, None,
-                                  src.hash_mb, on_position=lambda i: self._progress(job, i),
+                deep = None  # its time a move, as set in Settings → engines
+            evals = evaluate_game(src.start_fen, list(src.moves), src.depth, None, src.hash_mb, deep,
+                                  on_position=lambda i: self._progress(job, i),
                                   cancelled=lambda: self._stop_asked(job), searcher=searcher)
             review = build_review(src.start_fen, list(src.moves), evals,
                                   limit=limit,

@@ -682,6 +682,85 @@ class SimpleEngine:
         return f"<SimpleEngine {self.name!r} {self.protocol} pid={self.process.pid}>"
 
 
+#: An engine's centipawns per centipawn of ours, by the start of its ``id name`` (lower case), measured on
+#: the review bench's positions (docs/REVIEW.md, "Other engines"): the review divides an engine's scores by
+#: it, so that the win-chance curve fitted on our scores applies to them. Unknown engines: 1.
+ENGINE_CP_SCALES = {"fairy-stockfish": 1.23}
+
+
+def engine_cp_scale(name: str) -> float:
+    """The :data:`ENGINE_CP_SCALES` entry of an engine's ``id name``, 1.0 for an engine not listed."""
+    low = name.lower()
+    for prefix, scale in ENGINE_CP_SCALES.items():
+        if low.startswith(prefix):
+            return scale
+    return 1.0
+
+
+class ClientSearcher:
+    """A running external engine with the built-in engine's search interface, for the game review
+    (:func:`xiangqi.study.review.evaluate_line`'s ``searcher``): :meth:`new_game` and
+    :meth:`search` ``(board, limit) -> SearchResult``. ``xiangqi analyse --engine CMD`` and the review
+    page's added engine (:class:`xiangqi.app.engines.ExternalSearcher`) both review through it.
+
+    ``engine``: a :class:`SimpleEngine` (started and configured by the caller, who also quits it).
+    ``limit`` is any object with :class:`Limit`'s fields; a ``depth`` is sent as ``go depth N``
+    (the engine's own depth, not comparable with ours), a ``time`` as ``movetime``. With one
+    thread and a cleared hash (:meth:`new_game` sends ``ucinewgame``) a depth-limited search of a
+    UCI engine such as Fairy-Stockfish or Pikafish gives the same answer every time.
+    ``cp_scale``: the engine's centipawns per centipawn of ours (default :func:`engine_cp_scale` of
+    its name); the review divides the scores by it (:func:`xiangqi.study.review.evaluate_position`).
+    """
+
+    def __init__(self, engine: SimpleEngine, cp_scale: float | None = None) -> None:
+        self.engine = engine
+        self.name = engine.id.get("name") or engine.name
+        if cp_scale is not None and not cp_scale > 0:
+            raise EngineError(f"{self.name}: the centipawn scale must be > 0, got {cp_scale!r}")
+        self.cp_scale = engine_cp_scale(self.name) if cp_scale is None else float(cp_scale)
+
+    def new_game(self) -> None:
+        """Clear the engine's tables before the next position (``ucinewgame`` / UCCI ``newgame``)."""
+        self.engine.new_game()
+
+    def search(self, board: Board, limit: Any) -> Any:
+        """The engine's answer for ``board`` (its move history is sent too, so repetitions count):
+        a :class:`xiangqi.engine.api.SearchResult` with ``move`` from ``bestmove`` (None when the
+        side to move has no move: mated or stalemated), ``score_cp`` / ``mate`` from the side to
+        move's view (UCI ``mate N`` is moves), ``pv`` (legal moves, at least the best move),
+        ``depth`` and ``nodes`` from the last info line. Raises :class:`EngineError` subclasses
+        as :meth:`SimpleEngine.play` does, and :class:`IllegalEngineMoveError` for an illegal
+        ``bestmove``."""
+        from xiangqi.engine.api import SearchResult
+
+        t0 = time.monotonic()
+        tokens, lines = self.engine._search(board, limit, multipv=None, timeout=None, grace=DEFAULT_GRACE)
+        info = lines.get(1, {})
+        move = None
+        gave = tokens[1] if tokens[0] == "bestmove" and len(tokens) >= 2 else "(none)"
+        if gave not in ("(none)", "0000", "none", "resign"):
+            move = self.engine.move_from_engine(gave)
+            if not board.is_legal(move):
+                raise IllegalEngineMoveError(f"{self.engine.name}: illegal move {gave!r} ({move.iccs()}) "
+                                             f"in {board.fen()}", gave)
+        if move is None and board.legal_moves():
+            raise EngineError(f"{self.engine.name}: gave no move ({' '.join(tokens)}) in {board.fen()}, "
+                              "which has legal moves")
+        pv = list(info.get("pv") or [])
+        if move is not None and (not pv or pv[0] != move):
+            pv = [move]
+        score = info.get("score")
+        cp = getattr(score, "cp", None)
+        mate = getattr(score, "mate", None)
+        if move is None:
+            cp, mate = None, 0
+        elif cp is None and mate is None:
+            raise EngineError(f"{self.engine.name}: sent no score for {board.fen()}")
+        return SearchResult(move=move, score_cp=cp, mate=mate, depth=int(info.get("depth") or 0),
+                            nodes=int(info.get("nodes") or 0), time_s=time.monotonic() - t0, pv=pv,
+                            ponder=pv[1] if len(pv) > 1 else None)
+
+
 def _legal_prefix(board: Board, moves: Iterable[Move]) -> list[Move]:
     b = board.copy()
     out = []
@@ -693,5 +772,6 @@ def _legal_prefix(board: Board, moves: Iterable[Move]) -> list[Move]:
     return out
 
 
-__all__ = ["EngineError", "EngineTerminatedError", "EngineTimeoutError", "IllegalEngineMoveError", "InfoDict",
-           "Limit", "Option", "PlayResult", "Score", "SimpleEngine"]
+__all__ = ["ClientSearcher", "ENGINE_CP_SCALES", "engine_cp_scale", "EngineError", "EngineTerminatedError",
+           "EngineTimeoutError", "IllegalEngineMoveError", "InfoDict", "Limit", "Option", "PlayResult",
+           "Score", "SimpleEngine"]

@@ -24,17 +24,19 @@ from typing import TextIO
 from xiangqi.core.errors import XiangqiError
 from xiangqi.study.review import (
     DEFAULT_HASH_MB,
+    EngineCommand,
     GameReview,
     PositionEval,
     ReviewCancelled,
     build_review,
+    close_engines,
     default_jobs,
-    evaluate_line,
+    evaluate_game,
     review_games,
 )
 
 __all__ = ["Progress", "RichProgress", "make_progress", "run", "summary_table", "review_on_cluster",
-           "evaluate_games", "GAMES_PER_TASK"]
+           "evaluate_games", "engine_command", "GAMES_PER_TASK"]
 
 #: Games per Dask task (``--cluster``): few enough that the tasks spread over the workers and the
 #: progress moves, many enough that the scheduler's per-task cost (~1 ms) is lost in the searches
@@ -142,12 +144,13 @@ def make_progress(total: int, stream: TextIO, quiet: bool = False) -> Progress |
 
 
 def evaluate_games(lines: Sequence[tuple[str, Sequence[str]]], depth: int | None, movetime_ms: int | None,
-                   hash_mb: int) -> list[list[dict]]:
+                   hash_mb: int, deep: int | None = None) -> list[list[dict]]:
     """The work of one cluster task: the evaluations (:meth:`PositionEval.to_dict`) of every position of
-    each line ``(start FEN, ICCS moves)``, in order. Plain data in and out (it runs on a worker)."""
+    each line ``(start FEN, ICCS moves)``, in order, second pass (``deep``) included. Plain data in
+    and out (it runs on a worker)."""
     out = []
     for start, moves in lines:
-        evals = evaluate_line(start, list(moves), 0, len(moves) + 1, depth, movetime_ms, hash_mb)
+        evals = evaluate_game(start, list(moves), depth, movetime_ms, hash_mb, deep)
         out.append([e.to_dict() for e in evals])
     return out
 
@@ -164,7 +167,8 @@ def _connect(address: str, timeout_s: float):
 
 
 def review_on_cluster(games: Sequence, client, *, depth: int | None = None, movetime_ms: int | None = None,
-                      hash_mb: int = DEFAULT_HASH_MB, games_per_task: int = GAMES_PER_TASK,
+                      hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None,
+                      games_per_task: int = GAMES_PER_TASK,
                       in_flight: int | None = None, on_progress=None, cancelled=None):
     """Review ``games`` on a Dask cluster (``client``: a :class:`distributed.Client`), yielding the
     :class:`GameReview` of each game in the games' order.
@@ -182,7 +186,7 @@ def review_on_cluster(games: Sequence, client, *, depth: int | None = None, move
     _make_limit(depth, movetime_ms)
     lines = [_game_line(g) for g in games]
     total = sum(len(m) + 1 for _, m in lines)
-    limit = _limit_dict(depth, movetime_ms, hash_mb)
+    limit = _limit_dict(depth, movetime_ms, hash_mb, deep)
     per = max(1, int(games_per_task))
     chunks = [list(range(i, min(len(lines), i + per))) for i in range(0, len(lines), per)]
     if in_flight is None:
@@ -199,7 +203,8 @@ def review_on_cluster(games: Sequence, client, *, depth: int | None = None, move
         if submitted >= len(chunks):
             return False
         idx = chunks[submitted]
-        fut = client.submit(evaluate_games, [lines[i] for i in idx], depth, movetime_ms, hash_mb, pure=False)
+        fut = client.submit(evaluate_games, [lines[i] for i in idx], depth, movetime_ms, hash_mb, deep,
+                            pure=False)
         futures[fut] = submitted
         pending.add(fut)
         submitted += 1
@@ -265,10 +270,43 @@ def summary_table(reviews: Sequence[tuple[int, GameReview]]) -> str:
     return "\n".join(row.rstrip() for row in rows) + "\n"
 
 
+def engine_command(command: str, args: Sequence[str] = (), options: Sequence[str] = (),
+                   protocol: str = "auto", cp_scale: float | None = None) -> EngineCommand:
+    """The :class:`EngineCommand` of ``--engine CMD --engine-arg A … --engine-option NAME=VALUE …``:
+    the program found as :func:`xiangqi.engine.commands.resolve_command` finds it (a path, or a name
+    on ``$PATH`` or in /usr/games), checked by a handshake (UCI, else UCCI, with ``protocol``
+    ``auto``) with the options set; ``cp_scale`` its centipawns per one of ours (None: known
+    engines' measured scale, else 1). Raises :class:`XiangqiError` saying what is wrong: no such
+    program, not an engine (no ``uciok``/``ucciok``), an option it does not have, a bad
+    ``NAME=VALUE``."""
+    from xiangqi.engine.client import EngineError
+    from xiangqi.engine.commands import resolve_command
+    from xiangqi.study.review import _external, close_engines
+
+    argv = resolve_command(command, list(args))
+    pairs = []
+    for text in options:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise XiangqiError(f"--engine-option takes NAME=VALUE, got {text!r}")
+        pairs.append((name.strip(), value.strip()))
+    if protocol not in ("auto", "uci", "ucci"):
+        raise XiangqiError(f"--engine-protocol must be auto, uci or ucci, got {protocol!r}")
+    if cp_scale is not None and not 0 < cp_scale <= 100:
+        raise XiangqiError(f"--engine-cp-scale must be > 0 and at most 100, got {cp_scale}")
+    cmd = EngineCommand(tuple(argv), protocol, tuple(pairs), cp_scale)
+    try:
+        _external(cmd)  # started here once: a bad command fails before any work (and is reused)
+    except EngineError as exc:
+        close_engines()
+        raise XiangqiError(f"--engine {' '.join(argv)}: not a usable UCI/UCCI engine: {exc}") from None
+    return cmd
+
+
 def run(input_path: str, output: str | None = None, *, depth: int | None = None,
         movetime_ms: int | None = None, jobs: int | None = 1, as_json: bool = False,
         hash_mb: int = DEFAULT_HASH_MB, input_format: str | None = None, cluster: str | None = None,
-        cluster_timeout_s: float = 30.0,
+        cluster_timeout_s: float = 30.0, deep: int | None = -1, engine: EngineCommand | None = None,
         quiet: bool = False, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Review every game of ``input_path`` ('-' reads stdin) and report.
 
@@ -279,9 +317,12 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     ``jobs`` local processes (0: one per CPU; None: 1), ``hash_mb`` the TT size. ``cluster``: the
     address of a Dask scheduler (``tcp://HOST:PORT``) to run the searches on instead
     (:func:`review_on_cluster`; ``jobs`` then caps the tasks in flight, default twice the cluster's
-    threads). The progress bar goes to stderr unless ``quiet`` (rich's bar on a terminal, plain
-    lines otherwise). Returns 0, or 1 when some games had reading problems (listed on
-    stderr, their readable moves reviewed). Raises :class:`XiangqiError` for an unreadable
+    threads). ``deep``: the second pass's depth (:func:`xiangqi.study.review.refine_line`; -1, 0
+    or None: none, the default: docs/REVIEW.md, "Trust", found no gain from it on the bench).
+    ``engine``: an external engine (:func:`engine_command`) reviews
+    instead of ours (not with ``cluster``). The progress bar goes to stderr unless ``quiet``
+    (rich's bar on a terminal, plain lines otherwise). Returns 0, or 1 when some games had reading
+    problems (listed on stderr, their readable moves reviewed). Raises :class:`XiangqiError` for an unreadable
     input or output, or a bad limit.
     """
     from xiangqi.core.pgn import write_game
@@ -301,6 +342,13 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
         raise XiangqiError(f"--cluster takes a scheduler address such as tcp://HOST:8786, got {cluster!r}")
     if hash_mb < 1:
         raise XiangqiError(f"--hash must be at least 1 MB, got {hash_mb}")
+    if deep == -1:
+        deep = None  # off by default: on the bench it did not make the marks more trustworthy
+    if deep is not None and not 0 <= deep <= 60:
+        raise XiangqiError(f"--deep must be 0-60, got {deep}")
+    deep = deep or None
+    if engine is not None and cluster is not None:
+        raise XiangqiError("--engine reviews with a local engine process: not with --cluster")
     if jobs == 0:
         jobs = default_jobs()
     in_flight = jobs  # with a cluster: None means twice its threads
@@ -342,10 +390,11 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     try:
         if client is not None:
             reviews = review_on_cluster(games, client, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb,
-                                        in_flight=in_flight, on_progress=None if bar is None else bar.update)
+                                        deep=deep, in_flight=in_flight,
+                                        on_progress=None if bar is None else bar.update)
         else:
-            reviews = review_games(games, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb, jobs=jobs,
-                                   on_progress=None if bar is None else bar.update)
+            reviews = review_games(games, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb, deep=deep,
+                                   jobs=jobs, engine=engine, on_progress=None if bar is None else bar.update)
         for k, review in enumerate(reviews):
             n = numbers[k]  # the game's number in the file
             done.append((n, review))
@@ -358,6 +407,8 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     except ValueError as exc:
         raise XiangqiError(str(exc)) from None
     finally:
+        if engine is not None:
+            close_engines()
         if bar is not None:
             bar.close()
         if pgn_fh is not None and pgn_fh is not out:

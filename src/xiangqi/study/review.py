@@ -54,6 +54,7 @@ __all__ = [
     "classify_by_table",
     "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
     "default_jobs", "review_move", "try_move", "TRY_TOLERANCE", "make_pool",
+    "EngineCommand", "close_engines", "refine_line", "evaluate_game", "DEEP_DROP",
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
@@ -75,6 +76,9 @@ SYMBOLS = {"inaccuracy": "?!", "mistake": "?", "blunder": "??"}
 #: Default search depth of a review, and the transposition-table size (results depend on both).
 DEFAULT_DEPTH = 8
 DEFAULT_HASH_MB = 16
+#: The second pass (:func:`refine_line`, ``--deep N``): a candidate is a move whose drop in win
+#: chance is at least DEEP_DROP; the positions around it are searched again, deeper.
+DEEP_DROP = 8.0
 #: Version of :meth:`GameReview.to_stored`'s format.
 STORED_VERSION = 1
 
@@ -201,7 +205,8 @@ def classify(drop: float, is_best: bool) -> str:
 class PositionEval:
     """The engine's verdict on one position, from Red's side.
 
-    ``cp`` centipawns for Red (mates: ``±(MATE_CP - N)``; a finished game ``±MATE_CP`` or 0);
+    ``cp`` centipawns for Red, in our engine's units (another engine's scores divided by its
+    ``cp_scale``; mates: ``±(MATE_CP - N)``; a finished game ``±MATE_CP`` or 0);
     ``mate`` moves to mate (> 0 Red mates, < 0 Black mates) or None; ``best`` the best move
     (ICCS) and ``pv`` its line (ICCS), None / [] when the game is over; ``depth`` the completed
     search depth (0 for a finished game); ``nodes`` searched; ``over`` the result (``1-0``,
@@ -262,7 +267,9 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
     only on the position, its history, the limit and the hash size. With ``final`` the position
     is the game's last: when :meth:`Board.outcome` rules the game over there (mate, stalemate, a
     repetition ruling, the move limit) the result is scored as such without a search.
-    A position with no legal move is always scored as lost for the side to move.
+    A position with no legal move is always scored as lost for the side to move. The engine's
+    ``cp_scale`` attribute, when it has one (an external engine's
+    :class:`~xiangqi.engine.client.ClientSearcher`), divides its centipawns into ours.
     """
     red = board.turn
     if final:
@@ -284,7 +291,8 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
         cp = MATE_CP if sign * res.score_cp > 0 else -MATE_CP
     else:
         mate = None
-        cp = sign * int(res.score_cp)
+        scale = getattr(engine, "cp_scale", 1.0)  # another engine's centipawns in ours
+        cp = sign * (int(res.score_cp) if scale == 1.0 else round(res.score_cp / scale))
     pv = tuple(m.iccs() for m in res.pv) or (res.move.iccs(),)
     tb = getattr(res, "tablebase", None)
     return PositionEval(cp, mate, res.move.iccs(), pv, int(res.depth), int(res.nodes),
@@ -319,10 +327,83 @@ def _engine(hash_mb: int):
     return eng
 
 
+@dataclasses.dataclass(frozen=True)
+class EngineCommand:
+    """An external UCI or UCCI engine to review with (``xiangqi analyse --engine CMD``): ``argv`` the
+    program and its arguments, ``protocol`` ``auto`` (UCI, else UCCI: the client's detection),
+    ``uci`` or ``ucci``; ``options`` ``(name, value)`` pairs set after the handshake (e.g.
+    ``(("Threads", "1"), ("Hash", "64"))``); ``cp_scale`` the engine's centipawns per centipawn of
+    ours (None: :func:`xiangqi.engine.client.engine_cp_scale` of its name). Plain data: it is sent
+    to worker processes, each of which starts its own process of the engine (:func:`close_engines`
+    stops this process's)."""
+
+    argv: tuple[str, ...]
+    protocol: str = "auto"
+    options: tuple[tuple[str, str], ...] = ()
+    cp_scale: float | None = None
+
+    def start(self):
+        """A started :class:`xiangqi.engine.client.ClientSearcher` of this engine. The options it did
+        not set are given one thread (a depth-limited search is then repeatable) when the engine
+        has a ``Threads`` option. Raises :class:`xiangqi.engine.client.EngineError` saying what
+        went wrong (cannot be started, answered neither ``uci`` nor ``ucci``, unknown option)."""
+        from xiangqi.engine.client import ClientSearcher, SimpleEngine
+
+        eng = SimpleEngine.popen(list(self.argv), self.protocol)
+        try:
+            opts = dict(self.options)
+            if "threads" not in {k.lower() for k in opts} and eng._option("Threads") is not None:
+                opts["Threads"] = 1
+            if opts:
+                eng.configure(opts)
+            eng.ping()
+        except BaseException:
+            eng.close(timeout=0.2)
+            raise
+        return ClientSearcher(eng, self.cp_scale)
+
+
+def _external(cmd: EngineCommand):
+    """This thread's running process of ``cmd`` (started at first use, restarted when it died)."""
+    running = getattr(_local, "external", None)
+    if running is None:
+        running = _local.external = {}
+    s = running.get(cmd)
+    if s is None or s.engine.process.poll() is not None:
+        s = running[cmd] = cmd.start()
+        with _all_lock:
+            _all_external.append(s)
+    return s
+
+
+_all_lock = threading.Lock()
+_all_external: list = []
+
+
+def close_engines() -> None:
+    """Stop every external engine process this process started for reviews (:class:`EngineCommand`)."""
+    with _all_lock:
+        running = list(_all_external)
+        _all_external.clear()
+    for s in running:
+        s.engine.quit()
+    if getattr(_local, "external", None):
+        _local.external.clear()
+
+
+def _searcher(searcher: Any, engine: EngineCommand | None, hash_mb: int):
+    if searcher is not None:
+        return searcher
+    if engine is not None:
+        return _external(engine)
+    return _engine(hash_mb)
+
+
 def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth: int | None = DEFAULT_DEPTH,
                   movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB,
                   on_position: Callable[[int], None] | None = None,
-                  cancelled: Callable[[], bool] | None = None, searcher: Any = None) -> list[PositionEval]:
+                  cancelled: Callable[[], bool] | None = None, searcher: Any = None,
+                  engine: EngineCommand | None = None) -> list[PositionEval]:
     """Evaluations of the positions ``lo .. hi - 1`` of the line ``moves`` (ICCS) from ``start_fen``.
 
     Position ``i`` is the one after the first ``i`` moves (0: the start); ``hi`` may be at most
@@ -332,12 +413,14 @@ def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth:
     a position, :class:`ReviewCancelled` is raised. Raises ValueError for a bad range or limit,
     and IllegalMoveError for an illegal move. ``searcher``: an object with ``new_game()`` and
     ``search(board, limit)`` like :class:`xiangqi.engine.Engine` (an added engine,
-    :class:`xiangqi.app.engines.ExternalSearcher`) in place of this thread's built-in engine.
+    :class:`xiangqi.app.engines.ExternalSearcher`) in place of this thread's built-in engine;
+    ``engine``: an :class:`EngineCommand` (plain data, so it goes to a worker process too): this
+    thread's running process of that external engine searches instead (started at first use).
     """
     if not 0 <= lo <= hi <= len(moves) + 1:
         raise ValueError(f"bad position range {lo}..{hi} for {len(moves)} moves")
     limit = _make_limit(depth, movetime_ms)
-    engine = searcher if searcher is not None else _engine(hash_mb)
+    engine = _searcher(searcher, engine, hash_mb)
     board = Board(start_fen)
     for text in moves[:lo]:
         board.push(Move.from_iccs(text))
@@ -351,6 +434,90 @@ def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth:
         if on_position is not None:
             on_position(i)
     return out
+
+
+def _mover_drops(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval]) -> list[float | None]:
+    """Each ply's drop in the mover's win chance from ``evals`` (None when the move is the engine's)."""
+    red = Board(start_fen).turn
+    out: list[float | None] = []
+    for i, text in enumerate(moves):
+        sign = 1 if (i % 2 == 0) == red else -1
+        b, a = evals[i], evals[i + 1]
+        out.append(None if b.best == text else sign * (b.win - a.win))
+    return out
+
+
+def _deep_limit(depth: int | None, deep: int | None, movetime_ms: int | None):
+    """The second pass's limit, or None when there is none: ``deep`` plies with a depth limit (when
+    deeper than the first pass), four times the first pass's time with a time limit."""
+    from xiangqi.engine.api import Limit
+
+    if not deep:
+        return None
+    if movetime_ms is not None:
+        return Limit(time=4 * movetime_ms / 1000.0)
+    d = DEFAULT_DEPTH if depth is None else int(depth)
+    if not 1 <= deep <= 60:
+        raise ValueError(f"deep must be 1-60, got {deep}")
+    return Limit(depth=deep) if deep > d else None
+
+
+def refine_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval],
+                depth: int | None = DEFAULT_DEPTH, deep: int | None = None, movetime_ms: int | None = None,
+                hash_mb: int = DEFAULT_HASH_MB, *, min_drop: float | None = None,
+                cancelled: Callable[[], bool] | None = None, searcher: Any = None,
+                engine: EngineCommand | None = None) -> list[PositionEval]:
+    """The second pass: ``evals`` (of every position of the line, :func:`evaluate_line`) with the
+    positions around each candidate mark searched again, deeper (``deep`` plies, or four times the
+    time with ``movetime_ms``; ``deep`` None or not deeper than ``depth``: ``evals`` unchanged).
+
+    A candidate is a ply that is not the engine's move and whose drop in win chance is at least
+    ``min_drop`` (default :data:`DEEP_DROP`); the positions before and after it are searched
+    again. That changes the drops of the neighbouring plies, so the candidates are found again on
+    the new evaluations until no ply with such a drop has a position left at the first pass's
+    depth (each position is searched deeply at most once). Every search starts from a cleared
+    table and the candidates depend only on the evaluations, so the result is as deterministic as
+    the first pass. Returns a new list; raises :class:`ReviewCancelled` when ``cancelled()``.
+    """
+    limit = _deep_limit(depth, deep, movetime_ms)
+    out = list(evals)
+    if limit is None:
+        return out
+    if len(out) != len(moves) + 1:
+        raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(out)}")
+    threshold = DEEP_DROP if min_drop is None else float(min_drop)
+    eng = _searcher(searcher, engine, hash_mb)
+    boards = [Board(start_fen)]
+    for text in moves:
+        b = boards[-1].copy()
+        b.push(Move.from_iccs(text))
+        boards.append(b)
+    deepened: set[int] = set()
+    while True:
+        todo = set()
+        for i, d in enumerate(_mover_drops(start_fen, moves, out)):
+            if d is not None and d >= threshold:
+                todo.update(j for j in (i, i + 1) if j not in deepened and out[j].over is None)
+        if not todo:
+            return out
+        for j in sorted(todo):
+            if cancelled is not None and cancelled():
+                raise ReviewCancelled(f"cancelled in the second pass, before position {j}")
+            out[j] = evaluate_position(eng, boards[j], limit, final=(j == len(moves)))
+            deepened.add(j)
+
+
+def evaluate_game(start_fen: str, moves: Sequence[str], depth: int | None = DEFAULT_DEPTH,
+                  movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None,
+                  on_position: Callable[[int], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None, searcher: Any = None,
+                  engine: EngineCommand | None = None) -> list[PositionEval]:
+    """Every position of the line evaluated: :func:`evaluate_line`, then :func:`refine_line`'s
+    second pass at ``deep``. Arguments and errors as theirs."""
+    evals = evaluate_line(start_fen, moves, 0, len(moves) + 1, depth, movetime_ms, hash_mb, on_position,
+                          cancelled, searcher, engine)
+    return refine_line(start_fen, moves, evals, depth, deep, movetime_ms, hash_mb, cancelled=cancelled,
+                       searcher=searcher, engine=engine)
 
 
 # ---------------------------------------------------------------------------
@@ -502,7 +669,7 @@ class GameReview:
                 node = node._add(Move.from_iccs(p.move))
         else:
             game = copy.deepcopy(game)
-        game.headers["Annotator"] = "pyxiangqi " + _limit_text(self.limit)
+        game.headers["Annotator"] = "pyxiangqi " + _limit_text(self.limit)  # e.g. "pyxiangqi depth 8"
         node = game
         board = Board(self.start_fen)
         for p in self.plies:
@@ -526,8 +693,16 @@ class GameReview:
 
 def _limit_text(limit: dict) -> str:
     if "movetime_ms" in limit:
-        return f"movetime {limit['movetime_ms']} ms"
-    return f"depth {limit.get('depth')}"
+        text = f"movetime {limit['movetime_ms']} ms"
+    elif "movetime_s" in limit:
+        text = f"movetime {limit['movetime_s']:g} s"
+    else:
+        text = f"depth {limit.get('depth')}"
+    if "deep" in limit:
+        text += f", second pass {'4 x movetime' if limit['deep'] == 'x4' else 'depth ' + str(limit['deep'])}"
+    if "engine" in limit:
+        text = f"{limit['engine']} {text}"
+    return text
 
 
 def _eval_comment(ev: PositionEval) -> str:
@@ -554,10 +729,19 @@ def _add_line(node, board: Board, line: Sequence[str], ev: PositionEval) -> None
         cur.comment = _eval_comment(ev)
 
 
-def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int) -> dict:
+def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int, deep: int | None = None,
+                engine: EngineCommand | None = None) -> dict:
     if movetime_ms is not None:
-        return {"movetime_ms": int(movetime_ms), "hash_mb": hash_mb}
-    return {"depth": DEFAULT_DEPTH if depth is None else int(depth), "hash_mb": hash_mb}
+        out: dict = {"movetime_ms": int(movetime_ms)}
+    else:
+        out = {"depth": DEFAULT_DEPTH if depth is None else int(depth)}
+    if _deep_limit(depth, deep, movetime_ms) is not None:
+        out["deep"] = "x4" if movetime_ms is not None else int(deep)
+    if engine is not None:
+        out["engine"] = " ".join(engine.argv)
+    else:
+        out["hash_mb"] = hash_mb
+    return out
 
 
 def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], *,
@@ -674,35 +858,43 @@ def _game_line(game: Game) -> tuple[str, list[str]]:
 
 
 def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
-                hash_mb: int = DEFAULT_HASH_MB, on_progress: Callable[[int, int], None] | None = None,
-                cancelled: Callable[[], bool] | None = None) -> GameReview:
-    """Review ``game``'s main line in this process (``len(moves) + 1`` searches).
+                hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None,
+                on_progress: Callable[[int, int], None] | None = None,
+                cancelled: Callable[[], bool] | None = None,
+                engine: EngineCommand | None = None) -> GameReview:
+    """Review ``game``'s main line in this process (``len(moves) + 1`` searches, then the second
+    pass's, :func:`evaluate_game`).
 
     ``depth`` (default :data:`DEFAULT_DEPTH`) or ``movetime_ms`` per position (a time limit is
-    not deterministic); ``on_progress(done, total)`` is called after each position (``total`` =
-    positions). ``cancelled()`` is asked before each position (e.g. ``threading.Event().is_set``):
-    when true, :class:`ReviewCancelled` is raised. Safe to call from several threads at once (each
-    thread has its own engine). Raises ValueError for a bad limit.
+    not deterministic); ``deep``: the second pass's depth (None: none); ``engine``: an external
+    engine (:class:`EngineCommand`) searches instead of ours. ``on_progress(done, total)`` is
+    called after each position of the first pass (``total`` = positions). ``cancelled()`` is
+    asked before each position (e.g. ``threading.Event().is_set``): when true,
+    :class:`ReviewCancelled` is raised. Safe to call from several threads at once (each thread
+    has its own engine). Raises ValueError for a bad limit.
     """
     start, moves = _game_line(game)
     total = len(moves) + 1
     tick = None if on_progress is None else (lambda i: on_progress(i + 1, total))
-    evals = evaluate_line(start, moves, 0, total, depth, movetime_ms, hash_mb, tick, cancelled)
-    return build_review(start, moves, evals, limit=_limit_dict(depth, movetime_ms, hash_mb),
+    evals = evaluate_game(start, moves, depth, movetime_ms, hash_mb, deep, tick, cancelled, engine=engine)
+    return build_review(start, moves, evals, limit=_limit_dict(depth, movetime_ms, hash_mb, deep, engine),
                         headers=game.headers, errors=game.errors)
 
 
 def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
-                 hash_mb: int = DEFAULT_HASH_MB, jobs: int = 1, chunk: int = 16,
+                 hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None, jobs: int = 1, chunk: int = 16,
                  on_progress: Callable[[int, int], None] | None = None,
-                 cancelled: Callable[[], bool] | None = None, executor=None) -> Iterator[GameReview]:
+                 cancelled: Callable[[], bool] | None = None, executor=None,
+                 engine: EngineCommand | None = None) -> Iterator[GameReview]:
     """Review every game, yielding the reviews in the games' order.
 
     With ``jobs`` > 1 the positions are searched in that many local processes
-    (:class:`concurrent.futures.ProcessPoolExecutor`, spawned), ``chunk`` positions per task;
-    each position is searched from a clean TT, so the output is the same for any ``jobs``.
-    ``on_progress(done, total)`` counts positions over all games; ``cancelled()`` is asked
-    between positions (between tasks with processes) and stops the work with
+    (:class:`concurrent.futures.ProcessPoolExecutor`, spawned), ``chunk`` positions per task, and
+    then each game's second pass (``deep``, :func:`refine_line`) as one task; each position is
+    searched from a clean TT, so the output is the same for any ``jobs``. ``engine``: an external
+    engine (:class:`EngineCommand`; each process starts its own) searches instead of ours.
+    ``on_progress(done, total)`` counts first-pass positions over all games; ``cancelled()`` is
+    asked between positions (between tasks with processes) and stops the work with
     :class:`ReviewCancelled`. ``executor``: a :class:`concurrent.futures.Executor` to use instead
     of a new pool of ``jobs`` processes (kept open, e.g. a warm pool made with :func:`make_pool`,
     or any executor whose workers can import xiangqi; ``jobs`` then sets how many tasks are
@@ -711,9 +903,10 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     _make_limit(depth, movetime_ms)  # check the limit before any work
+    _deep_limit(depth, deep, movetime_ms)
     lines = [_game_line(g) for g in games]
     total = sum(len(m) + 1 for _, m in lines)
-    limit = _limit_dict(depth, movetime_ms, hash_mb)
+    limit = _limit_dict(depth, movetime_ms, hash_mb, deep, engine)
     if jobs == 1 and executor is None:
         done = [0]
 
@@ -722,13 +915,17 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
             if on_progress is not None:
                 on_progress(done[0], total)
 
-        for g, (start, moves) in zip(games, lines, strict=True):
-            evals = evaluate_line(start, moves, 0, len(moves) + 1, depth, movetime_ms, hash_mb, tick,
-                                  cancelled)
-            yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
+        try:
+            for g, (start, moves) in zip(games, lines, strict=True):
+                evals = evaluate_game(start, moves, depth, movetime_ms, hash_mb, deep, tick, cancelled,
+                                      engine=engine)
+                yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
+        finally:
+            if engine is not None:
+                close_engines()
         return
-    yield from _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk,
-                                on_progress, cancelled, executor)
+    yield from _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, deep, engine, jobs,
+                                chunk, on_progress, cancelled, executor)
 
 
 def _warm_worker() -> None:
@@ -750,18 +947,20 @@ def make_pool(jobs: int):
                                initializer=_warm_worker)
 
 
-def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jobs, chunk, on_progress,
-                     cancelled, executor):
+def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, deep, engine, jobs, chunk,
+                     on_progress, cancelled, executor):
     import contextlib
     from concurrent.futures import FIRST_COMPLETED, wait
 
     chunk = max(1, int(chunk))
+    refine = _deep_limit(depth, deep, movetime_ms) is not None
     tasks = []  # (game index, lo, hi)
     for gi, (_, moves) in enumerate(lines):
         n = len(moves) + 1
         for lo in range(0, n, chunk):
             tasks.append((gi, lo, min(n, lo + chunk)))
     results: dict[tuple[int, int], list[PositionEval]] = {}
+    final: dict[int, list[PositionEval]] = {}  # game index -> every evaluation, second pass done
     remaining = [sum(1 for t in tasks if t[0] == gi) for gi in range(len(lines))]
     next_game = 0
     done = 0
@@ -776,8 +975,15 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jo
                 return False
             gi, lo, hi = t
             start, moves = lines[gi]
-            pending[pool.submit(evaluate_line, start, moves, lo, hi, depth, movetime_ms, hash_mb)] = t
+            pending[pool.submit(evaluate_line, start, moves, lo, hi, depth, movetime_ms, hash_mb,
+                                engine=engine)] = t
             return True
+
+        def first_pass(gi: int) -> list[PositionEval]:
+            evals = []
+            for lo in range(0, len(lines[gi][1]) + 1, chunk):
+                evals.extend(results.pop((gi, lo)))
+            return evals
 
         for _ in range(jobs * 2):  # a few tasks ahead, so that the games come out early and in order
             if not submit_one():
@@ -789,19 +995,28 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, jo
                     raise ReviewCancelled(f"cancelled after {done} of {total} positions")
                 for fut in finished:
                     gi, lo, hi = pending.pop(fut)
+                    if lo < 0:  # a second pass
+                        final[gi] = fut.result()
+                        submit_one()
+                        continue
                     results[(gi, lo)] = fut.result()
                     remaining[gi] -= 1
                     done += hi - lo
                     if on_progress is not None:
                         on_progress(done, total)
+                    if remaining[gi] == 0:
+                        if refine:  # the game's second pass, as one task
+                            start, moves = lines[gi]
+                            pending[pool.submit(refine_line, start, moves, first_pass(gi), depth, deep,
+                                                movetime_ms, hash_mb, engine=engine)] = (gi, -1, -1)
+                            continue
+                        final[gi] = first_pass(gi)
                     submit_one()
-                while next_game < len(lines) and remaining[next_game] == 0:
+                while next_game < len(lines) and next_game in final:
                     start, moves = lines[next_game]
-                    evals = []
-                    for lo in range(0, len(moves) + 1, chunk):
-                        evals.extend(results.pop((next_game, lo)))
                     g = games[next_game]
-                    yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
+                    yield build_review(start, moves, final.pop(next_game), limit=limit, headers=g.headers,
+                                       errors=g.errors)
                     next_game += 1
         finally:
             for fut in pending:
