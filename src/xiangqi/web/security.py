@@ -203,7 +203,9 @@ def trusted_proxies(value: str) -> tuple[str, ...]:
     one of them may say, in ``X-Forwarded-For``/``X-Forwarded-Proto``, which client they carry.
 
     Raises :class:`ValueError` naming the entry that is none of these (a host name, ``*``: trusting
-    every peer would let any client choose the address its limits are counted by)."""
+    every peer would let any client choose the address its limits are counted by), or a network of
+    every address that says the same as ``*`` (``0.0.0.0/0``, ``::/0``, any network holding all of
+    ``::ffff:0:0/96``, the form in which a dual-stack socket names every IPv4 peer)."""
     out: list[str] = []
     for part in value.split(","):
         text = part.strip()
@@ -215,7 +217,16 @@ def trusted_proxies(value: str) -> tuple[str, ...]:
         except ValueError:
             raise ValueError(f"--trust-proxy {value!r}: {text!r} is not an IP address or network (e.g. "
                              "127.0.0.1, ::1 or 10.0.0.0/8; '*' and host names are not taken)") from None
+        if net is not None and (net.prefixlen == 0 or (net.version == 6 and _ALL_IPV4.subnet_of(net))):
+            raise ValueError(f"--trust-proxy {value!r}: {text!r} holds every address (as '*' would): any "
+                             "client could then say which address it is; name the proxy's own address or "
+                             "network")
     return tuple(out)
+
+
+#: How a dual-stack socket names every IPv4 peer (RFC 4291 2.5.5.2): a proxy network holding all of
+#: it trusts every IPv4 client.
+_ALL_IPV4 = ipaddress.ip_network("::ffff:0:0/96")
 
 
 def _split_authority(value: str) -> tuple[str, int | None] | None:
