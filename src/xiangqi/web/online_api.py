@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import HTTPConnection
 
 from xiangqi.core.board import RED
 from xiangqi.core.errors import XiangqiError
@@ -48,7 +49,14 @@ from xiangqi.online.accounts import SESSION_DAYS, AccountError, RateLimited
 from xiangqi.online.lobby import CATEGORIES, LobbyError
 from xiangqi.web.clients import Client, read_message
 from xiangqi.web.online_rooms import OnlineConfig, OnlineRoom, OnlineService
-from xiangqi.web.security import TOKEN_HEADER, _without_token, given_token, page_with_token, request_headers
+from xiangqi.web.security import (
+    TOKEN_HEADER,
+    _without_token,
+    counted_address,
+    given_token,
+    page_with_token,
+    request_headers,
+)
 
 __all__ = ["install", "local_router", "PublicGuard", "PUBLIC_PATHS", "SESSION_COOKIE", "GUEST_COOKIE",
            "CSRF_COOKIE"]
@@ -269,8 +277,8 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     async def who_async(request: Request) -> Any:  # for the async ones (the session off the loop)
         return await service.identity_async(request.cookies)
 
-    def address(request: Request) -> str:
-        return request.client.host if request.client else "?"
+    def address(conn: HTTPConnection) -> str:  # what its limits count by: an IPv6 client's /64
+        return counted_address(conn.client.host) if conn.client else "?"
 
     # -- the page -------------------------------------------------------------------------------
 
@@ -443,7 +451,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     # -- WebSockets ---------------------------------------------------------------------------------------
 
     async def opened(ws: WebSocket) -> str | None:
-        addr = ws.client.host if ws.client else "?"
+        addr = address(ws)
         try:
             await service.socket_opened_async(addr)
         except LobbyError:

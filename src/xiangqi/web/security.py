@@ -229,6 +229,23 @@ def trusted_proxies(value: str) -> tuple[str, ...]:
 _ALL_IPV4 = ipaddress.ip_network("::ffff:0:0/96")
 
 
+def counted_address(host: str) -> str:
+    """The address a client's limits count under, from its peer address ``host`` (the ASGI client
+    host): an IPv6 address as its /64 network (``"2001:db8:7:9::/64"``: one subscriber is given a
+    whole /64 and may take a new address of it for each request, RFC 4291 2.5.4 and RFC 8981), an
+    IPv4 address that a dual-stack socket names ``::ffff:a.b.c.d`` as ``a.b.c.d``, any other IPv4
+    address as it is; a text that is no IP address (a test client's name, ``"?"``) unchanged."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
 def _split_authority(value: str) -> tuple[str, int | None] | None:
     """``"name:port"`` / ``"[v6]:port"`` / ``"name"`` -> (lower-case name without brackets, port or None).
 
