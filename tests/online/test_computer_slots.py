@@ -85,3 +85,29 @@ def test_computer_games_asked_at_once_are_counted_before_they_are_stored(server,
     assert len(got) - len(refused) == 2, got
     assert len(refused) == 3 and {e.code for e in refused} == {"too_many_games"}
     assert not server.online._computer_starts  # nothing is left counted
+
+
+def test_the_addresses_of_one_ipv6_network_count_as_one_address(server):
+    """An IPv6 client is given a whole /64 (RFC 4291 2.5.4, SLAAC): it can take a new address for
+    each request. One /64 counts as one address, and an IPv4 peer named ``::ffff:a.b.c.d`` by a
+    dual-stack socket as ``a.b.c.d``; another /64 is another address."""
+    peers = [f"2001:db8:7:9::{i:x}" for i in range(1, 6)]
+    guests = [player_at(server, p) for p in peers]
+    for g in guests:
+        g.guest()
+    for g in guests[:4]:
+        assert g.post("/computer", json=BODY).status_code == 200
+    r = guests[4].post("/computer", json=BODY)
+    assert r.status_code == 429 and "from your address" in r.json()["detail"]
+    other = player_at(server, "2001:db8:7:a::1")
+    other.guest()
+    assert other.post("/computer", json=BODY).status_code == 200
+    mapped = [player_at(server, "198.51.100.20"), player_at(server, "::ffff:198.51.100.20")]
+    for g in mapped:
+        g.guest()
+    for g in mapped:
+        assert g.post("/computer", json=BODY).status_code == 200
+    froms = {r.started_from for r in server.online.rooms.values() if r.status == "playing"}
+    assert "198.51.100.20" in froms and "::ffff:198.51.100.20" not in froms
+    assert "2001:db8:7:9::/64" in froms and not any(f.startswith("2001:db8:7:9::") and "/" not in f
+                                                   for f in froms)

@@ -111,3 +111,12 @@ def test_the_cli_takes_trust_proxy_with_public_only(capsys):
     assert main(["serve", "--public", "--trust-proxy", "*"]) == 2
     err = capsys.readouterr().err
     assert "'*' is not an IP address or network" in err and "Traceback" not in err
+
+
+def test_a_network_of_every_address_is_not_a_proxy():
+    """``0.0.0.0/0`` or ``::/0`` trusts every peer, as ``*`` would; ``::ffff:0:0/96`` every IPv4 peer
+    of a dual-stack socket: each would let any client choose the address its limits count under."""
+    for bad in ["0.0.0.0/0", "::/0", "10.0.0.1,0.0.0.0/0", "::ffff:0:0/96", "::/16"]:
+        with pytest.raises(ValueError, match="every"):
+            trusted_proxies(bad)
+    assert trusted_proxies("::ffff:10.0.0.0/104") == ("::ffff:a00:0/104",)  # a part of it is a network

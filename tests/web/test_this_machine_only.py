@@ -196,3 +196,19 @@ def test_a_public_server_starts_no_program_even_for_a_loopback_peer(tmp_path):
     app.state.public = False
     assert program_refusal(conn) is None
     assert program_refusal(HTTPConnection({**_scope(LAN_PEER), "app": app})) == THIS_MACHINE_ONLY
+
+
+def test_a_record_a_lan_peer_opens_is_not_played_by_the_added_engine(server):
+    """Opening a record keeps the current game's players and level; when this machine plays an added
+    engine, a LAN peer's record must not become a new game of that engine (``POST /api/engines/game``
+    is refused to it): the built-in computer plays it. From this machine it stays the added engine."""
+    _app, local, lan, _log, eng = server
+    r = local.post("/api/engines/game", json={"engine": eng["id"], "red": "human", "black": "human"})
+    assert r.status_code == 200 and r.json()["level"] == eng["key"], r.text
+    record = b'[Game "Chinese Chess"]\n\n1. h2e2 h9g7 *\n'
+    r = lan.post("/api/game/open", content=record)
+    assert r.status_code == 200, r.text
+    assert r.json()["level"] == "beginner"
+    r = local.post("/api/engines/game", json={"engine": eng["id"], "red": "human", "black": "human"})
+    r = local.post("/api/game/open", content=record)
+    assert r.status_code == 200 and r.json()["level"] == eng["key"], r.text

@@ -42,6 +42,7 @@ import sqlalchemy as sa
 from fastapi import APIRouter, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import HTTPConnection
 
 from xiangqi.core.board import RED
 from xiangqi.core.errors import XiangqiError
@@ -50,7 +51,14 @@ from xiangqi.online.lobby import CATEGORIES, LobbyError
 from xiangqi.online.store import RETRY_AFTER_S, DatabaseUnavailable, is_outage
 from xiangqi.web.clients import Client, read_message
 from xiangqi.web.online_rooms import OnlineConfig, OnlineRoom, OnlineService
-from xiangqi.web.security import TOKEN_HEADER, _without_token, given_token, page_with_token, request_headers
+from xiangqi.web.security import (
+    TOKEN_HEADER,
+    _without_token,
+    counted_address,
+    given_token,
+    page_with_token,
+    request_headers,
+)
 
 __all__ = ["install", "local_router", "PublicGuard", "PUBLIC_PATHS", "SESSION_COOKIE", "GUEST_COOKIE",
            "CSRF_COOKIE"]
@@ -310,8 +318,8 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     async def who_async(request: Request) -> Any:  # for the async ones (the session off the loop)
         return await service.identity_async(request.cookies)
 
-    def address(request: Request) -> str:
-        return request.client.host if request.client else "?"
+    def address(conn: HTTPConnection) -> str:  # what its limits count by: an IPv6 client's /64
+        return counted_address(conn.client.host) if conn.client else "?"
 
     # -- the page -------------------------------------------------------------------------------
 
@@ -486,7 +494,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     # -- WebSockets ---------------------------------------------------------------------------------------
 
     async def opened(ws: WebSocket) -> str | None:
-        addr = ws.client.host if ws.client else "?"
+        addr = address(ws)
         try:
             await service.socket_opened_async(addr)
         except LobbyError:

@@ -203,7 +203,9 @@ def trusted_proxies(value: str) -> tuple[str, ...]:
     one of them may say, in ``X-Forwarded-For``/``X-Forwarded-Proto``, which client they carry.
 
     Raises :class:`ValueError` naming the entry that is none of these (a host name, ``*``: trusting
-    every peer would let any client choose the address its limits are counted by)."""
+    every peer would let any client choose the address its limits are counted by), or a network of
+    every address that says the same as ``*`` (``0.0.0.0/0``, ``::/0``, any network holding all of
+    ``::ffff:0:0/96``, the form in which a dual-stack socket names every IPv4 peer)."""
     out: list[str] = []
     for part in value.split(","):
         text = part.strip()
@@ -215,7 +217,33 @@ def trusted_proxies(value: str) -> tuple[str, ...]:
         except ValueError:
             raise ValueError(f"--trust-proxy {value!r}: {text!r} is not an IP address or network (e.g. "
                              "127.0.0.1, ::1 or 10.0.0.0/8; '*' and host names are not taken)") from None
+        if net is not None and (net.prefixlen == 0 or (net.version == 6 and _ALL_IPV4.subnet_of(net))):
+            raise ValueError(f"--trust-proxy {value!r}: {text!r} holds every address (as '*' would): any "
+                             "client could then say which address it is; name the proxy's own address or "
+                             "network")
     return tuple(out)
+
+
+#: How a dual-stack socket names every IPv4 peer (RFC 4291 2.5.5.2): a proxy network holding all of
+#: it trusts every IPv4 client.
+_ALL_IPV4 = ipaddress.ip_network("::ffff:0:0/96")
+
+
+def counted_address(host: str) -> str:
+    """The address a client's limits count under, from its peer address ``host`` (the ASGI client
+    host): an IPv6 address as its /64 network (``"2001:db8:7:9::/64"``: one subscriber is given a
+    whole /64 and may take a new address of it for each request, RFC 4291 2.5.4 and RFC 8981), an
+    IPv4 address that a dual-stack socket names ``::ffff:a.b.c.d`` as ``a.b.c.d``, any other IPv4
+    address as it is; a text that is no IP address (a test client's name, ``"?"``) unchanged."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
 
 
 def _split_authority(value: str) -> tuple[str, int | None] | None:

@@ -77,6 +77,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from xiangqi.app.clock import TimeControl
+from xiangqi.app.engines import is_engine_key
 from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer, levels
 from xiangqi.app.position import validate_position
 from xiangqi.app.sandbox import (
@@ -88,7 +89,13 @@ from xiangqi.app.sandbox import (
     open_record_job,
 )
 from xiangqi.app.sandbox import prestart as prestart_records
-from xiangqi.app.session import GameOverError, GameSession, NotYourTurnError, StaleVersionError
+from xiangqi.app.session import (
+    DEFAULT_LEVEL,
+    GameOverError,
+    GameSession,
+    NotYourTurnError,
+    StaleVersionError,
+)
 from xiangqi.app.settings import SettingsError
 from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
@@ -104,7 +111,7 @@ from xiangqi.web.limits import (
     validation_error_handler,
 )
 from xiangqi.web.review_api import annotated_library_pgn, annotated_response, review_router
-from xiangqi.web.security import LocalGuard, new_token, page_with_token
+from xiangqi.web.security import LocalGuard, new_token, page_with_token, program_refusal
 
 STATIC_DIR = Path(__file__).parent / "static"
 PlayerKind = Literal["human", "engine"]
@@ -370,7 +377,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
         if not body.strip():
             raise HTTPException(400, "empty upload: send the PGN file's bytes as the request body")
         cur = hub.session
-        session = await records.run(open_game_job, body, cur.players[True], cur.players[False], cur.level)
+        level = cur.level
+        if is_engine_key(level) and program_refusal(request) is not None:
+            level = DEFAULT_LEVEL  # an added engine's games are started from this machine only
+        session = await records.run(open_game_job, body, cur.players[True], cur.players[False], level)
         return await hub.replace(session)
 
     @app.get("/api/game/pgn")
