@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from xiangqi.core.board import Board
@@ -82,6 +83,16 @@ def test_phone_toolbar_scrolls_clear_of_the_title(quick_server, driver, page):
     assert first_shown["x"] + first_shown["width"] > box["x"]  # a button cut at the line, not beyond
 
 
+#: Each library row's button sizes ``[[width, height], ...]`` (a list per row).
+BUTTON_SIZES = """() => [...document.querySelectorAll('#lib-rows tr')].map(tr =>
+    [...tr.querySelectorAll('button')].map(b => { const r = b.getBoundingClientRect();
+                                                  return [r.width, r.height]; }))"""
+#: True when there are two rows, each of three buttons of one size (within a pixel).
+ONE_SIZE = f"""() => {{ const rows = ({BUTTON_SIZES})();
+    return rows.length === 2 && rows.every(bs => bs.length === 3 && [0, 1].every(k =>
+        Math.max(...bs.map(b => b[k])) - Math.min(...bs.map(b => b[k])) < 1)); }}"""
+
+
 def test_phone_library_buttons_are_of_one_size(quick_server, driver, page):
     """Before: 复盘 was larger than 回放 and 练习 above and below it (each had rules of its own)."""
     page.set_viewport_size({"width": 390, "height": 844})
@@ -92,7 +103,11 @@ def test_phone_library_buttons_are_of_one_size(quick_server, driver, page):
     page.click("#btn-library")
     page.click(".lib-tab[data-tab=mine]")
     expect(page.locator("#lib-rows tr")).to_have_count(2)
-    for row in page.locator("#lib-rows tr").all():
-        sizes = {(round(b["width"]), round(b["height"]))
-                 for b in (btn.bounding_box() for btn in row.locator("button").all())}
-        assert len(sizes) == 1 and row.locator("button").count() == 3, sizes
+    # Each row's three buttons of one size (to within a pixel), measured in the page in one go and
+    # waited for: the rows are built after the list's request, and a loaded machine measured a row
+    # while it was being laid out (sizes taken one call at a time, rounded to whole pixels). Before
+    # the fix 复盘 was larger by its padding: that never settles, the wait runs out and says so.
+    try:
+        page.wait_for_function(ONE_SIZE, timeout=30_000)
+    except PlaywrightTimeoutError:
+        raise AssertionError(f"the buttons differ: {page.evaluate(BUTTON_SIZES)}") from None
