@@ -14,12 +14,6 @@ from xiangqi.core.board import Board
 
 pytestmark = pytest.mark.browser
 
-POST = """async ([path, body]) => {
-  const token = document.querySelector('meta[name=xiangqi-token]').content;
-  const headers = {'Content-Type': 'application/json', 'X-Xiangqi-Token': token};
-  const r = await fetch(path, {method: 'POST', headers, body: JSON.stringify(body)});
-  return r.status; }"""
-
 
 def quiet_moves(n: int, seed: int) -> list[str]:
     """``n`` plies of a game of quiet moves (no captures), the same for the same seed."""
@@ -33,20 +27,20 @@ def quiet_moves(n: int, seed: int) -> list[str]:
     return out
 
 
-def play_two_player_game(page, plies: int, seed: int, resign: bool) -> None:
-    assert page.evaluate(POST, ["/api/game/new", {"red": "human", "black": "human"}]) == 200
+def play_two_player_game(driver, plies: int, seed: int, resign: bool) -> None:
+    assert driver.post("/api/game/new", {"red": "human", "black": "human"}) == 200
     for mv in quiet_moves(plies, seed):
-        assert page.evaluate(POST, ["/api/game/move", {"move": mv}]) == 200
+        assert driver.post("/api/game/move", {"move": mv}) == 200
     if resign:
-        assert page.evaluate(POST, ["/api/game/resign", {}]) == 200
+        assert driver.post("/api/game/resign", {}) == 200
 
 
 def test_a_library_game_opened_at_its_start_shows_the_list_from_its_first_move(quick_server, driver, page):
     """Before: the list kept the scroll of the live game (its last moves) while the board showed the
     start of the library game, so the moves being browsed were out of sight."""
     driver.open(quick_server.url)
-    play_two_player_game(page, 100, 1, resign=True)  # a list longer than its box on any screen
-    play_two_player_game(page, 100, 2, resign=False)
+    play_two_player_game(driver, 100, 1, resign=True)  # a list longer than its box on any screen
+    play_two_player_game(driver, 100, 2, resign=False)
     driver.open(quick_server.url)
     scroll = "() => document.querySelector('#move-list').scrollTop"
     page.wait_for_function(f"({scroll})() > 0")  # the live game's list shows its last moves
@@ -98,7 +92,7 @@ def test_phone_library_buttons_are_of_one_size(quick_server, driver, page):
     page.set_viewport_size({"width": 390, "height": 844})
     driver.open(quick_server.url)
     for seed in (3, 4):
-        play_two_player_game(page, 6, seed, resign=True)
+        play_two_player_game(driver, 6, seed, resign=True)
     driver.open(quick_server.url)
     page.click("#btn-library")
     page.click(".lib-tab[data-tab=mine]")
