@@ -62,7 +62,7 @@ def start(fn, *args, **kw):
     return t, out
 
 
-def wait_for(pred, seconds=10.0):
+def wait_for(pred, seconds=60.0):
     deadline = time.monotonic() + seconds
     while not pred():
         assert time.monotonic() < deadline, "timed out"

@@ -120,7 +120,7 @@ def live_server(tmp_path: Path, **kw):
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
         time.sleep(0.02)
