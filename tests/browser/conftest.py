@@ -24,10 +24,11 @@ from xiangqi.web.server import create_app
 CHROMIUM = "/usr/bin/chromium"
 
 # Playwright's expect() waits 5 s by default: on a loaded 2-core machine (CI with two xdist workers, a
-# Chromium and a server each) a page can take longer than that to show a move or a dialog. A longer
-# wait changes nothing for a test that passes (it returns as soon as the condition holds); explicit
-# timeout= arguments keep their own bound.
-expect.set_options(timeout=15_000)
+# Chromium and a server each, and other people's work) a page took longer than that, and once longer
+# than 15 s, to show a move or a dialog. A longer wait changes nothing for a test that passes (it
+# returns as soon as the condition holds): these waits are "eventually", never a measure, and the
+# explicit timeout= arguments are at least as long.
+expect.set_options(timeout=30_000)
 
 # One engine for the whole session: its kernels compile once (warmup in the background).
 _ENGINE = EnginePlayer(hash_mb=16)

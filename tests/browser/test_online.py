@@ -347,7 +347,7 @@ def test_claim_after_the_opponent_left(quick_grace_server, visitors):
     wait_plies(a, b, n=1)
     b.close()
     expect(a.locator("#ol-bar-top")).to_have_attribute("data-connected", "0")
-    expect(a.locator("#ol-claim-win")).to_be_visible(timeout=15_000)  # after the 1 s grace period
+    expect(a.locator("#ol-claim-win")).to_be_visible(timeout=30_000)  # after the 1 s grace period
     expect(a.locator("#ol-claim")).to_contain_text("对方已断线：你可以判胜")
     a.click("#ol-claim-win")
     expect(a.locator("body")).to_have_attribute("data-ol-status", "finished")

@@ -688,7 +688,7 @@ def test_check_is_shown_and_spoken(quick_server, driver, page):
     expect(banner).to_be_visible()
     expect(banner).to_have_text("将军！")
     assert page.get_attribute("body", "data-last-spoken") == "将军"
-    expect(banner).to_be_hidden(timeout=10_000)
+    expect(banner).to_be_hidden(timeout=30_000)
     page.click("#btn-settings")
     page.select_option("#set-language", "en")
     page.select_option("#set-sound", "off")
@@ -721,7 +721,7 @@ def test_a_full_disk_is_said_in_the_status_line_until_space_is_back(quick_server
     driver.play("h2e2", 1)
     disk.full = True
     driver.click_move("h9g7")
-    expect(page.locator("#status")).to_contain_text("磁盘已满", timeout=10_000)
+    expect(page.locator("#status")).to_contain_text("磁盘已满", timeout=30_000)
     assert driver.plies() == 1
     disk.full = False
     driver.play("h9g7", 2)
