@@ -7,7 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
 .venv/bin/ruff check src tests bench
-export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$(mktemp -d)}"
+# The compiled kernels are kept between runs (.cache/numba, ignored by git): a cold cache costs each
+# run ~50 CPU seconds of compiling before the first engine test (tests/conftest.py fills it once, before
+# the workers start), a warm one ~2 s. It is safe to keep: the kernels live in a subdirectory named by
+# a hash of their sources, the Numba version and the tables they read (src/xiangqi/engine/_numba.py).
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/.cache/numba}"
 set +e
 workers="${XIANGQI_TEST_WORKERS:-auto}"
 if [ "$workers" = 0 ]; then

@@ -11,6 +11,36 @@ import pytest
 DATA = Path(__file__).parent / "data"
 
 
+#: Compiles (or loads) the engine's kernels and the tablebase generator's, each in a process of its
+#: own: the Numba cache the workers and their child processes then load from.
+_WARM_UP = (
+    "from xiangqi.engine.api import warmup; warmup(background=False)",
+    "import tempfile\nfrom pathlib import Path\nfrom xiangqi.engine import tablebase as tb\n"
+    "with tempfile.TemporaryDirectory() as d:\n    tb.generate('KRK', Path(d))\n",
+)
+
+
+def pytest_configure(config):
+    """With xdist workers (``-n N``), fill the Numba cache once before they start. Without it every
+    worker, and every ``xiangqi serve`` or engine process a test starts before a cache file is
+    written, compiled the same kernels on its own: ~50 CPU seconds each time on this 2-core machine,
+    where a cache hit costs ~2 s. One process (no ``-n``) compiles on first use as before."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    if config.option.collectonly:
+        return
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for code in _WARM_UP]
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:  # the tests that need the kernels will say what is wrong
+            print(f"numba warm-up failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}",
+                  file=sys.stderr)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_data_dir(tmp_path_factory):
     """Point ``$XIANGQI_DATA_DIR`` at a directory of this test process for the whole session, so that

@@ -24,10 +24,11 @@ from xiangqi.web.server import create_app
 CHROMIUM = "/usr/bin/chromium"
 
 # Playwright's expect() waits 5 s by default: on a loaded 2-core machine (CI with two xdist workers, a
-# Chromium and a server each) a page can take longer than that to show a move or a dialog. A longer
-# wait changes nothing for a test that passes (it returns as soon as the condition holds); explicit
-# timeout= arguments keep their own bound.
-expect.set_options(timeout=15_000)
+# Chromium and a server each, and other people's work) a page took longer than that, and once longer
+# than 15 s, to show a move or a dialog. A longer wait changes nothing for a test that passes (it
+# returns as soon as the condition holds): these waits are "eventually", never a measure, and the
+# explicit timeout= arguments are at least as long.
+expect.set_options(timeout=30_000)
 
 # One engine for the whole session: its kernels compile once (warmup in the background).
 _ENGINE = EnginePlayer(hash_mb=16)
@@ -177,6 +178,14 @@ def quick_server(tmp_path) -> Iterator[LiveServer]:
     srv.stop()
 
 
+#: A POST from the page (its token in the header): ``page.evaluate(POST, [path, body])`` gives the status.
+POST = """async ([path, body]) => {
+  const token = document.querySelector('meta[name=xiangqi-token]').content;
+  const headers = {'Content-Type': 'application/json', 'X-Xiangqi-Token': token};
+  const r = await fetch(path, {method: 'POST', headers, body: JSON.stringify(body)});
+  return r.status; }"""
+
+
 class Driver:
     """Drives the page the way a player does: by clicking the board and the buttons."""
 
@@ -212,6 +221,17 @@ class Driver:
 
     def play(self, iccs: str, expect_plies: int) -> None:
         self.click_move(iccs)
+        self.wait_plies(expect_plies)
+
+    def post(self, path: str, body: dict) -> int:
+        """POST ``body`` (JSON) to ``path`` from the page, with its token; the HTTP status."""
+        return self.page.evaluate(POST, [path, body])
+
+    def play_by_api(self, iccs: str, expect_plies: int) -> None:
+        """Play ``iccs`` through the REST API (a quick stand-in for clicks, where the clicks are not
+        what a test is about: the page still gets and shows the move over its WebSocket)."""
+        status = self.post("/api/game/move", {"move": iccs})
+        assert status == 200, f"{iccs}: {status}"
         self.wait_plies(expect_plies)
 
     def new_game(self, mode: str = "red", level: str = "beginner") -> None:

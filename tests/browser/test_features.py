@@ -191,7 +191,7 @@ def test_library_lists_and_replays_a_finished_game(quick_server, driver, page):
     page.keyboard.press("ArrowLeft")
     expect(page.locator("#rp-ply")).to_have_text("1 / 3")
     page.click("#rp-auto")
-    expect(page.locator("#rp-ply")).to_have_text("3 / 3", timeout=15_000)
+    expect(page.locator("#rp-ply")).to_have_text("3 / 3", timeout=30_000)
     page.fill("#rp-name", "练习局")
     page.fill("#rp-notes", "中炮对屏风马")
     page.click("#rp-save")

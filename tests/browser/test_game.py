@@ -145,7 +145,7 @@ def test_page_reconnects_when_the_server_comes_back(quick_server, driver, page):
     driver.open(quick_server.url)
     driver.new_game("two")
     quick_server.restart()
-    page.wait_for_selector("body[data-connected='1']", timeout=15_000)
+    page.wait_for_selector("body[data-connected='1']", timeout=30_000)
     driver.play("h2e2", 1)
     assert driver.move_texts() == ["炮二平五"]
 

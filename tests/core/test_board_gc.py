@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 
+from tests.fresh import run_fresh
 from tests.randomgame import random_game
 
 from xiangqi.core.board import _MOVES, RED, Board, Move, Piece
@@ -28,22 +29,31 @@ def _replay(moves: list[str]) -> Board:
     return b
 
 
-def test_a_game_history_adds_no_tracked_objects_per_ply() -> None:
+def measure_history() -> dict[str, int]:
+    """The tracked objects a board keeps: empty, after 120 plies, and a copy of the latter (run by
+    :func:`tests.fresh.run_fresh` in a new interpreter)."""
     moves = random_game(120, seed=15)
     _replay(moves)  # the shared Move objects of these moves exist from now on (as in a server)
     kept0, empty = _tracked_added(lambda: _replay([]))
     kept, added = _tracked_added(lambda: _replay(moves))
     assert len(kept.move_stack) == 120 and kept0.fen() == Board().fen()
-    # Measured: 4 for the board (itself, its squares, its move stack and its undo records) whatever
-    # the length; before, every ply added two (a Move and an undo record object): 244 for 120 plies.
-    assert empty <= 6
-    assert added <= empty + 2, f"a 120-ply game adds {added} tracked objects, an empty board {empty}"
     # the same through the legal-move generator's moves and a copy of the board
     b = Board()
     for text in moves:
         b.push(next(m for m in b.generate_legal_moves() if m.iccs() == text))
     copy, added_copy = _tracked_added(b.copy)
-    assert added_copy <= empty + 2 and copy.move_stack == b.move_stack
+    assert copy.move_stack == b.move_stack
+    return {"empty": empty, "added": added, "copy": added_copy}
+
+
+def test_a_game_history_adds_no_tracked_objects_per_ply() -> None:
+    got = run_fresh(__file__, "measure_history")
+    empty, added = got["empty"], got["added"]
+    # Measured: 4 for the board (itself, its squares, its move stack and its undo records) whatever
+    # the length; before, every ply added two (a Move and an undo record object): 244 for 120 plies.
+    assert empty <= 6
+    assert added <= empty + 2, f"a 120-ply game adds {added} tracked objects, an empty board {empty}"
+    assert got["copy"] <= empty + 2, got
 
 
 def test_shared_moves_equal_new_ones_and_pushed_moves_keep_their_identity() -> None:

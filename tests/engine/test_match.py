@@ -280,30 +280,31 @@ def test_concurrent_games_give_the_sequential_results_in_the_same_order():
 
 
 def test_concurrency_overlaps_games(monkeypatch):
-    # 'slow' thinks 0.4 s a move (5 plies: 2 s a game): two games at once are played at the same time,
-    # one after the other they would not overlap. Each game's span is measured from its first move to
-    # its end (the engines' start-up, seconds on a loaded machine, is no part of it).
-    import time
+    """Two games at once are played at the same time: each game, once begun, waits at a barrier
+    for the other to begin too. Played one after the other, the first would wait for a second that
+    begins only after it ended: the barrier breaks (its 60 s bound ends a hung test only). An order,
+    not spans of time (before: the second's start before the first's end, which a loaded machine
+    starting the second game's engines for seconds could turn round)."""
+    import threading
 
     from xiangqi.engine import match
 
-    spans: list[tuple[float, float]] = []
+    both = threading.Barrier(2, timeout=60)
+    order: list[str] = []
     real_play = match.play_game
 
-    def timed_play(*args, **kw):
-        t0 = time.monotonic()
+    def play(*args, **kw):
+        order.append("begin")
+        both.wait()
         try:
             return real_play(*args, **kw)
         finally:
-            spans.append((t0, time.monotonic()))
+            order.append("end")
 
-    monkeypatch.setattr(match, "play_game", timed_play)
-    res = run_match(fake_spec("slow", "S"), fake_spec("slow", "T"), 2, TimeControl(depth=1),
+    monkeypatch.setattr(match, "play_game", play)
+    res = run_match(fake_spec("first", "S"), fake_spec("first", "T"), 2, TimeControl(depth=1),
                     openings=[("start", "")], ply_cap=5, concurrency=2)
-    thinking = sum(t for g in res.games for ts in g.move_times.values() for t in ts)
-    assert thinking >= 4.0 and len(spans) == 2
-    (s1, e1), (s2, e2) = sorted(spans)
-    assert s2 < e1, spans  # the second game began before the first one ended (in turn: s2 >= e1)
+    assert order[:2] == ["begin", "begin"] and order.count("end") == 2
     assert [(g.round, g.red, g.reason) for g in res.games] == [
         (1, "S", "Draw — ply cap of 5 reached"), (2, "T", "Draw — ply cap of 5 reached")]
 
@@ -389,28 +390,44 @@ def test_cli_match_replaces_the_pgn_once_a_game_ends_and_warns_of_too_many_games
 
 
 def test_a_failing_concurrent_match_ends_the_games_still_running(monkeypatch):
-    # the caller's on_game fails after game 1, while game 3 (B thinks 0.4 s a move, 8 moves) has just
-    # begun: its engines used to play on for seconds after run_match had raised
+    """The caller's on_game fails after game 1 while game 2 (or 3) is being played: the engines still
+    running are terminated at once (SIGTERM), not left to play their game out and quit (before, they
+    played on for seconds after run_match had raised). Which engines ran is taken when on_game
+    fails, after game 2 has begun (a barrier, not a clock), and how each ended is its exit status."""
+    import signal
+    import threading
     import time
+
+    from xiangqi.engine import match
 
     started: list[SimpleEngine] = []
     real_start = PlayerSpec.start
+    games_begun = threading.Semaphore(0)
+    real_play = match.play_game
 
     def start(self):
         eng = real_start(self)
         started.append(eng)
         return eng
 
+    def play(*args, **kw):
+        games_begun.release()
+        return real_play(*args, **kw)
+
     monkeypatch.setattr(PlayerSpec, "start", start)
+    monkeypatch.setattr(match, "play_game", play)
+    running: list[SimpleEngine] = []
 
     def fail(g, res):
+        assert games_begun.acquire(timeout=60) and games_begun.acquire(timeout=60)  # games 1 and 2
+        running.extend(e for e in started if e.process.poll() is None)
         raise RuntimeError("stop here")
 
     with pytest.raises(RuntimeError, match="stop here"):
         run_match(fake_spec("first", "A"), fake_spec("slow", "B"), 4, TimeControl(depth=1),
                   openings=[("start", "")], ply_cap=16, concurrency=2, on_game=fail)
-    t0 = time.monotonic()
-    while any(e.process.poll() is None for e in started) and time.monotonic() - t0 < 5.0:
+    assert len(running) >= 2  # the other game's two engines at least
+    end = time.monotonic() + 60  # "eventually": a poll; the bound ends a hung test only
+    while any(e.process.poll() is None for e in running) and time.monotonic() < end:
         time.sleep(0.05)
-    assert len(started) == 4
-    assert time.monotonic() - t0 < 1.5
+    assert [e.process.poll() for e in running] == [-signal.SIGTERM] * len(running)

@@ -129,9 +129,10 @@ class Conversation:
             ok = self.server.handle(line)
         return ok
 
-    def feed(self, *lines: str, timeout: float = 10.0) -> bool:
+    def feed(self, *lines: str, timeout: float = 60.0) -> bool:
         """Like :meth:`send`, from a reader thread as a real stdin loop; fails if a line blocks the reader
-        (for ``timeout`` s: the blocking perft in these tests holds it for 20 s)."""
+        (for ``timeout`` s, the bound of a hung reader: the blocking perft in these tests holds a
+        reader that waited for it until the test ends)."""
         result: list[bool] = []
 
         def run() -> None:
@@ -258,7 +259,7 @@ def test_stop_right_after_go_is_not_lost():
     for _ in range(20):
         c = Conversation()
         c.send("uci", "position startpos", "go infinite", "stop")
-        c.wait_for("bestmove", timeout=5)
+        c.wait_for("bestmove", timeout=60)  # a lost stop never ends the infinite search
 
 
 def test_bad_lines_get_an_error_and_the_engine_keeps_working():
@@ -739,7 +740,7 @@ def blocking_perft(monkeypatch):
 
     def count(board: Board, depth: int) -> int:
         calls.append(depth)
-        gate.wait(20)
+        gate.wait(3600)  # until the test (or its end) opens the gate: never by itself meanwhile
         return board.perft(depth)
 
     monkeypatch.setattr(movegen, "perft", count)
@@ -782,7 +783,7 @@ def test_quit_during_go_perft_returns_at_once(blocking_perft, protocol):
     while not calls and time.monotonic() < deadline:
         time.sleep(0.01)
     assert calls and not gate.is_set()
-    assert c.feed("quit", timeout=10) is False  # the count is still blocked (for 20 s) inside its kernel call
+    assert c.feed("quit") is False  # the count is still blocked inside its kernel call (until the test ends)
     assert c.out[-1] == ("bye" if protocol == "ucci" else "uciok")  # nothing else: no bestmove, no wait
     assert c.server.searching  # the daemon thread is left inside its count; the process exits
 

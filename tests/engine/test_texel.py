@@ -170,7 +170,9 @@ def test_the_engine_loads_tuned_tables(tmp_path):
     code = ("from xiangqi.core.board import Board; from xiangqi.engine.movegen import board_arrays; "
             "from xiangqi.engine.evaluate import evaluate, material_state; "
             "bd, ks, side = board_arrays(Board()); print(evaluate(bd, ks, side, *material_state(bd)))")
-    env = {**__import__("os").environ, "XIANGQI_EVAL": str(path)}
+    # NUMBA_DISABLE_JIT: the kernels run as Python in these children. What is tested is which tables
+    # they read, not the compiled code; compiling the kernels for a new table file cost ~10 s a child
+    env = {**__import__("os").environ, "XIANGQI_EVAL": str(path), "NUMBA_DISABLE_JIT": "1"}
     got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     env.pop("XIANGQI_EVAL")
     base = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -195,7 +197,7 @@ def test_the_shipped_tables_are_played_and_the_hand_set_ones_on_request():
     code = ("import numpy as np; from xiangqi.engine import evaluate as e, _numba; "
             "print(e.tables_source(), np.array_equal(e.PST_MG, e.HAND_PST_MG), "
             "np.array_equal(e.W, e.HAND_W), int(e.PST_MG[5 + 7, 0]), _numba.cache_dir())")
-    env = {**__import__("os").environ}
+    env = {**__import__("os").environ, "NUMBA_DISABLE_JIT": "1"}  # which tables, not the compiled code
     env.pop("XIANGQI_EVAL", None)
     shipped = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                              check=True).stdout.split()

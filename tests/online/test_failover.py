@@ -1,8 +1,9 @@
 """Two real server processes on one PostgreSQL and one Redis (the scale-out of DESIGN.md "Online"):
 player A on process 1, player B on process 2, moves seen across; process 1 is killed (SIGKILL) in
 the middle of the game, A reconnects to process 2 and the game is played to mate there. No move is
-lost or doubled (the move log, and every move each page saw), and the clocks are right within
-:data:`CLOCK_TOLERANCE_MS`.
+lost or doubled (the move log, and every move each page saw), and the clocks are what the players'
+stopwatches say to within the time the moves took to reach every page (measured in the test: a
+bracket, not a fixed allowance) and :data:`CLOCK_TOLERANCE_MS`.
 
 Needs ``$XIANGQI_TEST_PG_URL`` (scripts/pg-temp.sh; .ci/run sets it) and ``redis-server``; skipped
 without them unless ``$XIANGQI_REQUIRE_PG`` / ``$XIANGQI_REQUIRE_REDIS`` are set (CI), then failed.
@@ -28,10 +29,13 @@ from tests.online.test_play import MATE_LINE
 from xiangqi.web.online_rooms import apply_update
 from xiangqi.web.run import free_port
 
-#: How far the two clocks' total on the server may be from what the players' own stopwatches say:
-#: each move is charged by the server until it reaches the server, which the sender's stopwatch does
-#: not see (a loopback hop, a few ms; up to ~100 ms on this loaded 2-core machine). Measured: 0.1 s.
-CLOCK_TOLERANCE_MS = 1500
+#: How far the two clocks' total on the server may be from what the players' own stopwatches say,
+#: beyond the measured delivery times: each move is charged by the server from the moment it stored
+#: the previous move until this one reaches it, which the stopwatches (from one send to the next)
+#: see only to within the time a move takes from its send to every page (added up in the test,
+#: ``delivered``). This allowance is for the stopwatches' own steps (a few ms a move). Measured:
+#: 0.1 s in all on a quiet machine.
+CLOCK_TOLERANCE_MS = 500
 #: The lag credit (docs/ONLINE_API.md section 7) moves up to 0.3 s a move from the mover's clock to
 #: the opponent's (the total stays), so one side's clock may differ by that much more per move.
 LAG_CREDIT_MS = 300
@@ -167,6 +171,7 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
         gid = b.http.post(f"/api/online/seeks/{seek['id']}/accept").json()["game_id"]
         turn_since = time.monotonic()  # Red's clock runs from the start of the game
         used = {"red": 0.0, "black": 0.0}  # each side's thinking by its own stopwatch (s)
+        delivered = [0.0]  # the time from each move's send until every page had it (s), added up
         a.connect(base1, gid)
         b.connect(base2, gid)
 
@@ -188,6 +193,7 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
                 except AssertionError as exc:
                     raise AssertionError(f"ply {i}: the {name} page did not see {MATE_LINE[i]}: {exc}") \
                         from None
+            delivered[0] += time.monotonic() - sent
             turn_since = sent
 
         for i in range(KILL_AFTER):
@@ -218,9 +224,11 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
         err_red, err_black = end["clock"]["red_ms"] - want_red, end["clock"]["black_ms"] - want_black
         print(f"failover: clock error red {err_red:+.0f} ms, black {err_black:+.0f} ms, "
               f"total {err_red + err_black:+.0f} ms")
-        assert abs(err_red + err_black) < CLOCK_TOLERANCE_MS, end["clock"]
-        assert abs(err_red) < CLOCK_TOLERANCE_MS + LAG_CREDIT_MS * len(MATE_LINE), end["clock"]
-        assert abs(err_black) < CLOCK_TOLERANCE_MS + LAG_CREDIT_MS * len(MATE_LINE), end["clock"]
+        slack = CLOCK_TOLERANCE_MS + delivered[0] * 1000
+        print(f"failover: the moves' delivery took {delivered[0] * 1000:.0f} ms in all")
+        assert abs(err_red + err_black) < slack, (end["clock"], slack)
+        assert abs(err_red) < slack + LAG_CREDIT_MS * len(MATE_LINE), (end["clock"], slack)
+        assert abs(err_black) < slack + LAG_CREDIT_MS * len(MATE_LINE), (end["clock"], slack)
         # the move log: every ply once, in order
         from sqlalchemy import create_engine, text
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 
+from tests.fresh import run_fresh
 from tests.randomgame import random_game
 
 from xiangqi.app.session import GameSession
@@ -30,11 +31,18 @@ def _added(moves: list[str]) -> int:
     return n
 
 
-def test_a_game_session_keeps_one_tracked_object_a_ply() -> None:
+def measure_session() -> dict[str, int]:
+    """The tracked objects a new game session keeps and one of 120 plies (run by
+    :func:`tests.fresh.run_fresh` in a new interpreter)."""
     moves = random_game(120, seed=3)
     _session(moves)  # imports, memos and the shared Move objects made once
     _added(moves)
-    empty, full = _added([]), _added(moves)
+    return {"empty": _added([]), "full": _added(moves)}
+
+
+def test_a_game_session_keeps_one_tracked_object_a_ply() -> None:
+    got = run_fresh(__file__, "measure_session")
+    empty, full = got["empty"], got["full"]
     # Measured: 29 for a new game, 145 at 120 plies (120 MoveRecords); the old core made 385
     assert empty <= 40
     assert full - empty <= 120 + 10, f"120 plies add {full - empty} tracked objects"

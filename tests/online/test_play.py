@@ -132,7 +132,9 @@ def test_server_decides_the_timeout(both_servers):
         st = state_where(wa, lambda s: s["result"] is not None)  # nobody sends anything: the server
         took = time.monotonic() - t0
     assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
-    assert 0.95 < took < 6  # the flag falls at 1 s; the rest is this machine's load
+    # the flag falls at 1 s of Black's time (which starts after t0), with nobody sending anything:
+    # no upper bound, the state comes from the server's own watchdog or never (state_where's wait)
+    assert took > 0.95, took
     assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
     late = b.post(f"/games/{gid}/move", json={"move": "h9g7"})
     assert late.status_code == 409 and late.json()["code"] == "game_over"

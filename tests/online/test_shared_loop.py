@@ -4,7 +4,7 @@ on the same process), and the sweep puts a dead process's finished game into the
 exactly once.
 
 Uses the two-process fixture of test_shared_store.py (two services on one new PostgreSQL database,
-``lock_timeout`` 10 s): a test that holds a row with ``SELECT … FOR UPDATE`` on a connection of its
+``lock_timeout`` 60 s): a test that holds a row with ``SELECT … FOR UPDATE`` on a connection of its
 own is a slow database for that row. The old code, which read and wrote those rows on the event loop,
 stalled the whole process until the lock was released (and the other user's action with it).
 """
@@ -31,13 +31,12 @@ def _in_thread(fn: Any) -> tuple[threading.Thread, list[Any]]:
     return t, got
 
 
-def _quick(fn: Any, limit_s: float = 5.0) -> Any:
-    """``fn()``, which must answer within ``limit_s`` (the held lock lasts until the test ends it; the
-    old code waited on the event loop for the 10 s of ``lock_timeout``)."""
-    t0 = time.monotonic()
-    out = fn()
-    assert time.monotonic() - t0 < limit_s, f"took {time.monotonic() - t0:.1f} s"
-    return out
+def _quick(fn: Any) -> Any:
+    """``fn()``: another user's request, made while a held lock keeps the test's first request
+    waiting. Its answer is checked by order, not by time: each test then asserts that the waiting
+    request has still no answer (the old code, waiting on the event loop, answered ``fn`` only after
+    the lock's time-out had failed the held request)."""
+    return fn()
 
 
 def test_a_held_seek_row_does_not_delay_another_user_s_seek_or_challenge(two):  # noqa: F811

@@ -3,10 +3,13 @@ row's UPDATE, the rating claim and the sweep of a dead process's games, the retr
 process.
 
 Two online services ("processes") on one new PostgreSQL database and one :class:`LocalBus`, on one
-event loop (the first client's portal), as in test_shared.py. Their engines wait at most 10 s for a
+event loop (the first client's portal), as in test_shared.py. Their engines wait at most 60 s for a
 row lock (``lock_timeout``): a test that holds a game's row (``SELECT … FOR UPDATE`` on a connection
 of its own) is a slow database for that one game; the old code, which waited for the row on the
-event loop, then stalled every game of the process for those 10 s and failed the move.
+event loop, then stalled every game of the process for those seconds and failed the move. The tests
+check orders (the other requests are answered while the held one still waits), so the time-out is
+only the bound of a hung test: long enough that a loaded machine never reaches it (at 10 s, the
+answers meanwhile on a busy machine could outlast it and end the held request first).
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ class Two:
 def two(tmp_path):
     drops: list[Any] = []
     url = online_db_url("postgresql", tmp_path, drops)
-    url = sa.make_url(url).update_query_dict({"options": "-c lock_timeout=10000"}).render_as_string(
+    url = sa.make_url(url).update_query_dict({"options": "-c lock_timeout=60000"}).render_as_string(
         hide_password=False)
     bus = LocalBus()
     apps = []

@@ -38,7 +38,7 @@ def _add(client, mode: str, **extra) -> dict:
     return r.json()
 
 
-def _wait_state(client, pred, timeout: float = 20.0) -> dict:
+def _wait_state(client, pred, timeout: float = 60.0) -> dict:
     end = time.monotonic() + timeout
     while True:
         st = client.get("/api/game").json()

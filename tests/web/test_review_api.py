@@ -214,14 +214,24 @@ def test_puzzles_are_the_sides_mistakes_with_the_position_before_them(client) ->
     assert client.get(f"/api/review/{j['job']}/puzzles?side=white").status_code == 422
 
 
-def test_a_record_to_review_is_read_within_the_record_budget(tmp_path) -> None:
-    app = create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0, record_budget_s=0.0)
+def test_a_record_to_review_is_read_within_the_record_budget(tmp_path, monkeypatch) -> None:
+    """The review's record is read by the record sandbox with the server's budget; a reading past the
+    budget answers 422 and starts no review. The sandbox's reader is replaced here by one that is
+    always over its budget: before, a real record raced a 0 s budget, and a loaded machine let the
+    child finish first (the kill at the budget itself: tests/app/test_sandbox.py)."""
+    from xiangqi.app import sandbox
+
+    asked: list[tuple[str, float]] = []
+
+    def over_budget(self, fn, args):
+        asked.append((fn.__name__, self.budget_s))
+        raise sandbox.RecordTooComplex(self.budget_s)
+
+    monkeypatch.setattr(sandbox.RecordSandbox, "_run", over_budget)
+    app = create_app(tmp_path, move_provider=first_move, warmup=False, engine_delay_s=0, record_budget_s=0.25)
     with api_client(app, raise_server_exceptions=False) as c:
-        # big enough (~50 kB of variations) that its reader cannot answer before a 0 s budget is checked
-        head, moves = _pgn(HANGING, ["b0b6", "c8b6"]).rstrip().rsplit("\n", 1)
-        first, rest = moves.split(" ", 2)[:2], moves.split(" ", 2)[2]  # "1." "车八进六" | "马3进2 *"
-        side = " ".join(f"(1. 车八进一 {{note {i}}})" for i in range(1500))
-        text = f"{head}\n{' '.join(first)} {side} {rest}\n"
-        r = c.post("/api/review", json={"pgn": text, "depth": 1})
+        r = c.post("/api/review", json={"pgn": _pgn(HANGING, ["b0b6", "c8b6"]), "depth": 1})
         assert r.status_code == 422 and "record too complex" in r.json()["detail"], r.text
+        assert "0.25 s" in r.json()["detail"]
+        assert asked == [("review_record_job", 0.25)]
         assert c.app.state.reviews.active() == 0

@@ -42,7 +42,7 @@ def make_app(path, provider=first_move):
     return app
 
 
-def wait_until(pred, timeout=10.0):
+def wait_until(pred, timeout=60.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if pred():
@@ -138,13 +138,13 @@ def test_a_loss_on_time_is_shown_once_it_is_saved(tmp_path):
         c.post("/api/game/new", json={"red": "human", "black": "human",
                                       "clock": {"kind": "per_move", "per_move_s": 1}})
         disk.full = True
-        assert wait_until(lambda: c.get("/api/game").json()["storage_error"] is not None, 5)
+        assert wait_until(lambda: c.get("/api/game").json()["storage_error"] is not None, 60)
         st = c.get("/api/game").json()
         assert st["result"] is None and c.get("/api/library").json() == []
         r = c.post("/api/game/move", json={"move": "h2e2"})  # too late, and it cannot be saved
         assert r.status_code == 507 and c.get("/api/game").json()["moves"] == []
         disk.full = False
-        assert wait_until(lambda: c.get("/api/game").json()["result"] is not None, 5)
+        assert wait_until(lambda: c.get("/api/game").json()["result"] is not None, 60)
         assert c.get("/api/game").json()["result"]["reason_zh"] == "黑胜 — 红方超时"
         assert c.get("/api/library").json()[0]["reason_zh"] == "黑胜 — 红方超时"
 

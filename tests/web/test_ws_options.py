@@ -34,16 +34,16 @@ def test_served_game_socket_declines_deflate(tmp_path):
         line = proc.stdout.readline()
         assert "serving the game at http://127.0.0.1:" in line, line
         base = line.split(" at ")[1].split()[0].rstrip("/")
-        page = httpx.get(base + "/", timeout=10).text
+        page = httpx.get(base + "/", timeout=60).text
         token = re.search(r'name="xiangqi-token" content="([^"]+)"', page)[1]
-        game = httpx.get(base + "/api/game", headers={"X-Xiangqi-Token": token}, timeout=10).json()["id"]
+        game = httpx.get(base + "/api/game", headers={"X-Xiangqi-Token": token}, timeout=60).json()["id"]
         url = base.replace("http://", "ws://") + f"/ws/game/{game}?token={token}"
-        with connect(url, origin=base, compression="deflate", open_timeout=10) as ws:
+        with connect(url, origin=base, compression="deflate", open_timeout=60) as ws:
             assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
-            msg = json.loads(ws.recv(timeout=10))
+            msg = json.loads(ws.recv(timeout=60))
             assert msg["type"] == "state" and msg["state"]["id"] == game and msg["state"]["moves"] == []
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
