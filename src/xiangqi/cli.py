@@ -93,7 +93,18 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
-    """Run the built-in engine as a UCI/UCCI engine on stdin/stdout (the first command picks the protocol)."""
+    """Run the built-in engine as a UCI/UCCI engine on stdin/stdout (the first command picks the protocol);
+    with ``--warmup`` compile (or load) the Numba kernels, say where they are cached and how long it took,
+    and exit."""
+    if args.warmup:
+        import time
+
+        t0 = time.monotonic()
+        from xiangqi.engine import _numba, is_ready, warmup
+
+        warmup(background=False)
+        print(f"engine kernels ready in {time.monotonic() - t0:.1f} s (cache {_numba.cache_dir()})")
+        return 0 if is_ready() else 1
     from xiangqi.engine.protocol import serve
 
     return serve()
@@ -561,7 +572,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=cmd_play, open_browser=browser)
 
     p = sub.add_parser("engine", help="speak UCI or UCCI on stdin/stdout (for GUIs and matches)",
-                       description="The built-in engine as a UCI/UCCI engine: send 'uci' or 'ucci' first.")
+                       description="The built-in engine as a UCI/UCCI engine: send 'uci' or 'ucci' first. "
+                                   "It answers at once; on a fresh install its search kernels compile in the "
+                                   "background (a timed 'go' meanwhile uses a pure-Python search).")
+    p.add_argument("--warmup", action="store_true",
+                   help="compile (or load from the cache) the search kernels, then exit: run once after "
+                        "installing so that the first game starts at full strength")
     p.set_defaults(func=cmd_engine)
 
     p = sub.add_parser("match", help="play an engine match; prints the score and the Elo difference",

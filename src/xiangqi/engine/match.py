@@ -216,7 +216,10 @@ class PlayerSpec:
         engine, the limit and the option that raises it.
         """
         try:
-            eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=self.start_timeout)
+            # our engine's readyok waits for its compiled search then (no game starts on its fallback)
+            env = {**os.environ, "XIANGQI_ENGINE_WAIT_READY": "1"}
+            eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=self.start_timeout,
+                                     env=env)
         except EngineTimeoutError as exc:
             raise EngineTimeoutError(f"{exc}, while starting (the start limit, {self.start_timeout:g} s: an "
                                      "engine may compile for minutes on a loaded machine; raise it with "
