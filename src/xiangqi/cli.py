@@ -255,6 +255,9 @@ def cmd_match(args: argparse.Namespace) -> int:
               "the engines share cores and search less per move than their time control allows",
               file=sys.stderr)
 
+    from xiangqi.engine.outside_referee import get_referee
+
+    referee = get_referee(args.referee)
     if args.pgn:
         try:  # fail early on a path that cannot be written, but keep an old file until a game ends
             open(args.pgn, "a", encoding="utf-8").close()
@@ -263,8 +266,12 @@ def cmd_match(args: argparse.Namespace) -> int:
     pgn_mode = ["w"]
 
     def report(g, res) -> None:
+        ours = ""
+        if g.rulings_differ:
+            ours = "  (our referee: " + ("no ruling" if g.own is None else f"{g.own[0]} at ply {g.own[2]}, "
+                                                                           f"{g.own[1]}") + ")"
         print(f"Game {g.round}: {g.red} vs {g.black} ({g.opening}): {g.result} {g.reason}  "
-              f"[{res.wins} - {res.losses} - {res.draws}]", flush=True)
+              f"[{res.wins} - {res.losses} - {res.draws}]{ours}", flush=True)
         if args.pgn:  # written game by game, so an interrupted match keeps its games
             with open(args.pgn, pgn_mode[0], encoding="utf-8") as fh:
                 fh.write(res.game_pgn(g) + "\n")
@@ -302,7 +309,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     res = run_match(a, b, args.games, tc, openings=openings, ply_cap=args.ply_cap,
                     time_margin=args.time_margin, on_game=report, tc_b=tc_b, concurrency=args.concurrency,
-                    until=until if sprt is not None else None, first=args.first_game - 1)
+                    until=until if sprt is not None else None, first=args.first_game - 1, referee=referee)
     print(res.summary())
     if sprt is not None:
         print(sprt.summary())
@@ -614,6 +621,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number the games from N and give them the openings and colours of games N, N+1, ... "
                         "(to continue a stopped match without replaying its openings; odd N starts a pair)")
     p.add_argument("--ply-cap", type=int, default=300, help="adjudicate a draw after this many plies")
+    p.add_argument("--referee", choices=("ours", "pyffish"), default="ours",
+                   help="who ends the games: our referee (the default) or pyffish, Fairy-Stockfish's rules "
+                        "(an outside referee; ours still rules along and both tallies are printed)")
     p.add_argument("--time-margin", type=float, default=0.5,
                    help="seconds an engine may overdraw its clock before it loses on time")
     p.add_argument("--pgn", default="match.pgn", help="write the games here ('' for none)")

@@ -361,7 +361,8 @@ def test_fresh_install_answers_readyok_at_once_and_a_timed_go_gets_a_legal_move(
     """An empty Numba cache (a fresh install, issue 27): readyok is sent while the kernels are still
     compiling (the server says so before it), and a timed go is answered by the Python fallback with a
     legal move, all before the kernels are ready (their "ready" note comes later, if at all)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("XIANGQI_ENGINE_WAIT_READY", "XIANGQI_NUMBA_CACHE_BASE")}
+    drop = ("XIANGQI_ENGINE_WAIT_READY", "XIANGQI_NUMBA_CACHE_BASE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")  # empty: every kernel must be compiled
     e = Proc(env=env)
     try:
@@ -373,7 +374,8 @@ def test_fresh_install_answers_readyok_at_once_and_a_timed_go_gets_a_legal_move(
         e.send("position startpos moves h2e2 h9g7", "go movetime 500")
         lines = e.until("bestmove", 300)
         assert not any(x.startswith("info string search kernels ready") for x in lines)
-        assert any(x.startswith("info string search kernels still compiling: the Python fallback") for x in lines)
+        note = "info string search kernels still compiling: the Python fallback"
+        assert any(x.startswith(note) for x in lines)
         board = Board()
         for m in ("h2e2", "h9g7"):
             board.push_iccs(m)

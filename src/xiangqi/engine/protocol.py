@@ -378,7 +378,8 @@ class EngineServer:
         with self._out_lock:
             self._kernels_done = True
             if self._announce_ready and not self._quit:
-                self._send_locked(f"info string search kernels ready after {time.monotonic() - self._warm_t0:.1f} s"
+                took = time.monotonic() - self._warm_t0
+                self._send_locked(f"info string search kernels ready after {took:.1f} s"
                                   f" ({self.fallback_searches} searches answered by the Python fallback)")
 
     @property
