@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         print("no opening book", file=sys.stderr)
         return 1
     banned = {canonical(opening_board(moves)) for _n, moves in OPENINGS}
-    banned |= {canonical(opening_board(moves)) for _n, moves in read_openings(ROOT / "bench/openings-book-8ply.tsv")}
+    book_lines = read_openings(ROOT / "bench/openings-book-8ply.tsv")
+    banned |= {canonical(opening_board(moves)) for _n, moves in book_lines}
     master: set[int] = set()
     games = 0
     if args.corpus:
@@ -212,14 +213,19 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         fsf.quit()
     with open(args.out, "w", encoding="utf-8") as fh:
-        fh.write(f"# {len(kept)} openings of {args.plies} plies: seeded random walks (seed {args.seed}) over legal "
+        fh.write(f"# {len(kept)} openings of {args.plies} plies: seeded random walks (seed {args.seed}) "
+                 "over legal "
                  f"moves, written by bench/make_walk_openings.py\n")
-        fh.write(f"# kept when Fairy-Stockfish ({args.fsf}) at depth {args.depth} scores |cp| < {args.max_cp}, the "
-                 "position (or its mirror) is not in engine/data/openings.xqbook, its last move not a book move,\n")
+        fh.write(f"# kept when Fairy-Stockfish ({args.fsf}) at depth {args.depth} scores "
+                 f"|cp| < {args.max_cp}, "
+                 "the position (or its mirror) is not in engine/data/openings.xqbook, its last move not a "
+                 "book move,\n")
         master_text = (f"within the first {args.corpus_plies} plies of any of the {games} CCPD master games"
                        if args.corpus else "(master-game check skipped)")
-        fh.write(f"# not an opening of bench/openings-book-8ply.tsv or the 16 built-in ones, and not {master_text}.\n")
-        fh.write("# tries {tries}; no move {dead}; in the book {book}; in openings-book-8ply/built-in {book_tsv}; "
+        fh.write("# not an opening of bench/openings-book-8ply.tsv or the 16 built-in ones, and not "
+                 f"{master_text}.\n")
+        fh.write("# tries {tries}; no move {dead}; in the book {book}; in openings-book-8ply/built-in "
+                 "{book_tsv}; "
                  "in master games {master}; repeated {repeat}; unbalanced {unbalanced}\n".format(**counts))
         fh.write("# name<TAB>ICCS moves<TAB># Fairy-Stockfish cp for the side to move\n")
         for k, (line, cp) in enumerate(kept, 1):

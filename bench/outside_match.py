@@ -43,7 +43,7 @@ def read_pgn_games(path: str | os.PathLike[str]) -> list[dict[str, str]]:
         for line in fh:
             m = _TAG.match(line)
             if m:
-                if m.group(1) == "Event" and cur:
+                if m.group(1) in cur:  # a tag seen again: the next game's
                     games.append(cur)
                     cur = {}
                 cur[m.group(1)] = m.group(2)
@@ -109,17 +109,17 @@ def _pair_elo(sprt) -> tuple[float, float, float]:
 
 def format_table(rows: list[dict[str, object]]) -> str:
     """The rows as a markdown table (the form of docs/ENGINE.md)."""
-    out = ["| ours vs | tc | games | W–L–D (pyffish) | score | Elo (95 %) | pairs: Elo [95 %] | our referee W–L–D "
-           "(no ruling) | rulings differ |", "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| ours vs | tc | games | W–L–D (pyffish) | score | Elo (95 %) | pairs: Elo [95 %] "
+           "| our referee W–L–D (no ruling) | rulings differ |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         w, ls, d = r["wld"]  # type: ignore[misc]
         elo, err = r["elo"]  # type: ignore[misc]
         mid, lo, hi = r["pair_elo"]  # type: ignore[misc]
         own = r["own"]
         own_text = "—" if own is None else f"{own[0]}–{own[1]}–{own[2]} ({own[3]})"  # type: ignore[index]
-        out.append(f"| {r['opponent']} | {r['tc']} | {r['games']} | {w}–{ls}–{d} | {100 * r['score']:.1f} % | "
-                   f"{elo:+.0f} ± {err:.0f} | {mid:+.0f} [{lo:+.0f}, {hi:+.0f}] ({r['pairs']} pairs) | {own_text} | "
-                   f"{r['differ']} |")
+        out.append(f"| {r['opponent']} | {r['tc']} | {r['games']} | {w}–{ls}–{d} | "
+                   f"{100 * r['score']:.1f} % | {elo:+.0f} ± {err:.0f} | "
+                   f"{mid:+.0f} [{lo:+.0f}, {hi:+.0f}] ({r['pairs']} pairs) | {own_text} | {r['differ']} |")
     return "\n".join(out)
 
 
@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine", default="builtin", help="our engine: 'builtin' or a command (a wrapper)")
     ap.add_argument("--peer", action="append", default=[],
-                    help="fsf, sjaakii or an engine command (repeatable; default fsf and sjaakii if installed)")
+                    help="fsf, sjaakii or an engine command (repeatable; default fsf and sjaakii if "
+                         "installed)")
     ap.add_argument("--tc", action="append", default=[], help="time control(s), default 200ms")
     ap.add_argument("--games", type=int, default=120, help="games per match (default: every opening twice)")
     ap.add_argument("--first-game", type=int, default=1, help="continue a stopped match at game N")

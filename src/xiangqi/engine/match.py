@@ -742,7 +742,8 @@ class MatchResult:
                 + f"; {len(differ)} rulings differ")
         for g in differ:
             ours = "no ruling" if g.own is None else f"{g.own[0]} at ply {g.own[2]} ({g.own[1]})"
-            text += f"\n  game {g.round}: {g.result} {g.reason} at ply {len(g.board.move_stack)}; ours: {ours}"
+            plies = len(g.board.move_stack)
+            text += f"\n  game {g.round}: {g.result} {g.reason} at ply {plies}; ours: {ours}"
         return text
 
     def game_pgn(self, g: GameResult) -> str:
