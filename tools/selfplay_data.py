@@ -82,7 +82,8 @@ def make_chunk(k: int, args, engine, labeller, quiet) -> dict[str, np.ndarray]:
     from xiangqi.core.board import Board
 
     rng = random.Random(args.seed + k)
-    buf: dict[str, list] = {key: [] for key in ("bd", "side", "result", "game", "ply", "games", "score", "depth")}
+    keys = ("bd", "side", "result", "game", "ply", "games", "score", "depth")
+    buf: dict[str, list] = {key: [] for key in keys}
     for _ in range(args.games):
         line = walk(rng, args.plies)
         if line is None:
