@@ -18,3 +18,5 @@ if [ "${1:-}" = "--test" ]; then
 else
     .venv/bin/python -m pip install -q -e .
 fi
+# compile the engine's Numba kernels now, so that the first game and 'xiangqi engine' start at full strength
+.venv/bin/xiangqi engine --warmup || true

@@ -102,7 +102,18 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
-    """Run the built-in engine as a UCI/UCCI engine on stdin/stdout (the first command picks the protocol)."""
+    """Run the built-in engine as a UCI/UCCI engine on stdin/stdout (the first command picks the protocol);
+    with ``--warmup`` compile (or load) the Numba kernels, say where they are cached and how long it took,
+    and exit."""
+    if args.warmup:
+        import time
+
+        t0 = time.monotonic()
+        from xiangqi.engine import _numba, is_ready, warmup
+
+        warmup(background=False)
+        print(f"engine kernels ready in {time.monotonic() - t0:.1f} s (cache {_numba.cache_dir()})")
+        return 0 if is_ready() else 1
     from xiangqi.engine.protocol import serve
 
     return serve()
@@ -253,6 +264,9 @@ def cmd_match(args: argparse.Namespace) -> int:
               "the engines share cores and search less per move than their time control allows",
               file=sys.stderr)
 
+    from xiangqi.engine.outside_referee import get_referee
+
+    referee = get_referee(args.referee)
     if args.pgn:
         try:  # fail early on a path that cannot be written, but keep an old file until a game ends
             open(args.pgn, "a", encoding="utf-8").close()
@@ -261,8 +275,12 @@ def cmd_match(args: argparse.Namespace) -> int:
     pgn_mode = ["w"]
 
     def report(g, res) -> None:
+        ours = ""
+        if g.rulings_differ:
+            ours = "  (our referee: " + ("no ruling" if g.own is None else f"{g.own[0]} at ply {g.own[2]}, "
+                                                                           f"{g.own[1]}") + ")"
         print(f"Game {g.round}: {g.red} vs {g.black} ({g.opening}): {g.result} {g.reason}  "
-              f"[{res.wins} - {res.losses} - {res.draws}]", flush=True)
+              f"[{res.wins} - {res.losses} - {res.draws}]{ours}", flush=True)
         if args.pgn:  # written game by game, so an interrupted match keeps its games
             with open(args.pgn, pgn_mode[0], encoding="utf-8") as fh:
                 fh.write(res.game_pgn(g) + "\n")
@@ -300,7 +318,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     res = run_match(a, b, args.games, tc, openings=openings, ply_cap=args.ply_cap,
                     time_margin=args.time_margin, on_game=report, tc_b=tc_b, concurrency=args.concurrency,
-                    until=until if sprt is not None else None, first=args.first_game - 1)
+                    until=until if sprt is not None else None, first=args.first_game - 1, referee=referee)
     print(res.summary())
     if sprt is not None:
         print(sprt.summary())
@@ -582,7 +600,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=cmd_play, open_browser=browser)
 
     p = sub.add_parser("engine", help="speak UCI or UCCI on stdin/stdout (for GUIs and matches)",
-                       description="The built-in engine as a UCI/UCCI engine: send 'uci' or 'ucci' first.")
+                       description="The built-in engine as a UCI/UCCI engine: send 'uci' or 'ucci' first. "
+                                   "It answers at once; on a fresh install its search kernels compile in the "
+                                   "background (a timed 'go' meanwhile uses a pure-Python search).")
+    p.add_argument("--warmup", action="store_true",
+                   help="compile (or load from the cache) the search kernels, then exit: run once after "
+                        "installing so that the first game starts at full strength")
     p.set_defaults(func=cmd_engine)
 
     p = sub.add_parser("match", help="play an engine match; prints the score and the Elo difference",
@@ -619,6 +642,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number the games from N and give them the openings and colours of games N, N+1, ... "
                         "(to continue a stopped match without replaying its openings; odd N starts a pair)")
     p.add_argument("--ply-cap", type=int, default=300, help="adjudicate a draw after this many plies")
+    p.add_argument("--referee", choices=("ours", "pyffish"), default="ours",
+                   help="who ends the games: our referee (the default) or pyffish, Fairy-Stockfish's rules "
+                        "(an outside referee; ours still rules along and both tallies are printed)")
     p.add_argument("--time-margin", type=float, default=0.5,
                    help="seconds an engine may overdraw its clock before it loses on time")
     p.add_argument("--pgn", default="match.pgn", help="write the games here ('' for none)")

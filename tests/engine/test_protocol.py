@@ -111,12 +111,13 @@ class FakeEngine:
 class Conversation:
     """An EngineServer with captured output and helpers to wait for replies."""
 
-    def __init__(self, engine: FakeEngine | None = None, warmup=None) -> None:
+    def __init__(self, engine: FakeEngine | None = None, warmup=None, **server_kw) -> None:
         self.engine = engine or FakeEngine()
         self.out: list[str] = []
         self.cv = threading.Condition()
-        self.server = EngineServer(self.engine, write=self._write, warmup=warmup or (lambda: None),
-                                   levels=LEVELS, limit_factory=FakeLimit)
+        # no warm-up given: none runs, the engine is ready from the start
+        self.server = EngineServer(self.engine, write=self._write, warmup=warmup,
+                                   levels=LEVELS, limit_factory=FakeLimit, **server_kw)
 
     def _write(self, line: str) -> None:
         with self.cv:
@@ -191,17 +192,96 @@ def test_ucci_handshake_and_quit_says_bye():
     assert c.out[-1] == "bye"
 
 
-def test_isready_waits_for_the_warmup():
+class GatedWarmup:
+    """A warm-up that runs until the test opens its gate (the kernels "compile" that long)."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.started = threading.Event()
+        self.finished = threading.Event()
+
+    def __call__(self) -> None:
+        self.started.set()
+        self.gate.wait(30)
+        self.finished.set()
+
+
+def test_isready_is_answered_while_the_kernels_compile():
+    warm = GatedWarmup()
+    c = Conversation(warmup=warm)
+    c.send("uci")
+    assert c.out[-1] == "uciok"
+    c.send("isready")
+    assert warm.started.wait(5)
+    assert c.out[-1] == "readyok"
+    assert not warm.finished.is_set()  # readyok came while the warm-up was still running
+    assert c.out[-2].startswith("info string search kernels still compiling")
+    warm.gate.set()
+    c.wait_for("info string search kernels ready")
+    c.send("isready")
+    assert c.out[-1] == "readyok" and "still compiling" not in c.out[-2]
+
+
+def test_isready_waits_for_the_warmup_when_asked():
     done = threading.Event()
 
     def warm():
         time.sleep(0.2)
         done.set()
 
-    c = Conversation(warmup=warm)
+    c = Conversation(warmup=warm, wait_ready=True)
     c.send("uci", "isready")
     assert done.is_set()
-    assert c.out[-1] == "readyok"
+    assert c.out[-1] == "readyok" and not any("compiling" in x for x in c.out)
+
+
+def test_timed_go_while_compiling_is_answered_by_the_python_fallback():
+    warm = GatedWarmup()
+    c = Conversation(warmup=warm)
+    try:
+        c.send("uci", "isready", "position startpos moves h2e2", "go movetime 300")
+        best = c.wait_for("bestmove")
+        assert not warm.finished.is_set()  # answered before the kernels were ready
+        assert c.server.fallback_searches == 1
+        assert c.limits() == []  # the engine's own search was not called
+        board = parse_position("startpos moves h2e2".split())
+        assert board.is_legal(Move.from_iccs(best.split()[1]))
+        assert any(x.startswith("info string search kernels still compiling: the Python fallback searches (")
+                   for x in c.out)
+        info = [x for x in c.out if x.startswith("info depth")][-1].split()
+        assert int(info[info.index("depth") + 1]) >= 1 and info[info.index("pv") + 1] == best.split()[1]
+    finally:
+        warm.gate.set()
+    c.wait_for("info string search kernels ready")
+    assert "1 searches answered by the Python fallback" in c.out[-1]
+    n = len(c.out)
+    c.send("go movetime 300")
+    c.wait_for("bestmove", start=n)
+    assert c.server.fallback_searches == 1 and len(c.limits()) == 1  # now the engine searches
+
+
+def test_depth_go_while_compiling_waits_for_the_kernels_and_stop_ends_the_wait():
+    warm = GatedWarmup()
+    c = Conversation(warmup=warm)
+    c.send("uci", "position startpos", "go depth 3")
+    assert warm.started.wait(5)
+    assert c.server.searching and not any(x.startswith("bestmove") for x in c.out)
+    warm.gate.set()
+    c.wait_for("bestmove")
+    assert c.limits() == [FakeLimit(depth=3)] and c.server.fallback_searches == 0
+
+    warm2 = GatedWarmup()
+    c2 = Conversation(warmup=warm2)
+    try:
+        c2.send("uci", "position startpos", "go infinite")
+        assert warm2.started.wait(5)
+        c2.send("stop")
+        best = c2.wait_for("bestmove")
+        assert not warm2.finished.is_set() and c2.server.fallback_searches == 1
+        assert Board().is_legal(Move.from_iccs(best.split()[1]))
+        assert c2.limits() == []
+    finally:
+        warm2.gate.set()
 
 
 def test_go_depth_gives_info_lines_and_a_legal_bestmove():

@@ -1,11 +1,13 @@
 """``xiangqi engine`` as a real process: UCI and UCCI conversations and our own client against it.
 
-The first ``isready`` waits for the Numba kernels (compiled once per cache dir,
-loaded from the cache afterwards), hence the generous first timeout.
+These engines run with ``XIANGQI_ENGINE_WAIT_READY=1``: the first ``isready`` waits for the Numba
+kernels (compiled once per cache dir, loaded from the cache afterwards), hence the generous first
+timeout. Without it (a GUI's engine) ``readyok`` comes at once: the last test, with an empty cache.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import subprocess
 import sys
@@ -20,14 +22,16 @@ from xiangqi.engine.client import Limit, Score, SimpleEngine
 ENGINE = [sys.executable, "-m", "xiangqi.cli", "engine"]
 MATE_IN_ONE = "3k5/9/9/9/9/9/9/9/7R1/4K4 w - - 0 1"  # h1d1 mates (the e file is the red king's)
 FIRST_READY = 600.0
+#: The engines of these tests answer isready once their kernels are ready.
+WAIT_ENV = {**os.environ, "XIANGQI_ENGINE_WAIT_READY": "1"}
 
 
 class Proc:
     """The engine process with a line queue."""
 
-    def __init__(self, *, stderr: bool = False) -> None:
+    def __init__(self, *, stderr: bool = False, env: dict[str, str] | None = None) -> None:
         self.p = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-                                  stderr=subprocess.PIPE if stderr else None)
+                                  stderr=subprocess.PIPE if stderr else None, env=env or WAIT_ENV)
         self.q: queue.Queue[str] = queue.Queue()
         self.stderr: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -220,7 +224,7 @@ def test_ucci_conversation():
 
 @pytest.mark.parametrize("protocol", ["uci", "ucci", "auto"])
 def test_our_client_drives_our_engine(protocol):
-    with SimpleEngine.popen(ENGINE, protocol, timeout=FIRST_READY) as eng:
+    with SimpleEngine.popen(ENGINE, protocol, timeout=FIRST_READY, env=WAIT_ENV) as eng:
         assert eng.protocol == ("ucci" if protocol == "ucci" else "uci")
         board = Board()
         for m in ("h0g2", "h9g7", "g2h0", "g7h9") * 2:  # a repetition in the history (R20)
@@ -235,9 +239,7 @@ def test_our_client_drives_our_engine(protocol):
 
 
 def test_bytes_that_are_not_utf8_get_an_error_line():
-    import os
-
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    env = {**WAIT_ENV, "PYTHONIOENCODING": "utf-8:strict"}
     done = subprocess.run(ENGINE, input=b"uci\n\xff\xfe bad\nisready\nquit\n", capture_output=True, env=env,
                           timeout=FIRST_READY)
     lines = done.stdout.decode("utf-8").splitlines()
@@ -352,3 +354,32 @@ def test_go_perft_answers_isready_stop_and_quit():
     finally:
         if e.p.poll() is None:
             e.p.kill()
+
+
+@pytest.mark.slow
+def test_fresh_install_answers_readyok_at_once_and_a_timed_go_gets_a_legal_move(tmp_path):
+    """An empty Numba cache (a fresh install, issue 27): readyok is sent while the kernels are still
+    compiling (the server says so before it), and a timed go is answered by the Python fallback with a
+    legal move, all before the kernels are ready (their "ready" note comes later, if at all)."""
+    drop = ("XIANGQI_ENGINE_WAIT_READY", "XIANGQI_NUMBA_CACHE_BASE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")  # empty: every kernel must be compiled
+    e = Proc(env=env)
+    try:
+        e.send("uci")
+        e.until("uciok", 120)
+        e.send("isready")
+        lines = e.until("readyok", 120)
+        assert lines[-2].startswith("info string search kernels still compiling")
+        e.send("position startpos moves h2e2 h9g7", "go movetime 500")
+        lines = e.until("bestmove", 300)
+        assert not any(x.startswith("info string search kernels ready") for x in lines)
+        note = "info string search kernels still compiling: the Python fallback"
+        assert any(x.startswith(note) for x in lines)
+        board = Board()
+        for m in ("h2e2", "h9g7"):
+            board.push_iccs(m)
+        assert board.is_legal(Move.from_iccs(lines[-1].split()[1]))
+    finally:
+        e.p.kill()
+        e.p.wait(30)

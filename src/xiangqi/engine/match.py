@@ -216,7 +216,10 @@ class PlayerSpec:
         engine, the limit and the option that raises it.
         """
         try:
-            eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=self.start_timeout)
+            # our engine's readyok waits for its compiled search then (no game starts on its fallback)
+            env = {**os.environ, "XIANGQI_ENGINE_WAIT_READY": "1"}
+            eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=self.start_timeout,
+                                     env=env)
         except EngineTimeoutError as exc:
             raise EngineTimeoutError(f"{exc}, while starting (the start limit, {self.start_timeout:g} s: an "
                                      "engine may compile for minutes on a loaded machine; raise it with "
@@ -253,6 +256,27 @@ class GameResult:
     round: int
     #: Wall-clock seconds per move of each player (by name), as measured by the match runner.
     move_times: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    #: Who ended the game: ``ours`` (:meth:`Board.outcome`) or an outside referee's name (``pyffish 0.0.90``).
+    referee: str = "ours"
+    #: With an outside referee: our referee's first ruling in the game, ``(result, reason, ply)``, or None
+    #: when it made none before the outside referee ended the game (it would have played on).
+    own: tuple[str, str, int] | None = None
+
+    @property
+    def rulings_differ(self) -> bool:
+        """True when an outside referee ended the game and our referee would have ruled otherwise
+        (another result, or no end at that point)."""
+        return self.referee != "ours" and (self.own is None or self.own[0] != self.result)
+
+    def own_score_for(self, name: str) -> float | None:
+        """``name``'s score under our referee's ruling (None when it made none)."""
+        if self.referee == "ours":
+            return self.score_for(name)
+        if self.own is None:
+            return None
+        if self.own[0] == "1/2-1/2":
+            return 0.5
+        return 1.0 if (self.own[0] == "1-0") == (name == self.red) else 0.0
 
     def score_for(self, name: str) -> float:
         """1, ½ or 0 for the player called ``name``."""
@@ -325,8 +349,13 @@ def opening_board(moves: str) -> Board:
 
 def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], tc: TimeControl, *,
               round_no: int = 1, ply_cap: int = DEFAULT_PLY_CAP, time_margin: float = 0.5,
-              rules: object | None = None, black_tc: TimeControl | None = None) -> GameResult:
+              rules: object | None = None, black_tc: TimeControl | None = None,
+              referee: Any = None) -> GameResult:
     """Play one game from ``opening`` (name, ICCS moves) and adjudicate it (module docstring).
+
+    ``referee``: None for our referee, or an outside one with ``outcome(board) -> (result, reason) |
+    None`` and a ``name`` (:class:`xiangqi.engine.outside_referee.PyffishReferee`), which then ends the
+    game; our referee's first ruling is kept in :attr:`GameResult.own`.
 
     ``tc`` is Red's time control and, unless ``black_tc`` is given, Black's too
     (odds matches: e.g. a level at its own time against a peer at 200 ms).
@@ -345,11 +374,21 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
         except EngineTimeoutError as exc:
             raise EngineTimeoutError(f"{exc}, after ucinewgame (the limit of each later isready, "
                                      f"{eng.ping_timeout:g} s; raise it with --ping-timeout)") from None
+    own: list[tuple[str, str, int]] = []
+
+    def done(g: GameResult) -> GameResult:
+        g.move_times = times
+        if referee is not None:
+            g.referee = referee.name
+            # a forfeit, a claim or the ply cap ends the game for both referees alike
+            g.own = own[0] if own else (None if g.reason.startswith("pyffish:")
+                                        else (g.result, g.reason, len(board.move_stack)))
+        return g
+
     while True:
-        result = _game_over(red, black, opening, board, ply_cap, rules, round_no)
+        result = _game_over(red, black, opening, board, ply_cap, rules, round_no, referee, own)
         if result is not None:
-            result.move_times = times
-            return result
+            return done(result)
         side = board.turn
         eng = players[side]
         tc = tcs[side]
@@ -360,20 +399,21 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
             hung = None if tc.movetime is not None or tc.uses_clock else DEPTH_TC_TIMEOUT
             res = eng.play(board, limit, timeout=hung, grace=max(2.0, time_margin * 4))
         except EngineError as exc:
-            return _forfeit(red, black, opening, board, side, f"{eng.name}: {exc}", round_no, times)
+            return done(_forfeit(red, black, opening, board, side, f"{eng.name}: {exc}", round_no, times))
         used = time.monotonic() - t0
         times[eng.name].append(used)
         if res.move is None:  # no move: a draw claim (ElephantEye) or a resignation, judged by our referee
             ruling = judge_claim(board, rules)
             if ruling is not None:
-                return GameResult(red.name, black.name, opening[0], ruling.result(),
-                                  f"{ruling.reason_en} (claimed by {eng.name})", board, round_no, times)
+                return done(GameResult(red.name, black.name, opening[0], ruling.result(),
+                                       f"{ruling.reason_en} (claimed by {eng.name})", board, round_no, times))
             what = "resigned" if res.resigned else "sent no move (an invalid draw claim)"
-            return _forfeit(red, black, opening, board, side, f"{eng.name} {what}", round_no, times)
+            return done(_forfeit(red, black, opening, board, side, f"{eng.name} {what}", round_no, times))
         if tc.uses_clock:
             clock[side] -= used
             if clock[side] < -time_margin:
-                return _forfeit(red, black, opening, board, side, f"{eng.name} lost on time", round_no, times)
+                return done(_forfeit(red, black, opening, board, side, f"{eng.name} lost on time", round_no,
+                                     times))
             clock[side] += tc.inc
             moves_in_period[side] += 1
             if tc.moves and moves_in_period[side] >= tc.moves:
@@ -451,9 +491,16 @@ def _limit(tc: TimeControl, clock: dict[bool, float | None], done: dict[bool, in
 
 
 def _game_over(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], board: Board, ply_cap: int,
-               rules: object | None, round_no: int) -> GameResult | None:
+               rules: object | None, round_no: int, referee: Any = None,
+               own: list[tuple[str, str, int]] | None = None) -> GameResult | None:
     out = board.outcome(rules)
-    if out is not None:
+    if referee is not None:
+        if out is not None and own is not None and not own:
+            own.append((out.result(), out.reason_en, len(board.move_stack)))
+        theirs = referee.outcome(board)
+        if theirs is not None:
+            return GameResult(red.name, black.name, opening[0], theirs[0], theirs[1], board, round_no)
+    elif out is not None:
         return GameResult(red.name, black.name, opening[0], out.result(), out.reason_en, board, round_no)
     if len(board.move_stack) >= ply_cap:
         return GameResult(red.name, black.name, opening[0], "1/2-1/2",
@@ -666,6 +713,9 @@ class MatchResult:
         text = (f"Score of {self.a} vs {self.b}: {self.wins} - {self.losses} - {self.draws} "
                 f"[{pct:.1f}%] {n} games, {self.tc_text}\n"
                 f"Elo difference: {elo_text} +/- {err_text} (95%)")
+        outside = [g for g in self.games if g.referee != "ours"]
+        if outside:
+            text += "\n" + self.referee_summary()
         timed = [t for t in (self.tc, self.tc_b) if t is not None]
         if any(t.movetime is not None or t.uses_clock for t in timed):
             parts = []
@@ -677,6 +727,25 @@ class MatchResult:
                 text += "\nTime per move (wall clock, incl. protocol): " + "; ".join(parts)
         return text
 
+    def referee_summary(self) -> str:
+        """With an outside referee: its name, our referee's tally of the same games and the games where
+        the two differ (numbered as played)."""
+        names = sorted({g.referee for g in self.games if g.referee != "ours"})
+        scores = [g.own_score_for(self.a) for g in self.games]
+        w = sum(1 for x in scores if x == 1.0)
+        ls = sum(1 for x in scores if x == 0.0)
+        d = sum(1 for x in scores if x == 0.5)
+        none = sum(1 for x in scores if x is None)
+        differ = [g for g in self.games if g.rulings_differ]
+        text = (f"Referee: {', '.join(names)}; our referee on the same games: {w} - {ls} - {d}"
+                + (f" and {none} it would not have ended there" if none else "")
+                + f"; {len(differ)} rulings differ")
+        for g in differ:
+            ours = "no ruling" if g.own is None else f"{g.own[0]} at ply {g.own[2]} ({g.own[1]})"
+            plies = len(g.board.move_stack)
+            text += f"\n  game {g.round}: {g.result} {g.reason} at ply {plies}; ours: {ours}"
+        return text
+
     def game_pgn(self, g: GameResult) -> str:
         """One game as PGN with ICCS moves (``xiangqi.core.pgn``); the reason is the final comment."""
         from xiangqi.core.pgn import Game, write_game
@@ -686,6 +755,10 @@ class MatchResult:
         game.headers.update({"Event": f"{self.a} vs {self.b}", "Round": str(g.round), "Red": g.red,
                              "Black": g.black, "Result": g.result, "Opening": g.opening,
                              "TimeControl": self.tc_text, "Termination": g.reason})
+        if g.referee != "ours":
+            game.headers["Referee"] = g.referee
+            game.headers["OwnReferee"] = ("no ruling" if g.own is None
+                                          else f"{g.own[0]} at ply {g.own[2]}: {g.own[1]}")
         start = g.board.starting_fen()
         # a 随机开局 game: which shuffle (its FEN tag comes with the start); the standard arrangement is
         # one of the 90 too, but a game from it is an ordinary game
@@ -704,7 +777,7 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
               openings: Sequence[tuple[str, str]] = OPENINGS, ply_cap: int = DEFAULT_PLY_CAP,
               time_margin: float = 0.5, on_game: Callable[[GameResult, MatchResult], None] | None = None,
               tc_b: TimeControl | None = None, concurrency: int = 1, first: int = 0,
-              until: Callable[[MatchResult], bool] | None = None) -> MatchResult:
+              until: Callable[[MatchResult], bool] | None = None, referee: Any = None) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; pairs of games share an opening with colours
     swapped (A has Red in odd-numbered games). ``on_game`` is called after each game.
 
@@ -716,7 +789,7 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
     match continued later goes on with the next openings and colours. ``until(result)``, when
     given, is asked after each game (after ``on_game``, in game order); when it says True the
     match ends there (games still running are ended and left out): ``xiangqi match --sprt``
-    stops so once a bound is crossed.
+    stops so once a bound is crossed. ``referee``: an outside referee for every game (:func:`play_game`).
 
     An engine that crashes is restarted for the next game. Raises :class:`MatchError`
     for bad settings and :class:`EngineError` if an engine cannot be started at all.
@@ -746,7 +819,7 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
         engines: dict[str, SimpleEngine] = {}
         try:
             for i in indices:
-                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin)
+                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin, referee=referee)
                 assert g is not None  # no guard: always a game
                 result.games.append(g)
                 deliver(g, result)
@@ -758,7 +831,7 @@ def run_match(a: PlayerSpec, b: PlayerSpec, games: int, tc: TimeControl, *,
         return result
     try:
         return _run_concurrent(a, b, indices, tc, tc_b, openings, ply_cap, time_margin, deliver, result,
-                               min(concurrency, games))
+                               min(concurrency, games), referee=referee)
     except _MatchDone:
         return result
 
@@ -769,8 +842,8 @@ class _MatchDone(Exception):
 
 def _match_game(a: PlayerSpec, b: PlayerSpec, i: int, engines: dict[str, SimpleEngine], tc: TimeControl,
                 tc_b: TimeControl | None, openings: Sequence[tuple[str, str]], ply_cap: int,
-                time_margin: float, guard: tuple[threading.Condition, threading.Event] | None = None
-                ) -> GameResult | None:
+                time_margin: float, guard: tuple[threading.Condition, threading.Event] | None = None,
+                referee: Any = None) -> GameResult | None:
     """Game ``i`` (0-based) of a match with the engines in ``engines`` (started or restarted here).
 
     ``guard`` is a concurrent match's ``(lock, stop)``: engines are checked and registered
@@ -800,7 +873,7 @@ def _match_game(a: PlayerSpec, b: PlayerSpec, i: int, engines: dict[str, SimpleE
     red_tc, black_tc = (tc, tc_b) if a_red else (tc_b or tc, tc)
     try:
         return play_game(red, black, opening, red_tc, round_no=i + 1, ply_cap=ply_cap,
-                         time_margin=time_margin, black_tc=black_tc)
+                         time_margin=time_margin, black_tc=black_tc, referee=referee)
     except EngineTerminatedError as exc:  # died during new_game(): counts against it
         loser_red = red.process.poll() is not None
         return _forfeit(red, black, opening, opening_board(opening[1]), loser_red, str(exc), i + 1)
@@ -809,7 +882,7 @@ def _match_game(a: PlayerSpec, b: PlayerSpec, i: int, engines: dict[str, SimpleE
 def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeControl, tc_b: TimeControl | None,
                     openings: Sequence[tuple[str, str]], ply_cap: int, time_margin: float,
                     on_game: Callable[[GameResult, MatchResult], None] | None, result: MatchResult,
-                    workers: int) -> MatchResult:
+                    workers: int, referee: Any = None) -> MatchResult:
     """:func:`run_match` with ``workers`` threads; results are released in game order.
 
     When a worker fails, ``on_game`` raises or the caller is interrupted (Ctrl-C), the
@@ -834,7 +907,8 @@ def _run_concurrent(a: PlayerSpec, b: PlayerSpec, indices: range, tc: TimeContro
                     i = todo.get_nowait()
                 except queue.Empty:
                     return
-                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin, (cond, stop))
+                g = _match_game(a, b, i, engines, tc, tc_b, openings, ply_cap, time_margin, (cond, stop),
+                                referee=referee)
                 if g is None:
                     return
                 with cond:

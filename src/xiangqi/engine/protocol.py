@@ -12,7 +12,7 @@ UCI (the chess protocol by R. Huber and S. Meyer-Kahlen, April 2006, as used
 by Pikafish for xiangqi):
 
 * ``uci`` → ``id name``/``id author``/``option …``/``uciok``; ``isready`` →
-  ``readyok`` (after the Numba compile has finished); ``setoption name N value V``;
+  ``readyok`` at once (see "A fresh install" below); ``setoption name N value V``;
   ``ucinewgame``; ``position startpos|fen <fen> [moves m1 m2 …]``;
   ``go [ponder] [searchmoves …] depth|nodes|movetime|wtime|btime|winc|binc|movestogo|infinite``
   (times in milliseconds); ``stop``; ``ponderhit``; ``quit``.
@@ -98,12 +98,35 @@ Bad input, as built (reported.md R28, R30):
   nodes T time MS``, never a ``bestmove``.
 * UCCI ``probe`` always answers ``pophash`` (after an error line for a bad position);
   ``banmoves`` and ``go`` after a refused ``position`` are refused.
+
+A fresh install (issue 27): the Numba kernels compile in a background thread when the
+server starts (15–60 s with an empty cache, longer on a loaded machine; milliseconds
+once cached). ``uciok``/``ucciok`` and ``readyok`` never wait for it, so a GUI's start-up
+time-outs cannot fire; while the kernels are not ready ``isready`` sends ``info string``
+saying so before ``readyok``. A ``go`` meanwhile:
+
+* with a time limit (``movetime``, a clock, UCCI ``time``) searches with the pure-Python
+  search of :mod:`xiangqi.engine.pysearch` (the evaluation tables, no network; about 50k
+  nodes/s) within the same time budget (:func:`xiangqi.engine.timeman.budget`), after
+  ``info string`` naming the fallback, and answers ``bestmove`` as usual;
+* with a depth or node limit, ``infinite`` or ``ponder``, waits for the kernels (its depth
+  and node count then mean what they mean once compiled); a ``stop`` (or ``ponderhit``)
+  that arrives before they are ready ends the wait, and the answer is the fallback's
+  2-ply move.
+
+The first time a fallback was used or ``readyok`` was sent before the kernels were
+ready, the server announces ``info string search kernels ready …`` when they are.
+With ``XIANGQI_ENGINE_WAIT_READY=1`` in the environment ``isready`` waits for the kernels
+as before (``xiangqi match`` sets it for the engines it starts, so that no game is
+played by the fallback); ``xiangqi engine --warmup`` compiles them ahead and exits
+(scripts/setup.sh runs it at install).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import sys
 import threading
 import time
@@ -251,7 +274,12 @@ class EngineServer:
     creates ``xiangqi.engine.Engine(hash_mb=64)`` when first needed. ``write``
     receives each output line without its newline (default: print to stdout
     and flush). ``warmup`` is called once in a background thread at start (the
-    Numba compile; default ``xiangqi.engine.warmup``) and ``isready`` waits for it.
+    Numba compile; default ``xiangqi.engine.warmup``); ``isready`` does not wait for it
+    unless ``wait_ready`` (default: ``XIANGQI_ENGINE_WAIT_READY=1`` in the environment),
+    and a ``go`` before it has finished is answered as the module docstring says.
+    ``fallback(board, limit_seconds, excluded, level, stop)`` is the search used then
+    (default :func:`_python_fallback`; returns a result with ``move``, ``score_cp``,
+    ``mate``, ``depth``, ``nodes``, ``pv``).
     ``levels`` maps level names to level objects (default ``xiangqi.engine.LEVELS``);
     ``limit_factory`` builds a search limit from keyword arguments (default
     ``xiangqi.engine.Limit``).
@@ -262,8 +290,19 @@ class EngineServer:
 
     def __init__(self, engine: Any = None, *, write: Callable[[str], None] | None = None,
                  warmup: Callable[[], Any] | None = None, levels: dict[str, Any] | None = None,
-                 limit_factory: Callable[..., Any] | None = None) -> None:
+                 limit_factory: Callable[..., Any] | None = None, wait_ready: bool | None = None,
+                 fallback: Callable[..., Any] | None = None) -> None:
         self._engine = engine
+        if wait_ready is None:
+            wait_ready = os.environ.get("XIANGQI_ENGINE_WAIT_READY", "") not in ("", "0")
+        self.wait_ready = wait_ready
+        self._fallback_fn = fallback or _python_fallback
+        #: True once a 'readyok' or a 'go' was answered before the kernels were ready (then their
+        #: readiness is announced with an 'info string').
+        self._announce_ready = False
+        #: How many searches the fallback answered (for tests and the 'ready' note).
+        self.fallback_searches = 0
+        self._warm_t0 = time.monotonic()
         self._write_fn = write
         self._out_lock = threading.Lock()
         self._warmup_fn = warmup
@@ -295,6 +334,7 @@ class EngineServer:
         self._busy = False
         self._quit = False
         self._started = False
+        self._kernels_done = False
 
     # -- plumbing ----------------------------------------------------------
 
@@ -334,6 +374,28 @@ class EngineServer:
             fn()
         except Exception as exc:  # noqa: BLE001 - report, never die
             self.error(f"warm-up failed: {exc}")
+            return
+        with self._out_lock:
+            self._kernels_done = True
+            if self._announce_ready and not self._quit:
+                took = time.monotonic() - self._warm_t0
+                self._send_locked(f"info string search kernels ready after {took:.1f} s"
+                                  f" ({self.fallback_searches} searches answered by the Python fallback)")
+
+    @property
+    def kernels_ready(self) -> bool:
+        """True when no warm-up is running: the engine's own search can start at once."""
+        t = self._warm_thread
+        return t is None or not t.is_alive()
+
+    def _wait_kernels(self) -> bool:
+        """Wait for the warm-up until it ends or ``stop``/``ponderhit`` arrives; True when it ended."""
+        t = self._warm_thread
+        while t is not None and t.is_alive():
+            if self._stop_requested.is_set() or (self._phase == "ponder" and self._ponderhit.is_set()):
+                return False
+            t.join(0.02)
+        return True
 
     @property
     def engine(self) -> Any:
@@ -476,9 +538,14 @@ class EngineServer:
         self.send("ucciok")
 
     def _cmd_isready(self, args: list[str]) -> None:
-        if not self.searching and self._warm_thread is not None:
+        if self.wait_ready and not self.searching and self._warm_thread is not None:
             self._warm_thread.join()
-        self.send("readyok")
+        with self._out_lock:
+            if not self.kernels_ready:
+                self._announce_ready = True
+                self._send_locked("info string search kernels still compiling (first start); a 'go' with a "
+                                  "time limit is searched by the Python fallback until they are ready")
+            self._send_locked("readyok")
 
     def _cmd_ucinewgame(self, args: list[str]) -> None:
         self._require_idle("ucinewgame")
@@ -997,8 +1064,6 @@ class EngineServer:
     # -- the search thread -----------------------------------------------------------
 
     def _search_thread(self, board: Board, req: _GoRequest) -> None:
-        if self._warm_thread is not None:
-            self._warm_thread.join()  # never compile the kernels from two threads at once
         try:
             result_move, ponder_move, score = self._run_search(board, req)
         except Exception as exc:  # noqa: BLE001 - the GUI must still get a bestmove
@@ -1055,6 +1120,11 @@ class EngineServer:
         MultiPV raised by their number, and the best line not starting with an
         excluded move wins; the result's ``pv`` is then replaced by that line's.
         """
+        if not self.kernels_ready:
+            seconds = _time_budget(limit, board.turn)
+            # a depth/node/infinite search waits for the kernels, unless stop (or ponderhit) comes first
+            if seconds is not None or not self._wait_kernels():
+                return self._fallback_once(board, limit, req, seconds)
         excluded = set(req.excluded)
         multipv = self.multipv + len(excluded) if excluded else self.multipv
         first_moves: dict[int, Move | None] = {}
@@ -1097,6 +1167,22 @@ class EngineServer:
                     pv = list(getattr(line, "pv", None) or [])
                     res = _Replaced(res, pv, getattr(line, "score_cp", None), getattr(line, "mate", None))
                     break
+        return res, best
+
+    def _fallback_once(self, board: Board, limit: Any, req: _GoRequest,
+                       seconds: float | None) -> tuple[Any, Move | None]:
+        """A search by the fallback (the kernels are not ready): ``seconds`` of budget, or None for the
+        2-ply answer to a ``stop`` that ended the wait."""
+        self._announce_ready = True
+        self.fallback_searches += 1
+        how = f"{seconds * 1000:.0f} ms" if seconds is not None else "2 plies"
+        self.send(f"info string search kernels still compiling: the Python fallback searches ({how})")
+        level = self.effective_level()
+        res = self._fallback_fn(board, seconds, tuple(req.excluded),
+                                None if level == FULL_STRENGTH else self.levels[level], self._stop_requested)
+        best = getattr(res, "move", None)
+        if best is not None:
+            self.send(self.format_info(_ResultInfo(res)))
         return res, best
 
     def format_info(self, info: Any, multipv: int | None = None) -> str:
@@ -1153,6 +1239,49 @@ class EngineServer:
             if score is not None and score <= DRAW_ACCEPT_CP:
                 line += " draw"
         send(line)
+
+
+def _time_budget(limit: Any, red_to_move: bool) -> float | None:
+    """Seconds the search of ``limit`` may take (:func:`xiangqi.engine.timeman.budget`'s maximum), or
+    None when it has no time limit (depth, nodes, infinite)."""
+    from xiangqi.engine.timeman import budget
+
+    try:
+        _opt, mx = budget(limit, red_to_move)
+    except AttributeError:  # a limit object without the clock fields
+        return None
+    return mx
+
+
+def _python_fallback(board: Board, seconds: float | None, excluded: tuple[Move, ...], level: Any,
+                     stop: threading.Event) -> Any:
+    """The search used while the kernels compile: :mod:`xiangqi.engine.pysearch` on ``board``.
+
+    ``seconds`` is the time budget (None: a 2-ply search, the answer to an early ``stop``);
+    iterative deepening until it is spent or ``stop`` is set, the best root move of the
+    deepest iteration searched (a partial one counts for its moves searched, the previous
+    best first). ``excluded`` moves are not played (unless every legal move is excluded).
+    ``level`` (a :class:`xiangqi.engine.Level` or None for full strength): its choice among
+    near-best moves (:func:`xiangqi.engine.pysearch.play`). Returns a
+    :class:`xiangqi.engine.SearchResult`.
+    """
+    from xiangqi.engine import pysearch
+    from xiangqi.engine.api import SearchResult, _score_fields
+
+    t0 = time.perf_counter()
+    # a little under the budget: CPython's node checks come every 256 nodes and the reply has to go out
+    budget_s = None if seconds is None else max(0.005, seconds * 0.85 - 0.01)
+    if level is not None and not excluded:
+        return pysearch.play(board, level, time_limit=budget_s, stop=stop, node_limit=1 << 62)
+    depth = pysearch.MAX_DEPTH if seconds is None else 64
+    lines, done, nodes = pysearch.search_lines(board, depth, margin_cp=None if excluded else 0,
+                                               node_limit=1 << 62, time_limit=budget_s, stop=stop)
+    allowed = [(s, m) for s, m in lines if m not in excluded] or lines
+    if not allowed:
+        return SearchResult(None, None, 0, 0, nodes, time.perf_counter() - t0, [])
+    score, move = allowed[0]
+    cp, mate = _score_fields(score)
+    return SearchResult(move, cp, mate, done, nodes, time.perf_counter() - t0, [move])
 
 
 class _Replaced:

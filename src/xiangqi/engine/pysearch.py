@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from typing import Any
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
@@ -79,11 +80,13 @@ class _Stop(Exception):
 class _Search:
     """One search: the board (played on and restored), incremental material sums, node counting."""
 
-    def __init__(self, board: Board, node_limit: int, deadline: float | None) -> None:
+    def __init__(self, board: Board, node_limit: int, deadline: float | None, stop: Any = None) -> None:
         _load_tables()
         self.board = board
         self.node_limit = node_limit
         self.deadline = deadline
+        #: an object with ``is_set()`` (a ``threading.Event``): the search stops when it is set
+        self.stop = stop
         self.nodes = 0
         self.seldepth = 0
         mg = eg = ph = 0
@@ -125,8 +128,11 @@ class _Search:
         self.nodes += 1
         if self.nodes >= self.node_limit:
             raise _Stop
-        if self.deadline is not None and (self.nodes & 255) == 0 and time.perf_counter() >= self.deadline:
-            raise _Stop
+        if (self.nodes & 255) == 0:
+            if self.deadline is not None and time.perf_counter() >= self.deadline:
+                raise _Stop
+            if self.stop is not None and self.stop.is_set():
+                raise _Stop
 
     # -- move lists ----------------------------------------------------------
 
@@ -239,7 +245,7 @@ def root_moves(board: Board, rules: object | None = None) -> list[Move]:
 
 def search_lines(board: Board, depth: int = MAX_DEPTH, *, margin_cp: int | None = None,
                  node_limit: int = DEFAULT_NODE_LIMIT, time_limit: float | None = None,
-                 rules: object | None = None) -> tuple[list[tuple[int, Move]], int, int]:
+                 rules: object | None = None, stop: Any = None) -> tuple[list[tuple[int, Move]], int, int]:
     """Exact scores of the root moves that can be within ``margin_cp`` of the best.
 
     Returns ``(lines, depth_done, nodes)``: ``lines`` is ``[(score, move), ...]``
@@ -249,8 +255,9 @@ def search_lines(board: Board, depth: int = MAX_DEPTH, *, margin_cp: int | None 
     root move scoring more than ``margin_cp`` below the best is cut off early
     and left out (``margin_cp`` None = every move gets an exact score). Depth 1
     always completes; from depth 2 on the search stops at ``node_limit`` nodes
-    or ``time_limit`` seconds, keeping the moves of the iteration searched so
-    far (or the previous iteration's when none). ``board`` is returned unchanged.
+    or ``time_limit`` seconds or once ``stop`` (a ``threading.Event``) is set, keeping
+    the moves of the iteration searched so far (or the previous iteration's when none).
+    ``board`` is returned unchanged.
     """
     t0 = time.perf_counter()
     moves = root_moves(board, rules)
@@ -265,6 +272,7 @@ def search_lines(board: Board, depth: int = MAX_DEPTH, *, margin_cp: int | None 
         if d == 2:
             s.node_limit = node_limit
             s.deadline = None if time_limit is None else t0 + time_limit
+            s.stop = stop
         cur: list[tuple[int, Move]] = []
         best = -K.INF
         try:
@@ -291,7 +299,7 @@ def search_lines(board: Board, depth: int = MAX_DEPTH, *, margin_cp: int | None 
 
 def play(board: Board, level: str | Level = "beginner", *, seed: int | None = None,
          node_limit: int = DEFAULT_NODE_LIMIT, time_limit: float | None = None,
-         rules: object | None = None) -> SearchResult:
+         rules: object | None = None, stop: Any = None) -> SearchResult:
     """Choose a move for ``board`` at ``level`` as :meth:`xiangqi.engine.Engine.play` does, in Python.
 
     The search goes to ``min(level.depth, MAX_DEPTH)`` plies (2 when the level
@@ -300,7 +308,7 @@ def play(board: Board, level: str | Level = "beginner", *, seed: int | None = No
     ``exp((score - best) / level.temperature_cp)`` (``seed`` makes it
     repeatable; temperature 0 or a mate found plays the best move). The level's
     own time limit is not used (CPython needs longer than the kernels);
-    ``node_limit``/``time_limit`` (seconds) bound the search instead. The
+    ``node_limit``/``time_limit`` (seconds)/``stop`` bound the search instead. The
     result's ``move`` is None only when the side to move has no legal move.
     Raises :class:`ValueError` for an unknown level.
     """
@@ -309,7 +317,7 @@ def play(board: Board, level: str | Level = "beginner", *, seed: int | None = No
     depth = min(lv.depth or MAX_DEPTH, MAX_DEPTH)
     choose = lv.multipv > 1 and lv.temperature_cp > 0
     lines, done, nodes = search_lines(board, depth, margin_cp=lv.margin_cp if choose else 0,
-                                      node_limit=node_limit, time_limit=time_limit, rules=rules)
+                                      node_limit=node_limit, time_limit=time_limit, rules=rules, stop=stop)
     elapsed = time.perf_counter() - t0
     if not lines:
         return SearchResult(None, None, 0, 0, nodes, elapsed, [])
