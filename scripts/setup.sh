@@ -19,4 +19,7 @@ else
     .venv/bin/python -m pip install -q -e .
 fi
 # compile the engine's Numba kernels now, so that the first game and 'xiangqi engine' start at full strength
-.venv/bin/xiangqi engine --warmup || true
+# (the test run compiles them once into its own cache before its workers start: tests/conftest.py)
+if [ "${1:-}" != "--test" ]; then
+    .venv/bin/xiangqi engine --warmup || true
+fi
