@@ -1,6 +1,7 @@
 """Build the master games file shipped in the package (``src/xiangqi/db/data/masters.pgn.xz``).
 
-    xiangqi db import ../shared/corpus/ccpd/CCPD-Dataset-original-big5.tar.gz --glob '*大師對局*' --db /tmp/m.db
+    xiangqi db import ../shared/corpus/ccpd/CCPD-Dataset-original-big5.tar.gz --glob '*大師對局*' \
+        --db /tmp/m.db
     xiangqi db import ../shared/corpus/wxf-masters/Hu_Ronghua_1391_UCI_games.pgn \
         ../shared/corpus/wxf-masters/Liu_Dahua_1125_UCI_games.pgn --db /tmp/m.db
     python tools/masters_pack.py /tmp/m.db src/xiangqi/db/data/masters.pgn.xz

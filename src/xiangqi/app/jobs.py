@@ -3,7 +3,8 @@
 A new install has an empty games database (the opening explorer and the database browser show
 nothing) and no endgame tables (endgame practice cannot start). Both are filled by work that takes a
 minute or more on a small machine; the page starts it as a :class:`Job`, which runs in one thread of
-its own and keeps a :meth:`Job.snapshot` the page polls (``GET /api/jobs/{name}``, :mod:`xiangqi.web.jobs_api`).
+its own and keeps a :meth:`Job.snapshot` the page polls (``GET /api/jobs/{name}``,
+:mod:`xiangqi.web.jobs_api`).
 
 The job is background work in the sense of :mod:`xiangqi.app.background`: at each progress step it
 waits while the game's computer or a hint searches (:meth:`ForegroundGate.wait_idle`), so a game
@@ -67,7 +68,8 @@ class Job:
     def snapshot(self) -> dict[str, Any]:
         """``{name, state, done, total, phase, info, error, result, started, seconds}`` (a copy):
         ``done``/``total`` the progress in the work's units (``total`` 0: not known yet), ``phase``
-        the work's word for its current step, ``info`` its counts, ``started`` the Unix time of the start, ``seconds``
+        the work's word for its current step, ``info`` its counts, ``started`` the Unix time of the
+        start, ``seconds``
         the run's length once it ended."""
         with self._lock:
             return dict(self._state)
@@ -124,7 +126,7 @@ class Job:
             end: dict[str, Any] = {"state": "cancelled"}
         except Exception as exc:  # noqa: BLE001 - the page shows what went wrong; the server goes on
             log.warning("background job %s failed: %s", self.name, exc, exc_info=True)
-            end = {"state": "failed", "error": f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)}
+            end = {"state": "failed", "error": str(exc) or type(exc).__name__}
         else:
             end = {"state": "done", "result": result}
         with self._lock:
