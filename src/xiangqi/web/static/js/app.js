@@ -1260,6 +1260,7 @@ async function start() {
   try {
     const cfg = await api("/api/online/config").catch(() => ({ public: false }));
     if (cfg && cfg.public) { await startOnline(cfg); return; }
+    talk.load(); // the named opponents of the new-game dialog (local server only)
     const [settings, levels, st] = await Promise.all([api("/api/settings"), api("/api/levels"), api("/api/game")]);
     Object.assign(ui.settings, settings || {});
     ui.levels = levels;
