@@ -51,13 +51,6 @@ export function createDatabase({ api, library, openGame }) {
   // no master games yet (a new install): the offer to import the shipped ones (setup.js)
   const setup = createJobPanel({ api, name: "masters", box: $("#db-setup"), onDone: () => search() });
 
-  async function offerMasters() {
-    try {
-      const s = await api("/api/jobs/masters");
-      if (s.master_games === 0 || s.state === "running" || s.state === "failed") await setup.show();
-      else if (!setup.state || setup.state.state !== "done") setup.hide();
-    } catch { setup.hide(); } // a public server: no setup from the page
-  }
 
   function showTab(name) {
     tab = name;
@@ -69,7 +62,7 @@ export function createDatabase({ api, library, openGame }) {
     $("#db-pane").hidden = name !== "db";
     $("#mine-pane").hidden = name !== "mine";
     if (name === "mine") library.refresh().catch(() => {});
-    else { search(); offerMasters(); }
+    else { search(); setup.offerMasters(); }
   }
 
   function params() {

@@ -61,13 +61,6 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
   // no master games yet (a new install): say so and offer the import of the shipped ones (setup.js)
   const setup = createJobPanel({ api, name: "masters", box: $("#ex-setup"), onDone: () => { lastKey = ""; update(); } });
 
-  async function offerMasters() {
-    try {
-      const s = await api("/api/jobs/masters");
-      if (s.master_games === 0 || s.state === "running" || s.state === "failed") await setup.show();
-      else if (!setup.state || setup.state.state !== "done") setup.hide();
-    } catch { setup.hide(); } // a public server: no setup from the page
-  }
 
   function toggle(on = !shown) {
     shown = on;
@@ -75,7 +68,7 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
     button.setAttribute("aria-pressed", on ? "true" : "false");
     document.body.classList.toggle("exploring", on);
     lastKey = "";
-    if (on) { update(); offerMasters(); }
+    if (on) { update(); setup.offerMasters(); }
   }
 
   /** The board changed: look the new position up (debounced; a stale answer is dropped). */

@@ -128,6 +128,15 @@ export function createJobPanel({ api, name, box, onDone }) {
       return s;
     },
     hide() { clearTimeout(timer); box.hidden = true; },
+    /** The master games job: shown while the database has none (or the job runs or failed), hidden
+     *  otherwise (a "done" message stays); hidden on a public server (no such route). */
+    async offerMasters() {
+      try {
+        const s = await api("/api/jobs/masters");
+        if (s.master_games === 0 || s.state === "running" || s.state === "failed") follow(s);
+        else if (!last || last.state !== "done") { clearTimeout(timer); box.hidden = true; }
+      } catch { clearTimeout(timer); box.hidden = true; }
+    },
     refresh() { if (last && !box.hidden) render(last); },
     get state() { return last; },
   };
