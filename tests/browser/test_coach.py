@@ -27,7 +27,34 @@ def coach_game(page, body: dict) -> None:
         f"document.body.dataset.gameId !== '{old}' && document.body.dataset.connected === '1'")
 
 
+def test_coach_warns_before_the_move_is_sent(quick_server, engine_ready, driver, page):
+    """Before: the warning came after the computer had replied. Now the move is shown to the coach
+    first (POST /api/coach/check): the warning is a question, and 换一步 sends nothing."""
+    driver.open(quick_server.url)
+    coach_game(page, {"red": "human", "black": "engine", "level": "beginner", "coach": True, "fen": HANGING})
+    driver.click_move("b0b6")
+    dlg = page.locator("#dlg-confirm")
+    expect(dlg).to_be_visible(timeout=60_000)
+    expect(page.locator("#confirm-title")).to_have_text("教练提醒")
+    expect(page.locator("#confirm-text")).to_have_text("这步丢车：对方 马3进2 吃车。还要走这步吗？")
+    page.click("#confirm-no")  # 换一步
+    expect(dlg).to_be_hidden()
+    st = driver.state()
+    assert st["fen"] == HANGING and st["moves"] == []  # nothing was sent: no reply either
+    assert page.get_attribute("body", "data-plies") == "0"
+    # the blunder again, played anyway: it is sent and the warning is not shown a second time
+    driver.click_move("b0b6")
+    expect(dlg).to_be_visible(timeout=60_000)
+    page.click("#confirm-yes")  # 仍然走
+    driver.wait_plies(2)
+    expect(page.locator("#coach-warning")).to_have_count(0)
+    assert driver.state()["coach"]["note"]["warn"] is True  # the word kept for the move (no second search)
+
+
 def test_coach_warns_of_the_hanging_rook_and_takes_it_back(quick_server, engine_ready, driver, page):
+    """When the coach cannot judge before the move (here its check route fails), the move goes as it
+    is and the warning comes after it, with the coach's takeback."""
+    page.route("**/api/coach/check", lambda route: route.fulfill(status=503, body="{}"))
     driver.open(quick_server.url)
     coach_game(page, {"red": "human", "black": "engine", "level": "beginner", "coach": True, "fen": HANGING})
     expect(page.locator("#coach-rated")).to_have_text("不是从标准开局开始，不计等级分")

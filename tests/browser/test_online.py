@@ -358,12 +358,15 @@ def test_claim_after_the_opponent_left(quick_grace_server, visitors):
     expect(a.locator("body")).to_have_attribute("data-ol-status", "finished")
     expect(a.locator("#ol-headline")).to_have_text("红胜")
 
-    # a two-second game against the computer: Red does not move and the server's flag falls
+    # a two-second game against the computer: the clocks stand until each side's first move (lichess's
+    # rule), then Red does not move again and the server's flag falls
     a.click("#ol-back-lobby")
     a.click(".ol-tc[data-tc='2s']")
     a.click(".ol-seg [data-color='red']")
     a.click(".ol-computer[data-level='beginner']")
     expect(a.locator("body")).to_have_attribute("data-ol-status", "playing")
+    expect(a.locator("#ol-bar-bottom .clock")).to_have_class("clock low")  # not running before Red's move
+    click_move(a, "h2e2")
     expect(a.locator("#ol-bar-bottom .clock")).to_have_class("clock low running")  # under 10 s: red
     expect(a.locator("body")).to_have_attribute("data-ol-status", "finished", timeout=20_000)
     expect(a.locator("#ol-headline")).to_have_text("黑胜")

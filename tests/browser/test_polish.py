@@ -58,7 +58,9 @@ def test_editor_and_endgame_show_only_their_own_texts(quick_server, driver, page
     expect(page.locator("#coach-panel")).to_be_hidden()
     page.click("#ed-exit")
     page.click("#btn-endgame")
-    expect(page.locator("#eg-status")).to_contain_text("No tablebases yet")
+    expect(page.locator("#eg-status")).to_contain_text("No endgame tables yet")
+    expect(page.locator("#eg-setup .job-command")).to_have_text(
+        "xiangqi tb generate --default --max-indices 1100000")
     expect(page.locator("#eg-new")).to_be_hidden()
     expect(page.locator("#eg-ending")).to_be_hidden()
     expect(page.locator("#eg-exit")).to_be_visible()

@@ -127,8 +127,10 @@ def test_server_decides_the_timeout(both_servers):
     gid = both_servers.game_between(a, b, tc="1s", rated=False)
     with a.ws(f"/ws/online/game/{gid}") as wa:
         wa.receive_json()
-        t0 = time.monotonic()  # before the move: Black's clock starts at the server's move time, later
-        a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+        a.post(f"/games/{gid}/move", json={"move": "h2e2"})  # each side's first move is not timed
+        b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+        a.post(f"/games/{gid}/move", json={"move": "h0g2"})
+        t0 = time.monotonic()  # after Red's second move: Black's clock runs from the server's move time
         st = state_where(wa, lambda s: s["result"] is not None)  # nobody sends anything: the server
         took = time.monotonic() - t0
     assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
@@ -136,7 +138,7 @@ def test_server_decides_the_timeout(both_servers):
     # no upper bound, the state comes from the server's own watchdog or never (state_where's wait)
     assert took > 0.95, took
     assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
-    late = b.post(f"/games/{gid}/move", json={"move": "h9g7"})
+    late = b.post(f"/games/{gid}/move", json={"move": "b9c7"})
     assert late.status_code == 409 and late.json()["code"] == "game_over"
     assert both_servers.online.db.game(gid)["termination"] == "timeout"
 
@@ -350,11 +352,13 @@ def test_lag_credit_is_capped(server):
     for _ in range(5):
         room.note_rtt(BLACK, 2.0)
     assert room.lag_credit(BLACK) == 0.3
+    a.post(f"/games/{gid}/move", json={"move": "h2e2"})  # the first moves are not timed (clock.py)
+    b.post(f"/games/{gid}/move", json={"move": "h9g7"})
     clock = room.session.clock
     before = clock.main_ms[RED]
     started = clock.started
     t_send = time.monotonic()
-    a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+    a.post(f"/games/{gid}/move", json={"move": "h0g2"})
     t_back = time.monotonic()
     charged = before - (clock.main_ms[RED] - 3000)  # the increment of 5+3 added back
     # the server's moment of the move lies between the send and the answer; 55 ms are credited

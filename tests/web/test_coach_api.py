@@ -166,3 +166,29 @@ def test_threat(client) -> None:
     assert client.get("/api/game").json()["coach"]["reason"] == "hint"
     assert client.post("/api/coach/takeback", json={"ply": "one"}).status_code == 422
     assert client.post("/api/coach/takeback", json={"ply": 0}).status_code == 422
+
+
+def test_coach_checks_a_move_before_it_is_sent(client) -> None:
+    """POST /api/coach/check: the word on a move before it is played (nothing is played), kept as the
+    move's note when that move then comes (no second search)."""
+    client.post("/api/coach/new", json={"level": "beginner", "coach": True, "fen": HANGING})
+    r = client.post("/api/coach/check", json={"move": "b0b6"})
+    assert r.status_code == 200, r.text
+    note = r.json()
+    assert note["warn"] is True and note["ply"] == 1 and note["text_zh"] == "这步丢车：对方 马3进2 吃车"
+    assert client.get("/api/game").json()["moves"] == []  # only asked: nothing played
+    safe = client.post("/api/coach/check", json={"move": "b0b2"}).json()
+    assert safe["warn"] is False
+    client.app_ref.state.hub.coach.prechecked = (client.get("/api/game").json()["id"], 1,
+                                                 {**note, "text_zh": "kept"})
+    client.post("/api/game/move", json={"move": "b0b6"})
+    st = client.get("/api/game").json()
+    assert st["coach"]["note"]["text_zh"] == "kept" and st["coach"]["checking"] is None
+    assert client.post("/api/coach/check", json={"move": "zz99"}).status_code == 400
+    run_idle(client)
+    client.post("/api/coach/new", json={"level": "beginner", "fen": HANGING})  # no coach mode
+    off = client.post("/api/coach/check", json={"move": "b0b6"})
+    assert off.status_code == 409 and "coach mode is off" in off.json()["detail"]
+    client.post("/api/coach/new", json={"level": "beginner", "coach": True, "fen": HANGING})
+    bad = client.post("/api/coach/check", json={"move": "b0c1"})  # a rook does not move diagonally
+    assert bad.status_code == 400

@@ -11,6 +11,13 @@ shows a countdown from the last state it received.
 - ``byoyomi`` (读秒): ``base_s`` of main time, then ``periods`` periods of
   ``byoyomi_s`` seconds; a move inside a period keeps it, an overrun period is
   used up, and the flag falls when none is left.
+
+First moves (online games): a clock made with ``free_first_moves=True`` does not run for a side
+until that side has made its first move, as on lichess: Red's clock starts after Red's first move
+(it runs for Black from then), Black's after Black's. Until then the side's time is not charged,
+no flag can fall and its increment is not added; :attr:`GameClock.free` holds the sides still
+waiting for their first move. (A game whose first moves never come is aborted by the players or
+when one of them starts another game, :mod:`xiangqi.web.online_rooms`.)
 """
 
 from __future__ import annotations
@@ -95,12 +102,14 @@ def _control_record(control: TimeControl) -> dict[str, Any]:
 class GameClock:
     """Both players' clocks under one :class:`TimeControl`."""
 
-    def __init__(self, control: TimeControl) -> None:
+    def __init__(self, control: TimeControl, *, free_first_moves: bool = False) -> None:
         self.control = control
         self.main_ms = {RED: int(control.base_s * 1000), BLACK: int(control.base_s * 1000)}
         self.periods_left = {RED: control.periods, BLACK: control.periods}
         self.running: Color | None = None
         self.started = 0.0
+        #: the sides whose first move is still to come and whose time is not counted yet (module doc)
+        self.free: set[Color] = {RED, BLACK} if free_first_moves and control.enabled else set()
 
     @staticmethod
     def _now(now: float | None) -> float:
@@ -120,6 +129,8 @@ class GameClock:
         self.running = None
 
     def _charge(self, color: Color, elapsed_s: float) -> None:
+        if color in self.free:  # its first move: not timed
+            return
         c = self.control
         ms = max(0, round(elapsed_s * 1000))
         if c.kind == "fischer":
@@ -140,9 +151,12 @@ class GameClock:
             return
         now = self._now(now)
         mover = self.running
-        self._charge(mover, now - self.started)
-        if self.control.kind == "fischer":
-            self.main_ms[mover] += int(self.control.increment_s * 1000)
+        if mover in self.free:
+            self.free.discard(mover)  # its first move is made: its clock counts from its next turn
+        else:
+            self._charge(mover, now - self.started)
+            if self.control.kind == "fischer":
+                self.main_ms[mover] += int(self.control.increment_s * 1000)
         self.running = not mover
         self.started = now
 
@@ -152,7 +166,8 @@ class GameClock:
         c = self.control
         if not c.enabled:
             return 0
-        elapsed = max(0, round((self._now(now) - self.started) * 1000)) if self.running == color else 0
+        counting = self.running == color and color not in self.free
+        elapsed = max(0, round((self._now(now) - self.started) * 1000)) if counting else 0
         if c.kind == "per_move":
             return max(0, int(c.per_move_s * 1000) - elapsed)
         if c.kind == "fischer":
@@ -170,7 +185,7 @@ class GameClock:
     def deadline(self, now: float | None = None) -> float | None:
         """Monotonic time at which the running side's flag falls, or None when no clock runs."""
         c = self.control
-        if self.running is None or not c.enabled:
+        if self.running is None or not c.enabled or self.running in self.free:
             return None
         color = self.running
         if c.kind == "per_move":
@@ -211,7 +226,7 @@ class GameClock:
         c = self.control
         periods = dict(self.periods_left)
         in_byo = {color: c.kind == "byoyomi" and self.main_ms[color] == 0 for color in (RED, BLACK)}
-        if c.kind == "byoyomi" and self.running is not None:
+        if c.kind == "byoyomi" and self.running is not None and self.running not in self.free:
             color = self.running
             elapsed = max(0, round((self._now(now) - self.started) * 1000))
             main = self.main_ms[color]
@@ -219,9 +234,11 @@ class GameClock:
                 in_byo[color] = True
                 used = (elapsed - main) // max(1, int(c.byoyomi_s * 1000))
                 periods[color] = max(0, periods[color] - int(used))
+        ticking = self.running is not None and self.running not in self.free
         return {
             "kind": c.kind, "describe_zh": c.describe_zh(),
-            "running": None if self.running is None else ("red" if self.running else "black"),
+            # a side before its first move: its clock is shown standing (it is not counted)
+            "running": None if not ticking else ("red" if self.running else "black"),
             "red_ms": self.left_ms(RED, now), "black_ms": self.left_ms(BLACK, now),
             "red_periods": periods[RED], "black_periods": periods[BLACK],
             "red_byoyomi": in_byo[RED], "black_byoyomi": in_byo[BLACK],
@@ -232,18 +249,24 @@ class GameClock:
         """Control and time left (the running side's time so far is charged) for the store."""
         main = dict(self.main_ms)
         periods = dict(self.periods_left)
-        if self.running is not None and self.control.kind in ("fischer", "byoyomi"):
+        if self.running is not None and self.running not in self.free and \
+                self.control.kind in ("fischer", "byoyomi"):
             saved = (self.main_ms.copy(), self.periods_left.copy())
             self._charge(self.running, self._now(now) - self.started)
             main, periods = dict(self.main_ms), dict(self.periods_left)
             self.main_ms, self.periods_left = saved
-        return {"control": _control_record(self.control), "red_ms": main[RED], "black_ms": main[BLACK],
-                "red_periods": periods[RED], "black_periods": periods[BLACK]}
+        rec = {"control": _control_record(self.control), "red_ms": main[RED], "black_ms": main[BLACK],
+               "red_periods": periods[RED], "black_periods": periods[BLACK]}
+        if self.free:
+            rec["free"] = sorted("red" if c else "black" for c in self.free)
+        return rec
 
     @classmethod
     def from_record(cls, rec: dict[str, Any]) -> GameClock:
-        """Rebuild from :meth:`to_record` (not running; the session starts it)."""
+        """Rebuild from :meth:`to_record` (not running; the session starts it); ``free``: the sides
+        still before their first move (absent in the records of timed-from-the-start clocks)."""
         clk = cls(TimeControl(**rec["control"]))
         clk.main_ms = {RED: int(rec["red_ms"]), BLACK: int(rec["black_ms"])}
         clk.periods_left = {RED: int(rec["red_periods"]), BLACK: int(rec["black_periods"])}
+        clk.free = {RED if c == "red" else BLACK for c in rec.get("free", ()) if c in ("red", "black")}
         return clk

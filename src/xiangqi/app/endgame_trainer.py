@@ -29,6 +29,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from xiangqi.core.board import Board, Move, square_name
 
 __all__ = ["EndgameTrainer", "EndgameError", "MIN_DTM", "SAMPLES", "ENDING_NAMES_ZH"]
@@ -85,6 +87,7 @@ class EndgameTrainer:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.sessions: collections.OrderedDict[str, _Session] = collections.OrderedDict()
+        self._winnable_cache: dict[tuple[str, int, int], bool] = {}  # (name, size, mtime) -> a Red win
 
     def move(self, sid: str, text: str) -> dict[str, Any]:
         """The player's move and the defence's answer: ``{"reply", "before", ...view}``, ``before`` the
@@ -105,8 +108,34 @@ class EndgameTrainer:
             return self._dtm_locked(sid)
 
     def endings(self) -> list[dict[str, str]]:
-        """The endings whose tables are present: ``[{"name", "zh"}]``."""
-        return [{"name": n, "zh": ending_name_zh(n)} for n in self.tb.available()]
+        """The endings whose tables are present and hold a position Red wins by mate: ``[{"name",
+        "zh"}]``. A table without one (炮对将 KCK: a lone cannon cannot mate; it is in the default set
+        as a sub-ending of the larger ones) would only fail at :meth:`random_position`."""
+        return [{"name": n, "zh": ending_name_zh(n)} for n in self.tb.available() if self._winnable(n)]
+
+    def _winnable(self, name: str) -> bool:
+        """True when the table's header counts a Red win (by mate) with Red to move; read from the header
+        alone, remembered per file (name, size, modification time). A damaged header: True (the
+        position search then says what is wrong)."""
+        import json
+
+        from xiangqi.engine.tablebase import table_path
+
+        path = table_path(self.tb.directory, name)
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        key = (name, st.st_size, st.st_mtime_ns)
+        cache = self._winnable_cache
+        if key not in cache:
+            try:
+                with np.load(path) as z:
+                    stats = json.loads(str(z["header"]))["stats"]["red"]
+                cache[key] = int(stats["wins"]) - int(stats.get("rule_wins", 0)) > 0
+            except (OSError, ValueError, KeyError, TypeError):
+                cache[key] = True
+        return cache[key]
 
     def random_position(self, ending: str) -> Board:
         """A random won position of ``ending`` with the stronger side (Red) to move (see the module doc).

@@ -16,8 +16,11 @@ by a hash of the game, the ply and the trigger):
   :data:`BLUNDER_CP` or more against its evaluation one move earlier: the player's move in between
   was worse than the computer expected (or refuted the computer's previous move);
 - ``sacrifice_player`` / ``sacrifice_self``: a move that leaves material worth
-  :data:`SACRIFICE_CP` or more to be won by a simple exchange (:func:`material_offered`) while the
-  computer's evaluation does not call it a blunder;
+  :data:`SACRIFICE_CP` or more to be won by a simple exchange (:func:`material_offered`) that the
+  search says is sound: the computer's evaluations one move apart are both known (and the game not
+  decided) and the mover's side lost at most :data:`SOUND_CP` by it despite the material;
+- ``greet`` variants of "again" or "first meeting" only when the stored games against this
+  opponent say so (:attr:`History.vs_games`), never a greeting the record below it contradicts;
 - ``rook_won`` / ``rook_lost``: a rook captured;
 - ``perpetual``: the player's next move would complete a cycle the rules forbid (the referee's
   :func:`~xiangqi.core.referee.forbidden_moves`), or the player has checked on each of its last
@@ -50,13 +53,17 @@ from xiangqi.core.board import BLACK, RED, ROOK, STARTING_FEN, Board, Move, Term
 log = logging.getLogger(__name__)
 
 __all__ = ["Opponent", "OPPONENTS", "get_opponent", "opponent_view", "History", "player_history",
-           "history_facts", "material_offered", "TalkService", "BLUNDER_CP", "SACRIFICE_CP", "BETTER_CP",
+           "history_facts", "material_offered", "TalkService", "BLUNDER_CP", "SACRIFICE_CP", "SOUND_CP",
+           "BETTER_CP",
            "WINNING_CP", "MAX_REMARKS", "OPENING_GAP"]
 
 #: A swing of the computer's evaluation between two of its moves that makes the move between a blunder.
 BLUNDER_CP = 250
 #: Material (centipawns) a move must leave to be won for it to be a sacrifice.
 SACRIFICE_CP = 200
+#: A move that offers material is a sacrifice only when the search says it is sound: the mover's
+#: evaluation (the computer's, one move apart) got worse by at most this much despite the material.
+SOUND_CP = 100
 #: Evaluation bands (the computer's view, centipawns): better, winning.
 BETTER_CP, WINNING_CP = 300, 900
 #: An evaluation beyond this before the swing means the game is decided: no blunder remark then.
@@ -87,6 +94,12 @@ class Opponent:
     margin_cp: int = 0
     hello_zh: tuple[str, ...] = ()
     hello_en: tuple[str, ...] = ()
+    #: greetings only for a player met before ("again"), and only for one never met ("nice to meet
+    #: you"): which applies comes from the stored games against this opponent (History.vs_games)
+    again_zh: tuple[str, ...] = ()
+    again_en: tuple[str, ...] = ()
+    first_zh: tuple[str, ...] = ()
+    first_en: tuple[str, ...] = ()
     win_zh: str = ""
     win_en: str = ""
     lose_zh: str = ""
@@ -104,8 +117,9 @@ OPPONENTS: dict[str, Opponent] = {o.key: o for o in (
              "村口大树下的棋迷，开局就架当头炮，见将就将。",
              "A regular under the village tree: central cannon first, a check whenever he can.",
              "福", pitch=1.2, rate=1.05,
-             hello_zh=("来来来，杀一盘！", "又来啦？摆上摆上！"),
-             hello_en=("Come on, let's have a game!", "Back again? Set them up!"),
+             hello_zh=("来来来，杀一盘！", "摆上摆上，杀一盘！"),
+             hello_en=("Come on, let's have a game!", "Set them up, let's play!"),
+             again_zh=("又来啦？摆上摆上！",), again_en=("Back again? Set them up!",),
              win_zh="哈哈，当头炮就是厉害！", win_en="Ha! Nothing beats the central cannon!",
              lose_zh="输了输了，下回再来！", lose_en="I lost. Again next time!"),
     Opponent("zhou", "周老伯", "Uncle Zhou", "intermediate", "solid",
@@ -120,8 +134,9 @@ OPPONENTS: dict[str, Opponent] = {o.key: o for o in (
              "棋社里的大学生，喜欢出子抢位，不爱兑子。",
              "A student at the chess club: develops fast, wants space, avoids trades.",
              "燕", pitch=1.35, rate=1.1,
-             hello_zh=("你好呀，今天下快一点？", "请多指教！"),
-             hello_en=("Hi! Shall we play a quick one?", "Nice to meet you, go easy on me!"),
+             hello_zh=("你好呀，今天下快一点？",), hello_en=("Hi! Shall we play a quick one?",),
+             first_zh=("请多指教！",), first_en=("Nice to meet you, go easy on me!",),
+             again_zh=("又见面啦，这次我可不会让你。",), again_en=("We meet again! No mercy this time.",),
              win_zh="子力活了，棋就好下了。", win_en="Active pieces make the game easy.",
              lose_zh="我得回去复盘了。", lose_en="I need to go over this game."),
     Opponent("tie", "铁将军", "Iron General", "advanced", "attacking",
@@ -173,14 +188,16 @@ class History:
     ``colours``: the player's colour in each game (True = Red); ``results``: the player's score in each
     finished one (1, ½, 0; ``None`` for an unfinished game); ``vs``: ``(wins, draws, losses)`` against
     the opponent asked about and ``vs_last`` the player's score in the last finished game against it
-    (None: none); ``openings_red``: the ECCO opening name (the part before its "：") of each game the
-    player had Red, when known."""
+    (None: none); ``vs_games``: every stored game against that opponent, finished or not (a greeting
+    of "again" needs one, "our first game" needs none); ``openings_red``: the ECCO opening name (the
+    part before its "：") of each game the player had Red, when known."""
 
     colours: list[bool] = dataclasses.field(default_factory=list)
     results: list[float | None] = dataclasses.field(default_factory=list)
     vs: tuple[int, int, int] = (0, 0, 0)
     vs_last: float | None = None
     openings_red: list[str] = dataclasses.field(default_factory=list)
+    vs_games: int = 0
 
 
 _TAG = re.compile(r'^\[(\w+) "([^"]*)"\]', re.M)
@@ -216,6 +233,8 @@ def player_history(store: Any, opponent: str | None, *, exclude: str | None = No
         h.colours.append(red)
         h.results.append(score)
         extras = rec.get("extras") if isinstance(rec.get("extras"), dict) else {}
+        if opponent is not None and extras.get("opponent") == opponent:
+            h.vs_games += 1
         if opponent is not None and extras.get("opponent") == opponent and score is not None:
             if h.vs_last is None:
                 h.vs_last = score
@@ -279,8 +298,11 @@ def history_facts(h: History, colour: bool, opponent: Opponent | None) -> list[t
     if opponent is not None:
         w, d, lo = h.vs
         total = w + d + lo
-        if total == 0:
+        if total == 0 and h.vs_games == 0:
             out.append(("我们是第一次交手吧？", "This is our first game, isn't it?"))
+        elif total == 0:  # met before, but no game was played to its end
+            out.append(("上次那盘没下完，这次下完它。",
+                        "Our last game was never finished; let's finish this one."))
         else:
             last_zh, last_en = {
                 1.0: ("上次你赢了我，这次可没那么容易。", "You beat me last time; not so easy today."),
@@ -634,7 +656,11 @@ class TalkService:
             self._phrase(session, t, "blunder_player", **fields)
         elif swing is not None and swing <= -BLUNDER_CP and p >= 3:
             self._phrase(session, t, "blunder_self", **fields)
-        elif p >= 2 and (swing is None or swing < BLUNDER_CP // 2):
+        elif p >= 2 and swing is not None and swing <= SOUND_CP:
+            # a sacrifice is material given that the search says is sound: the computer's view
+            # (known before and after) did not rise by more than SOUND_CP; without both views, or in
+            # a decided game, nothing is said (a plain blunder was praised as a sacrifice when the
+            # view before was missing)
             board = session.board.copy()
             board.pop()
             last = board.pop()  # the player's move, in the position before it
@@ -644,7 +670,8 @@ class TalkService:
         b = session.board.copy()
         mine = b.pop()
         offered = material_offered(b, mine)
-        if offered >= SACRIFICE_CP and now >= -100:
+        own_before = before if before is not None and abs(before) < DECIDED_CP else None
+        if offered >= SACRIFICE_CP and own_before is not None and now >= own_before - SOUND_CP:
             code = abs(b.squares[mine.from_square])
             self._phrase(session, t, "sacrifice_self", piece=PIECE_ZH[code], piece_en=PIECE_EN[code],
                          mine=moves[-1].chinese, mine_en=moves[-1].wxf or moves[-1].iccs)
@@ -676,16 +703,25 @@ class TalkService:
     # -- the moments ------------------------------------------------------------
 
     def _greet(self, session: Any, t: dict[str, Any], op: Opponent, colour: bool) -> None:
-        seed = f"{session.id}:greet"
-        i = _variant(op.hello_zh, seed)
-        lv_zh, lv_en = _level_names(op.level)
-        st = STYLES[op.style]
-        self._say(session, t, "greet", f"我是{op.name_zh}（{lv_zh}，{st.name_zh}）。{op.hello_zh[i]}",
-                  f"I am {op.name_en} ({lv_en}, {st.name_en.lower()}). {op.hello_en[i]}")
+        """The greeting and the record: a greeting of "again" only for a player with stored games
+        against ``op``, one of "first meeting" only for a player without (the record is read first;
+        a record that cannot be read allows only the greetings that fit either)."""
         try:
-            hist = player_history(self.store, op.key, exclude=session.id)
+            hist: History | None = player_history(self.store, op.key, exclude=session.id)
         except Exception:  # noqa: BLE001 - a library that cannot be read leaves only the history out
             log.exception("could not read the player's history")
+            hist = None
+        zh_opts, en_opts = list(op.hello_zh), list(op.hello_en)
+        if hist is not None:
+            met = hist.vs_games > 0
+            zh_opts += op.again_zh if met else op.first_zh
+            en_opts += op.again_en if met else op.first_en
+        i = _variant(tuple(zh_opts), f"{session.id}:greet")
+        lv_zh, lv_en = _level_names(op.level)
+        st = STYLES[op.style]
+        self._say(session, t, "greet", f"我是{op.name_zh}（{lv_zh}，{st.name_zh}）。{zh_opts[i]}",
+                  f"I am {op.name_en} ({lv_en}, {st.name_en.lower()}). {en_opts[i]}")
+        if hist is None:
             return
         facts = history_facts(hist, colour, op)
         if facts:

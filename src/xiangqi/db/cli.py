@@ -65,8 +65,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Import every game of the given files (PGN, XQF, DhtmlXQ/UBB; folders "
                                     "recursively; .tar/.tar.gz archives read member by member). Identical "
                                     "games are stored once; bad files and games are reported and skipped; "
-                                    "safe to re-run.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="record file, folder or archive")
+                                    "safe to re-run. --masters imports the master games shipped with "
+                                    "the package (28,225 games; CCPD, CC BY 4.0, and WXF).")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="record file, folder or archive")
+    p.add_argument("--masters", action="store_true",
+                   help="also import the master games shipped with the package (credit: db/data/NOTICE.md)")
     p.add_argument("--db", default=None, help=db_help)
     p.add_argument("--collection", default="master",
                    help="collection name stored with the games (default: master)")
@@ -76,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write every problem (file, game, reason) to FILE instead of stderr")
     p.add_argument("-j", "--jobs", type=int, default=1,
                    help="read games in N worker processes (default 1; one process writes the database)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=db_command(cmd_db_import))
 
     p = dsub.add_parser("search", help="search games by headers, by position or by similar position",
@@ -142,6 +145,13 @@ def cmd_db_import(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not os.path.lexists(p)]
     if missing:
         raise XiangqiError("no such file or folder: " + ", ".join(repr(p) for p in missing))
+    paths = list(args.paths)
+    if args.masters:
+        from xiangqi.db.masters import masters_path
+
+        paths.append(str(masters_path()))
+    if not paths:
+        raise XiangqiError("name record files, folders or archives to import, or give --masters")
     engine = open_db(args, create=True)
     out = open(args.problems, "w", encoding="utf-8") if args.problems else None  # noqa: SIM115
     try:
@@ -151,8 +161,9 @@ def cmd_db_import(args: argparse.Namespace) -> int:
             else:
                 sys.stderr.write(f"\r{problem}\n")
 
-        report = import_paths(engine, args.paths, collection=args.collection, glob=args.glob, jobs=args.jobs,
-                              progress=not args.quiet and sys.stderr.isatty(), on_problem=tell)
+        with import_bar(enabled=not args.quiet and sys.stderr.isatty()) as bar:
+            report = import_paths(engine, paths, collection=args.collection, glob=args.glob, jobs=args.jobs,
+                                  progress=bar.update if bar is not None else False, on_problem=tell)
     finally:
         if out is not None:
             out.close()
@@ -162,6 +173,55 @@ def cmd_db_import(args: argparse.Namespace) -> int:
         print(f"{len(report.problems) - warnings} problems skipped, {warnings} warnings"
               + (f" (listed in {args.problems})" if args.problems else ""))
     return 0
+
+
+class _ImportBar:
+    """A rich progress bar of an import: bytes of input read (with the games counted so far), then the
+    explorer's counts being rebuilt."""
+
+    def __init__(self, progress) -> None:
+        self.progress = progress
+        self.task = progress.add_task("reading games", total=None, games="")
+        self.phase = "read"
+
+    def update(self, state) -> None:
+        """The :func:`xiangqi.db.importer.import_paths` progress callback (an ``ImportProgress``)."""
+        r = state.report
+        games = f"{r.games:,} games, {r.added:,} added, {r.duplicates:,} dup, {r.skipped} skipped"
+        if state.phase == "read":
+            self.progress.update(self.task, completed=state.done, total=state.total or None, games=games)
+        elif state.phase == "counts":
+            self.progress.update(self.task, completed=state.total, description="explorer counts", games=games)
+        else:
+            self.progress.update(self.task, completed=state.total, description="done", games=games)
+
+
+def import_bar(enabled: bool):
+    """A context manager giving an object whose ``update`` is an import's progress callback, drawing a
+    rich progress bar on stderr (None when not ``enabled``: no terminal, or ``--quiet``)."""
+    import contextlib
+
+    if not enabled:
+        return contextlib.nullcontext(None)
+
+    @contextlib.contextmanager
+    def bar():
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                   TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[games]}"))
+        with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
+            yield _ImportBar(progress)
+
+    return bar()
 
 
 def _width(text: str) -> int:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import contextlib
 import dataclasses
 import fnmatch
 import functools
@@ -65,7 +66,8 @@ from xiangqi.db.fastimport import ICCS_MOVES, WIDTH, fast_row
 from xiangqi.db.names import search_key
 from xiangqi.db.schema import boards, games, positions
 
-__all__ = ["CHUNK", "Problem", "ImportReport", "import_paths", "iter_sources", "game_row", "content_hash"]
+__all__ = ["CHUNK", "Problem", "ImportReport", "ImportProgress", "import_paths", "iter_sources",
+           "input_bytes", "game_row", "content_hash"]
 
 #: Games per transaction (5,000: on the whole corpus 18 CPU s of writing instead of 24 with 1,000, each
 #: chunk touching most pages of the index B-trees; a crash loses at most one chunk, and a re-run goes on).
@@ -127,8 +129,56 @@ def _is_archive(name: str) -> bool:
     return name.lower().endswith(_ARCHIVE_EXTS)
 
 
+#: A single compressed record file (``games.pgn.xz``): its suffix -> the module that opens it.
+_COMPRESSED = {".gz": "gzip", ".xz": "lzma", ".bz2": "bz2"}
+
+
+def _compression(name: str) -> str | None:
+    """The module name (gzip, lzma, bz2) when ``name`` is a compressed record file (not an archive)."""
+    low = name.lower()
+    if _is_archive(low):
+        return None
+    for ext, module in _COMPRESSED.items():
+        if low.endswith(ext) and Path(low[: -len(ext)]).suffix in _RECORD_EXTS:
+            return module
+    return None
+
+
+def _wanted_file(path: Path, explicit: bool, glob: str | None) -> bool:
+    """Whether :func:`iter_sources` reads ``path`` (met in a folder unless ``explicit``)."""
+    name = os.fspath(path)
+    if explicit or _is_archive(name):
+        return True
+    if path.suffix.lower() not in _RECORD_EXTS and _compression(name) is None:
+        return False
+    return glob is None or fnmatch.fnmatch(name, glob)
+
+
+def input_bytes(paths: Iterable[str | os.PathLike[str]], *, glob: str | None = None) -> int:
+    """Bytes on disk of the files :func:`iter_sources` would read under ``paths`` (archives and
+    compressed files counted as stored): the total of an import's progress. Unreadable paths count 0."""
+    total = 0
+
+    def size(path: Path) -> int:
+        try:
+            return path.stat().st_size
+        except OSError:
+            return 0
+
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                total += sum(size(Path(root) / f) for f in files if _wanted_file(Path(root) / f, False, glob))
+        elif path.exists():
+            total += size(path)
+    return total
+
+
 def iter_sources(paths: Iterable[str | os.PathLike[str]], *, glob: str | None = None,
-                 problems: list[Problem] | None = None) -> Iterator[tuple[str, bytes]]:
+                 problems: list[Problem] | None = None,
+                 on_read: Callable[[int], None] | None = None) -> Iterator[tuple[str, bytes]]:
     """Yield ``(name, bytes)`` of every record file under ``paths``.
 
     Folders are walked recursively in name order, keeping files with a record extension
@@ -136,9 +186,14 @@ def iter_sources(paths: Iterable[str | os.PathLike[str]], *, glob: str | None = 
     ``.tgz``, ``.tar.bz2``, ``.tar.xz``) are read member by member, keeping members with a record
     extension, named ``archive::member``. A file named on the command line is read whatever its
     extension. ``glob`` keeps only names (archive members, or paths) matching it (fnmatch, e.g.
-    ``*大師對局*``). Unreadable paths are appended to ``problems`` and skipped.
+    ``*大師對局*``). A compressed record file (``.pgn.gz``, ``.pgn.xz``, ``.pgn.bz2``, any record
+    extension) is read decompressed, under its own name. Unreadable paths are appended to ``problems``
+    and skipped. ``on_read(n)``, when given, is told each time ``n`` more bytes of the files on disk have
+    been read (compressed bytes for archives; the sum over the run is :func:`input_bytes`), before the
+    sources they hold are yielded: an import's progress.
     """
     problems = problems if problems is not None else []
+    read = on_read or (lambda _n: None)
 
     def wanted(name: str) -> bool:
         return glob is None or fnmatch.fnmatch(name, glob)
@@ -148,19 +203,48 @@ def iter_sources(paths: Iterable[str | os.PathLike[str]], *, glob: str | None = 
         if _is_archive(name):
             yield from from_archive(path)
             return
-        if not explicit and (path.suffix.lower() not in _RECORD_EXTS or not wanted(name)):
+        if not _wanted_file(path, explicit, glob):
             return
         try:
-            yield name, path.read_bytes()
+            raw = path.read_bytes()
         except OSError as exc:
             problems.append(Problem(name, None, f"cannot read: {exc.strerror or exc}"))
+            return
+        read(len(raw))
+        module = _compression(name)
+        if module is not None:
+            import importlib
+            import lzma
+
+            try:
+                raw = importlib.import_module(module).decompress(raw)
+            except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:  # gzip.BadGzipFile, bz2's OSError
+                problems.append(Problem(name, None, f"cannot decompress ({module}): {exc}"))
+                return
+        yield name, raw
 
     def from_archive(path: Path) -> Iterator[tuple[str, bytes]]:
         name = os.fspath(path)
+        told = 0  # bytes of the archive reported to on_read
+
+        def tell_read(n: int) -> None:
+            nonlocal told
+            told += n
+            read(n)
+
+        try:
+            yield from members(path, name, tell_read)
+        finally:
+            with contextlib.suppress(OSError):
+                rest = path.stat().st_size - told
+                if rest > 0:
+                    read(rest)
+
+    def members(path: Path, name: str, tell_read: Callable[[int], None]) -> Iterator[tuple[str, bytes]]:
         done = 0  # members yielded by the fast reader, when it hands over to tarfile
         if name.lower().endswith((".tar", ".tar.gz", ".tgz")):
             try:
-                for member_name, data in _plain_tar_members(path):
+                for member_name, data in _plain_tar_members(path, tell_read):
                     if Path(member_name).suffix.lower() not in _RECORD_EXTS or not wanted(member_name):
                         continue
                     done += 1
@@ -209,7 +293,8 @@ _TAR_OTHER = (b"1", b"2", b"3", b"4", b"5", b"6")  # links, devices, folders, FI
 _TAR_READ = 1 << 20
 
 
-def _plain_tar_members(path: Path) -> Iterator[tuple[str, bytes]]:
+def _plain_tar_members(path: Path,
+                       on_read: Callable[[int], None] | None = None) -> Iterator[tuple[str, bytes]]:
     """``(name, bytes)`` of the regular files of a plain ``.tar`` or gzip-compressed tar, in order.
 
     The same members as :mod:`tarfile` gives (names decoded as UTF-8 with ``surrogateescape``, the POSIX
@@ -219,8 +304,11 @@ def _plain_tar_members(path: Path) -> Iterator[tuple[str, bytes]]:
     links. Anything else (pax or GNU long-name headers, sparse files, a bad checksum, a cut archive)
     raises :class:`_NotPlainTar`, and the caller goes on with :mod:`tarfile` from where this stopped
     (it skips the members already given), so what is read never differs from :mod:`tarfile`'s answer.
+    ``on_read(n)`` is told of each ``n`` bytes read from the file.
     """
     import zlib
+
+    read = on_read or (lambda _n: None)
 
     with open(path, "rb") as fh:
         head = fh.read(2)
@@ -233,6 +321,7 @@ def _plain_tar_members(path: Path) -> Iterator[tuple[str, bytes]]:
             nonlocal eof
             while len(buf) < n and not eof:
                 raw = fh.read(_TAR_READ)
+                read(len(raw))
                 if not raw:
                     eof = True
                     if inflate is not None:
@@ -758,50 +847,98 @@ def _pg_copy(conn, pos: _Rows, board_rows: _Rows) -> None:
         cur.close()
 
 
-class _Progress:
-    """A one-line progress report on stderr, redrawn at most twice a second."""
+@dataclasses.dataclass(frozen=True)
+class ImportProgress:
+    """Where an import is, as told to the ``progress`` callback of :func:`import_paths`.
 
-    def __init__(self, report: ImportReport, enabled: bool) -> None:
+    ``phase``: ``"read"`` (reading, checking and writing games; ``done`` of ``total`` bytes of the input
+    files on disk, :func:`input_bytes`, ``total`` 0 when nothing is to be read), ``"counts"`` (the
+    explorer's counts of common positions are being rebuilt, :func:`xiangqi.db.aggregate.rebuild`, a
+    few seconds on the master games) or ``"done"``. ``report``: the counts so far (the live
+    :class:`ImportReport`; read it in the callback, do not keep it)."""
+
+    phase: str
+    done: int
+    total: int
+    report: ImportReport
+
+    @property
+    def fraction(self) -> float:
+        """``done / total`` in 0..1 (1 once the reading is over or when there is nothing to read)."""
+        if self.phase != "read" or self.total <= 0:
+            return 1.0
+        return min(1.0, self.done / self.total)
+
+
+class _Progress:
+    """The progress of one import: tells ``callback`` (an :class:`ImportProgress`) at most ten times a
+    second while reading, and at every change of phase; ``True`` draws a one-line report on stderr."""
+
+    def __init__(self, report: ImportReport, callback: bool | Callable[[ImportProgress], None] | None,
+                 total: int) -> None:
         self.report = report
-        self.enabled = enabled
+        self.total = total
+        self.done = 0.0
+        self.phase = "read"
         self.t0 = time.perf_counter()
         self.last = 0.0
+        self.line = callback is True
+        self.callback = callback if callable(callback) else None
+        self.enabled = self.line or self.callback is not None
 
-    def update(self, force: bool = False) -> None:
+    def advance(self, nbytes: float) -> None:
+        self.done += nbytes
+
+    def update(self, force: bool = False, phase: str | None = None) -> None:
         if not self.enabled:
             return
+        if phase is not None and phase != self.phase:
+            self.phase = phase
+            force = True
         now = time.perf_counter()
-        if not force and now - self.last < 0.5:
+        if not force and now - self.last < 0.1:
             return
         self.last = now
-        r = self.report
-        rate = r.games / (now - self.t0) if now > self.t0 else 0.0
-        sys.stderr.write(f"\r{r.files} files  {r.games} games  {r.added} added  {r.duplicates} dup  "
-                         f"{r.skipped} skipped  {rate:.0f} games/s ")
-        sys.stderr.flush()
+        if self.callback is not None:
+            done = self.total if self.phase != "read" else min(int(self.done), self.total)
+            self.callback(ImportProgress(self.phase, done, self.total, self.report))
+        if self.line:
+            r = self.report
+            rate = r.games / (now - self.t0) if now > self.t0 else 0.0
+            pct = f"{100 * self.done / self.total:3.0f} %  " if self.total and self.phase == "read" else ""
+            what = "  counting the explorer's positions…" if self.phase == "counts" else ""
+            sys.stderr.write(f"\r{pct}{r.files} files  {r.games} games  {r.added} added  {r.duplicates} dup  "
+                             f"{r.skipped} skipped  {rate:.0f} games/s{what} ")
+            sys.stderr.flush()
 
-    def done(self) -> None:
-        if self.enabled:
-            self.update(force=True)
+    def done_(self) -> None:
+        self.update(phase="done")
+        if self.line:
             sys.stderr.write("\n")
 
 
 def import_paths(engine: Engine, paths: Iterable[str | os.PathLike[str]], *, collection: str = "master",
-                 glob: str | None = None, progress: bool = False, jobs: int = 1,
-                 on_problem: Callable[[Problem], None] | None = None) -> ImportReport:
+                 glob: str | None = None, progress: bool | Callable[[ImportProgress], None] = False,
+                 jobs: int = 1, on_problem: Callable[[Problem], None] | None = None) -> ImportReport:
     """Import every game under ``paths`` (files, folders, archives: :func:`iter_sources`) into ``engine``.
 
     The engine must be at the head schema (:func:`xiangqi.db.database.connect` does that). Games get
-    ``collection`` as their collection name. ``progress`` draws a progress line on stderr;
-    ``on_problem`` is called with each :class:`Problem` as it is found (they are also in the report).
+    ``collection`` as their collection name. ``progress``: True draws a progress line on stderr; a
+    callable is called with an :class:`ImportProgress` (from this thread) at most ten times a second
+    while reading and once per phase (``read``, ``counts``, ``done``); it may block (a background
+    import waits there while the game's engine searches) or raise to stop the import (what was
+    committed stays, a re-run goes on). ``on_problem`` is called with each :class:`Problem` as it is
+    found (they are also in the report).
     ``jobs`` > 1 reads the games in that many worker processes (the database is written by this one);
     the result is the same as with one. Never raises for bad input; database errors (disk full,
     locked) propagate after the chunks already written are committed, so a re-run continues.
     """
+    paths = list(paths)
     report = ImportReport()
     t0 = time.perf_counter()
     writer = _Writer(engine, report)
-    bar = _Progress(report, progress)
+    bar = _Progress(report, progress, input_bytes(paths, glob=glob) if progress else 0)
+    unread = 0  # bytes read from disk not yet credited to the games parsed from them
     seen: set[bytes] = set()
     problems: list[Problem] = []
     told = 0
@@ -815,7 +952,8 @@ def import_paths(engine: Engine, paths: Iterable[str | os.PathLike[str]], *, col
             if on_problem is not None:
                 on_problem(p)
 
-    def take(results: list[list[tuple]]) -> None:
+    def take(results: list[list[tuple]], weight: float) -> None:
+        bar.advance(weight)
         for items in results:
             for kind, item in items:
                 if kind == "row":
@@ -837,48 +975,64 @@ def import_paths(engine: Engine, paths: Iterable[str | os.PathLike[str]], *, col
 
         pool = ProcessPoolExecutor(max_workers=jobs)
     batch: list[tuple[str, int | None, str | bytes, bool]] = []
+    weight = 0.0  # input bytes the games of ``batch`` stand for
+
+    def on_read(n: int) -> None:
+        nonlocal unread
+        unread += n
+
     try:
         def submit() -> None:
-            nonlocal batch
+            nonlocal batch, weight
             if not batch:
                 return
             if pool is None:
-                take(_parse_batch(batch, collection))
+                take(_parse_batch(batch, collection), weight)
             else:
-                pending.append(pool.submit(_parse_batch, batch, collection))
+                pending.append((pool.submit(_parse_batch, batch, collection), weight))
                 while len(pending) > 2 * jobs:
-                    take(pending.popleft().result())
-            batch = []
+                    future, w = pending.popleft()
+                    take(future.result(), w)
+            batch, weight = [], 0.0
 
-        for name, data in iter_sources(paths, glob=glob, problems=problems):
+        for name, data in iter_sources(paths, glob=glob, problems=problems, on_read=on_read):
             report.files += 1
-            for index, unit, whole in _split_file(name, data, seen, problems):
+            units = list(_split_file(name, data, seen, problems))
+            share, unread = (unread / len(units) if units else 0.0), (0 if units else unread)
+            for index, unit, whole in units:
                 if unit is None:
                     report.games += 1
                     report.duplicates += 1
+                    bar.advance(share)
                     continue
                 batch.append((name, index, unit, whole))
+                weight += share
                 if len(batch) >= _BATCH:
                     submit()
             tell()
+            bar.update()
         submit()
         while pending:
-            take(pending.popleft().result())
+            future, w = pending.popleft()
+            take(future.result(), w)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     tell()
     writer.flush()
+    bar.advance(unread)
+    bar.update(force=True)
     if collection != "mine":  # the explorer's counts of common positions (xiangqi.db.aggregate)
         from xiangqi.db import aggregate
 
         with engine.connect() as conn:
             stale = report.added > 0 or not aggregate.valid(conn)
         if stale:
+            bar.update(phase="counts")
             aggregate.rebuild(engine)
     with engine.begin() as conn:
         if engine.dialect.name == "sqlite":
             conn.execute(text("PRAGMA optimize"))
     report.seconds = time.perf_counter() - t0
-    bar.done()
+    bar.done_()
     return report

@@ -14,6 +14,12 @@ game's state forbids, 422 a malformed body):
 - ``POST /api/coach/takeback`` ``{ply}`` — take back the move the coach warned of (ply ``ply``, the
   player's last move) and the computer's reply; counted as ``coach_takebacks``, not as 悔棋. 409 when
   there is no such warning or the game moved on.
+- ``POST /api/coach/check`` ``{move}`` — the coach's word on a move *before* it is sent
+  (:func:`xiangqi.app.coach.advise` on the board now; the answer is the note, ``warn`` true for a
+  mistake or blunder): the page asks first in coach mode and, on a warning, lets the player take
+  the move back before the computer replies, or play it anyway. The word is kept and becomes the
+  move's note when that move is then played (no second search). 409 when the game is over, it is
+  not the player's turn or coach mode is off; 400 for an illegal move.
 - ``POST /api/coach/threat`` — what the opponent threatens now (:func:`xiangqi.app.coach.threat`);
   asking is help taken: the game becomes unrated.
 
@@ -60,6 +66,12 @@ class CoachNewGameRequest(StrictModel):
     clock: ClockRequest | None = None
 
 
+class CheckRequest(StrictModel):
+    """Body of ``POST /api/coach/check``: the move (ICCS) the player is about to play."""
+
+    move: str = Field(min_length=4, max_length=5)
+
+
 class TakebackRequest(StrictModel):
     """Body of ``POST /api/coach/takeback``: the ply (1-based) of the move the coach warned of."""
 
@@ -82,6 +94,8 @@ class CoachService:
         #: The coach's last word: ``(game id, ply, note)``; the ply being judged: ``(game id, ply)``.
         self.note: tuple[str, int, dict[str, Any]] | None = None
         self.checking: tuple[str, int] | None = None
+        #: The word given before a move was sent (``POST /api/coach/check``): ``(game id, ply, note)``.
+        self.prechecked: tuple[str, int, dict[str, Any]] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- hooks the hub calls ------------------------------------------------------
@@ -142,6 +156,12 @@ class CoachService:
         if board.turn != color:
             return
         ply = len(session.moves)
+        pre = self.prechecked
+        if pre is not None and pre[:2] == (session.id, ply) and pre[2]["move"] == last.iccs():
+            self.note = pre  # judged before it was sent (check): the same word, no second search
+            self.prechecked = None
+            self.revision += 1
+            return
         self.checking = (session.id, ply)
         self.revision += 1
         task = asyncio.get_running_loop().create_task(self._judge(session.id, ply, board, last.iccs()))
@@ -172,6 +192,32 @@ class CoachService:
         self.note = None
         self.revision += 1
         return await self.hub.undo(coach=True, to_ply=ply - 1)
+
+    async def check(self, move: str) -> dict[str, Any]:
+        """The coach's word on ``move`` (ICCS) in the position now, before it is played
+        (``POST /api/coach/check``): the :func:`xiangqi.app.coach.advise` note plus ``ply`` (the ply
+        the move would be). Raises SessionError (409) outside coach mode, after the game, or when it
+        is not the player's turn (409); a malformed or illegal move is a 400."""
+        from xiangqi.app.coach import human_color
+        from xiangqi.app.session import GameOverError, NotYourTurnError
+        from xiangqi.core.board import Move
+        from xiangqi.web.hub import _in_thread
+
+        hub = self.hub
+        async with hub._lock:
+            s = hub.session
+            if not s.extras.get("coach") or human_color(s) is None:
+                raise HTTPException(409, "coach mode is off in this game")
+            if s.is_over:
+                raise GameOverError("the game is over")
+            if s.engine_to_move() or s.board.turn != human_color(s):
+                raise NotYourTurnError("it is the computer's turn")
+            board = s.board.copy()
+            game_id, ply = s.id, len(s.moves) + 1
+        board.copy().push(Move.from_iccs(move))  # a bad or illegal move: its error, a 400 naming it
+        note = await asyncio.wait_for(_in_thread(coach.advise, board, move), COACH_TIMEOUT_S)
+        self.prechecked = (game_id, ply, note)
+        return {**note, "ply": ply}
 
     async def threat(self) -> dict[str, Any]:
         """The opponent's threat in the current position (``POST /api/coach/threat``)."""
@@ -245,7 +291,11 @@ def create_router(hub: Any) -> APIRouter:
     async def coach_threat() -> dict[str, Any]:
         return await service.threat()
 
-    del get_profile, coach_new, coach_takeback, coach_threat
+    @router.post("/api/coach/check")
+    async def coach_check(req: CheckRequest) -> dict[str, Any]:
+        return await service.check(req.move)
+
+    del get_profile, coach_new, coach_takeback, coach_threat, coach_check
     return router
 
 

@@ -1983,12 +1983,17 @@ class OnlineService:
         gid = uuid.uuid4().hex
         headers = {"Event": "pyxiangqi online", "Site": "pyxiangqi", "Red": red.name, "Black": black.name,
                    "TimeControl": preset.key}
+        for ident in (red, black):  # one player, one game: an unplayed game of theirs ends here
+            await self._abort_unplayed(ident)
         session = GameSession(red="engine" if red.kind == "engine" else "human",
                               black="engine" if black.kind == "engine" else "human", level=level,
                               fen=STARTING_FEN, game_id=gid, headers=headers, time_control=preset.control)
+        # each side's clock starts with its first move (lichess's rule; app/clock.py, "First moves")
+        session.clock = GameClock(preset.control, free_first_moves=True)
+        session.clock.start(session.board.turn)
         row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,
                                "rated": rated, "start_fen": STARTING_FEN,
-                               "clock": json.dumps(clock_record(session))}  # running from the start
+                               "clock": json.dumps(clock_record(session))}
         for side, ident in (("red", red), ("black", black)):
             row.update({f"{side}_kind": ident.kind, f"{side}_id": ident.id, f"{side}_name": ident.name,
                         f"{side}_user_id": ident.user_id})
@@ -1996,6 +2001,20 @@ class OnlineService:
         room = self._hold(session, {RED: red, BLACK: black}, preset, rated, [])
         self._lobby_changed()
         return room
+
+    async def _abort_unplayed(self, who: Identity) -> None:
+        """Abort the games of ``who`` held here that may still be aborted (fewer than two plies,
+        :meth:`OnlineRoom.can_abort`): called when ``who`` starts or accepts another game, so that a
+        player is never seated in two live games (an unplayed challenge game stayed live beside the
+        new one). Games finished meanwhile, or just moved in, are left as they are."""
+        if who.kind == "engine":
+            return
+        for room in list(self.rooms.values()):
+            color = room.seat_of(who)
+            if color is None or not room.can_abort():
+                continue
+            with contextlib.suppress(OnlineError):
+                await room._abort(color, {})
 
     def _hold(self, session: GameSession, seats: dict[Color, Identity], preset: Preset, rated: bool,
               saved: list[str], status: str = "playing") -> OnlineRoom:

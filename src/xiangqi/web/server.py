@@ -289,6 +289,10 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     app.include_router(talk_router(hub))  # named opponents and their remarks
 
     app.include_router(create_db_router(app, store))  # the games database: explorer, browser (db_api.py)
+    if not public:  # setup from the page: import the master games, make the tables (jobs_api.py)
+        from xiangqi.web.jobs_api import create_router as jobs_router
+
+        app.include_router(jobs_router(app, hub, store))
     if public:  # accounts, lobby, online rooms (online_api.py); before the index route: it owns "/"
         from xiangqi.web.online_api import install as install_online
 

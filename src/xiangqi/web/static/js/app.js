@@ -643,6 +643,20 @@ async function tryMove(iccs) {
       t("forbidden_back"));
     if (!go) { board.refresh(); return; } // a dragged piece goes back to its point
   }
+  if (coach.checksFirst(st)) {
+    // coach mode: the coach judges the move before it is sent, so a blunder can be taken back before
+    // the computer has replied (coach.js, POST /api/coach/check)
+    const note = await coach.precheck(iccs);
+    const now = ui.state;
+    if (!now || now.id !== st.id || now.moves.length !== st.moves.length) { board.refresh(); return; } // moved on
+    if (note && note.warn) {
+      const text = language() === "zh" ? note.text_zh : note.text_en;
+      const go = await confirmDialog(t("coach_before_title"), `${text}${language() === "zh" ? "。" : ". "}${t("coach_before_ask")}`,
+        t("coach_play_anyway"), t("coach_change_move"));
+      if (!go) { board.refresh(); return; }
+      coach.confirmed(st.id, note.ply);
+    }
+  }
   send({ type: "move", move: iccs });
 }
 
@@ -1260,6 +1274,7 @@ async function start() {
   try {
     const cfg = await api("/api/online/config").catch(() => ({ public: false }));
     if (cfg && cfg.public) { await startOnline(cfg); return; }
+    talk.load(); // the named opponents of the new-game dialog (local server only)
     const [settings, levels, st] = await Promise.all([api("/api/settings"), api("/api/levels"), api("/api/game")]);
     Object.assign(ui.settings, settings || {});
     ui.levels = levels;

@@ -144,5 +144,34 @@ export function createCoach({ panel, api, toast, onState }) {
     return `${moveText} · ${t("hint_line")}${h.line.slice(1).join(" ")}`;
   }
 
-  return { render, firstHintStep, hintShapes, hintText, levelText, levelTitle, addLevelChoice, namedLevel };
+  /** Whether a move about to be played in ``st`` is shown to the coach first (coach mode, the player's
+   *  turn against the computer). */
+  function checksFirst(st) {
+    const c = st && st.coach;
+    const players = st ? Object.values(st.players) : [];
+    return Boolean(c && c.mode && !st.result && !st.thinking && players.includes("engine")
+      && st.players[st.turn] === "human");
+  }
+
+  /** The coach's word on ``iccs`` before it is sent (POST /api/coach/check): the note, or null when
+   *  the coach cannot say (the move then goes as it is; the word after the move still comes). */
+  async function precheck(iccs) {
+    panel.hidden = false;
+    const wait = line("coach-checking", t("coach_checking"));
+    panel.prepend(wait);
+    try {
+      return await api("/api/coach/check", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ move: iccs }) });
+    } catch {
+      return null;
+    } finally {
+      wait.remove();
+    }
+  }
+
+  /** The player saw the warning for ``ply`` before moving and played the move anyway: not shown again. */
+  function confirmed(gameId, ply) { dismissed = `${gameId}:${ply}`; }
+
+  return { render, firstHintStep, hintShapes, hintText, levelText, levelTitle, addLevelChoice, namedLevel,
+    checksFirst, precheck, confirmed };
 }

@@ -4,6 +4,7 @@
 // record viewer (GET /api/db/games/{id}). The 我的对局 tab is the saved-game library as before.
 
 import { TEXT, language, playerName, t } from "./i18n.js";
+import { createJobPanel } from "./setup.js";
 
 const $ = (sel) => document.querySelector(sel);
 const PAGE = 20;
@@ -14,7 +15,7 @@ Object.assign(TEXT.zh, {
   db_position: "局面", db_mirror: "含镜像", db_similar: "相似局面", db_clear_position: "不按局面",
   db_search_position: "搜索此局面", db_total: "共 {n} 局", db_page: "{a}–{b} / {n}", db_prev: "上一页",
   db_next: "下一页", db_none: "没有符合条件的对局", db_ply: "步", db_event_col: "赛事", db_open: "打开",
-  db_ranked: "按相似度排列", db_empty_db: "数据库还是空的：用 xiangqi db import 导入棋谱；保存的对局也会出现在这里。",
+  db_ranked: "按相似度排列", db_empty_db: "数据库还是空的（附带的大师对局可用 xiangqi db import --masters 导入）；保存的对局也会出现在这里。",
   db_mine_badge: "我的", date_hint: "年[-月[-日]]", db_any_result: "全部结果", db_unknown: "无结果",
 });
 Object.assign(TEXT.en, {
@@ -23,7 +24,7 @@ Object.assign(TEXT.en, {
   db_position: "Position", db_mirror: "with mirror", db_similar: "similar positions", db_clear_position: "Any position",
   db_search_position: "Search this position", db_total: "{n} games", db_page: "{a}–{b} of {n}", db_prev: "Previous",
   db_next: "Next", db_none: "No game matches", db_ply: "Ply", db_event_col: "Event", db_open: "Open",
-  db_ranked: "ranked by similarity", db_empty_db: "The database is empty: import records with xiangqi db import; saved games show here too.",
+  db_ranked: "ranked by similarity", db_empty_db: "The database is empty (the master games that ship with the program: xiangqi db import --masters); saved games show here too.",
   db_mine_badge: "mine", date_hint: "YYYY[-MM[-DD]]", db_any_result: "All results", db_unknown: "No result",
 });
 
@@ -47,6 +48,9 @@ export function createDatabase({ api, library, openGame }) {
   let seq = 0;
   let timer = null;
   let tab = "db";
+  // no master games yet (a new install): the offer to import the shipped ones (setup.js)
+  const setup = createJobPanel({ api, name: "masters", box: $("#db-setup"), onDone: () => search() });
+
 
   function showTab(name) {
     tab = name;
@@ -58,7 +62,7 @@ export function createDatabase({ api, library, openGame }) {
     $("#db-pane").hidden = name !== "db";
     $("#mine-pane").hidden = name !== "mine";
     if (name === "mine") library.refresh().catch(() => {});
-    else search();
+    else { search(); setup.offerMasters(); }
   }
 
   function params() {

@@ -5,10 +5,11 @@
 import { parseFen } from "./board.js";
 import { boardFen } from "./editor.js";
 import { TEXT, fill, language, t } from "./i18n.js";
+import { createJobPanel } from "./setup.js";
 
 Object.assign(TEXT.zh, {
   endgame: "残局练习", eg_title: "残局练习", eg_ending: "残局", eg_new: "换一局", eg_undo: "悔棋", eg_dtm: "显示步数",
-  eg_none: "还没有残局库：请先运行 xiangqi tb generate KRK KRKA …", eg_your_move: "红先胜：请走棋，对方按残局库最顽强地防守",
+  eg_none: "还没有残局库。", eg_your_move: "红先胜：请走棋，对方按残局库最顽强地防守",
   eg_your_move_black: "黑先胜：请走棋，对方按残局库最顽强地防守",
   eg_kept: "好棋，仍是胜势", eg_draw: "这步棋失去了胜势（和棋），可以悔棋再试", eg_loss: "这步棋反而要输了，可以悔棋再试",
   eg_mate: "将死！练习完成", eg_mated: "被将死了", eg_drawn: "子力不足，和棋",
@@ -16,7 +17,7 @@ Object.assign(TEXT.zh, {
 });
 Object.assign(TEXT.en, {
   endgame: "Endgames", eg_title: "Endgame practice", eg_ending: "Ending", eg_new: "New position", eg_undo: "Take back",
-  eg_dtm: "Show distance to mate", eg_none: "No tablebases yet: run xiangqi tb generate KRK KRKA …",
+  eg_dtm: "Show distance to mate", eg_none: "No endgame tables yet.",
   eg_your_move: "Red to play and win: the defence plays the table's longest resistance",
   eg_your_move_black: "Black to play and win: the defence plays the table's longest resistance",
   eg_kept: "Good: still winning", eg_draw: "That lets the win go (a draw): take it back and try again",
@@ -106,6 +107,8 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
   let timer = null;
   let flipped = false;
   let shown = null; // what the board shows now, for flip()
+  // no tables yet: the offer to generate the default set; when it is done, practice starts
+  const tables = createJobPanel({ api, name: "tablebases", box: $("#eg-setup"), onDone: () => { if (active) open(); } });
 
   function setStatus(key, cls = "", values = {}) {
     status = [key, cls, values];
@@ -236,8 +239,11 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
       render();
       setStatus("eg_none", "bad");
       show("9/9/9/9/9/9/9/9/9/9", { animate: false });
+      // the offer to generate the default tables here, in the background (setup.js, web/jobs_api.py)
+      tables.show().catch(() => tables.hide());
       return;
     }
+    tables.hide();
     await start();
   }
 
@@ -254,6 +260,7 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
 
   function refresh() {
     if (!active) return;
+    tables.refresh();
     render();
     if (status) setStatus(...status);
   }

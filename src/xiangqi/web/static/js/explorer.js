@@ -6,13 +6,14 @@
 // is played with the database's help) and says so.
 
 import { TEXT, language, playerName, t } from "./i18n.js";
+import { createJobPanel } from "./setup.js";
 
 const $ = (sel) => document.querySelector(sel);
 
 Object.assign(TEXT.zh, {
   explorer: "开局库", ex_source_master: "大师对局", ex_source_mine: "我的对局", ex_source_both: "全部对局",
   ex_move: "着法", ex_games: "局数", ex_score: "红胜 / 和 / 黑胜", ex_year: "年份", ex_total: "共 {n} 局",
-  ex_ended: "，{n} 局在此结束", ex_total_one: "共 {n} 局", ex_ended_one: "，{n} 局在此结束", ex_none: "数据库中没有这个局面。", ex_empty_db: "数据库还是空的：用 xiangqi db import 导入棋谱。",
+  ex_ended: "，{n} 局在此结束", ex_total_one: "共 {n} 局", ex_ended_one: "，{n} 局在此结束", ex_none: "数据库中没有这个局面。", ex_empty_db: "数据库里还没有大师对局（附带的大师对局可用 xiangqi db import --masters 导入）。",
   ex_top: "最近的对局", ex_blocked: "与电脑对局时不显示开局库。浏览棋谱、复盘、双人对弈、分析或摆谱时可用。",
   ex_no_opening: "（未定名的局面）", ex_play_title: "点击走这步", ex_edit_note: "摆谱时只显示着法；开始对局或分析后可点击走棋。",
   ex_not_in_record: "这步不在棋谱中。从此处开始分析并走这步吗？", ex_not_in_game: "这步不在这盘棋中。",
@@ -23,7 +24,7 @@ Object.assign(TEXT.en, {
   ex_move: "Move", ex_games: "Games", ex_score: "Red / draw / Black", ex_year: "Year", ex_total: "{n} games",
   ex_total_one: "{n} game", ex_ended_one: ", {n} ends here",
   ex_ended: ", {n} end here", ex_none: "This position is not in the database.",
-  ex_empty_db: "The database is empty: import records with xiangqi db import.",
+  ex_empty_db: "No master games in the database yet (the ones that ship with the program: xiangqi db import --masters).",
   ex_top: "Recent games", ex_blocked: "The explorer is off in a game against the computer. It works when browsing a record or a replay, in two-player or analysis games and in the editor.",
   ex_no_opening: "(no named opening)", ex_play_title: "Click to play this move",
   ex_edit_note: "In the editor the moves are listed only; start a game or an analysis to play them.",
@@ -57,6 +58,9 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
 
   const panel = $("#explorer");
   const button = $("#btn-explorer");
+  // no master games yet (a new install): say so and offer the import of the shipped ones (setup.js)
+  const setup = createJobPanel({ api, name: "masters", box: $("#ex-setup"), onDone: () => { lastKey = ""; update(); } });
+
 
   function toggle(on = !shown) {
     shown = on;
@@ -64,7 +68,7 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
     button.setAttribute("aria-pressed", on ? "true" : "false");
     document.body.classList.toggle("exploring", on);
     lastKey = "";
-    if (on) update();
+    if (on) { update(); setup.offerMasters(); }
   }
 
   /** The board changed: look the new position up (debounced; a stale answer is dropped). */
@@ -157,7 +161,7 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
     none.textContent = d.games ? "" : t("ex_none");
     if (!d.games) {
       api("/api/db/info").then((info) => {
-        if (!info.games && !none.hidden) none.textContent = t("ex_empty_db");
+        if (!info.master && !none.hidden) none.textContent = t("ex_empty_db");
       }).catch(() => {});
     }
     const top = $("#ex-top");
@@ -189,6 +193,6 @@ export function createExplorer({ api, context, onPlay, onOpenGame }) {
     toggle, update,
     get shown() { return shown; },
     /** Re-render after a language change (the texts are rebuilt from the next answer). */
-    refresh() { lastKey = ""; update(); },
+    refresh() { lastKey = ""; update(); setup.refresh(); },
   };
 }

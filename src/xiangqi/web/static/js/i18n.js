@@ -160,6 +160,7 @@ Object.assign(TEXT.zh, {
   coach_checking: "教练正在看这步…", coach_takeback: "收回这步", coach_dismiss: "知道了",
   coach_good: "教练：这步不错", threat: "对方威胁", threat_title: "看对方的威胁（不计等级分）", hint_piece: "提示：动这个子", hint_line: "接着：",
   coach_takebacks: "教练建议收回 {n} 步（不算悔棋）", undos_n: "悔棋 {n} 次",
+  coach_before_title: "教练提醒", coach_before_ask: "还要走这步吗？", coach_play_anyway: "仍然走", coach_change_move: "换一步",
 });
 Object.assign(TEXT.en, {
   profile: "Profile", profile_chart: "Rating history", profile_no_games: "No rated games yet",
@@ -172,6 +173,7 @@ Object.assign(TEXT.en, {
   coach_checking: "The coach is looking at this move…", coach_takeback: "Take it back", coach_dismiss: "OK",
   coach_good: "Coach: a good move", threat: "Threat", threat_title: "What the opponent threatens (the game becomes unrated)", hint_piece: "Hint: move this piece", hint_line: "then: ",
   coach_takebacks: "{n} taken back on the coach's advice (not undos)", undos_n: "{n} undos",
+  coach_before_title: "Coach", coach_before_ask: "Play it anyway?", coach_play_anyway: "Play it", coach_change_move: "Choose another",
 });
 
 // The referee's explanation of a repetition ruling in the result dialog (referee).

@@ -206,6 +206,7 @@ export function createTalk({ api, changeSetting }) {
     if (last) render(last);
   }
 
-  load();
-  return { render, chosen, playerName, applySettings, syncDialog };
+  // load() is called by the page once it knows it is the local game's (a public server has no named
+  // opponents: asking there was a 404 on every load)
+  return { render, chosen, playerName, applySettings, syncDialog, load };
 }
