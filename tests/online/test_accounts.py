@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from xiangqi.online.accounts import (
     MAX_FAILURES,
+    PAIR_THROTTLE,
     AccountError,
     Accounts,
     LoginLimiter,
@@ -104,19 +105,46 @@ def test_sessions_expire_and_a_password_change_ends_them(accounts):
     assert accounts.login("player1", "a new password here")[0].id == uid
 
 
-def test_rate_limit_by_name_and_by_address(accounts):
+def test_rate_limit_by_name_and_address_and_by_address(accounts):
     accounts.register("player1", "correct horse battery")
     clock = accounts.limiter.clock
     for _ in range(MAX_FAILURES):
         with pytest.raises(AccountError):
             accounts.login("player1", "wrong password", "10.0.0.9")
-    with pytest.raises(RateLimited) as e:  # even the right password waits
-        accounts.login("player1", "correct horse battery", "10.0.0.2")
-    assert 1 <= e.value.retry_after <= 15 * 60
-    with pytest.raises(RateLimited):  # the address is throttled for other names too
-        accounts.login("someone", "whatever password", "10.0.0.9")
-    clock.t += 15 * 60 + 1
+    with pytest.raises(RateLimited) as e:  # from that address even the right password waits
+        accounts.login("player1", "correct horse battery", "10.0.0.9")
+    assert e.value.retry_after == 1  # the first delay
+    # the owner from another address is not slowed at all, and the address may try other names
     assert accounts.login("player1", "correct horse battery", "10.0.0.2")[0].username == "player1"
+    with pytest.raises(AccountError) as e2:
+        accounts.login("someone", "whatever password", "10.0.0.9")
+    assert not isinstance(e2.value, RateLimited)
+    clock.t += 1
+    assert accounts.login("player1", "correct horse battery", "10.0.0.9")[0].username == "player1"
+    # a success clears the (name, address) failures: a later mistake goes through at once
+    with pytest.raises(AccountError) as e3:
+        accounts.login("player1", "wrong password", "10.0.0.9")
+    assert not isinstance(e3.value, RateLimited)
+
+
+def test_throttle_delays_double_up_to_the_cap():
+    t = PAIR_THROTTLE
+    assert [t.delay(n) for n in range(4, 9)] == [0.0, 1.0, 2.0, 4.0, 8.0]
+    assert t.delay(100) == 15 * 60 and t.wait(7, 1.5) == 2.5 and t.wait(7, 9.0) == 0.0
+
+
+def test_failures_are_forgotten_after_the_window(accounts):
+    clock = accounts.limiter.clock
+    for _ in range(MAX_FAILURES):
+        with pytest.raises(AccountError) as e0:
+            accounts.login("player1", "wrong password", "10.0.0.9")
+        assert not isinstance(e0.value, RateLimited)
+    with pytest.raises(RateLimited):
+        accounts.login("player1", "wrong password", "10.0.0.9")
+    clock.t += PAIR_THROTTLE.window_s + 1
+    with pytest.raises(AccountError) as e:
+        accounts.login("player1", "wrong password", "10.0.0.9")
+    assert not isinstance(e.value, RateLimited)
 
 
 def test_old_hashes_are_upgraded_on_login(tmp_path):
