@@ -90,6 +90,21 @@ DB_THREADS = 8
 DB_RETRIES = 5
 #: Seconds a finished game stays in memory without sockets (then it is rebuilt from the store on demand).
 FINISHED_KEEP_S = 600.0
+#: A game of two players that ends — by resignation, time, agreement, abort or a claim on a player who
+#: left — before each side has made two moves (fewer than this many plies; Red moves first) ends as
+#: aborted: no result, no rating change. lichess aborts (and does not rate) a game in which a side has not moved
+#: (``playedTurns < 2``); one move more of each side is asked here, so that a pair farming ratings
+#: must at least play a real opening, and a win on the board (mate, stalemate) is never undone
+#: (none is possible within three plies of the start). DESIGN.md "Security".
+ABORT_PLIES = 4
+#: The ends before :data:`ABORT_PLIES` that abort (the board's own ends stand).
+_ABORTABLE_ENDS = frozenset({Termination.RESIGNATION, Termination.TIMEOUT, Termination.AGREEMENT})
+#: What an aborted game shows (its state's ``result``).
+_ABORTED_RESULT = {"result": "*", "winner": None, "termination": "aborted",
+                   "reason_zh": "对局已取消", "reason_en": "game aborted",
+                   "headline_zh": "对局已取消", "headline_en": "Game aborted",
+                   "why_zh": "双方各走满两步之前结束：不计结果、不计等级分",
+                   "why_en": "it ended before each side made two moves: no result, no rating change"}
 
 
 @dataclasses.dataclass
@@ -372,8 +387,18 @@ class OnlineRoom(GameHub):
         return None
 
     def can_abort(self) -> bool:
-        """While the game goes on and fewer than two plies were played (one side has not moved yet)."""
-        return self.status == "playing" and not self.session.is_over and len(self.session.moves) < 2
+        """While the game goes on and a side has made fewer than two moves (:data:`ABORT_PLIES`)."""
+        return (self.status == "playing" and not self.session.is_over
+                and len(self.session.moves) < ABORT_PLIES)
+
+    def _aborts(self) -> bool:
+        """Whether the game that just ended ends as aborted: a game of two players (a computer game,
+        never rated, keeps its result) before :data:`ABORT_PLIES` plies, by a resignation, a
+        time-out, an agreement or a claim (not by the board)."""
+        out = self.session.outcome
+        return (len(self.session.moves) < ABORT_PLIES and out is not None
+                and out.termination in _ABORTABLE_ENDS
+                and all(i.kind != "engine" for i in self.seats.values()))
 
     @property
     def version(self) -> int:
@@ -436,9 +461,7 @@ class OnlineRoom(GameHub):
         st["thinking"] = self.thinking
         st["engine_error"] = self._failure()
         if self.status == "aborted":
-            st["result"] = {"result": "*", "winner": None, "termination": "aborted",
-                            "reason_zh": "对局中止", "reason_en": "game aborted", "headline_zh": "对局中止",
-                            "headline_en": "Game aborted", "why_zh": "对局中止", "why_en": "game aborted"}
+            st["result"] = dict(_ABORTED_RESULT)
         elif st.get("result") and self.abandoned is not None:
             st["result"] = {**st["result"], "termination": "abandoned"}
         if st.get("clock") is not None:
@@ -679,11 +702,12 @@ class OnlineRoom(GameHub):
         async with self._lock:
             self._playing()
             if not self.can_abort():
-                raise OnlineError("a game can be aborted only before both sides have moved", 409, "conflict")
+                raise OnlineError("a game can be aborted only before each side has made two moves", 409,
+                                  "conflict")
             self.player.stop()
             self.status = "aborted"
             with self._saving():
-                self.session.declare(draw(Termination.AGREEMENT, "对局中止", "game aborted"))
+                self.session.declare(draw(Termination.AGREEMENT, "对局已取消", "game aborted"))
         await self.broadcast()
 
     async def _claim(self, color: Color, _msg: dict[str, Any]) -> None:
@@ -988,7 +1012,7 @@ class OnlineRoom(GameHub):
     def _after_sync(self) -> None:
         if self.status != "playing" or self.session.is_over:
             if self.status == "playing":
-                self.status = "finished"
+                self.status = "aborted" if self._aborts() else "finished"
             self._finished = True
             for task in self._claim_tasks.values():
                 task.cancel()
@@ -1099,7 +1123,7 @@ class OnlineRoom(GameHub):
         if self.session.is_over and not self._finished:
             self._finished = True
             if self.status == "playing":
-                self.status = "finished"
+                self.status = "aborted" if self._aborts() else "finished"
             for task in self._claim_tasks.values():
                 task.cancel()
             self._claim_tasks.clear()
@@ -1884,7 +1908,7 @@ class OnlineService:
                                "reason_zh": row.get("reason_zh") or "",
                                "reason_en": row.get("reason_en") or ""}
         elif row["status"] == "aborted":
-            rec["declared"] = {"termination": "agreement", "winner": None, "reason_zh": "对局中止",
+            rec["declared"] = {"termination": "agreement", "winner": None, "reason_zh": "对局已取消",
                                "reason_en": "game aborted"}
         session = GameSession.from_record(rec)
         if self.shared:
