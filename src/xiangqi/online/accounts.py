@@ -56,7 +56,8 @@ from xiangqi.online import lookalike
 
 __all__ = ["AccountError", "RateLimited", "User", "Accounts", "LoginLimiter", "Throttle", "check_username",
            "check_password", "metadata", "users", "login_sessions", "SESSION_DAYS", "MAX_FAILURES",
-           "ADDRESS_FAILURES", "PAIR_WINDOW_S", "ADDRESS_WINDOW_S", "MAX_DELAY_S", "PAIR_THROTTLE", "ADDRESS_THROTTLE"]
+           "ADDRESS_FAILURES", "PAIR_WINDOW_S", "ADDRESS_WINDOW_S", "MAX_DELAY_S", "PAIR_THROTTLE",
+           "ADDRESS_THROTTLE"]
 
 SESSION_DAYS = 30
 #: Failed logins of one name from one address let through at once (within PAIR_WINDOW_S).
@@ -358,8 +359,8 @@ class Accounts:
 
     def authenticate(self, username: object, password: object, address: str | None = None) -> User:
         """The account if ``password`` is its password. Raises :class:`RateLimited` while the name from
-        ``address`` (the client's IP), or the address, is slowed down (:class:`LoginLimiter`), else :class:`AccountError` (field ``login``) for a
-        wrong name or password alike."""
+        ``address`` (the client's IP), or the address, is slowed down (:class:`LoginLimiter`), else
+        :class:`AccountError` (field ``login``) for a wrong name or password alike."""
         if not isinstance(username, str) or not isinstance(password, str) or len(password) > PASSWORD_MAX:
             raise AccountError("login", "wrong username or password")
         self.limiter.check(username, address)

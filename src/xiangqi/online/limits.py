@@ -36,8 +36,8 @@ limits, not the security of an account or the truth of a game; refusing every se
 socket while Redis is away would take the whole server down for the outage of a counter, while
 counting per process still bounds a client to K times the limit with K processes (a password
 guesser gets its free tries and doubling delays once per process instead of once). When Redis
-answers again the socket counts that changed meanwhile are written back (:class:`RedisSockets`); the windows start from what
-Redis held (the events of the outage were counted per process only).
+answers again the socket counts that changed meanwhile are written back (:class:`RedisSockets`);
+the windows start from what Redis held (the events of the outage were counted per process only).
 """
 
 from __future__ import annotations
@@ -51,8 +51,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from xiangqi.online.accounts import (ADDRESS_THROTTLE, PAIR_THROTTLE, LoginLimiter, RateLimited, Throttle,
-                                     _pair_key)
+from xiangqi.online.accounts import (
+    ADDRESS_THROTTLE,
+    PAIR_THROTTLE,
+    LoginLimiter,
+    RateLimited,
+    Throttle,
+    _pair_key,
+)
 from xiangqi.online.lobby import LobbyError, SlidingWindow
 
 __all__ = ["Health", "RedisLimits", "RedisWindow", "RedisLoginLimiter", "RedisSockets", "redis_client",
@@ -325,8 +331,8 @@ class RedisLoginLimiter(LoginLimiter):
 
     def _count(self, key: str, throttle: Throttle, add: bool) -> tuple[int, float]:
         """``(failures of key in its window, seconds since the newest)`` (add one when ``add``)."""
-        n, since_ms = self._script(keys=[f"{PREFIX}login:{key}"],
-                                   args=[int(throttle.window_s * 1000), secrets.token_hex(8), 1 if add else 0])
+        args = [int(throttle.window_s * 1000), secrets.token_hex(8), 1 if add else 0]
+        n, since_ms = self._script(keys=[f"{PREFIX}login:{key}"], args=args)
         return int(n), (float("inf") if int(since_ms) < 0 else int(since_ms) / 1000)
 
     def check(self, username: str, address: str | None = None) -> None:
@@ -343,8 +349,8 @@ class RedisLoginLimiter(LoginLimiter):
     def failed(self, username: str, address: str | None = None) -> None:
         """Count one failed login for the (name, address) and for the address."""
         super().failed(username, address)  # (the fallback's count, should Redis fail later)
-        self.limits.health.attempt(lambda: [self._count(k, t, True) for k, t in self._keys(username, address)],
-                                   "the login limit")
+        keys = self._keys(username, address)
+        self.limits.health.attempt(lambda: [self._count(k, t, True) for k, t in keys], "the login limit")
 
     def succeeded(self, username: str, address: str | None = None) -> None:
         """A successful login clears the failures of the name from this address (not the address's)."""

