@@ -101,6 +101,50 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise XiangqiError(str(exc)) from exc
 
 
+def cmd_online_flags(args: argparse.Namespace) -> int:
+    """Print the pairs of accounts that played many rated games against each other from one address
+    (rating farming; DESIGN.md "Security"): one line per pair, or JSON lines with ``--json``."""
+    import json
+
+    import sqlalchemy as sa
+
+    from xiangqi.online.store import SAME_ADDRESS_DAYS, SAME_ADDRESS_GAMES, OnlineStore
+
+    min_games = SAME_ADDRESS_GAMES if args.min_games is None else args.min_games
+    days = SAME_ADDRESS_DAYS if args.days is None else args.days
+    if min_games < 1 or days <= 0:
+        raise XiangqiError("--min-games must be at least 1 and --days more than 0")
+    url = args.db
+    if url is None:
+        from pathlib import Path
+
+        from xiangqi.datadir import default_data_dir
+
+        path = (Path(args.data_dir) if args.data_dir else default_data_dir()) / "online.db"
+        if not path.exists():
+            raise XiangqiError(f"no online database at {path}: give --db URL (the server's --db)")
+        url = f"sqlite:///{path}"
+    engine = sa.create_engine(url)
+    try:
+        pairs = OnlineStore(engine).flagged_pairs(min_games, days)
+    except sa.exc.SQLAlchemyError as exc:
+        raise XiangqiError(f"cannot read the online database: {exc}") from exc
+    finally:
+        engine.dispose()
+    for p in pairs:
+        if args.json:
+            print(json.dumps({**p, "names": list(p["names"]), "first": p["first"].isoformat(),
+                              "last": p["last"].isoformat()}, ensure_ascii=False))
+        else:
+            print(f"{p['names'][0]} (#{p['user_lo']}) – {p['names'][1]} (#{p['user_hi']}): {p['games']} "
+                  f"rated games from {', '.join(p['addresses'])}, {p['first']:%Y-%m-%d} to "
+                  f"{p['last']:%Y-%m-%d}; games {' '.join(p['game_ids'])}")
+    if not pairs and not args.json:
+        print(f"no pair of accounts has {min_games} or more rated games from one address in the "
+              f"last {days:g} days")
+    return 0
+
+
 def cmd_engine(args: argparse.Namespace) -> int:
     """Run the built-in engine as a UCI/UCCI engine on stdin/stdout (the first command picks the protocol);
     with ``--warmup`` compile (or load) the Numba kernels, say where they are cached and how long it took,
@@ -598,6 +642,19 @@ def build_parser() -> argparse.ArgumentParser:
                                 "e.g. 127.0.0.1 or 10.0.0.0/8) whose X-Forwarded-For names the client; "
                                 "default: none, every limit counts the connection's own address")
         p.set_defaults(func=cmd_play, open_browser=browser)
+
+    p = sub.add_parser("online-flags", help="list accounts that keep playing rated games against each other "
+                                            "from one address (a public server's rating farming flags)")
+    p.add_argument("--db", default=None, help="the public server's online database (SQLAlchemy URL, its "
+                                              "--db; default: online.db in the data dir)")
+    p.add_argument("--data-dir", default=None, help="the data dir of the default online.db")
+    p.add_argument("--min-games", type=int, default=None, metavar="N",
+                   help="rated games from one address that flag a pair (default 3)")
+    p.add_argument("--days", type=float, default=None, metavar="D",
+                   help="within the last D days (default 30)")
+    p.add_argument("--json", action="store_true",
+                   help="JSON lines: {user_lo, user_hi, names, games, addresses, first, last, game_ids}")
+    p.set_defaults(func=cmd_online_flags)
 
     p = sub.add_parser("engine", help="speak UCI or UCCI on stdin/stdout (for GUIs and matches)",
                        description="The built-in engine as a UCI/UCCI engine: send 'uci' or 'ucci' first. "

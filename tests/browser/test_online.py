@@ -311,6 +311,8 @@ def test_draw_offer_takeback_abort_and_resign(public_server, visitors):
     expect(a.locator("#toast")).to_have_text("对方拒绝和棋")
     click_move(a, "b2c2")
     wait_plies(a, b, n=3)
+    click_move(b, "h9g7")  # each side has made two moves: a draw now is a result (before: aborted)
+    wait_plies(a, b, n=4)
     b.click("#ol-draw")
     a.click("#ol-draw-accept")
     for p in (a, b):
@@ -327,7 +329,7 @@ def test_draw_offer_takeback_abort_and_resign(public_server, visitors):
     b.click("#confirm-yes")
     for p in (a, b):
         expect(p.locator("body")).to_have_attribute("data-ol-status", "aborted")
-        expect(p.locator("#ol-status")).to_have_text("对局已中止（不计结果）")
+        expect(p.locator("#ol-status")).to_have_text("对局已取消（不计结果）")
     b.click("#ol-back-lobby")
     a.click("#ol-back-lobby")
     start_game(a, b, rated=False, tc="10+5")
@@ -354,9 +356,9 @@ def test_claim_after_the_opponent_left(quick_grace_server, visitors):
     expect(a.locator("#ol-bar-top")).to_have_attribute("data-connected", "0")
     expect(a.locator("#ol-claim-win")).to_be_visible(timeout=30_000)  # after the 1 s grace period
     expect(a.locator("#ol-claim")).to_contain_text("对方已断线：你可以判胜")
-    a.click("#ol-claim-win")
-    expect(a.locator("body")).to_have_attribute("data-ol-status", "finished")
-    expect(a.locator("#ol-headline")).to_have_text("红胜")
+    a.click("#ol-claim-win")  # one ply played: the claim aborts the game (no result, no rating)
+    expect(a.locator("body")).to_have_attribute("data-ol-status", "aborted")
+    expect(a.locator("#ol-status")).to_have_text("对局已取消（不计结果）")
 
     # a two-second game against the computer: the clocks stand until each side's first move (lichess's
     # rule), then Red does not move again and the server's flag falls

@@ -74,11 +74,13 @@ class Server:
         self.online = app.state.online
         self._n = 0
 
-    def player(self) -> Player:
+    def player(self, address: str | None = None) -> Player:
+        """A new browser; ``address``: the client address the server sees (default the TestClient's)."""
         self._n += 1
-        if self._n == 1:
+        if self._n == 1 and address is None:
             return Player(self.first)
-        c = _Client(self.app, base_url=BASE)
+        kw: dict[str, Any] = {} if address is None else {"client": (address, 50000)}
+        c = _Client(self.app, base_url=BASE, **kw)
         c.portal = self.first.portal  # one event loop for all players
         return Player(c)
 

@@ -8,7 +8,7 @@ from starlette.websockets import WebSocketDisconnect
 from tests.online.conftest import BASE, FAST, Server, first_legal
 from tests.webclient import _Client, api_client
 
-from xiangqi.online.accounts import login_sessions
+from xiangqi.online.accounts import ADDRESS_FAILURES, LoginLimiter, login_sessions
 from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
@@ -106,15 +106,70 @@ def test_local_server_has_no_online_play(tmp_path):
         assert c.get("/api/game").status_code == 200
 
 
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 10_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
 def test_login_rate_limit(both_servers):
     a = both_servers.player()
     a.register("limited")
-    b = both_servers.player()
+    both_servers.online.accounts.limiter = LoginLimiter(clock=FakeClock())
+    b = both_servers.player("127.0.0.2")
     codes = [b.post("/login", json={"username": "limited", "password": "wrong wrong"}).status_code
              for _ in range(5)]
     assert codes == [400] * 5
     r = b.post("/login", json={"username": "limited", "password": "correct horse"})
     assert r.status_code == 429 and int(r.headers["Retry-After"]) > 0 and r.json()["code"] == "rate_limited"
+
+
+def test_a_guesser_cannot_lock_the_owner_out(both_servers):
+    """50 wrong passwords for a name from address A (the guesser waiting out every delay) slow A
+    down, and the owner at address B logs in with the right password at once."""
+    owner = both_servers.player("127.0.0.3")
+    owner.register("victim")
+    clock = FakeClock()
+    both_servers.online.accounts.limiter = LoginLimiter(clock=clock)
+    attacker = both_servers.player("127.0.0.2")
+    failures = waits = 0
+    while failures < 50:
+        r = attacker.post("/login", json={"username": "victim", "password": f"guess number {failures}"})
+        if r.status_code == 429:
+            retry = int(r.headers["Retry-After"])
+            assert r.json()["code"] == "rate_limited" and r.json()["retry_after"] == retry >= 1
+            waits += 1
+            clock.t += retry
+            continue
+        assert r.status_code == 400 and r.json()["code"] == "bad_login", r.text
+        failures += 1
+    assert waits == 45  # every try past the first five waited (the doubling delay)
+    r = attacker.post("/login", json={"username": "victim", "password": "correct horse"})
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) == 15 * 60  # the cap
+    me = both_servers.player("127.0.0.4")  # the owner, from a new address
+    r = me.post("/login", json={"username": "victim", "password": "correct horse"})
+    assert r.status_code == 200 and r.json()["user"]["username"] == "victim", r.text
+    r = owner.post("/login", json={"username": "victim", "password": "correct horse"})  # and the old one
+    assert r.status_code == 200, r.text
+
+
+def test_an_address_is_slowed_over_many_names(server):
+    clock = FakeClock()
+    server.online.accounts.limiter = LoginLimiter(clock=clock)
+    sprayer = server.player("127.0.0.2")
+    for k in range(ADDRESS_FAILURES):  # one try at each of 20 names: each let through
+        r = sprayer.post("/login", json={"username": f"name{k}", "password": "password1"})
+        assert r.status_code == 400, r.text
+    r = sprayer.post("/login", json={"username": "name99", "password": "password1"})
+    assert r.status_code == 429 and r.headers["Retry-After"] == "1", r.text  # a new name: the address waits
+    clock.t += 1
+    assert sprayer.post("/login", json={"username": "name99", "password": "password1"}).status_code == 400
+    r = sprayer.post("/login", json={"username": "name100", "password": "password1"})
+    assert r.status_code == 429 and r.headers["Retry-After"] == "2", r.text  # doubling
+    other = server.player("127.0.0.5")  # another address is not slowed
+    assert other.post("/login", json={"username": "name100", "password": "password1"}).status_code == 400
 
 
 def test_seek_rate_limit(server):

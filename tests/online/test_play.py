@@ -14,6 +14,9 @@ MATE_LINE = ("b0c2 a6a5 a3a4 a5a4 b2b9 a4a3 b9b8 a3a2 a0a2 c6c5 a2a9 c5c4 a9c9 c
              "f0e1 b7b8 i0i4 b8b7 b9f9 b7b8 f9f8 e8f9 i4b4 b8b9 h7e7 e9d9 b4d4").split()
 
 
+#: Two moves of each side (ABORT_PLIES): a game that ends after them has a result.
+OPENING = ["h2e2", "h9g7", "b0c2", "b9c7"]
+
 def test_register_login_logout_me(server):
     a = server.player()
     assert a.get("/me").json() == {"user": None, "ratings": [], "playing": []}
@@ -130,15 +133,13 @@ def test_server_decides_the_timeout(both_servers):
         a.post(f"/games/{gid}/move", json={"move": "h2e2"})  # each side's first move is not timed
         b.post(f"/games/{gid}/move", json={"move": "h9g7"})
         a.post(f"/games/{gid}/move", json={"move": "h0g2"})
-        t0 = time.monotonic()  # after Red's second move: Black's clock runs from the server's move time
-        st = state_where(wa, lambda s: s["result"] is not None)  # nobody sends anything: the server
-        took = time.monotonic() - t0
+        b.post(f"/games/{gid}/move", json={"move": "b9c7"})  # each side has made two moves: not aborted
+        a.post(f"/games/{gid}/move", json={"move": "i0h0"})
+        # nobody sends anything after Red's third move: the server's own watchdog flags Black
+        st = state_where(wa, lambda s: s["result"] is not None)
     assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
-    # the flag falls at 1 s of Black's time (which starts after t0), with nobody sending anything:
-    # no upper bound, the state comes from the server's own watchdog or never (state_where's wait)
-    assert took > 0.95, took
     assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
-    late = b.post(f"/games/{gid}/move", json={"move": "b9c7"})
+    late = b.post(f"/games/{gid}/move", json={"move": "i9h9"})
     assert late.status_code == 409 and late.json()["code"] == "game_over"
     assert both_servers.online.db.game(gid)["termination"] == "timeout"
 
@@ -181,14 +182,16 @@ def test_draw_offer_and_accept_resign_abort(server):
     assert st["status"] == "aborted" and st["result"]["termination"] == "aborted"
     assert st["rating_change"] is None
     gid = server.game_between(a, b, rated=False)
-    a.post(f"/games/{gid}/move", json={"move": "h2e2"})
-    b.post(f"/games/{gid}/move", json={"move": "h9g7"})
-    assert a.post(f"/games/{gid}/abort").json()["code"] == "conflict"
+    for k, mv in enumerate(OPENING):
+        assert (a if k % 2 == 0 else b).post(f"/games/{gid}/move", json={"move": mv}).status_code == 200
+    assert a.post(f"/games/{gid}/abort").json()["code"] == "conflict"  # each side has made two moves
     st = a.post(f"/games/{gid}/draw_offer").json()
     assert st["offers"]["draw"] == "red"
     st = b.post(f"/games/{gid}/draw_accept").json()
     assert st["result"]["termination"] == "agreement" and st["result"]["winner"] == "draw"
     gid = server.game_between(a, b, rated=False)
+    for k, mv in enumerate(OPENING):
+        (a if k % 2 == 0 else b).post(f"/games/{gid}/move", json={"move": mv})
     st = b.post(f"/games/{gid}/resign").json()
     assert st["result"]["termination"] == "resignation" and st["result"]["winner"] == "red"
 
@@ -219,6 +222,10 @@ def test_reconnect_resyncs_and_disconnect_claim(both_servers):
             assert st["version"] > seen["version"]
             wb.send_json({"type": "move", "move": "h9g7", "version": st["version"]})
             st = state_where(wb, lambda s: len(s["moves"]) == 2)
+            a.post(f"/games/{gid}/move", json={"move": "b0c2"})  # each side two moves: a claim wins
+            state_where(wb, lambda s: len(s["moves"]) == 3)
+            wb.send_json({"type": "move", "move": "b9c7"})
+            st = state_where(wb, lambda s: len(s["moves"]) == 4)
         st = state_where(wa, lambda s: s["claim"] is not None and s["claim"]["after_ms"] == 0)
         won = a.post(f"/games/{gid}/claim").json()
     assert won["result"]["winner"] == "red" and won["result"]["termination"] == "abandoned"
@@ -329,9 +336,11 @@ def test_restart_takes_the_game_up_from_the_move_log(tmp_path, backend):
         assert players[0].get("/api/online/me").json()["playing"] == [gid]
         r = players[0].post(f"/api/online/games/{gid}/move", json={"move": "b0c2"})
         assert r.status_code == 200, r.text
+        r = players[1].post(f"/api/online/games/{gid}/move", json={"move": "b9c7"})
+        assert r.status_code == 200, r.text
         r = players[1].post(f"/api/online/games/{gid}/resign")
         assert r.json()["result"]["winner"] == "red"
-    assert second.state.online.db.moves(gid) == ["h2e2", "h9g7", "b0c2"]
+    assert second.state.online.db.moves(gid) == ["h2e2", "h9g7", "b0c2", "b9c7"]
     second.state.online.engine.dispose()
     for drop in drops:
         drop()
@@ -383,3 +392,79 @@ def test_a_spectator_arriving_does_not_make_a_move_stale(server):
         r = b.post(f"/games/{gid}/move", json={"move": "h9g7", "version": seen["version"]})
         assert r.status_code == 409 and r.json()["code"] == "stale_version"  # Red has moved since
         assert b.post(f"/games/{gid}/move", json={"move": "h9g7", "version": 10**6}).status_code == 409
+
+
+def _ratings_of(p, name):
+    return {r["category"]: (r["rating"], r["games"]) for r in p.get(f"/players/{name}").json()["ratings"]}
+
+
+@pytest.mark.parametrize("plies", [0, 1, 3])
+def test_a_rated_game_ended_before_two_moves_each_is_aborted(both_servers, plies):
+    """Resigning at ply 0 used to move 1500 to 1806 / 1194 with no move played. Before each side has
+    made two moves (ABORT_PLIES) a resignation, an agreed draw or a claim aborts the game: no result,
+    no rating change, shown as aborted to both players and in their histories."""
+    a, b = both_servers.player(), both_servers.player()
+    a.register("farmer1")
+    b.register("farmer2")
+    for end in ("resign", "draw"):
+        gid = both_servers.game_between(a, b, rated=True)
+        for k, mv in enumerate(OPENING[:plies]):
+            assert (a if k % 2 == 0 else b).post(f"/games/{gid}/move", json={"move": mv}).status_code == 200
+        assert a.get(f"/games/{gid}").json()["can_abort"] is True
+        if end == "resign":
+            st = b.post(f"/games/{gid}/resign").json()
+        else:
+            a.post(f"/games/{gid}/draw_offer")
+            st = b.post(f"/games/{gid}/draw_accept").json()
+        assert st["status"] == "aborted" and st["result"]["termination"] == "aborted", st["result"]
+        assert st["result"]["winner"] is None and st["result"]["headline_zh"] == "对局已取消"
+        assert st["rating_change"] is None
+        for p in (a, b):
+            seen = p.get(f"/games/{gid}").json()
+            assert seen["status"] == "aborted" and seen["result"]["headline_en"] == "Game aborted"
+        row = both_servers.online.db.game(gid)
+        assert row["status"] == "aborted" and row["termination"] == "aborted" and row["result"] is None
+        assert row["rated_at"] is None and row["rating_change"] is None
+    for name, p in (("farmer1", a), ("farmer2", b)):
+        prof = p.get(f"/players/{name}").json()
+        assert [g["status"] for g in prof["games"]] == ["aborted", "aborted"]
+        assert [g["termination"] for g in prof["games"]] == ["aborted", "aborted"]
+        assert prof["stats"] == {"games": 0, "wins": 0, "losses": 0, "draws": 0}
+        assert prof["history"] == {} and _ratings_of(p, name) == {}
+        assert all(r["rating"] == 1500 and r["games"] == 0 for r in p.get("/me").json()["ratings"])
+    for name in ("farmer1", "farmer2"):
+        r, games = both_servers.online.db.rating(both_servers.online.accounts.find(name).id, "blitz")
+        assert (round(r.rating), round(r.rd), games) == (1500, 350, 0)
+
+
+def test_a_rated_game_resigned_after_two_moves_each_is_rated(both_servers):
+    a, b = both_servers.player(), both_servers.player()
+    a.register("player_r")
+    b.register("player_b")
+    gid = both_servers.game_between(a, b, rated=True)
+    for k, mv in enumerate(OPENING):
+        (a if k % 2 == 0 else b).post(f"/games/{gid}/move", json={"move": mv})
+    assert a.get(f"/games/{gid}").json()["can_abort"] is False
+    st = b.post(f"/games/{gid}/resign").json()
+    assert st["status"] == "finished" and st["result"]["winner"] == "red"
+    change = wait_for(lambda: both_servers.online.db.game(gid)["rating_change"])
+    assert change["red"]["before"] == 1500 and change["red"]["after"] > 1500 > change["black"]["after"]
+    assert _ratings_of(a, "player_r")["blitz"] == (change["red"]["after"], 1)
+
+
+def test_a_claim_on_a_player_who_left_before_two_moves_each_aborts(server):
+    a, b = server.player(), server.player()
+    a.register("stayer2")
+    b.register("leaver2")
+    gid = server.game_between(a, b, rated=True)
+    with a.ws(f"/ws/online/game/{gid}") as wa:
+        wa.receive_json()
+        with b.ws(f"/ws/online/game/{gid}") as wb:
+            wb.receive_json()
+            state_where(wb, lambda s: s["seats"]["black"]["connected"])
+            a.post(f"/games/{gid}/move", json={"move": "h2e2"})
+            state_where(wb, lambda s: len(s["moves"]) == 1)
+        state_where(wa, lambda s: s["claim"] is not None and s["claim"]["after_ms"] == 0)
+        st = a.post(f"/games/{gid}/claim").json()
+    assert st["status"] == "aborted" and st["result"]["termination"] == "aborted"
+    assert server.online.db.game(gid)["rating_change"] is None

@@ -27,7 +27,7 @@ def test_new_database_gets_the_head_and_matches_the_models(url):
     engine = sa.create_engine(url)
     try:
         OnlineStore(engine)
-        assert schema.current_revision(engine) == schema.head_revision() == "0004"
+        assert schema.current_revision(engine) == schema.head_revision() == "0006"
         from alembic.autogenerate import compare_metadata
         from alembic.migration import MigrationContext
 
@@ -59,7 +59,7 @@ def test_a_create_all_database_is_stamped_and_upgraded(url):
                 status="playing", created_at=now))
         assert schema.current_revision(engine) is None
         store = OnlineStore(engine)
-        assert schema.current_revision(engine) == "0004"
+        assert schema.current_revision(engine) == "0006"
         assert store.game("g1")["revision"] == 0 and store.revision("g1") == 0
         assert store.save_checked("g1", 0, [], ["h2e2"], None, {"status": "playing"}) == 0
         assert store.revision("g1") == 1 and store.moves("g1") == ["h2e2"]

@@ -154,11 +154,13 @@ def test_a_timeout_is_stored_once_and_seen_by_both(two):
         wa.receive_json()
         wb.receive_json()
         wa.send_json({"type": "move", "move": "h2e2"})
+        # Black's flag falls before Black moved: the game is aborted (ABORT_PLIES), on both processes
         st = state_where(wb, lambda s: s["result"] is not None)
-        assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
-        assert state_where(wa, lambda s: s["result"] is not None)["result"]["termination"] == "timeout"
+        assert st["result"]["termination"] == "aborted" and st["result"]["winner"] is None
+        assert st["status"] == "aborted" and st["clock"]["black_ms"] == 0
+        assert state_where(wa, lambda s: s["result"] is not None)["result"]["termination"] == "aborted"
     row = two.online[0].db.game(gid)
-    assert row["status"] == "finished" and row["termination"] == "timeout" and row["result"] == "1-0"
+    assert row["status"] == "aborted" and row["termination"] == "aborted" and row["result"] is None
 
 
 def test_a_gone_process_loses_its_presence_and_seeks(two):

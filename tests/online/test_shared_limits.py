@@ -36,11 +36,12 @@ def pair(tmp_path, redis_url):  # noqa: F811
         with first.portal.wrap_async_context_manager(apps[1].router.lifespan_context(apps[1])):
             players: list[Any] = []
 
-            def player(k: int) -> Player:
-                if k == 0 and not players:
+            def player(k: int, address: str | None = None) -> Player:
+                if k == 0 and not players and address is None:
                     players.append(first)
                     return Player(first)
-                c = _Client(apps[k], base_url=BASE)
+                kw: dict[str, Any] = {} if address is None else {"client": (address, 50000)}
+                c = _Client(apps[k], base_url=BASE, **kw)
                 c.portal = first.portal
                 return Player(c)
             yield player
@@ -68,13 +69,26 @@ def test_seeks_per_minute_count_over_both_processes(pair):
 def test_failed_logins_count_over_both_processes(pair):
     pair(0).register("victim")
     p0, p1 = pair(0), pair(1)
-    for p in (p0, p0, p0, p1, p1):  # five failures (the limit) spread over the two processes
+    for p in (p0, p0, p0, p1, p1):  # five failures of the name from this address, over two processes
         r = _login(p, "victim", "wrong password")
         assert r.status_code == 400, r.text
-    r = _login(p1, "victim", "correct horse")  # even the right password now waits
+    r = _login(p1, "victim", "correct horse")  # from this address even the right password now waits
     assert r.status_code == 429, r.text
-    assert r.json()["code"] == "rate_limited"
+    assert r.json()["code"] == "rate_limited" and r.headers["Retry-After"] == "1"
     assert _login(p0, "victim", "correct horse").status_code == 429
+    elsewhere = pair(1, "127.0.0.7")  # the owner from another address: not slowed
+    assert _login(elsewhere, "victim", "correct horse").status_code == 200
+
+
+def test_failed_logins_of_an_address_count_over_both_processes(pair):
+    from xiangqi.online.accounts import ADDRESS_FAILURES
+
+    p0, p1 = pair(0), pair(1)
+    for k in range(ADDRESS_FAILURES):  # one failure at each of 20 names, over two processes
+        r = _login(p0 if k % 2 else p1, f"name{k}", "wrong password")
+        assert r.status_code == 400, r.text
+    r = _login(p0, "another", "wrong password")
+    assert r.status_code == 429 and r.json()["code"] == "rate_limited", r.text
 
 
 def test_sockets_per_address_count_over_both_processes(pair):

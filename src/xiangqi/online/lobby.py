@@ -175,6 +175,8 @@ class Seek:
     color: str  # red, black, random
     rating: dict[str, Any] | None
     created_at: _dt.datetime
+    #: the client address the seek was made from (never shown: rating farming, DESIGN.md "Security")
+    address: str | None = None
 
     def view(self) -> dict[str, Any]:
         """The contract's SeekView."""
@@ -196,6 +198,8 @@ class Challenge:
     color: str
     expires: float  # monotonic
     expires_at: _dt.datetime
+    #: the client address the link was made from (never shown)
+    address: str | None = None
 
     def view(self) -> dict[str, Any]:
         """``{id, url, by, time_control, category, rated, color, expires_at}``."""
@@ -247,15 +251,15 @@ class Lobby:
             raise LobbyError("you already have an open seek: cancel it first", 409, "conflict")
 
     def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
-                    rating: dict[str, Any] | None, *, limit: bool = True) -> Seek:
-        """A new seek by ``who``; raises :class:`LobbyError` for a bad time control or colour, a rated
-        seek by a guest, a second open seek (409) or too many seeks a minute (429; ``limit=False``:
-        counted already)."""
+                    rating: dict[str, Any] | None, *, limit: bool = True, address: str | None = None) -> Seek:
+        """A new seek by ``who`` (from client ``address``); raises :class:`LobbyError` for a bad time
+        control or colour, a rated seek by a guest, a second open seek (409) or too many seeks a
+        minute (429; ``limit=False``: counted already)."""
         preset = self.check(preset_key, rated, color, who)
         self._one_seek(who)
         if limit:
             self.limiter.hit(who.id)
-        seek = Seek("s-" + secrets.token_urlsafe(9), who, preset, rated, color, rating, _utc())
+        seek = Seek("s-" + secrets.token_urlsafe(9), who, preset, rated, color, rating, _utc(), address)
         self.seeks[seek.id] = seek
         self._changed()
         return seek
@@ -293,14 +297,16 @@ class Lobby:
             self._changed()
 
     def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str, *,
-                         limit: bool = True) -> Challenge:
-        """A challenge link (same checks and rate limit as a seek; ``limit=False``: counted already)."""
+                         limit: bool = True, address: str | None = None) -> Challenge:
+        """A challenge link (same checks and rate limit as a seek; ``limit=False``: counted already;
+        ``address``: the client's)."""
         preset = self.check(preset_key, rated, color, who)
         if limit:
             self.limiter.hit(who.id)
         self._expire()
         ch = Challenge("c-" + secrets.token_urlsafe(12), who, preset, rated, color,
-                       self.clock() + CHALLENGE_TTL_S, _utc() + _dt.timedelta(seconds=CHALLENGE_TTL_S))
+                       self.clock() + CHALLENGE_TTL_S, _utc() + _dt.timedelta(seconds=CHALLENGE_TTL_S),
+                       address)
         self.challenges[ch.id] = ch
         return ch
 
@@ -375,7 +381,7 @@ class SharedLobby(Lobby):
     @staticmethod
     def _json(kind: str, x: Seek | Challenge) -> dict[str, Any]:
         out = {"id": x.id, "by": dataclasses.asdict(x.by), "preset": x.preset.key, "rated": x.rated,
-               "color": x.color}
+               "color": x.color, "address": x.address}
         if isinstance(x, Seek):
             out.update(rating=x.rating, created_at=x.created_at.timestamp())
         else:
@@ -390,12 +396,12 @@ class SharedLobby(Lobby):
         if kind == "seek":
             made = _dt.datetime.fromtimestamp(item["created_at"], _dt.UTC)
             self.seeks[item["id"]] = Seek(item["id"], by, preset, item["rated"], item["color"],
-                                          item["rating"], made)
+                                          item["rating"], made, item.get("address"))
         else:
             at = _dt.datetime.fromtimestamp(item["expires_at"], _dt.UTC)
             mono = self.clock() + (item["expires_at"] - time.time())
             self.challenges[item["id"]] = Challenge(item["id"], by, preset, item["rated"], item["color"],
-                                                    mono, at)
+                                                    mono, at, item.get("address"))
 
     def _publish(self, msg: dict[str, Any]) -> None:
         self.service.bus.publish(self.CHANNEL, {**msg, "proc": self.service.proc})
@@ -479,7 +485,7 @@ class SharedLobby(Lobby):
             self._put(kind, item)
 
     async def create_seek_async(self, who: Identity, preset_key: str, rated: bool, color: str,
-                                rating: dict[str, Any] | None) -> Seek:
+                                rating: dict[str, Any] | None, address: str | None = None) -> Seek:
         """:meth:`create_seek` with the insert off the event loop. The checks (one open seek each, the
         rate limit) and the seek's place in memory happen at once, before the insert, so that a
         second seek of the same player sent meanwhile is refused as before; an acceptance or cancel
@@ -495,7 +501,7 @@ class SharedLobby(Lobby):
             await self.limiter.hit_async(who.id)
         finally:
             self._seeking.discard(who.id)
-        seek = Lobby.create_seek(self, who, preset_key, rated, color, rating, limit=False)
+        seek = Lobby.create_seek(self, who, preset_key, rated, color, rating, limit=False, address=address)
         await self._insert("seek", seek)
         return seek
 
@@ -508,12 +514,12 @@ class SharedLobby(Lobby):
         await self._take_async(seek_id)
 
     async def create_challenge_async(self, who: Identity, preset_key: str, rated: bool,
-                                     color: str) -> Challenge:
+                                     color: str, address: str | None = None) -> Challenge:
         """:meth:`create_challenge` with the rate limit and the insert off the event loop (as
         :meth:`create_seek_async`)."""
         self.check(preset_key, rated, color, who)
         await self.limiter.hit_async(who.id)
-        ch = Lobby.create_challenge(self, who, preset_key, rated, color, limit=False)
+        ch = Lobby.create_challenge(self, who, preset_key, rated, color, limit=False, address=address)
         await self._insert("challenge", ch, ch.expires_at)
         return ch
 
@@ -540,9 +546,9 @@ class SharedLobby(Lobby):
     # -- the Lobby's operations, through the store ---------------------------------------------------
 
     def create_seek(self, who: Identity, preset_key: str, rated: bool, color: str,
-                    rating: dict[str, Any] | None, *, limit: bool = True) -> Seek:
+                    rating: dict[str, Any] | None, *, limit: bool = True, address: str | None = None) -> Seek:
         """:meth:`Lobby.create_seek`, stored and announced."""
-        seek = super().create_seek(who, preset_key, rated, color, rating, limit=limit)
+        seek = super().create_seek(who, preset_key, rated, color, rating, limit=limit, address=address)
         item = self._json("seek", seek)
         self.store.add_lobby_item(seek.id, "seek", item, self.service.proc)
         self._publish({"op": "add", "kind": "seek", "item": item})
@@ -585,9 +591,9 @@ class SharedLobby(Lobby):
             self._changed()
 
     def create_challenge(self, who: Identity, preset_key: str, rated: bool, color: str, *,
-                         limit: bool = True) -> Challenge:
+                         limit: bool = True, address: str | None = None) -> Challenge:
         """:meth:`Lobby.create_challenge`, stored and announced."""
-        ch = super().create_challenge(who, preset_key, rated, color, limit=limit)
+        ch = super().create_challenge(who, preset_key, rated, color, limit=limit, address=address)
         item = self._json("challenge", ch)
         self.store.add_lobby_item(ch.id, "challenge", item, self.service.proc, ch.expires_at)
         self._publish({"op": "add", "kind": "challenge", "item": item})

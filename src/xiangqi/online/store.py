@@ -14,6 +14,8 @@ database:
   (:meth:`OnlineStore.playing_games`), never from a cached position.
 - ``ratings``: a player's Glicko-2 rating per time-control category; ``rating_history``: one row per
   rated game and player (the profile's chart).
+- ``rating_flags``: the rated games between two accounts that came from one address (rating
+  farming: :meth:`OnlineStore.flagged_pairs`).
 - ``online_meta``: the server's shared secret (signs guest cookies and CSRF tokens; shared by every
   process on one database).
 
@@ -42,7 +44,8 @@ from xiangqi.study.rating import Rating
 log = logging.getLogger(__name__)
 
 __all__ = ["OnlineStore", "WalCheckpointer", "online_games", "online_moves", "ratings", "rating_history",
-           "online_meta", "online_lobby", "DatabaseUnavailable", "is_outage", "RETRY_AFTER_S"]
+           "online_meta", "online_lobby", "rating_flags", "SAME_ADDRESS_GAMES", "SAME_ADDRESS_DAYS",
+           "DatabaseUnavailable", "is_outage", "RETRY_AFTER_S"]
 
 #: Seconds a client is told to wait (``Retry-After``) when the online database does not answer: about
 #: what a restarted PostgreSQL needs to accept connections again; the pool's pre-ping
@@ -88,6 +91,13 @@ class DatabaseUnavailable(StorageError):
         super().__init__(f"{lead}the database is unreachable; nothing was changed, try again in "
                          f"{retry_after} s")
 
+
+#: Rated games between one pair of accounts from one address within SAME_ADDRESS_DAYS days that
+#: flag the pair to the operator (DESIGN.md "Security": rating farming). Three: a household or a
+#: club on one address plays a few rated games together; a farm needs many.
+SAME_ADDRESS_GAMES = 3
+SAME_ADDRESS_DAYS = 30
+
 online_games = sa.Table(
     "online_games", metadata,
     sa.Column("id", sa.String(40), primary_key=True),
@@ -120,6 +130,9 @@ online_games = sa.Table(
     # the export claim (:meth:`OnlineStore.claim_export`): set by the process that puts the finished
     # game into its games database
     sa.Column("exported_at", sa.DateTime(timezone=True), nullable=True),
+    # a rated game whose two players came from one address (their seek or challenge made and
+    # accepted from it): that address, else NULL (:data:`rating_flags`)
+    sa.Column("same_address", sa.String(64), nullable=True),
 )
 
 online_moves = sa.Table(
@@ -163,6 +176,20 @@ online_lobby = sa.Table(
     sa.Column("item", sa.Text, nullable=False),
     sa.Column("proc", sa.String(40), nullable=False, index=True),
     sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
+)
+
+rating_flags = sa.Table(
+    "rating_flags", metadata,
+    # one row per rated game between two accounts from one address (written when it is rated,
+    # :meth:`OnlineStore.rate_once`); a pair with SAME_ADDRESS_GAMES of them in SAME_ADDRESS_DAYS is
+    # flagged to the operator (:meth:`OnlineStore.flagged_pairs`, ``xiangqi online-flags``)
+    sa.Column("game_id", sa.String(40), sa.ForeignKey("online_games.id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("user_lo", sa.Integer, nullable=False),
+    sa.Column("user_hi", sa.Integer, nullable=False),
+    sa.Column("address", sa.String(64), nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_rating_flags_pair", "user_lo", "user_hi", "at"),
 )
 
 online_meta = sa.Table(
@@ -642,7 +669,7 @@ class OnlineStore:
                             .values(rated_at=now, revision=g.revision + 1))
             if got.rowcount != 1:
                 return None
-            row = c.execute(sa.select(g.category, g.red_user_id, g.black_user_id)
+            row = c.execute(sa.select(g.category, g.red_user_id, g.black_user_id, g.same_address)
                             .where(g.id == game_id)).one()
             uids = (row.red_user_id, row.black_user_id)
             have: dict[int, Any] = {}
@@ -665,7 +692,48 @@ class OnlineStore:
                 c.execute(rating_history.insert().values(user_id=uid, category=row.category,
                                                          game_id=game_id, rating=r.rating, rd=r.rd, at=now))
             c.execute(online_games.update().where(g.id == game_id).values(rating_change=json.dumps(change)))
+            if row.same_address is not None:
+                self._flag(c, game_id, uids, row.same_address, now)
         return change
+
+    @staticmethod
+    def _flag(c: sa.Connection, game_id: str, uids: tuple[int, int], address: str, now: _dt.datetime) -> None:
+        """Record a rated game of two accounts from one ``address`` (in :meth:`rate_once`'s
+        transaction); warn the operator when the pair reaches :data:`SAME_ADDRESS_GAMES`."""
+        lo, hi = sorted(uids)
+        c.execute(rating_flags.insert().values(game_id=game_id, user_lo=lo, user_hi=hi, address=address,
+                                               at=now))
+        f = rating_flags.c
+        n = c.execute(sa.select(sa.func.count()).where(
+            f.user_lo == lo, f.user_hi == hi,
+            f.at >= now - _dt.timedelta(days=SAME_ADDRESS_DAYS))).scalar_one()
+        if n >= SAME_ADDRESS_GAMES:
+            log.warning("online: accounts %d and %d have played %d rated games from one address (%s) in "
+                        "%d days (game %s): listed by `xiangqi online-flags`", lo, hi, n, address,
+                        SAME_ADDRESS_DAYS, game_id)
+
+    def flagged_pairs(self, min_games: int = SAME_ADDRESS_GAMES, days: float = SAME_ADDRESS_DAYS,
+                      now: _dt.datetime | None = None) -> list[dict[str, Any]]:
+        """The pairs of accounts with at least ``min_games`` rated games against each other from one
+        address within the last ``days`` days, most games first: ``[{user_lo, user_hi, names
+        (lo, hi), games, addresses (sorted), first, last (UTC datetimes), game_ids (oldest first)}]``."""
+        f = rating_flags.c
+        cut = (now or _now()) - _dt.timedelta(days=days)
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(rating_flags).where(f.at >= cut).order_by(f.at, f.game_id)).all()
+            names = dict(c.execute(sa.select(users.c.id, users.c.username)).all())
+        pairs: dict[tuple[int, int], dict[str, Any]] = {}
+        for r in rows:
+            p = pairs.setdefault((r.user_lo, r.user_hi), {
+                "user_lo": r.user_lo, "user_hi": r.user_hi,
+                "names": (names.get(r.user_lo), names.get(r.user_hi)), "games": 0, "addresses": set(),
+                "first": _aware(r.at), "last": _aware(r.at), "game_ids": []})
+            p["games"] += 1
+            p["addresses"].add(r.address)
+            p["last"] = _aware(r.at)
+            p["game_ids"].append(r.game_id)
+        out = [dict(p, addresses=sorted(p["addresses"])) for p in pairs.values() if p["games"] >= min_games]
+        return sorted(out, key=lambda p: (-p["games"], p["user_lo"], p["user_hi"]))
 
     def unsettled(self, older_than_s: float, limit: int = 100) -> list[str]:
         """The sweep's work: ids of rated games between two accounts that are ``finished`` but not

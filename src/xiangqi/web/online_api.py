@@ -403,7 +403,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     @router.post("/api/online/seeks", status_code=201)
     async def create_seek(req: SeekRequest, request: Request) -> dict[str, Any]:
         return await service.create_seek_async(_need(await who_async(request)), req.time_control,
-                                               req.rated, req.color)
+                                               req.rated, req.color, address(request))
 
     @router.delete("/api/online/seeks/{seek_id}")
     async def cancel_seek(seek_id: str, request: Request) -> dict[str, Any]:
@@ -412,7 +412,8 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     @router.post("/api/online/seeks/{seek_id}/accept")
     async def accept_seek(seek_id: str, request: Request) -> dict[str, Any]:
-        return {"game_id": await service.accept_seek(_need(await who_async(request)), seek_id)}
+        return {"game_id": await service.accept_seek(_need(await who_async(request)), seek_id,
+                                                     address(request))}
 
     @router.post("/api/online/computer")
     async def computer(req: ComputerRequest, request: Request) -> dict[str, Any]:
@@ -422,7 +423,7 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
     @router.post("/api/online/challenges", status_code=201)
     async def create_challenge(req: SeekRequest, request: Request) -> dict[str, Any]:
         return await service.create_challenge(_need(await who_async(request)), req.time_control, req.rated,
-                                              req.color)
+                                              req.color, address(request))
 
     @router.get("/api/online/challenges/{challenge_id}")
     async def get_challenge(challenge_id: str) -> dict[str, Any]:
@@ -430,7 +431,8 @@ def install(app: FastAPI, config: OnlineConfig | None = None, *, data_dir: Any =
 
     @router.post("/api/online/challenges/{challenge_id}/accept")
     async def accept_challenge(challenge_id: str, request: Request) -> dict[str, Any]:
-        return {"game_id": await service.accept_challenge(_need(await who_async(request)), challenge_id)}
+        return {"game_id": await service.accept_challenge(_need(await who_async(request)), challenge_id,
+                                                          address(request))}
 
     @router.delete("/api/online/challenges/{challenge_id}")
     async def cancel_challenge(challenge_id: str, request: Request) -> dict[str, Any]:

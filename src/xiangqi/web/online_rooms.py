@@ -102,6 +102,21 @@ FINISHED_KEEP_S = 600.0
 #: unknown (:meth:`OnlineService.presence_known`) and no other process is taken for gone.
 BUS_SILENT_BEATS = 3
 BUS_SILENT_MIN_S = 2.0
+#: A game of two players that ends — by resignation, time, agreement, abort or a claim on a player who
+#: left — before each side has made two moves (fewer than this many plies; Red moves first) ends as
+#: aborted: no result, no rating change. lichess aborts (and does not rate) a game in which a side
+#: has not moved (``playedTurns < 2``); one move more of each side is asked here, so that a pair
+#: farming ratings must at least play an opening (issue 26). A result on the board (mate, stalemate,
+#: a ruling) stands. DESIGN.md "Security".
+ABORT_PLIES = 4
+#: The ends before :data:`ABORT_PLIES` that abort (the board's own ends stand).
+_ABORTABLE_ENDS = frozenset({Termination.RESIGNATION, Termination.TIMEOUT, Termination.AGREEMENT})
+#: What an aborted game shows (its state's ``result``).
+_ABORTED_RESULT = {"result": "*", "winner": None, "termination": "aborted",
+                   "reason_zh": "对局已取消", "reason_en": "game aborted",
+                   "headline_zh": "对局已取消", "headline_en": "Game aborted",
+                   "why_zh": "双方各走满两步之前结束：不计结果、不计等级分",
+                   "why_en": "it ended before each side made two moves: no result, no rating change"}
 
 
 @dataclasses.dataclass
@@ -401,8 +416,18 @@ class OnlineRoom(GameHub):
         return None
 
     def can_abort(self) -> bool:
-        """While the game goes on and fewer than two plies were played (one side has not moved yet)."""
-        return self.status == "playing" and not self.session.is_over and len(self.session.moves) < 2
+        """While the game goes on and a side has made fewer than two moves (:data:`ABORT_PLIES`)."""
+        return (self.status == "playing" and not self.session.is_over
+                and len(self.session.moves) < ABORT_PLIES)
+
+    def _aborts(self) -> bool:
+        """Whether the game that just ended ends as aborted: a game of two players (a computer game,
+        never rated, keeps its result) before :data:`ABORT_PLIES` plies, by a resignation, a
+        time-out, an agreement or a claim (not by the board)."""
+        out = self.session.outcome
+        return (len(self.session.moves) < ABORT_PLIES and out is not None
+                and out.termination in _ABORTABLE_ENDS
+                and all(i.kind != "engine" for i in self.seats.values()))
 
     @property
     def version(self) -> int:
@@ -478,9 +503,7 @@ class OnlineRoom(GameHub):
         st["thinking"] = self.thinking
         st["engine_error"] = self._failure()
         if self.status == "aborted":
-            st["result"] = {"result": "*", "winner": None, "termination": "aborted",
-                            "reason_zh": "对局中止", "reason_en": "game aborted", "headline_zh": "对局中止",
-                            "headline_en": "Game aborted", "why_zh": "对局中止", "why_en": "game aborted"}
+            st["result"] = dict(_ABORTED_RESULT)
         elif st.get("result") and self.abandoned is not None:
             st["result"] = {**st["result"], "termination": "abandoned"}
         if st.get("clock") is not None:
@@ -733,11 +756,12 @@ class OnlineRoom(GameHub):
         async with self._lock:
             self._playing()
             if not self.can_abort():
-                raise OnlineError("a game can be aborted only before both sides have moved", 409, "conflict")
+                raise OnlineError("a game can be aborted only before each side has made two moves", 409,
+                                  "conflict")
             self.player.stop()
             self.status = "aborted"
             with self._saving():
-                self.session.declare(draw(Termination.AGREEMENT, "对局中止", "game aborted"))
+                self.session.declare(draw(Termination.AGREEMENT, "对局已取消", "game aborted"))
         await self.broadcast()
 
     async def _claim(self, color: Color, _msg: dict[str, Any]) -> None:
@@ -1053,7 +1077,7 @@ class OnlineRoom(GameHub):
     def _after_sync(self) -> None:
         if self.status != "playing" or self.session.is_over:
             if self.status == "playing":
-                self.status = "finished"
+                self.status = "aborted" if self._aborts() else "finished"
             self._finished = True
             for task in self._claim_tasks.values():
                 task.cancel()
@@ -1169,7 +1193,7 @@ class OnlineRoom(GameHub):
         if self.session.is_over and not self._finished:
             self._finished = True
             if self.status == "playing":
-                self.status = "finished"
+                self.status = "aborted" if self._aborts() else "finished"
             for task in self._claim_tasks.values():
                 task.cancel()
             self._claim_tasks.clear()
@@ -1256,6 +1280,11 @@ def _rater(result: str) -> Any:
                   for side, o, n in (("red", r_old, r_new), ("black", b_old, b_new))}
         return r_new, b_new, change
     return rate
+
+
+def _same_address(a: str | None, b: str | None) -> str | None:
+    """The address two players came from when it is one and known, else None."""
+    return a if a is not None and a == b and a != "?" else None
 
 
 def _sign(secret: bytes, value: str) -> str:
@@ -1833,30 +1862,31 @@ class OnlineService:
         finally:
             self._lobby_busy = False
 
-    def create_seek(self, who: Identity, time_control: str, rated: bool, color: str) -> dict[str, Any]:
-        """A seek (LobbyError on refusal); its SeekView."""
+    def create_seek(self, who: Identity, time_control: str, rated: bool, color: str,
+                    address: str | None = None) -> dict[str, Any]:
+        """A seek from client ``address`` (LobbyError on refusal); its SeekView."""
         rating = None
         if who.user_id is not None and time_control in self.presets:
             cat = self.presets[time_control].category
             r, games = self.db.rating(who.user_id, cat)
             rating = rating_view(cat, r, games)
-        return self.lobby.create_seek(who, time_control, rated, color, rating).view()
+        return self.lobby.create_seek(who, time_control, rated, color, rating, address=address).view()
 
     async def create_seek_async(self, who: Identity, time_control: str, rated: bool,
-                                color: str) -> dict[str, Any]:
+                                color: str, address: str | None = None) -> dict[str, Any]:
         """:meth:`create_seek` for the event loop: in shared mode the seat's rating read and the seek's
         insert run in worker threads (:meth:`SharedLobby.create_seek_async` keeps the lobby's order:
         the checks and the seek's place in memory come first, an acceptance waits for the insert);
         in the embedded mode in place (an in-memory lobby and one indexed SQLite read)."""
         if not self.shared:
-            return self.create_seek(who, time_control, rated, color)
+            return self.create_seek(who, time_control, rated, color, address)
         rating = None
         if who.user_id is not None and time_control in self.presets:
             cat = self.presets[time_control].category
             r, games = await self.run_db(self.db.rating, who.user_id, cat)
             rating = rating_view(cat, r, games)
         seek = await self.lobby.create_seek_async(  # type: ignore[attr-defined]
-            who, time_control, rated, color, rating)
+            who, time_control, rated, color, rating, address)
         return seek.view()
 
     async def cancel_seek(self, who: Identity, seek_id: str) -> None:
@@ -1867,13 +1897,14 @@ class OnlineService:
             self.lobby.cancel_seek(who, seek_id)
 
     async def create_challenge(self, who: Identity, time_control: str, rated: bool,
-                               color: str) -> dict[str, Any]:
-        """A challenge link (its row inserted off the event loop in shared mode); its view."""
+                               color: str, address: str | None = None) -> dict[str, Any]:
+        """A challenge link made from client ``address`` (its row inserted off the event loop in
+        shared mode); its view."""
         if self.shared:
             ch = await self.lobby.create_challenge_async(  # type: ignore[attr-defined]
-                who, time_control, rated, color)
+                who, time_control, rated, color, address)
         else:
-            ch = self.lobby.create_challenge(who, time_control, rated, color)
+            ch = self.lobby.create_challenge(who, time_control, rated, color, address=address)
         return ch.view()
 
     async def challenge(self, challenge_id: str) -> dict[str, Any]:
@@ -1896,8 +1927,8 @@ class OnlineService:
         else:
             self.lobby.drop_seeks_of(who_id)
 
-    async def accept_seek(self, who: Identity, seek_id: str) -> str:
-        """Accept a seek: the game starts; its id."""
+    async def accept_seek(self, who: Identity, seek_id: str, address: str | None = None) -> str:
+        """Accept a seek from client ``address``: the game starts; its id."""
         if self.shared:  # the shared lobby's rows, off the event loop
             seek = await self.lobby.take_seek_async(who, seek_id)  # type: ignore[attr-defined]
             await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
@@ -1906,14 +1937,15 @@ class OnlineService:
             self.lobby.drop_seeks_of(who.id)  # the acceptor's own seek would start a second game
         owner_red = seat_colors(seek.color)
         red, black = (seek.by, who) if owner_red else (who, seek.by)
-        room = await self.start_game(red, black, seek.preset, seek.rated)
+        room = await self.start_game(red, black, seek.preset, seek.rated,
+                                     same_address=_same_address(seek.address, address))
         for ident in (seek.by, who):
             self.bus.publish(f"user:{ident.id}", {"type": "game_start", "game_id": room.session.id,
                                                   "seek_id": seek.id, "color": _cname(room.seat_of(ident))})
         return room.session.id
 
-    async def accept_challenge(self, who: Identity, challenge_id: str) -> str:
-        """Accept a challenge link: the game starts; its id."""
+    async def accept_challenge(self, who: Identity, challenge_id: str, address: str | None = None) -> str:
+        """Accept a challenge link from client ``address``: the game starts; its id."""
         if self.shared:  # the shared lobby's rows, off the event loop
             ch = await self.lobby.take_challenge_async(who, challenge_id)  # type: ignore[attr-defined]
             await self.lobby.drop_seeks_of_async(who.id)  # type: ignore[attr-defined]
@@ -1924,7 +1956,8 @@ class OnlineService:
             self.lobby.drop_seeks_of(ch.by.id)
         owner_red = seat_colors(ch.color)
         red, black = (ch.by, who) if owner_red else (who, ch.by)
-        room = await self.start_game(red, black, ch.preset, ch.rated)
+        room = await self.start_game(red, black, ch.preset, ch.rated,
+                                     same_address=_same_address(ch.address, address))
         for ident in (ch.by, who):
             self.bus.publish(f"user:{ident.id}", {
                 "type": "game_start", "game_id": room.session.id, "challenge_id": ch.id,
@@ -1977,8 +2010,12 @@ class OnlineService:
 
     # -- rooms -------------------------------------------------------------------------------------
 
-    async def start_game(self, red: Identity, black: Identity, preset: Preset, rated: bool) -> OnlineRoom:
-        """A new online game between ``red`` and ``black``: stored, held, its clock and computer started."""
+    async def start_game(self, red: Identity, black: Identity, preset: Preset, rated: bool, *,
+                         same_address: str | None = None) -> OnlineRoom:
+        """A new online game between ``red`` and ``black``: stored, held, its clock and computer
+        started. ``same_address``: the client address both players came from, when it was one (a
+        rated game between two accounts then counts towards a same-address flag once rated:
+        :data:`~xiangqi.online.store.SAME_ADDRESS_GAMES`)."""
         level = next((i.level for i in (red, black) if i.kind == "engine"), None) or "beginner"
         gid = uuid.uuid4().hex
         headers = {"Event": "pyxiangqi online", "Site": "pyxiangqi", "Red": red.name, "Black": black.name,
@@ -1993,7 +2030,10 @@ class OnlineService:
         session.clock.start(session.board.turn)
         row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,
                                "rated": rated, "start_fen": STARTING_FEN,
-                               "clock": json.dumps(clock_record(session))}
+                               "clock": json.dumps(clock_record(session)),
+                               "same_address": (same_address[:64] if same_address and rated
+                                                and red.user_id is not None and black.user_id is not None
+                                                else None)}
         for side, ident in (("red", red), ("black", black)):
             row.update({f"{side}_kind": ident.kind, f"{side}_id": ident.id, f"{side}_name": ident.name,
                         f"{side}_user_id": ident.user_id})
@@ -2126,7 +2166,7 @@ class OnlineService:
                                "reason_zh": row.get("reason_zh") or "",
                                "reason_en": row.get("reason_en") or ""}
         elif row["status"] == "aborted":
-            rec["declared"] = {"termination": "agreement", "winner": None, "reason_zh": "对局中止",
+            rec["declared"] = {"termination": "agreement", "winner": None, "reason_zh": "对局已取消",
                                "reason_en": "game aborted"}
         session = GameSession.from_record(rec)
         if self.shared:

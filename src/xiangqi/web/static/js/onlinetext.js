@@ -45,7 +45,7 @@ Object.assign(TEXT.zh, {
   ol_confirm_abort: "中止这盘棋？（不计结果）", ol_claim: "判胜", ol_claim_in: "对方已断线：{s} 秒后你可以判胜",
   ol_claim_now: "对方已断线：你可以判胜，也可以继续等", ol_connected: "在线", ol_disconnected: "离线",
   ol_back_lobby: "回到大厅", ol_pgn: "下载棋谱", ol_rating_change: "{name}：{before} → {after}（{delta}）",
-  ol_aborted: "对局已中止（不计结果）", ol_draw_declined: "对方拒绝和棋", ol_takeback_declined: "对方拒绝悔棋",
+  ol_aborted: "对局已取消（不计结果）", ol_draw_declined: "对方拒绝和棋", ol_takeback_declined: "对方拒绝悔棋",
   ol_draw_offered: "对方提和", ol_takeback_requested: "对方请求悔棋", ol_opponent_left: "对方断线了",
   ol_opponent_back: "对方回来了", ol_reconnecting: "连接中断，正在重连…", ol_provisional: "暂定",
   ol_provisional_mark: "？", ol_game_title: "{red} 对 {black}", ol_casual_game: "不计分", ol_rated_game: "计分",
@@ -57,7 +57,7 @@ Object.assign(TEXT.zh, {
   ol_guest_note: "游客的对局不计分，也不上排行榜",
   cat_bullet: "子弹棋", cat_blitz: "超快棋", cat_rapid: "快棋", cat_classical: "慢棋",
   term_checkmate: "将死", term_resignation: "认输", term_timeout: "超时", term_agreement: "议和",
-  term_abandoned: "断线判负", term_stalemate: "困毙", term_repetition: "重复", term_aborted: "中止",
+  term_abandoned: "断线判负", term_stalemate: "困毙", term_repetition: "重复", term_aborted: "已取消",
 });
 Object.assign(TEXT.en, {
   ol_lobby: "Lobby", ol_leaderboard: "Leaderboard", ol_login: "Log in", ol_register: "Register", ol_logout: "Log out",
