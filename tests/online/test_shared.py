@@ -153,8 +153,12 @@ def test_a_timeout_is_stored_once_and_seen_by_both(two):
     with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
         wa.receive_json()
         wb.receive_json()
-        wa.send_json({"type": "move", "move": "h2e2"})
-        # Black's flag falls before Black moved: the game is aborted (ABORT_PLIES), on both processes
+        # each side's first move is not timed (app/clock.py, "First moves"): Black's clock runs from
+        # Red's second move, and its flag falls before Black's second move, so the game is aborted
+        # (ABORT_PLIES), on both processes
+        for player, move in ((a, "h2e2"), (b, "h9g7"), (a, "h0g2")):
+            r = player.post(f"/games/{gid}/move", json={"move": move})
+            assert r.status_code == 200, r.text
         st = state_where(wb, lambda s: s["result"] is not None)
         assert st["result"]["termination"] == "aborted" and st["result"]["winner"] is None
         assert st["status"] == "aborted" and st["clock"]["black_ms"] == 0
