@@ -389,8 +389,13 @@ def test_cli_import_and_search(tmp_path, capsys):
     assert [r["ply"] for r in rows] == [1] * 7 and sum(r["mirrored"] for r in rows) == 1
     assert main(["db", "search", "--db", url, "--fen", AFTER_H2E2, "--json", "--limit", "2"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2
+    # a limited table says how many matched in all (issue 31: "3 games" when 836 matched)
+    assert main(["db", "search", "--db", url, "--player", "胡榮華", "--limit", "2"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "showing 2 of 5 games"
+    assert main(["db", "search", "--db", url, "--player", "胡榮華", "--limit", "2", "--offset", "3"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "showing 4–5 of 5 games"
     assert main(["db", "search", "--db", url, "--similar", AFTER_H2E2, "--limit", "1"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "1 games"
+    assert capsys.readouterr().out.splitlines()[-1] == "1 games shown (--limit 1, --offset 0)"
     assert main(["db", "search", "--db", url, "--result", "won"]) == 2
     assert "result 'won'" in capsys.readouterr().err
     assert main(["db", "info", "--db", url]) == 0

@@ -258,7 +258,7 @@ def _table(hits, similar: bool, position: bool) -> str:
 
 def cmd_db_search(args: argparse.Namespace) -> int:
     """``xiangqi db search``: print the matching games as a table or JSON lines."""
-    from xiangqi.db.search import Filters, SearchError, search_games, similar_games
+    from xiangqi.db.search import Filters, SearchError, count_games, search_games, similar_games
 
     filters = Filters(player=args.player, red=args.red, black=args.black, event=args.event, site=args.site,
                       date_from=args.date_from, date_to=args.date_to, result=args.result, ecco=args.ecco,
@@ -281,8 +281,21 @@ def cmd_db_search(args: argparse.Namespace) -> int:
     else:
         print(_table(hits, similar=args.similar is not None,
                      position=args.fen is not None or args.similar is not None))
-        print(f"{len(hits)} games")
+        print(_shown(len(hits), args, lambda: count_games(engine, filters, fen=args.fen, mirror=args.mirror)))
     return 0
+
+
+def _shown(n: int, args: argparse.Namespace, total) -> str:
+    """The search's closing line: ``836 games`` when every match is shown, else ``showing 3 of 836
+    games`` (``showing 11–13 of 836 games`` after ``--offset 10``; ``total()`` counts them all). A
+    similarity search's total is not counted: ``3 games shown (--limit 3, --offset 0)``."""
+    if args.limit is None and not args.offset:
+        return f"{n:,} games"
+    if args.similar is not None:
+        return f"{n:,} games shown (--limit {args.limit}, --offset {args.offset})"
+    first = args.offset + 1 if n else args.offset
+    return f"showing {first:,}–{args.offset + n:,} of {total():,} games" if args.offset else \
+        f"showing {n:,} of {total():,} games"
 
 
 def cmd_db_explore(args: argparse.Namespace) -> int:
