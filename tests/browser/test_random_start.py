@@ -31,3 +31,16 @@ def test_a_random_start_game_played_to_its_end(quick_server, driver, page):
     pgn = page.evaluate("fetch('/api/game/pgn?notation=iccs', {headers: {'X-Xiangqi-Token': "
                         "document.querySelector('meta[name=xiangqi-token]').content}}).then(r => r.text())")
     assert '[Variant "random"]' in pgn and f'[Shuffle "{number}"]' in pgn and '[Result "0-1"]' in pgn
+
+
+def test_the_new_game_dialog_opens_on_the_standard_start_after_a_random_game(quick_server, driver, page):
+    """Issue 31: the dialog silently kept 随机开局 for the next game."""
+    driver.open(quick_server.url)
+    page.click("#btn-new")
+    page.select_option("#sel-start", "random")
+    driver.submit_new_game()
+    assert shuffle_number(driver.state()["start_fen"]) is not None
+    page.click("#btn-new")
+    expect(page.locator("#sel-start")).to_have_value("")
+    driver.submit_new_game()
+    assert driver.state()["start_fen"] == Board().fen()

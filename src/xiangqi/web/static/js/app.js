@@ -752,6 +752,9 @@ function openNewDialog() {
   fillLevels();
   const dlg = $("#dlg-new");
   if (ui.state) $("#sel-level").value = ui.state.level;
+  // each new game starts from the standard set-up unless 随机开局 or 揭棋 is chosen again for it
+  $("#sel-start").value = "";
+  $("#dlg-new .jq-row").hidden = true;
   talk.syncDialog();
   dlg.returnValue = "";
   dlg.showModal();
