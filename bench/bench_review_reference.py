@@ -43,6 +43,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 GAMES = HERE / "review_games.pgn"
 CACHE = HERE / "review_reference.json"
+#: ``--games`` name → (games, reference cache). The weak set is bench/weak_games.py's.
+GAME_SETS = {"masters": (GAMES, CACHE),
+             "weak": (HERE / "review_games_weak.pgn", HERE / "review_reference_weak.json")}
 CORPUS = HERE.parent.parent / "shared" / "corpus"
 FAIRY = "/usr/games/fairy-stockfish"
 BLUNDER_CP = 300
@@ -274,7 +277,14 @@ def main() -> None:
                     help="with --reference-only: the games (0-based, within --set) to search, in this order")
     ap.add_argument("--engine", default=None, help="review with this engine command instead of ours")
     ap.add_argument("--dump", default=None, help="write our per-ply drops and the losses here (JSON)")
+    ap.add_argument("--games", choices=sorted(GAME_SETS), default="masters",
+                    help="the game set: masters (review_games.pgn) or weak (review_games_weak.pgn, "
+                         "bench/weak_games.py), each with its own reference cache")
     args = ap.parse_args()
+    global GAMES, CACHE
+    GAMES, CACHE = GAME_SETS[args.games]
+    if args.select and args.games != "masters":
+        raise SystemExit("--select chooses master games: use it with --games masters")
     if args.select:
         select(Path(args.corpus), args.select)
     from xiangqi.core.records import read_records
@@ -317,7 +327,7 @@ def main() -> None:
         rows = []
         for r, (start, moves) in zip(reviews, lines, strict=True):
             for p, loss in zip(r.plies, ref_losses(start, moves, cache), strict=True):
-                rows.append({"drop": p.drop, "cls": p.cls, "loss": loss, "ply": p.ply})
+                rows.append({"drop": p.drop, "cls": p.cls, "cp_loss": p.cp_loss, "loss": loss, "ply": p.ply})
         Path(args.dump).write_text(json.dumps(rows))
 
 
