@@ -137,6 +137,18 @@ def _server(backend: str, tmp_path: Any):
             drop()
 
 
+#: Two moves of each side: a game that ends after them has a result and a rating change (a game ended
+#: sooner is aborted: ``ABORT_PLIES`` in web/online_rooms.py).
+OPENING = ("h2e2", "h9g7", "b0c2", "b9c7")
+
+
+def play_opening(red: Any, black: Any, gid: str) -> None:
+    """Play :data:`OPENING` in game ``gid`` through the HTTP move route, each side from its client."""
+    for k, move in enumerate(OPENING):
+        r = (red, black)[k % 2].post(f"/games/{gid}/move", json={"move": move})
+        assert r.status_code == 200, r.text
+
+
 def recv_until(ws: Any, pred: Any, limit: int = 50) -> dict[str, Any]:
     """Messages from ``ws`` until one satisfies ``pred`` (returned); fails after ``limit`` others.
     The game's state on the socket is kept up to date on the way (:func:`track`)."""

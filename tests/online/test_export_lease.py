@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from tests.online.conftest import BASE, FAST, Server, first_legal, online_db_url, wait_for
+from tests.online.conftest import BASE, FAST, Server, first_legal, online_db_url, play_opening, wait_for
 from tests.webclient import _Client
 
 from xiangqi.db.schema import games
@@ -97,9 +97,7 @@ class One(Server):
             self.online.games_db = gdb
             self.online.db.rate_once = rate_once
 
-        for mover, move in ((red, "h2e2"), (black, "h9g7"), (red, "h0g2")):
-            r = mover.post(f"/games/{gid}/move", json={"move": move})
-            assert r.status_code == 200, r.text
+        play_opening(red, black, gid)  # two moves each: the resignation has a result (ABORT_PLIES)
         assert black.post(f"/games/{gid}/resign").status_code == 200
         wait_for(lambda: self.online.db.game(gid)["status"] == "finished")
         wait_for(lambda: not any(t.get_coro().__name__ == "finished" for t in list(self.online._tasks)))

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 import sqlalchemy as sa
-from tests.online.conftest import wait_for
+from tests.online.conftest import play_opening, wait_for
 from tests.online.test_shared_store import RowLock, two  # noqa: F401 (the fixture)
 
 from xiangqi.db.schema import games
@@ -208,7 +208,7 @@ def test_a_game_ended_normally_is_not_exported_again_by_a_sweep(two):  # noqa: F
     red.guest()
     black.guest()
     gid = two.game(red, black)
-    assert red.post(f"/games/{gid}/move", json={"move": "h2e2"}).status_code == 200
+    play_opening(red, black, gid)  # two moves each: the resignation ends the game (ABORT_PLIES)
     assert black.post(f"/games/{gid}/resign").status_code == 200
     db = two.online[0].db
     wait_for(lambda: db.game(gid)["db_id"])

@@ -24,6 +24,7 @@ from tests.online.conftest import (
     Player,
     first_legal,
     online_db_url,
+    play_opening,
     recv_until,
     state_where,
     wait_for,
@@ -270,6 +271,7 @@ def test_the_end_of_a_game_is_rated_once_when_a_sweep_got_there_first(two):
     black.register("raceBlack")
     gid = two.game(red, black, rated=True)
     db = two.online[0].db
+    play_opening(red, black, gid)  # two moves each: the resignation is rated (ABORT_PLIES)
     with red.ws(f"/ws/online/game/{gid}") as wr:
         assert wr.receive_json()["you"] == "red"
         r = red.post(f"/games/{gid}/resign")
@@ -310,6 +312,7 @@ def test_a_dead_process_s_game_whose_clock_ran_out_is_ended_and_rated_once(two):
     red.register("flagRed")
     black.register("flagBlack")
     gid = two.game(red, black, rated=True)
+    play_opening(red, black, gid)  # two moves each (ABORT_PLIES); Red's clock runs, Red to move
     db = two.online[0].db
     for svc in two.online:  # the process that held it died; nobody is connected
         if svc.rooms.pop(gid, None) is not None:
