@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.online.conftest import BASE, Player
+from tests.online.conftest import BASE, Player, wait_for
 from tests.webclient import _Client
 
 from xiangqi.online.lobby import Identity, LobbyError
@@ -34,6 +34,10 @@ def test_one_player_holds_at_most_two_computer_games(server):
         r = a.post("/computer", json=BODY)
         assert r.status_code == 200, r.text
         games.append(r.json()["game_id"])
+        # a move each way: the game is played, so a newer one does not abort it (first_moves tests)
+        assert a.post(f"/games/{games[-1]}/move", json={"move": "h2e2"}).status_code == 200
+        wait_for(lambda g=games[-1]: len(a.get(f"/games/{g}").json()["moves"]) == 2)
+    assert [a.get(f"/games/{g}").json()["status"] for g in games] == ["playing", "playing"]
     r = a.post("/computer", json=BODY)
     assert r.status_code == 429
     assert r.json() == {"code": "too_many_games", "detail": "you are playing 2 games against the computer "

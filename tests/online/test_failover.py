@@ -169,7 +169,7 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
             time.sleep(0.05)
         assert [s["id"] for s in b.http.get("/api/online/lobby").json()["seeks"]] == [seek["id"]]
         gid = b.http.post(f"/api/online/seeks/{seek['id']}/accept").json()["game_id"]
-        turn_since = time.monotonic()  # Red's clock runs from the start of the game
+        turn_since = time.monotonic()  # (each side's first move is free: its clock starts after it)
         used = {"red": 0.0, "black": 0.0}  # each side's thinking by its own stopwatch (s)
         delivered = [0.0]  # the time from each move's send until every page had it (s), added up
         a.connect(base1, gid)
@@ -184,7 +184,8 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
             except AssertionError as exc:
                 raise AssertionError(f"ply {i}: {side} never had the move: {exc}") from None
             time.sleep(0.05)
-            used[side] += time.monotonic() - turn_since
+            if i >= 2:  # each side's first move is not timed (GameClock(free_first_moves=True))
+                used[side] += time.monotonic() - turn_since
             page.ws.send(json.dumps({"type": "move", "move": MATE_LINE[i]}))
             sent = time.monotonic()  # the opponent's clock starts about now (the server's move time)
             for name, p in pages.items():  # both players, on both processes, see it
@@ -217,8 +218,9 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
         end = a.state_until(lambda s: s["result"] is not None)
         assert end["result"]["termination"] == "checkmate" and end["result"]["winner"] == "red"
         assert [m["iccs"] for m in end["moves"]] == MATE_LINE
-        # the clocks: 3 min + 2 s a move, minus what each side's stopwatch measured
-        n_red, n_black = (len(MATE_LINE) + 1) // 2, len(MATE_LINE) // 2
+        # the clocks: 3 min + 2 s a move after each side's first (free: neither charged nor given the
+        # increment), minus what each side's stopwatch measured from its second turn on
+        n_red, n_black = (len(MATE_LINE) + 1) // 2 - 1, len(MATE_LINE) // 2 - 1
         want_red = BASE_MS + INC_MS * n_red - used["red"] * 1000
         want_black = BASE_MS + INC_MS * n_black - used["black"] * 1000
         err_red, err_black = end["clock"]["red_ms"] - want_red, end["clock"]["black_ms"] - want_black

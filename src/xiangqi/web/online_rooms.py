@@ -109,6 +109,9 @@ BUS_SILENT_MIN_S = 2.0
 #: farming ratings must at least play an opening (issue 26). A result on the board (mate, stalemate,
 #: a ruling) stands. DESIGN.md "Security".
 ABORT_PLIES = 4
+#: A game in which fewer plies were played (a side has not moved yet) is unplayed: starting or
+#: accepting another game aborts it (:meth:`OnlineService._abort_unplayed`).
+UNPLAYED_PLIES = 2
 #: The ends before :data:`ABORT_PLIES` that abort (the board's own ends stand).
 _ABORTABLE_ENDS = frozenset({Termination.RESIGNATION, Termination.TIMEOUT, Termination.AGREEMENT})
 #: What an aborted game shows (its state's ``result``).
@@ -2043,15 +2046,17 @@ class OnlineService:
         return room
 
     async def _abort_unplayed(self, who: Identity) -> None:
-        """Abort the games of ``who`` held here that may still be aborted (fewer than two plies,
-        :meth:`OnlineRoom.can_abort`): called when ``who`` starts or accepts another game, so that a
-        player is never seated in two live games (an unplayed challenge game stayed live beside the
-        new one). Games finished meanwhile, or just moved in, are left as they are."""
+        """Abort the unplayed games of ``who`` held here: those in which a side has not moved yet
+        (fewer than :data:`UNPLAYED_PLIES` plies): called when ``who`` starts or accepts another
+        game, so that a player is never seated in two live games (an unplayed challenge game stayed
+        live beside the new one). A game in which both sides have moved is left as it is, though it
+        may still be aborted by hand (:meth:`OnlineRoom.can_abort`, :data:`ABORT_PLIES`), and so are
+        games finished meanwhile."""
         if who.kind == "engine":
             return
         for room in list(self.rooms.values()):
             color = room.seat_of(who)
-            if color is None or not room.can_abort():
+            if color is None or not room.can_abort() or len(room.session.moves) >= UNPLAYED_PLIES:
                 continue
             with contextlib.suppress(OnlineError):
                 await room._abort(color, {})
