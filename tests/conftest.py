@@ -41,6 +41,46 @@ def pytest_configure(config):
                   file=sys.stderr)
 
 
+#: Seconds a test's socket waits for the server's next message before the test fails. Starlette's
+#: TestClient waits forever: a message that never comes (a lost update, a server that stopped sending)
+#: hung the whole run until CI's time ran out, instead of failing the one test with a traceback.
+SOCKET_RECEIVE_TIMEOUT = 60.0
+
+
+def _bound_socket_receive() -> None:
+    """Make ``WebSocketTestSession.receive`` (and so ``receive_json``/``receive_text``) fail with
+    ``TimeoutError`` after :data:`SOCKET_RECEIVE_TIMEOUT` seconds without a message."""
+    try:
+        import anyio
+        from starlette.testclient import WebSocketTestSession
+    except ImportError:  # the tests that need them say so
+        return
+
+    async def _within(rx, seconds):
+        with anyio.fail_after(seconds):
+            return await rx.receive()
+
+    def receive(self):
+        try:
+            return self.portal.call(_within, self._send_rx, SOCKET_RECEIVE_TIMEOUT)
+        except TimeoutError:
+            raise TimeoutError(
+                f"no message from the server's socket in {SOCKET_RECEIVE_TIMEOUT:.0f} s") from None
+
+    WebSocketTestSession.receive = receive
+
+
+_bound_socket_receive()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Slow tests (matches, deep perft, whole-corpus runs) may take longer than the default run's
+    per-test bound (``timeout`` in pyproject.toml): each gets an hour unless it sets its own."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(3600))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_data_dir(tmp_path_factory):
     """Point ``$XIANGQI_DATA_DIR`` at a directory of this test process for the whole session, so that
