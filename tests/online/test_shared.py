@@ -10,6 +10,7 @@ real database (SQLite file, or PostgreSQL when ``$XIANGQI_TEST_PG_URL`` is set).
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from tests.online.test_play import MATE_LINE
 from tests.webclient import _Client
 
 from xiangqi.online.bus import LocalBus
-from xiangqi.web.online_rooms import OnlineConfig, restart_clock
+from xiangqi.web.online_rooms import OnlineConfig, OnlineService, restart_clock
 from xiangqi.web.server import create_app
 
 
@@ -207,6 +208,33 @@ def test_a_process_gone_before_its_first_heartbeat_loses_its_seeks(two):
         time.sleep(0.05)
     assert "s-orphan" not in s1.lobby.seeks and "dead0process" not in s1.procs
     assert [i["id"] for _k, i, _p in s1.db.lobby_items()] == [seek["id"]]  # the live one stays
+
+
+def test_a_stall_of_the_listening_process_is_no_evidence_that_another_is_gone():
+    """Process 1's event loop stalls for longer than the TTL while process 0 beats on (its beats
+    queued, unread): on waking, process 1 must not take process 0 for gone, which would withdraw its
+    seeks. Only silence while process 1 listens counts. Decided on given monotonic times (the
+    service's own state, not a running one: its heartbeat would race the test)."""
+    cfg = OnlineConfig(db_url="sqlite://", shared=True, heartbeat_s=0.1, process_ttl_s=2.0)
+    ttl, beat = cfg.process_ttl_s, cfg.heartbeat_s
+    t0 = 1_000.0
+    s1 = SimpleNamespace(config=cfg, procs={"p0": t0}, _bus_heard=t0, _listening_since=t0, _last_beat=t0)
+    s1._bus_silence_s = lambda: OnlineService._bus_silence_s(s1)
+    note, gone = OnlineService._note_beat, OnlineService._gone_procs
+    woke = t0 + ttl + 3.0                      # the loop ran again 5 s after its last beat
+    s1._bus_heard = woke                       # its own beat came back at once on waking
+    note(s1, woke)
+    assert gone(s1, woke) == []                # the stall itself is no silence of p0
+    note(s1, woke + beat)
+    s1._bus_heard = woke + ttl / 2             # listening, p0 still unheard: not yet gone
+    assert gone(s1, woke + ttl / 2) == []
+    end = woke + ttl + beat                    # silent for a whole TTL of listening: gone
+    s1._bus_heard = end
+    assert gone(s1, end) == ["p0"]
+    # without a stall, the same silence since p0's last beat is counted from that beat
+    s2 = SimpleNamespace(config=cfg, procs={"p0": t0}, _bus_heard=t0 + ttl + beat,
+                         _listening_since=t0 - 10, _last_beat=t0 + ttl)
+    assert gone(s2, t0 + ttl + beat) == ["p0"]
 
 
 def test_clock_restarts_from_the_stored_time():

@@ -1354,6 +1354,11 @@ class OnlineService:
         #: carries messages), and when presence counts again after the bus was silent.
         self._bus_heard = time.monotonic()
         self._presence_from = 0.0
+        #: Shared mode: since when this process has been listening without a break: its event loop ran
+        #: its heartbeats on time and the bus carried them (:meth:`_note_beat`, :meth:`_heard_self`).
+        #: Only silence heard while listening is evidence that another process is gone.
+        self._listening_since = time.monotonic()
+        self._last_beat = time.monotonic()
         #: The rooms whose last change met a database outage (re-read when it answers: :meth:`_recover`).
         self._unsure: dict[str, OnlineRoom] = {}
         self._recovering = False
@@ -1459,6 +1464,7 @@ class OnlineService:
         gap, self._bus_heard = now - self._bus_heard, now
         if gap > self._bus_silence_s():
             self._presence_from = now + 2 * self.config.heartbeat_s
+            self._listening_since = now
             log.warning("online: the message bus is back after %.1f s of silence; re-reading the %d "
                         "games held here", gap, len(self.rooms))
             self.spawn(self._bus_back(now))
@@ -1540,13 +1546,30 @@ class OnlineService:
         while True:
             self.bus.publish("procs", {"type": "alive", "proc": self.proc})
             now = time.monotonic()
-            ttl = self.config.process_ttl_s
-            # A process is gone when it has been silent for the ttl while this process's own heartbeats
-            # kept coming back through the bus: a silent bus (Redis away) is no sign of a dead process.
-            for proc in [p for p, t in self.procs.items() if now - t > ttl and self._bus_heard - t > ttl]:
+            self._note_beat(now)
+            for proc in self._gone_procs(now):
                 del self.procs[proc]
                 self.spawn(self._process_gone(proc))  # (its retries must not hold up the heartbeat)
             await asyncio.sleep(self.config.heartbeat_s)
+
+    def _note_beat(self, now: float) -> None:
+        """This process's heartbeat loop runs at ``now`` (monotonic seconds). A beat later than
+        :data:`BUS_SILENT_BEATS` intervals (and :data:`BUS_SILENT_MIN_S`) after the last one means
+        this process's own event loop was stalled (an overloaded machine): what the others sent
+        meanwhile is still unread, so listening starts again from now."""
+        if now - self._last_beat > self._bus_silence_s():
+            self._listening_since = now
+        self._last_beat = now
+
+    def _gone_procs(self, now: float) -> list[str]:
+        """The other processes to count as gone at ``now``: silent for
+        :attr:`OnlineConfig.process_ttl_s` seconds of this process's listening. Neither a silent bus
+        (Redis away: its own heartbeats did not come back) nor a stall of this process's own event
+        loop is taken for another's death: either would make every other process look gone, withdraw
+        their seeks and re-read every room."""
+        ttl = self.config.process_ttl_s
+        return [p for p, t in self.procs.items()
+                if now - max(t, self._listening_since) > ttl and self._bus_heard - t > ttl]
 
     async def _process_gone(self, proc: str) -> None:
         """A process stopped beating: its sockets are gone (their seats may be claimed after the grace
