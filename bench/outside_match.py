@@ -4,7 +4,8 @@
     PYTHONPATH=src python bench/outside_match.py --summary bench-out/*.pgn      (the table of played PGNs)
 
 For every peer (``--peer``, default Fairy-Stockfish and, when installed, Sjaak II; any engine command
-line may be given, e.g. ElephantEye's) and every time control (``--tc``) it plays ``--games`` games of
+line may be given, e.g. ElephantEye's: a program named ``eleeye…`` runs in its own folder, where it
+finds its book and evaluation files) and every time control (``--tc``) it plays ``--games`` games of
 ``--engine`` (default ``builtin``, this checkout's engine at full strength) against the peer with
 :func:`xiangqi.engine.match.run_match`: the openings of ``bench/openings-walk-8ply.tsv`` (random
 walks that share no position with the book, its 8-ply match lines or the master games the
@@ -153,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for peer in peers:
         spec = PlayerSpec.parse(PEERS.get(peer, peer), hash_mb=64)
+        if Path(spec.command[0]).name.lower().startswith("eleeye"):
+            spec.cwd = str(Path(spec.command[0]).resolve().parent)  # its BOOK.DAT etc. beside it
         for tc_text in args.tc or ["200ms"]:
             tc = TimeControl.parse(tc_text)
             pgn = Path(args.out) / f"outside-{Path(spec.command[0]).name}-{tc_text}.pgn"
