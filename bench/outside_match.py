@@ -3,8 +3,10 @@
     PYTHONPATH=src python bench/outside_match.py --tc 200ms --tc 1s --games 120
     PYTHONPATH=src python bench/outside_match.py --summary bench-out/*.pgn      (the table of played PGNs)
 
-For every peer (``--peer``, default Fairy-Stockfish and, when installed, Sjaak II; any engine command
-line may be given, e.g. ElephantEye's) and every time control (``--tc``) it plays ``--games`` games of
+For every peer (``--peer``, default those installed of Fairy-Stockfish, Sjaak II and ElephantEye
+(``XIANGQI_ELEEYE=/path/to/eleeye``); any engine command line may be given; a program named
+``eleeye…`` runs in its own folder, where it finds its book and evaluation files) and every time
+control (``--tc``) it plays ``--games`` games of
 ``--engine`` (default ``builtin``, this checkout's engine at full strength) against the peer with
 :func:`xiangqi.engine.match.run_match`: the openings of ``bench/openings-walk-8ply.tsv`` (random
 walks that share no position with the book, its 8-ply match lines or the master games the
@@ -31,7 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENINGS = ROOT / "bench" / "openings-walk-8ply.tsv"
-PEERS = {"fsf": "/usr/games/fairy-stockfish", "sjaakii": "/usr/games/sjaakii"}
+#: ``--peer`` short names; ElephantEye 3.31 (UCCI, built from xqbase's sources) is wherever
+#: ``XIANGQI_ELEEYE`` points (or ``eleeye`` on the PATH)
+PEERS = {"fsf": "/usr/games/fairy-stockfish", "sjaakii": "/usr/games/sjaakii",
+         "eleeye": os.environ.get("XIANGQI_ELEEYE", "eleeye")}
 _TAG = re.compile(r'^\[(\w+) "(.*)"\]\s*$')
 
 
@@ -128,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine", default="builtin", help="our engine: 'builtin' or a command (a wrapper)")
     ap.add_argument("--peer", action="append", default=[],
-                    help="fsf, sjaakii or an engine command (repeatable; default fsf and sjaakii if "
-                         "installed)")
+                    help="fsf, sjaakii, eleeye (XIANGQI_ELEEYE) or an engine command (repeatable; default "
+                         "those installed)")
     ap.add_argument("--tc", action="append", default=[], help="time control(s), default 200ms")
     ap.add_argument("--games", type=int, default=120, help="games per match (default: every opening twice)")
     ap.add_argument("--first-game", type=int, default=1, help="continue a stopped match at game N")
@@ -153,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for peer in peers:
         spec = PlayerSpec.parse(PEERS.get(peer, peer), hash_mb=64)
+        if Path(spec.command[0]).name.lower().startswith("eleeye"):
+            program = shutil.which(spec.command[0]) or spec.command[0]
+            spec.cwd = str(Path(program).resolve().parent)  # its BOOK.DAT etc. beside it
         for tc_text in args.tc or ["200ms"]:
             tc = TimeControl.parse(tc_text)
             pgn = Path(args.out) / f"outside-{Path(spec.command[0]).name}-{tc_text}.pgn"

@@ -267,6 +267,10 @@ def cmd_match(args: argparse.Namespace) -> int:
     for name in ("start_timeout", "ping_timeout"):
         if not getattr(args, name) > 0:
             raise XiangqiError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(args, name)}")
+    a.cwd, b.cwd = args.cwd_a, args.cwd_b
+    for folder, which in ((a.cwd, "a"), (b.cwd, "b")):
+        if folder is not None and not os.path.isdir(folder):
+            raise XiangqiError(f"--cwd-{which}: {folder!r} is not a folder")
     a.start_timeout = b.start_timeout = args.start_timeout
     a.ping_timeout = b.ping_timeout = args.ping_timeout
     for spec, text, which in ((a, args.a, "A"), (b, args.b, "B")):
@@ -690,7 +694,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="engine option for A (repeatable)")
     p.add_argument("--option-b", action="append", default=[], metavar="NAME=VALUE",
                    help="engine option for B (repeatable)")
-    p.add_argument("--hash", type=int, default=64, help="Hash in MB for engines that have the option")
+    p.add_argument("--cwd-a", default=None, metavar="DIR",
+                   help="folder A runs in (ElephantEye needs its book/evaluation files beside it)")
+    p.add_argument("--cwd-b", default=None, metavar="DIR", help="folder B runs in")
+    p.add_argument("--hash", type=int, default=64,
+                   help="Hash in MB for engines that have the option (UCCI: hashsize)")
     p.add_argument("--openings", type=int, default=None, help="use only the first N openings of the set")
     p.add_argument("--openings-file", default=None, metavar="FILE",
                    help="openings from a file, one 'name<TAB>ICCS moves' a line (tools/book_openings.py "

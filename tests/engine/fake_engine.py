@@ -10,6 +10,9 @@ happens on ``go`` depends on MODE:
 * ``hang``: never answers ``go`` (not even after ``stop``).
 * ``illegal``: ``bestmove e0e5``.
 * ``ucci-only``: like ElephantEye, exits unless the first line is ``ucci``; mate score 9997.
+* ``eleeye-331``: ElephantEye 3.31's handshake (exits unless the first line is ``ucci``; its
+  ``hashsize`` option, no ``Hash``), plays like ``first``; on ``go`` first reports
+  ``info string cwd <folder it runs in>`` and ``info string got <hashsize setting>``.
 * ``variant``: announces ``UCI_Variant`` and answers in ranks 1–10 (``bestmove h3e3``).
 * ``first``: plays the first legal move in ICCS order of the position it was given
   (from the start both sides then shuffle a rook: a threefold repetition at ply 8).
@@ -26,6 +29,7 @@ happens on ``go`` depends on MODE:
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -46,10 +50,11 @@ def main() -> int:
         _load_rules()
     first = True
     position = ""
+    hashsize = "no hashsize"
     for raw in sys.stdin:
         line = raw.strip()
         cmd = line.split()[0] if line else ""
-        if first and mode == "ucci-only" and cmd != "ucci":
+        if first and mode in ("ucci-only", "eleeye-331") and cmd != "ucci":
             return 1
         if first and mode == "slow-start":
             time.sleep(delay)
@@ -62,6 +67,13 @@ def main() -> int:
             if mode == "variant":
                 say("option name UCI_Variant type combo default chess var chess var xiangqi")
             say("uciok")
+        elif cmd == "ucci" and mode == "eleeye-331":
+            say("id name ElephantEye")
+            say("id version 3.31")
+            say("option usemillisec type check default true")
+            say("option hashsize type spin min 16 max 1024 default 16")
+            say("option newgame type button")
+            say("ucciok")
         elif cmd == "ucci":
             say("id name FakeUCCI")
             say("option usemillisec type check default false")
@@ -71,6 +83,8 @@ def main() -> int:
             if mode == "slow-ready":
                 time.sleep(delay)
             say("readyok")
+        elif line.startswith("setoption hashsize"):
+            hashsize = line
         elif cmd == "position":
             position = line
             if mode == "echo":
@@ -92,6 +106,10 @@ def main() -> int:
                 move = first_legal(position)
                 say(f"info depth 1 score cp 0 nodes 5 pv {move}")
                 say(f"bestmove {move}")
+            elif mode == "eleeye-331":
+                say(f"info string cwd {os.getcwd()}")
+                say(f"info string got {hashsize}")
+                say(f"bestmove {first_legal(position)}")
             elif mode in ("first", "slow", "slow-start", "slow-ready"):
                 if mode == "slow":
                     time.sleep(0.4)
@@ -119,7 +137,7 @@ def main() -> int:
 
 
 #: the modes that read the position and play a legal move in it
-_PLAYING = ("first", "scored", "slow", "claim", "slow-start", "slow-ready")
+_PLAYING = ("first", "scored", "slow", "claim", "slow-start", "slow-ready", "eleeye-331")
 
 _Board = None
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board
-from xiangqi.engine.client import SimpleEngine
+from xiangqi.engine.client import Limit, SimpleEngine
 from xiangqi.engine.match import (
     OPENINGS,
     MatchError,
@@ -94,6 +94,22 @@ def test_player_specs():
         PlayerSpec.parse("builtin:grandmaster")
     with pytest.raises(MatchError, match="must look like Name=Value"):
         PlayerSpec.parse("fairy-stockfish", ["UCI_Elo"])
+
+
+def test_a_ucci_peer_runs_in_its_folder_and_gets_the_hash_as_hashsize(tmp_path):
+    # ElephantEye 3.31 (UCCI) has no 'Hash' but 'hashsize', and reads its book beside it
+    spec = PlayerSpec.parse(f"{sys.executable} {FAKE} eleeye-331", hash_mb=64)
+    spec.cwd = str(tmp_path)
+    eng = spec.start()
+    try:
+        assert eng.protocol == "ucci"
+        assert "> setoption hashsize 64" in eng.transcript
+        assert not any("Hash" in x for x in eng.transcript if x.startswith(">"))
+        eng.play(Board(), Limit(time=0.2))
+        said = [x for x in eng.transcript if x.startswith("< info string")]
+    finally:
+        eng.quit()
+    assert said == [f"< info string cwd {tmp_path}", "< info string got setoption hashsize 64"]
 
 
 def test_the_referee_adjudicates_a_threefold_repetition():

@@ -46,3 +46,19 @@ def test_a_missing_engine_program_is_named(tmp_path, monkeypatch, capsys):
     assert main(["match", "./no-such-engine", "builtin", "--games", "2"]) == 2
     err = capsys.readouterr().err
     assert f"engine A (./no-such-engine): {os.path.join(tmp_path, 'no-such-engine')}: no such file" in err
+
+
+def test_cwd_options_reach_the_players_and_a_missing_folder_is_named(tmp_path, monkeypatch, capsys):
+    seen = []
+
+    def fake_run_match(a, b, *args, **kwargs):
+        seen.extend([a, b])
+        raise _Stop
+
+    monkeypatch.setattr(match_module, "run_match", fake_run_match)
+    with pytest.raises(_Stop):
+        main(["match", "builtin", f"{sys.executable} {FAKE} eleeye-331", "--games", "2",
+              "--cwd-b", str(tmp_path)])
+    assert [seen[0].cwd, seen[1].cwd] == [None, str(tmp_path)]
+    assert main(["match", "builtin", "builtin", "--games", "2", "--cwd-a", str(tmp_path / "nope")]) == 2
+    assert f"--cwd-a: '{tmp_path / 'nope'}' is not a folder" in capsys.readouterr().err

@@ -164,6 +164,8 @@ class PlayerSpec:
     start_timeout: float = DEFAULT_START_TIMEOUT
     #: seconds allowed for each later ``isready`` → ``readyok``, see DEFAULT_PING_TIMEOUT
     ping_timeout: float = DEFAULT_PING_TIMEOUT
+    #: the folder the engine runs in (ElephantEye reads its book and evaluation files from there)
+    cwd: str | None = None
 
     @classmethod
     def parse(cls, spec: str, options: Sequence[str] = (), *, hash_mb: int | None = None) -> PlayerSpec:
@@ -219,7 +221,7 @@ class PlayerSpec:
             # our engine's readyok waits for its compiled search then (no game starts on its fallback)
             env = {**os.environ, "XIANGQI_ENGINE_WAIT_READY": "1"}
             eng = SimpleEngine.popen(self.command, self.protocol, name=self.name, timeout=self.start_timeout,
-                                     env=env)
+                                     env=env, cwd=self.cwd)
         except EngineTimeoutError as exc:
             raise EngineTimeoutError(f"{exc}, while starting (the start limit, {self.start_timeout:g} s: an "
                                      "engine may compile for minutes on a loaded machine; raise it with "
@@ -227,7 +229,9 @@ class PlayerSpec:
         eng.ping_timeout = self.ping_timeout
         opts = dict(self.options)
         if "Hash" in opts and eng._option("Hash") is None:
-            opts.pop("Hash")
+            hash_mb = opts.pop("Hash")
+            if eng._option("hashsize") is not None:  # UCCI's name for it (ElephantEye: MB, 16-1024)
+                opts["hashsize"] = hash_mb
         try:
             eng.configure(opts)
             eng.ping(self.start_timeout)
