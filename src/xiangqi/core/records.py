@@ -20,7 +20,8 @@ from xiangqi.core.errors import RecordProblem, XiangqiError
 from xiangqi.core.pgn import Game, read_games_at, replacement_places, write_game
 from xiangqi.core.xqf import read_xqf, write_xqf
 
-__all__ = ["ACCEPTED", "FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "binary_kind", "detect_format", "format_from_path",
+__all__ = ["ACCEPTED", "FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "binary_kind",
+           "detect_format", "format_from_path",
            "game_label", "read_records", "start_problem", "write_records"]
 
 #: Record formats and the file extensions that select them.
