@@ -11,8 +11,9 @@ lost) and, for a kept win by mate, whether it made progress (``progress``): the 
 mate (DTM, plies) with the player to move is shorter after the move and the defence's reply than
 before it. DTM is the length under best play by both sides, so a move that is one of the table's best
 moves makes the DTM two plies shorter after the longest resistance, and any other winning move leaves
-it as long or longer (a rook shuffled back and forth); the page praises only progress; the opponent answers with the table's longest resistance (among the moves that lose
-slowest, the first in ICCS order: :meth:`xiangqi.engine.tablebase.Tablebase.probe`), or with a
+it as long or longer (a win's DTM is odd, a loss's even: a move's DTM is the best one plus 0, 2, …;
+a rook shuffled back and forth); the page praises only progress. The opponent answers with the
+table's longest resistance (among the moves that lose slowest, the first in ICCS order: :meth:`xiangqi.engine.tablebase.Tablebase.probe`), or with a
 drawing move when the player has let the win go. ``undo`` takes back the last pair of moves. The
 distance to mate is given only on request (:meth:`EndgameTrainer.dtm`).
 
