@@ -15,7 +15,8 @@ it as long or longer (a win's DTM is odd, a loss's even: a move's DTM is the bes
 a rook shuffled back and forth); the page praises only progress. The opponent answers with the
 table's longest resistance (among the moves that lose slowest, the first in ICCS order:
 :meth:`xiangqi.engine.tablebase.Tablebase.probe`), or with a drawing move when the player has let
-the win go. ``undo`` takes back the last pair of moves. The distance to mate is given only on request (:meth:`EndgameTrainer.dtm`).
+the win go. ``undo`` takes back the last pair of moves. The distance
+to mate is given only on request (:meth:`EndgameTrainer.dtm`).
 
 Tables of the ``cxa-check`` model also hold wins by the repetition rule (one-sided perpetual check
 loses, docs/TABLEBASES.md): a random start is always a win by mate, but a position given by FEN
