@@ -62,8 +62,11 @@ def test_an_added_engine_plays_and_analyses(server, driver, page):
     # the first added engine as the computer (Black)
     page.click("#btn-new")
     page.check("#dlg-new input[name=mode][value=red]")
-    expect(page.locator("#sel-level optgroup option")).to_have_count(2)
-    page.select_option("#sel-level", "engine:1")
+    # an added engine is an opponent (对手), not a level (难度), and it plays at its own strength
+    expect(page.locator("#sel-level optgroup option")).to_have_count(0)
+    expect(page.locator("#sel-opponent optgroup.added-engines option")).to_have_count(2)
+    page.select_option("#sel-opponent", "engine:1")
+    expect(page.locator("#sel-level")).to_be_disabled()
     driver.submit_new_game()
     driver.play("h2e2", 2)
     moves = [m["iccs"] for m in driver.state()["moves"]]

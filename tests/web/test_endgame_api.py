@@ -96,3 +96,21 @@ def test_start_from_fen_and_bad_input(client):
         assert r.status_code == status, (body, r.text)
     assert client.get("/api/endgames/abcdef/dtm").status_code == 404
     assert client.post("/api/endgames/abcdef/move", json={"move": "a0a1"}).status_code == 404
+
+
+def test_praise_only_for_progress_not_for_shuffling_the_rook(client, tables):
+    """``progress`` (issue 31): a best move of the table brings the mate two plies closer (True); a
+    move that keeps the win without shortening the distance to mate, here the rook shuffled sideways
+    (车四平三), is no progress (False), though the verdict is still a win."""
+    table = tb.Tablebase(tables / "tablebases")
+    fen = "9/4aR3/4k4/9/9/9/9/3K5/9/9 w - - 0 1"  # 车 vs 士, Red mates in 7 plies
+    before = table.probe(Board(fen))
+    assert before.wdl == "win" and before.dtm == 7 and "f8g8" not in before.best
+    sid = client.post("/api/endgames/start", json={"fen": fen}).json()["session"]
+    r = client.post(f"/api/endgames/{sid}/move", json={"move": "f8g8"}).json()
+    assert r["verdict"] == "win" and r["progress"] is False
+    assert table.probe(Board(r["fen"])).dtm == 7  # as far from mate as before
+    client.post(f"/api/endgames/{sid}/undo")
+    r = client.post(f"/api/endgames/{sid}/move", json={"move": before.best[0]}).json()
+    assert r["verdict"] == "win" and r["progress"] is True
+    assert table.probe(Board(r["fen"])).dtm == 5

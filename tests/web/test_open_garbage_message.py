@@ -37,3 +37,23 @@ def test_bytes_have_no_placeholder_name_but_a_path_is_named(tmp_path) -> None:
     with pytest.raises(RecordError) as info:
         read_records(path)
     assert str(info.value).startswith(f"{path}: no game found")
+
+
+@pytest.mark.parametrize("data, kind", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "a PNG image"),
+    (b"\xff\xd8\xff\xe0\x00\x10JFIF", "a JPEG image"), (b"GIF89a\x01\x00", "a GIF image"),
+    (b"%PDF-1.4\n", "a PDF document"), (b"PK\x03\x04\x14\x00", "a ZIP archive"),
+    (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "a WebP image")])
+def test_a_picture_or_archive_is_named_before_any_decoding(client, data, kind) -> None:
+    r = client.post("/api/record/open?name=x.bin", content=data,
+                    headers={"Content-Type": "application/octet-stream"})
+    assert r.status_code == 400
+    assert r.json()["detail"] == (f"x.bin: this is {kind}, not a game record; "
+                                  "accepted formats: PGN, XQF, DhtmlXQ/UBB, EPD, FEN")
+    with pytest.raises(RecordError, match=f"^this is {kind}, not a game record"):
+        read_records(data)
+
+
+def test_a_text_starting_like_riff_is_still_read_as_text() -> None:
+    with pytest.raises(RecordError, match="^no game found"):
+        read_records(b"RIFF is not a move")

@@ -7,10 +7,16 @@ is to move, is not in check and wins in at least :data:`MIN_DTM` plies (in an en
 are all shorter, among its longest wins; at most :data:`SAMPLES` draws).
 
 After each of the player's moves the table judges it (the win kept, thrown away to a draw, or
-lost); the opponent answers with the table's longest resistance (among the moves that lose
-slowest, the first in ICCS order: :meth:`xiangqi.engine.tablebase.Tablebase.probe`), or with a
-drawing move when the player has let the win go. ``undo`` takes back the last pair of moves. The
-distance to mate is given only on request (:meth:`EndgameTrainer.dtm`).
+lost) and, for a kept win by mate, whether it made progress (``progress``): the table's distance to
+mate (DTM, plies) with the player to move is shorter after the move and the defence's reply than
+before it. DTM is the length under best play by both sides, so a move that is one of the table's best
+moves makes the DTM two plies shorter after the longest resistance, and any other winning move leaves
+it as long or longer (a win's DTM is odd, a loss's even: a move's DTM is the best one plus 0, 2, …;
+a rook shuffled back and forth); the page praises only progress. The opponent answers with the
+table's longest resistance (among the moves that lose slowest, the first in ICCS order:
+:meth:`xiangqi.engine.tablebase.Tablebase.probe`), or with a drawing move when the player has let
+the win go. ``undo`` takes back the last pair of moves. The distance
+to mate is given only on request (:meth:`EndgameTrainer.dtm`).
 
 Tables of the ``cxa-check`` model also hold wins by the repetition rule (one-sided perpetual check
 loses, docs/TABLEBASES.md): a random start is always a win by mate, but a position given by FEN
@@ -90,8 +96,11 @@ class EndgameTrainer:
         self._winnable_cache: dict[tuple[str, int, int], bool] = {}  # (name, size, mtime) -> a Red win
 
     def move(self, sid: str, text: str) -> dict[str, Any]:
-        """The player's move and the defence's answer: ``{"reply", "before", ...view}``, ``before`` the
-        player's verdict before the move (``verdict`` is after the reply). 409 when over, 422 illegal."""
+        """The player's move and the defence's answer: ``{"reply", "before", "progress", ...view}``,
+        ``before`` the player's verdict before the move (``verdict`` is after the reply); ``progress``
+        True when the DTM of the player to move is shorter after the reply than before the move, False
+        when it is not (the win kept without getting closer), None when the game ended or either
+        position is no win by mate. 409 when over, 422 illegal."""
         with self._lock:
             return self._move_locked(sid, text)
 
@@ -271,6 +280,7 @@ class EndgameTrainer:
         if not b.is_legal(mv):
             raise EndgameError(f"illegal move {mv.iccs()} in {b.fen()}")
         before = s.verdict
+        dtm_before = self._win_dtm(s)
         b.push(mv)
         reply = None
         if not any(True for _ in b.legal_moves):
@@ -298,7 +308,19 @@ class EndgameTrainer:
             s.verdict = self._player_verdict(s) or "draw"
             if s.over is None and self.tb.value(b) == (0, ""):
                 s.over = "draw"
-        return self.view(s, reply=reply, before=before)
+        dtm_after = self._win_dtm(s) if s.over is None else None
+        progress = None if dtm_before is None or dtm_after is None else dtm_after < dtm_before
+        return self.view(s, reply=reply, before=before, progress=progress)
+
+    def _win_dtm(self, s: _Session) -> int | None:
+        """The table's distance to mate (plies) of the player to move in a won position, None when the
+        position is not the player's to move, not a win by mate (a draw, a loss, a win by the repetition
+        rule, which has no DTM) or a repetition has been ruled."""
+        b = s.board
+        if b.turn != s.player_red or self._ruling(s) is not None:
+            return None
+        pr = self._probe(b)
+        return pr.dtm if pr is not None and pr.wdl == "win" else None
 
     def _undo_locked(self, sid: str) -> dict[str, Any]:
         """Take back the player's last move (and the reply). 409 when there is none."""

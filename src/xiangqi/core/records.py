@@ -20,13 +20,32 @@ from xiangqi.core.errors import RecordProblem, XiangqiError
 from xiangqi.core.pgn import Game, read_games_at, replacement_places, write_game
 from xiangqi.core.xqf import read_xqf, write_xqf
 
-__all__ = ["FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "detect_format", "format_from_path",
+__all__ = ["ACCEPTED", "FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "binary_kind",
+           "detect_format", "format_from_path",
            "game_label", "read_records", "start_problem", "write_records"]
 
 #: Record formats and the file extensions that select them.
 FORMATS = {"pgn": (".pgn", ".txt"), "xqf": (".xqf",), "dhtmlxq": (".ubb", ".dhtml", ".dhtmlxq"),
            "epd": (".epd", ".fen")}
 _FEN_LINE = re.compile(rb"^\s*[rnbakcpheRNBAKCPHE1-9]+(/[rnbakcpheRNBAKCPHE1-9]+){9}(\s|;|$)")
+
+#: Files that are no game record, by their signature (PNG spec §5.2; JPEG/JFIF SOI marker FF D8 FF;
+#: GIF87a/89a; PDF 1.7 §7.5.2 "%PDF-"; ZIP APPNOTE local header "PK\\3\\4"; gzip RFC 1952 1F 8B;
+#: WebP = RIFF….WEBP): ``(prefix, offset of a second mark, second mark, what it is)``.
+_NOT_RECORDS = ((b"\x89PNG\r\n\x1a\n", 0, b"", "a PNG image"), (b"\xff\xd8\xff", 0, b"", "a JPEG image"),
+                (b"GIF87a", 0, b"", "a GIF image"), (b"GIF89a", 0, b"", "a GIF image"),
+                (b"%PDF-", 0, b"", "a PDF document"), (b"PK\x03\x04", 0, b"", "a ZIP archive"),
+                (b"\x1f\x8b", 0, b"", "a gzip archive"), (b"RIFF", 8, b"WEBP", "a WebP image"))
+#: What the page and the CLI can open, named in the refusal of a file that is no record.
+ACCEPTED = "PGN, XQF, DhtmlXQ/UBB, EPD, FEN"
+
+
+def binary_kind(data: bytes) -> str | None:
+    """What a file that is certainly no game record is (``"a PNG image"``, …) by its signature, else None."""
+    for prefix, at, mark, kind in _NOT_RECORDS:
+        if data.startswith(prefix) and (not mark or data[at:at + len(mark)] == mark):
+            return kind
+    return None
 
 
 class RecordError(XiangqiError):
@@ -100,12 +119,17 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
     ``.txt`` files holding ``[DhtmlXQ`` are read as DhtmlXQ; a path ending in ``.epd``/``.fen``
     is read as EPD even when some of its lines are bad. Problems inside games are on each
     ``game.errors`` (an EPD list's skipped lines on the first game's); raises :class:`RecordError`
-    (or another :class:`XiangqiError`) when the file cannot be read at all or holds no game.
+    (or another :class:`XiangqiError`) when the file cannot be read at all or holds no game, and
+    before any decoding when its signature shows a picture, PDF or archive (:func:`binary_kind`).
     """
     data = read_source(source, RecordError)
+    name = "<data>" if isinstance(source, bytes | bytearray) else os.fspath(source)
+    kind = binary_kind(data)
+    if kind is not None:  # before any decoding: its bytes read as text are only garbage
+        where = "" if name == "<data>" else f"{name}: "
+        raise RecordError(f"{where}this is {kind}, not a game record; accepted formats: {ACCEPTED}")
     if fmt != "xqf":
         data = _utf16_as_utf8(data)  # one decoding for every text format (EPD reads bytes)
-    name = "<data>" if isinstance(source, bytes | bytearray) else os.fspath(source)
     kind = fmt or detect_format(data)
     if kind == "pgn" and detect_format(data) == "dhtmlxq":
         kind = "dhtmlxq"  # .txt files from dpxq hold UBB text

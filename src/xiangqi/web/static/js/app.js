@@ -687,8 +687,10 @@ function fillLevels() {
     sel.appendChild(o);
   }
   coach.addLevelChoice(sel); // 自适应: the strength from the player's rating (coach.js)
-  engines.addLevelChoices(sel); // the engines added in Settings → engines (engines.js)
   sel.value = current;
+  // the engines added in Settings → engines are opponents, beside the named ones (engines.js, talk.js)
+  engines.addOpponentChoices($("#sel-opponent"));
+  talk.syncDialog();
 }
 
 const START_FEN = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
@@ -736,8 +738,9 @@ async function newGame(mode, level, options = {}) {
   // the adaptive level and coach mode are the coach's (web/coach_api.py), a named opponent talk.js's
   const coached = level === "adaptive" || options.coach;
   if (coached) body.coach = Boolean(options.coach);
-  const added = level.startsWith("engine:"); // an engine of Settings → engines (web/engines_api.py)
-  if (added) { body.engine = Number(level.slice(7)); delete body.level; delete body.coach; }
+  // an engine of Settings → engines (web/engines_api.py), chosen as the opponent: it plays at its own strength
+  const added = Boolean(options.opponent && options.opponent.startsWith("engine:"));
+  if (added) { body.engine = Number(options.opponent.slice(7)); delete body.level; delete body.coach; }
   if (options.opponent && !added) { delete body.level; body.opponent = options.opponent; }
   const url = added ? "/api/engines/game" : options.opponent ? "/api/talk/new" : coached ? "/api/coach/new" : "/api/game/new";
   const st = await api(url, {

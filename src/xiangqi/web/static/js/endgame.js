@@ -11,7 +11,7 @@ Object.assign(TEXT.zh, {
   endgame: "残局练习", eg_title: "残局练习", eg_ending: "残局", eg_new: "换一局", eg_undo: "悔棋", eg_dtm: "显示步数",
   eg_none: "还没有残局库。", eg_your_move: "红先胜：请走棋，对方按残局库最顽强地防守",
   eg_your_move_black: "黑先胜：请走棋，对方按残局库最顽强地防守",
-  eg_kept: "好棋，仍是胜势", eg_draw: "这步棋失去了胜势（和棋），可以悔棋再试", eg_loss: "这步棋反而要输了，可以悔棋再试",
+  eg_kept: "好棋，离杀棋更近了", eg_still_winning: "仍是胜势", eg_no_progress: "仍是胜势，但没有离杀棋更近（步数没有减少），试试更紧的走法", eg_draw: "这步棋失去了胜势（和棋），可以悔棋再试", eg_loss: "这步棋反而要输了，可以悔棋再试",
   eg_mate: "将死！练习完成", eg_mated: "被将死了", eg_drawn: "子力不足，和棋",
   eg_dtm_win: "残局库：走棋方胜，{n} 步杀（{p} 个半回合）", eg_dtm_loss: "残局库：走棋方负，{n} 步后被杀", eg_dtm_draw: "残局库：和棋",
 });
@@ -20,7 +20,7 @@ Object.assign(TEXT.en, {
   eg_dtm: "Show distance to mate", eg_none: "No endgame tables yet.",
   eg_your_move: "Red to play and win: the defence plays the table's longest resistance",
   eg_your_move_black: "Black to play and win: the defence plays the table's longest resistance",
-  eg_kept: "Good: still winning", eg_draw: "That lets the win go (a draw): take it back and try again",
+  eg_kept: "Good: closer to mate", eg_still_winning: "Still winning", eg_no_progress: "Still winning, but no closer to mate (the distance did not shrink): try a tighter move", eg_draw: "That lets the win go (a draw): take it back and try again",
   eg_loss: "That move loses: take it back and try again", eg_mate: "Mate! Practice done", eg_mated: "Mated",
   eg_drawn: "No mating material left: a draw",
   eg_dtm_win: "Tablebase: the side to move mates in {n} ({p} plies)", eg_dtm_loss: "Tablebase: the side to move is mated in {n}",
@@ -163,7 +163,11 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
       return setStatus(res.verdict === "win" ? "eg_perpetual_won" : "eg_perpetual_lost", res.verdict === "win" ? "good" : "bad");
     }
     if (res.over === "repetition") return setStatus("eg_repetition", "bad");
-    if (res.verdict === "win") return setStatus("eg_kept", "good");
+    // praise only progress (the distance to mate shrank, app/endgame_trainer.py); a win by the
+    // repetition rule has no distance (progress null): still winning, said plainly
+    if (res.verdict === "win" && res.progress === false) return setStatus("eg_no_progress", "");
+    if (res.verdict === "win" && res.progress === true) return setStatus("eg_kept", "good");
+    if (res.verdict === "win") return setStatus("eg_still_winning", "");
     return setStatus(res.verdict === "draw" ? "eg_draw" : "eg_loss", "bad");
   }
 

@@ -209,10 +209,11 @@ export function createEngines({ api, toast, onChange }) {
       const e = list.find((x) => x.key === key);
       return e ? { key: e.key, name_zh: e.name, name_en: e.name, elo: null } : null;
     },
-    /** Add the added engines to the new-game dialog's level choice ``sel`` (an option group). */
-    addLevelChoices(sel) {
+    /** Put the added engines in the new-game dialog's opponent choice ``sel`` (its option group, replaced). */
+    addOpponentChoices(sel) {
+      for (const old of sel.querySelectorAll("optgroup.added-engines")) old.remove();
       if (!list.length) return;
-      const group = el("optgroup", { label: t("eng_group") });
+      const group = el("optgroup", { label: t("eng_group"), className: "added-engines" });
       for (const e of list) group.appendChild(el("option", { value: e.key, textContent: e.name }));
       sel.appendChild(group);
     },

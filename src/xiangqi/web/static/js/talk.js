@@ -63,6 +63,7 @@ export function createTalk({ api, changeSetting }) {
     const sel = $("#sel-opponent");
     if (!sel) return;
     const keep = sel.value;
+    const added = [...sel.querySelectorAll("optgroup.added-engines")]; // engines.js's, kept
     sel.replaceChildren();
     const none = document.createElement("option");
     none.value = "";
@@ -74,7 +75,8 @@ export function createTalk({ api, changeSetting }) {
       o.textContent = label(op);
       sel.appendChild(o);
     }
-    sel.value = opponents.some((o) => o.key === keep) ? keep : "";
+    sel.append(...added);
+    sel.value = [...sel.options].some((o) => o.value === keep) ? keep : "";
     syncDialog();
   }
 
@@ -91,7 +93,8 @@ export function createTalk({ api, changeSetting }) {
     about.textContent = op ? (language() === "en" ? op.about_en : op.about_zh) : "";
     const level = $("#sel-level");
     if (op) level.value = op.level;
-    level.disabled = Boolean(op);
+    // a named opponent has its level; an added engine (engine:<id>) plays at its own strength
+    level.disabled = Boolean(op) || (vsComputer && sel.value.startsWith("engine:"));
   }
 
   const dlgSel = $("#sel-opponent");
