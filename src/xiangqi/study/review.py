@@ -507,6 +507,85 @@ def refine_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEv
             deepened.add(j)
 
 
+#: The confirmation step's candidates: a ply that is not the engine's move and whose first-pass loss
+#: is at least this many centipawns (clamped, the mover's view) or whose drop is an inaccuracy or
+#: more. 40 cp: on the weak tuning games 88 % of the reference's blunders lose that much at depth 8
+#: (docs/REVIEW.md, "Confirmation").
+CONFIRM_MIN_CP = 40
+#: The confirmed classes: the deeper search's centipawn loss (clamped to ±CP_CEILING, the mover's
+#: view) for a blunder / mistake / inaccuracy, fitted on the weak tuning games (docs/REVIEW.md).
+CONFIRM_THRESHOLDS = ((240, "blunder"), (90, "mistake"), (45, "inaccuracy"))
+
+
+def _clamped_loss(red: bool, before: PositionEval, after: PositionEval) -> int:
+    sign = 1 if red else -1
+    cb = max(-CP_CEILING, min(CP_CEILING, before.cp))
+    ca = max(-CP_CEILING, min(CP_CEILING, after.cp))
+    return max(0, sign * (cb - ca))
+
+
+def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], depth: int,
+                 hash_mb: int = DEFAULT_HASH_MB, *, min_cp: int | None = None,
+                 cancelled: Callable[[], bool] | None = None, searcher: Any = None,
+                 engine: EngineCommand | None = None) -> dict[int, tuple[PositionEval, PositionEval | None]]:
+    """The confirmation step: each candidate ply searched again, deeper, and judged child against child.
+
+    ``evals``: the first pass (every position of the line, :func:`evaluate_line`). A candidate is a
+    ply ``i`` (0-based) that is not the first pass's best move and loses at least ``min_cp``
+    (default :data:`CONFIRM_MIN_CP`) clamped centipawns, or drops at least the inaccuracy
+    threshold of win chance. For each, the position before it is searched at ``depth`` (its best
+    move and score: the best alternative), and, unless the played move is that best move, the
+    position after it at ``depth - 1``, so the played move and the best one are both valued by a
+    search ``depth`` plies deep from the same position. Returns ``{i: (before, after)}`` (``after``
+    None when the deeper search prefers the played move); every search starts from a cleared
+    table, so the result is deterministic. Raises ValueError for a depth under 2 or mismatched
+    counts, :class:`ReviewCancelled` when ``cancelled()``.
+    """
+    from xiangqi.engine.api import Limit
+
+    if not 2 <= int(depth) <= 60:
+        raise ValueError(f"confirmation depth must be 2-60, got {depth}")
+    if len(evals) != len(moves) + 1:
+        raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
+    floor = CONFIRM_MIN_CP if min_cp is None else int(min_cp)
+    eng = _searcher(searcher, engine, hash_mb)
+    board = Board(start_fen)
+    out: dict[int, tuple[PositionEval, PositionEval | None]] = {}
+    for i, text in enumerate(moves):
+        b, a = evals[i], evals[i + 1]
+        red = board.turn
+        mv = Move.from_iccs(text)
+        if b.best != text and b.over is None:
+            sign = 1 if red else -1
+            drop = sign * (b.win - a.win)
+            if _clamped_loss(red, b, a) >= floor or drop >= THRESHOLDS[-1][0]:
+                if cancelled is not None and cancelled():
+                    raise ReviewCancelled(f"cancelled in the confirmation, before ply {i + 1}")
+                deep_b = evaluate_position(eng, board, Limit(depth=int(depth)))
+                deep_a = None
+                if deep_b.best != text:
+                    board.push(mv)
+                    deep_a = evaluate_position(eng, board, Limit(depth=int(depth) - 1),
+                                               final=(i + 1 == len(moves)))
+                    board.pop()
+                out[i] = (deep_b, deep_a)
+        board.push(mv)
+    return out
+
+
+def classify_confirmed(red: bool, before: PositionEval, after: PositionEval | None) -> tuple[str, int]:
+    """The class and clamped centipawn loss of a confirmed ply (:func:`confirm_line`'s pair; ``red``
+    the mover): ``good`` with loss 0 when the deeper search prefers the move (``after`` None),
+    else blunder / mistake / inaccuracy from :data:`CONFIRM_THRESHOLDS`, else good."""
+    if after is None:
+        return "good", 0
+    loss = _clamped_loss(red, before, after)
+    for threshold, name in CONFIRM_THRESHOLDS:
+        if loss >= threshold:
+            return name, loss
+    return "good", loss
+
+
 def evaluate_game(start_fen: str, moves: Sequence[str], depth: int | None = DEFAULT_DEPTH,
                   movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None,
                   on_position: Callable[[int], None] | None = None,
