@@ -513,8 +513,11 @@ def refine_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEv
 #: (docs/REVIEW.md, "Confirmation").
 CONFIRM_MIN_CP = 40
 #: The confirmed classes: the deeper search's centipawn loss (clamped to ±CP_CEILING, the mover's
-#: view) for a blunder / mistake / inaccuracy, fitted on the weak tuning games (docs/REVIEW.md).
-CONFIRM_THRESHOLDS = ((240, "blunder"), (90, "mistake"), (45, "inaccuracy"))
+#: view) for a blunder / mistake / inaccuracy. Chosen on the weak tuning games at confirmation depth
+#: 11 against Fairy-Stockfish's depth-14 losses (docs/REVIEW.md, "Confirmation"): 50 cp is the
+#: highest mistake threshold that marks >= 80 % of its blunders, 240 cp (~ its 300 cp at its
+#: scale 1.23) the blunder threshold, where more reach no higher share confirmed.
+CONFIRM_THRESHOLDS = ((240, "blunder"), (50, "mistake"), (40, "inaccuracy"))
 
 
 def _clamped_loss(red: bool, before: PositionEval, after: PositionEval) -> int:
