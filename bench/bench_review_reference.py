@@ -256,27 +256,16 @@ def score(reviews, lines, cache: dict) -> dict:
 
 
 def confirmed_reviews(reviews, lines, depth: int):
-    """``reviews`` with each candidate ply's class replaced by the confirmation's
-    (``study.review.confirm_line`` at ``depth``, ``classify_confirmed``), and per review
-    ``{ply: deeper clamped cp loss}``."""
-    import dataclasses
-
-    from xiangqi.study.review import classify_confirmed, confirm_line
+    """``reviews`` rebuilt with the confirmation (``study.review.confirm_line`` at ``depth``), and per
+    review ``{ply: the deeper clamped cp loss}`` of its candidates."""
+    from xiangqi.study.review import build_review, classify_confirmed, confirm_line
 
     out, losses = [], []
     for r, (start, moves) in zip(reviews, lines, strict=True):
         conf = confirm_line(start, moves, r.evals(), depth)
-        plies, lost = [], {}
-        for i, p in enumerate(r.plies):
-            if i in conf:
-                cls, loss = classify_confirmed(p.color == "red", *conf[i])
-                lost[p.ply] = loss
-                p = dataclasses.replace(p, cls=cls)
-            elif p.cls != "best":
-                p = dataclasses.replace(p, cls="good")
-            plies.append(p)
-        out.append(dataclasses.replace(r, plies=tuple(plies)))
-        losses.append(lost)
+        out.append(build_review(start, moves, r.evals(), limit=r.limit, headers=r.headers, errors=r.errors,
+                                confirmed=conf))
+        losses.append({i + 1: classify_confirmed(r.plies[i].color == "red", *c)[1] for i, c in conf.items()})
     return out, losses
 
 

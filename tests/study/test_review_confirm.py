@@ -93,3 +93,13 @@ def test_classify_confirmed_thresholds() -> None:
     assert rv.classify_confirmed(False, b, _ev(rv.CONFIRM_THRESHOLDS[1][0], "x"))[0] == "mistake"
     assert rv.classify_confirmed(True, b, _ev(rv.CONFIRM_THRESHOLDS[1][0], "x")) == ("good", 0)
     assert rv.classify_confirmed(True, _ev(5000, "x"), _ev(1000, "y")) == ("good", 0)  # clamped
+
+
+def test_build_review_takes_the_confirmed_classes_and_counts_them() -> None:
+    moves = ["h2e2"]
+    first = [_ev(100, "b0c2"), _ev(-300, "h9g7")]
+    conf = rv.confirm_line(START, moves, first, 6)
+    r = rv.build_review(START, moves, first, confirmed=conf)
+    assert r.plies[0].cls == rv.classify_confirmed(True, *conf[0])[0] != "blunder"
+    assert r.red.blunders == 0
+    assert rv.build_review(START, moves, first).red.blunders == 1

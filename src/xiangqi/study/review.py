@@ -828,10 +828,13 @@ def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int, deep: 
 
 def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], *,
                  limit: dict | None = None, headers: dict | None = None,
-                 errors: Iterable[str] = ()) -> GameReview:
+                 errors: Iterable[str] = (),
+                 confirmed: dict[int, tuple[PositionEval, PositionEval | None]] | None = None) -> GameReview:
     """The :class:`GameReview` of the line ``moves`` (ICCS) from ``start_fen`` given the evaluation of
     each of its ``len(moves) + 1`` positions (:func:`evaluate_line`). Pure computation, no search.
-    Raises ValueError when the counts do not match.
+    ``confirmed``: :func:`confirm_line`'s result; the plies in it take :func:`classify_confirmed`'s
+    class (the other plies are the ones it found no candidates: their first-pass class stays; an
+    endgame table's verdict still comes first). Raises ValueError when the counts do not match.
     """
     if len(evals) != len(moves) + 1:
         raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
@@ -853,7 +856,8 @@ def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
             before=before, after=after, best=before.best, line=before.pv, win_before=wb, win_after=wa,
             drop=drop, cp_loss=max(0, cb - ca),
             cls=classify_by_table(before.tb, after.tb, before.best == text)
-            or classify(drop, before.best == text),
+            or (classify_confirmed(red, *confirmed[i])[0] if confirmed and i in confirmed
+                else classify(drop, before.best == text)),
             accuracy=acc))
         board.push(mv)
     acc = game_accuracy([_win_percent(e.win) for e in evals], red_first)
