@@ -4,7 +4,7 @@ One command (the reference's evaluations are cached in ``bench/review_reference.
 only times and scores our review)::
 
     PYTHONPATH=src nice -n 10 .venv/bin/python bench/bench_review_reference.py [--set tuning|heldout|all]
-        [--depth N] [--deep N] [--ref-depth 16] [--jobs 2]
+        [--depth N] [--deep N] [--confirm D] [--ref-depth 16] [--jobs 2]
 
 **Games** (``bench/review_games.pgn``): master games of Hu Ronghua and Liu Dahua from the WXF
 collection (``../shared/corpus/wxf-masters``, MIT, games from wxf.ca) that are *not* among the CCPD
