@@ -473,7 +473,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         raise XiangqiError("--engine-arg and --engine-option go with --engine CMD")
     return run(args.input, args.output, depth=args.depth, movetime_ms=args.movetime, jobs=args.jobs,
                as_json=args.json, hash_mb=args.hash, input_format=args.input_format, cluster=args.cluster,
-               deep=-1 if args.deep is None else args.deep, engine=engine, quiet=args.quiet)
+               deep=-1 if args.deep is None else args.deep, engine=engine, quiet=args.quiet,
+               confirm=args.confirm)
 
 
 def cmd_tb_generate(args: argparse.Namespace) -> int:
@@ -764,6 +765,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deep", type=int, default=None, metavar="N",
                    help="depth of the second pass: the positions around every candidate mark are "
                         "searched again this deep (default 0: none; docs/REVIEW.md, \"Trust\")")
+    p.add_argument("--confirm", type=int, default=None, metavar="D",
+                   help="confirmation depth: every candidate mark (a move losing >= 40 cp) is searched "
+                        "again D plies deep, played move against best move; ? needs a 50 cp loss there, "
+                        "?? 240 cp (default 11; 0: off, marks from the first pass alone). Costs about "
+                        "4x the first pass's CPU time (~18 s against ~4 s per 100 plies). Our engine "
+                        "only: off with --engine and --cluster. docs/REVIEW.md, \"Confirmation\"")
     p.add_argument("--engine", metavar="CMD", default=None,
                    help="review with this UCI or UCCI engine (a path, or a name on $PATH or in /usr/games, "
                         "e.g. fairy-stockfish or pikafish) instead of ours; --depth/--movetime are its own")

@@ -518,6 +518,9 @@ CONFIRM_MIN_CP = 40
 #: highest mistake threshold that marks >= 80 % of its blunders, 240 cp (~ its 300 cp at its
 #: scale 1.23) the blunder threshold, where more reach no higher share confirmed.
 CONFIRM_THRESHOLDS = ((240, "blunder"), (50, "mistake"), (40, "inaccuracy"))
+#: The confirmation depth of ``xiangqi analyse`` and the review page (our engine): 11, chosen with
+#: the thresholds above (depth 12 was no better and cost more; docs/REVIEW.md, "Confirmation").
+DEFAULT_CONFIRM_DEPTH = 11
 
 
 def _clamped_loss(red: bool, before: PositionEval, after: PositionEval) -> int:
@@ -812,13 +815,15 @@ def _add_line(node, board: Board, line: Sequence[str], ev: PositionEval) -> None
 
 
 def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int, deep: int | None = None,
-                engine: EngineCommand | None = None) -> dict:
+                engine: EngineCommand | None = None, confirm: int | None = None) -> dict:
     if movetime_ms is not None:
         out: dict = {"movetime_ms": int(movetime_ms)}
     else:
         out = {"depth": DEFAULT_DEPTH if depth is None else int(depth)}
     if _deep_limit(depth, deep, movetime_ms) is not None:
         out["deep"] = "x4" if movetime_ms is not None else int(deep)
+    if confirm:
+        out["confirm"] = int(confirm)
     if engine is not None:
         out["engine"] = " ".join(engine.argv)
     else:
@@ -947,9 +952,10 @@ def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: i
                 hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None,
                 on_progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                engine: EngineCommand | None = None) -> GameReview:
+                engine: EngineCommand | None = None, confirm: int | None = None) -> GameReview:
     """Review ``game``'s main line in this process (``len(moves) + 1`` searches, then the second
-    pass's, :func:`evaluate_game`).
+    pass's, :func:`evaluate_game`, then the confirmation's at depth ``confirm`` when given,
+    :func:`confirm_line`; None or 0: none).
 
     ``depth`` (default :data:`DEFAULT_DEPTH`) or ``movetime_ms`` per position (a time limit is
     not deterministic); ``deep``: the second pass's depth (None: none); ``engine``: an external
@@ -963,15 +969,18 @@ def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: i
     total = len(moves) + 1
     tick = None if on_progress is None else (lambda i: on_progress(i + 1, total))
     evals = evaluate_game(start, moves, depth, movetime_ms, hash_mb, deep, tick, cancelled, engine=engine)
-    return build_review(start, moves, evals, limit=_limit_dict(depth, movetime_ms, hash_mb, deep, engine),
-                        headers=game.headers, errors=game.errors)
+    conf = (confirm_line(start, moves, evals, confirm, hash_mb, cancelled=cancelled, engine=engine)
+            if confirm else None)
+    return build_review(start, moves, evals,
+                        limit=_limit_dict(depth, movetime_ms, hash_mb, deep, engine, confirm),
+                        headers=game.headers, errors=game.errors, confirmed=conf)
 
 
 def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
                  hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None, jobs: int = 1, chunk: int = 16,
                  on_progress: Callable[[int, int], None] | None = None,
                  cancelled: Callable[[], bool] | None = None, executor=None,
-                 engine: EngineCommand | None = None) -> Iterator[GameReview]:
+                 engine: EngineCommand | None = None, confirm: int | None = None) -> Iterator[GameReview]:
     """Review every game, yielding the reviews in the games' order.
 
     With ``jobs`` > 1 the positions are searched in that many local processes
@@ -984,15 +993,19 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
     :class:`ReviewCancelled`. ``executor``: a :class:`concurrent.futures.Executor` to use instead
     of a new pool of ``jobs`` processes (kept open, e.g. a warm pool made with :func:`make_pool`,
     or any executor whose workers can import xiangqi; ``jobs`` then sets how many tasks are
-    kept queued, twice that). Raises ValueError for ``jobs`` < 1 or a bad limit.
+    kept queued, twice that). ``confirm``: each game's confirmation depth (:func:`confirm_line`,
+    after the second pass; one task per game with processes; None or 0: none). Raises ValueError
+    for ``jobs`` < 1 or a bad limit.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     _make_limit(depth, movetime_ms)  # check the limit before any work
     _deep_limit(depth, deep, movetime_ms)
+    if confirm and not 2 <= int(confirm) <= 60:
+        raise ValueError(f"confirmation depth must be 2-60, got {confirm}")
     lines = [_game_line(g) for g in games]
     total = sum(len(m) + 1 for _, m in lines)
-    limit = _limit_dict(depth, movetime_ms, hash_mb, deep, engine)
+    limit = _limit_dict(depth, movetime_ms, hash_mb, deep, engine, confirm)
     if jobs == 1 and executor is None:
         done = [0]
 
@@ -1005,13 +1018,16 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
             for g, (start, moves) in zip(games, lines, strict=True):
                 evals = evaluate_game(start, moves, depth, movetime_ms, hash_mb, deep, tick, cancelled,
                                       engine=engine)
-                yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
+                conf = (confirm_line(start, moves, evals, confirm, hash_mb, cancelled=cancelled,
+                                     engine=engine) if confirm else None)
+                yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors,
+                                   confirmed=conf)
         finally:
             if engine is not None:
                 close_engines()
         return
     yield from _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, deep, engine, jobs,
-                                chunk, on_progress, cancelled, executor)
+                                chunk, on_progress, cancelled, executor, confirm)
 
 
 def _warm_worker() -> None:
@@ -1034,7 +1050,7 @@ def make_pool(jobs: int):
 
 
 def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, deep, engine, jobs, chunk,
-                     on_progress, cancelled, executor):
+                     on_progress, cancelled, executor, confirm=None):
     import contextlib
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -1047,6 +1063,8 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
             tasks.append((gi, lo, min(n, lo + chunk)))
     results: dict[tuple[int, int], list[PositionEval]] = {}
     final: dict[int, list[PositionEval]] = {}  # game index -> every evaluation, second pass done
+    conf: dict[int, dict | None] = {}  # game index -> its confirmation, done (None: none asked)
+    ready: dict[int, list[PositionEval]] = {}  # game index -> evaluations waiting for the confirmation
     remaining = [sum(1 for t in tasks if t[0] == gi) for gi in range(len(lines))]
     next_game = 0
     done = 0
@@ -1071,6 +1089,17 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                 evals.extend(results.pop((gi, lo)))
             return evals
 
+        def passes_done(gi: int, evals: list[PositionEval]) -> bool:
+            """Keep the game's evaluations; True when its confirmation was submitted."""
+            if not confirm:
+                final[gi], conf[gi] = evals, None
+                return False
+            start, moves = lines[gi]
+            ready[gi] = evals
+            pending[pool.submit(confirm_line, start, moves, evals, confirm, hash_mb,
+                                engine=engine)] = (gi, -2, -2)
+            return True
+
         for _ in range(jobs * 2):  # a few tasks ahead, so that the games come out early and in order
             if not submit_one():
                 break
@@ -1081,9 +1110,13 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                     raise ReviewCancelled(f"cancelled after {done} of {total} positions")
                 for fut in finished:
                     gi, lo, hi = pending.pop(fut)
-                    if lo < 0:  # a second pass
-                        final[gi] = fut.result()
+                    if lo == -2:  # a confirmation
+                        final[gi], conf[gi] = ready.pop(gi), fut.result()
                         submit_one()
+                        continue
+                    if lo < 0:  # a second pass
+                        if not passes_done(gi, fut.result()):
+                            submit_one()
                         continue
                     results[(gi, lo)] = fut.result()
                     remaining[gi] -= 1
@@ -1096,13 +1129,14 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                             pending[pool.submit(refine_line, start, moves, first_pass(gi), depth, deep,
                                                 movetime_ms, hash_mb, engine=engine)] = (gi, -1, -1)
                             continue
-                        final[gi] = first_pass(gi)
+                        if passes_done(gi, first_pass(gi)):
+                            continue
                     submit_one()
                 while next_game < len(lines) and next_game in final:
                     start, moves = lines[next_game]
                     g = games[next_game]
                     yield build_review(start, moves, final.pop(next_game), limit=limit, headers=g.headers,
-                                       errors=g.errors)
+                                       errors=g.errors, confirmed=conf.pop(next_game))
                     next_game += 1
         finally:
             for fut in pending:
