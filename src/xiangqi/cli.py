@@ -743,7 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="review games: accuracy, ?! ? ?? per move, annotated PGN",
                        description="Search every position of every game of IN (PGN, XQF, DhtmlXQ/UBB, EPD) "
                                    "at a fixed depth, classify each move by the drop in win chance (best, "
-                                   "good, inaccuracy ?!, mistake ?, blunder ??) and print a summary table "
+                                   "good, inaccuracy ?!, mistake ?, blunder ??), confirm the candidate marks "
+                                   "by a deeper search (--confirm) and print a summary table "
                                    "with each side's accuracy. Deterministic at fixed depth, for any --jobs.")
     p.add_argument("input", metavar="IN", help="record file to review ('-' for stdin)")
     p.add_argument("-o", "--output", metavar="OUT", default=None,
