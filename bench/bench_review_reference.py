@@ -4,7 +4,7 @@ One command (the reference's evaluations are cached in ``bench/review_reference.
 only times and scores our review)::
 
     PYTHONPATH=src nice -n 10 .venv/bin/python bench/bench_review_reference.py [--set tuning|heldout|all]
-        [--depth N] [--deep N] [--ref-depth 16] [--jobs 2]
+        [--depth N] [--deep N] [--confirm D] [--ref-depth 16] [--jobs 2]
 
 **Games** (``bench/review_games.pgn``): master games of Hu Ronghua and Liu Dahua from the WXF
 collection (``../shared/corpus/wxf-masters``, MIT, games from wxf.ca) that are *not* among the CCPD
@@ -255,6 +255,20 @@ def score(reviews, lines, cache: dict) -> dict:
             "precision": confirmed / ours if ours else float("nan"), "spearman": spearman(drops, losses)}
 
 
+def confirmed_reviews(reviews, lines, depth: int):
+    """``reviews`` rebuilt with the confirmation (``study.review.confirm_line`` at ``depth``), and per
+    review ``{ply: the deeper clamped cp loss}`` of its candidates."""
+    from xiangqi.study.review import build_review, classify_confirmed, confirm_line
+
+    out, losses = [], []
+    for r, (start, moves) in zip(reviews, lines, strict=True):
+        conf = confirm_line(start, moves, r.evals(), depth)
+        out.append(build_review(start, moves, r.evals(), limit=r.limit, headers=r.headers, errors=r.errors,
+                                confirmed=conf))
+        losses.append({i + 1: classify_confirmed(r.plies[i].color == "red", *c)[1] for i, c in conf.items()})
+    return out, losses
+
+
 def cpu_seconds() -> float:
     """User + system CPU seconds of this process and its finished children (engine processes, workers)."""
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -268,6 +282,8 @@ def main() -> None:
     ap.add_argument("--deep", type=int, default=None, help="our review's second-pass depth (default none)")
     ap.add_argument("--ref-depth", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--confirm", type=int, default=None, metavar="D",
+                    help="confirm the candidate marks by a depth-D search (study.review.confirm_line)")
     ap.add_argument("--select", type=int, metavar="N", default=0,
                     help="choose N new games from the corpora first (reads all of CCPD)")
     ap.add_argument("--corpus", default=str(CORPUS),
@@ -312,6 +328,9 @@ def main() -> None:
     c0 = cpu_seconds()
     t0 = time.perf_counter()
     reviews = list(review_games(games, jobs=args.jobs, **kw))
+    deep_loss: list[dict] = [{} for _ in reviews]
+    if args.confirm:
+        reviews, deep_loss = confirmed_reviews(reviews, lines, args.confirm)
     wall = time.perf_counter() - t0
     c1 = cpu_seconds()
     s = score(reviews, lines, cache)
@@ -325,9 +344,10 @@ def main() -> None:
           f"(load average {os.getloadavg()[0]:.1f})")
     if args.dump:
         rows = []
-        for r, (start, moves) in zip(reviews, lines, strict=True):
+        for r, dl, (start, moves) in zip(reviews, deep_loss, lines, strict=True):
             for p, loss in zip(r.plies, ref_losses(start, moves, cache), strict=True):
-                rows.append({"drop": p.drop, "cls": p.cls, "cp_loss": p.cp_loss, "loss": loss, "ply": p.ply})
+                rows.append({"drop": p.drop, "cls": p.cls, "cp_loss": p.cp_loss, "loss": loss, "ply": p.ply,
+                             "deep_loss": dl.get(p.ply)})
         Path(args.dump).write_text(json.dumps(rows))
 
 

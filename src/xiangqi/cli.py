@@ -477,7 +477,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         raise XiangqiError("--engine-arg and --engine-option go with --engine CMD")
     return run(args.input, args.output, depth=args.depth, movetime_ms=args.movetime, jobs=args.jobs,
                as_json=args.json, hash_mb=args.hash, input_format=args.input_format, cluster=args.cluster,
-               deep=-1 if args.deep is None else args.deep, engine=engine, quiet=args.quiet)
+               deep=-1 if args.deep is None else args.deep, engine=engine, quiet=args.quiet,
+               confirm=args.confirm)
 
 
 def cmd_tb_generate(args: argparse.Namespace) -> int:
@@ -750,7 +751,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="review games: accuracy, ?! ? ?? per move, annotated PGN",
                        description="Search every position of every game of IN (PGN, XQF, DhtmlXQ/UBB, EPD) "
                                    "at a fixed depth, classify each move by the drop in win chance (best, "
-                                   "good, inaccuracy ?!, mistake ?, blunder ??) and print a summary table "
+                                   "good, inaccuracy ?!, mistake ?, blunder ??), confirm the candidate marks "
+                                   "by a deeper search (--confirm) and print a summary table "
                                    "with each side's accuracy. Deterministic at fixed depth, for any --jobs.")
     p.add_argument("input", metavar="IN", help="record file to review ('-' for stdin)")
     p.add_argument("-o", "--output", metavar="OUT", default=None,
@@ -772,6 +774,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deep", type=int, default=None, metavar="N",
                    help="depth of the second pass: the positions around every candidate mark are "
                         "searched again this deep (default 0: none; docs/REVIEW.md, \"Trust\")")
+    p.add_argument("--confirm", type=int, default=None, metavar="D",
+                   help="confirmation depth: every candidate mark (a move losing >= 40 cp) is searched "
+                        "again D plies deep, played move against best move; ? needs a 50 cp loss there, "
+                        "?? 240 cp (default 11; 0: off, marks from the first pass alone). Costs about "
+                        "4x the first pass's CPU time (~18 s against ~4 s per 100 plies). Our engine "
+                        "only: off with --engine and --cluster. docs/REVIEW.md, \"Confirmation\"")
     p.add_argument("--engine", metavar="CMD", default=None,
                    help="review with this UCI or UCCI engine (a path, or a name on $PATH or in /usr/games, "
                         "e.g. fairy-stockfish or pikafish) instead of ours; --depth/--movetime are its own")

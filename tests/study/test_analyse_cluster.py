@@ -55,7 +55,7 @@ def test_cluster_output_equals_the_local_run(three_games, cluster, capsys) -> No
     assert addr.startswith("tcp://127.0.0.1:")
     assert main(["analyse", str(three_games), "--depth", "3", "--json", "-q", "--cluster", addr]) == 0
     on_cluster, err = capsys.readouterr()
-    assert main(["analyse", str(three_games), "--depth", "3", "--json", "-q"]) == 0
+    assert main(["analyse", str(three_games), "--depth", "3", "--json", "-q", "--confirm", "0"]) == 0
     local = capsys.readouterr().out
     assert on_cluster == local
     lines = [json.loads(s) for s in local.splitlines()]

@@ -63,7 +63,7 @@ def test_review_a_record_then_again_at_once_and_judge_tries(client) -> None:
     blunder = review["plies"][0]
     assert blunder["class"] == "blunder" and blunder["symbol"] == "??" and blunder["move"] == "b0b6"
     assert review["counts"]["red"] == {"inaccuracy": 0, "mistake": 0, "blunder": 1}
-    assert review["limit"] == {"depth": 3, "hash_mb": 16}
+    assert review["limit"] == {"depth": 3, "hash_mb": 16, "confirm": 11}
     # the same game again: stored, answered at once
     again = client.post("/api/review", json=body).json()
     assert again["status"] == "done" and again["done"] == again["total"] == 3 and again["review"] == review
@@ -235,3 +235,20 @@ def test_a_record_to_review_is_read_within_the_record_budget(tmp_path, monkeypat
         assert "0.25 s" in r.json()["detail"]
         assert asked == [("review_record_job", 0.25)]
         assert c.app.state.reviews.active() == 0
+
+
+def test_the_review_route_gives_the_confirmed_classes(client) -> None:
+    # tests/study/test_analyse_confirm.py: a depth-2 first pass calls the last move a blunder; the
+    # page's confirmation (depth 11) refutes it
+    moves = ["h2h6", "a9a8", "h6e6", "b7b0", "b2b6", "i9i8", "f0e1", "i8i7", "b6b1", "b0d0"]
+    body = {"pgn": _pgn(Board().fen(), moves), "depth": 2}
+    done = _wait_done(client, client.post("/api/review", json=body).json()["job"], timeout=240.0)
+    assert done["status"] == "done", done
+    review = done["review"]
+    assert review["limit"]["confirm"] == 11
+    assert review["plies"][9]["class"] not in ("mistake", "blunder")
+    from xiangqi.study import review as rv
+
+    start = Board().fen()
+    first = rv.evaluate_line(start, moves, 0, len(moves) + 1, depth=2)
+    assert rv.build_review(start, moves, first).plies[9].cls == "blunder"  # what it was unconfirmed

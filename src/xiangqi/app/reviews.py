@@ -46,12 +46,14 @@ import sqlalchemy as sa
 from xiangqi.app.background import ForegroundGate
 from xiangqi.core.errors import XiangqiError
 from xiangqi.study.review import (
+    DEFAULT_CONFIRM_DEPTH,
     DEFAULT_DEPTH,
     DEFAULT_HASH_MB,
     GameReview,
     ReviewCancelled,
     _limit_dict,
     build_review,
+    confirm_line,
     evaluate_game,
 )
 
@@ -91,8 +93,10 @@ class ReviewQueueFull(XiangqiError):
 
 
 def line_digest(start_fen: str, moves: Sequence[str], hash_mb: int = DEFAULT_HASH_MB) -> str:
-    """SHA-1 hex of a reviewed line: start FEN, ICCS moves and TT size (a review depends on all three)."""
-    text = f"{start_fen}|{' '.join(moves)}|{hash_mb}"
+    """SHA-1 hex of a reviewed line: start FEN, ICCS moves and TT size (a review depends on all three),
+    and the confirmation depth (:data:`DEFAULT_CONFIRM_DEPTH`), so that a review stored before or
+    with another confirmation is not served as this one."""
+    text = f"{start_fen}|{' '.join(moves)}|{hash_mb}|confirm{DEFAULT_CONFIRM_DEPTH}"
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
@@ -440,7 +444,8 @@ class ReviewManager:
         src = job.source
         try:
             searcher, deep = None, None  # no second pass: docs/REVIEW.md, "Trust"
-            limit = _limit_dict(src.depth, None, src.hash_mb, deep)
+            confirm = DEFAULT_CONFIRM_DEPTH  # docs/REVIEW.md, "Confirmation" (our engine only)
+            limit = _limit_dict(src.depth, None, src.hash_mb, deep, confirm=confirm)
             if src.engine is not None:  # an added engine reviews (Settings → engines)
                 from xiangqi.app.engines import EngineSetupError, ExternalSearcher
 
@@ -449,11 +454,14 @@ class ReviewManager:
                 searcher = ExternalSearcher(self.externals, src.engine)
                 limit = {"engine": searcher.spec.name, "movetime_s": searcher.spec.movetime_s}
                 deep = None  # its time a move, as set in Settings → engines
+                confirm = None  # the thresholds are fitted to our engine's scores
             evals = evaluate_game(src.start_fen, list(src.moves), src.depth, None, src.hash_mb, deep,
                                   on_position=lambda i: self._progress(job, i),
                                   cancelled=lambda: self._stop_asked(job), searcher=searcher)
+            conf = (confirm_line(src.start_fen, list(src.moves), evals, confirm, src.hash_mb,
+                                 cancelled=lambda: self._stop_asked(job)) if confirm else None)
             review = build_review(src.start_fen, list(src.moves), evals,
-                                  limit=limit,
+                                  limit=limit, confirmed=conf,
                                   headers=src.headers, errors=src.errors)
         except ReviewCancelled:
             with self._lock:

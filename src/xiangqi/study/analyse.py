@@ -23,6 +23,7 @@ from typing import TextIO
 
 from xiangqi.core.errors import XiangqiError
 from xiangqi.study.review import (
+    DEFAULT_CONFIRM_DEPTH,
     DEFAULT_HASH_MB,
     EngineCommand,
     GameReview,
@@ -307,7 +308,8 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
         movetime_ms: int | None = None, jobs: int | None = 1, as_json: bool = False,
         hash_mb: int = DEFAULT_HASH_MB, input_format: str | None = None, cluster: str | None = None,
         cluster_timeout_s: float = 30.0, deep: int | None = -1, engine: EngineCommand | None = None,
-        quiet: bool = False, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+        quiet: bool = False, stdout: TextIO | None = None, stderr: TextIO | None = None,
+        confirm: int | None = None) -> int:
     """Review every game of ``input_path`` ('-' reads stdin) and report.
 
     ``output``: write the annotated PGN there ('-' for stdout), game by game as they finish.
@@ -320,7 +322,10 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     threads). ``deep``: the second pass's depth (:func:`xiangqi.study.review.refine_line`; -1, 0
     or None: none, the default: docs/REVIEW.md, "Trust", found no gain from it on the bench).
     ``engine``: an external engine (:func:`engine_command`) reviews
-    instead of ours (not with ``cluster``). The progress bar goes to stderr unless ``quiet``
+    instead of ours (not with ``cluster``). ``confirm``: the confirmation depth
+    (:func:`xiangqi.study.review.confirm_line`; None: :data:`DEFAULT_CONFIRM_DEPTH` with our
+    engine, none with ``engine`` or ``cluster``, whose thresholds were not fitted / which has no
+    such task; 0: none). The progress bar goes to stderr unless ``quiet``
     (rich's bar on a terminal, plain lines otherwise). Returns 0, or 1 when some games had reading
     problems (listed on stderr, their readable moves reviewed). Raises :class:`XiangqiError` for an unreadable
     input or output, or a bad limit.
@@ -347,6 +352,13 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
     if deep is not None and not 0 <= deep <= 60:
         raise XiangqiError(f"--deep must be 0-60, got {deep}")
     deep = deep or None
+    if confirm is not None and not (confirm == 0 or 2 <= confirm <= 60):
+        raise XiangqiError(f"--confirm must be 0 (off) or 2-60, got {confirm}")
+    if confirm and (engine is not None or cluster is not None):
+        raise XiangqiError("--confirm is for reviews by our engine: not with --engine or --cluster "
+                           "(its thresholds are fitted to our engine's scores)")
+    if confirm is None:
+        confirm = DEFAULT_CONFIRM_DEPTH if engine is None and cluster is None else 0
     if engine is not None and cluster is not None:
         raise XiangqiError("--engine reviews with a local engine process: not with --cluster")
     if jobs == 0:
@@ -394,7 +406,8 @@ def run(input_path: str, output: str | None = None, *, depth: int | None = None,
                                         on_progress=None if bar is None else bar.update)
         else:
             reviews = review_games(games, depth=depth, movetime_ms=movetime_ms, hash_mb=hash_mb, deep=deep,
-                                   jobs=jobs, engine=engine, on_progress=None if bar is None else bar.update)
+                                   jobs=jobs, engine=engine, on_progress=None if bar is None else bar.update,
+                                   confirm=confirm or None)
         for k, review in enumerate(reviews):
             n = numbers[k]  # the game's number in the file
             done.append((n, review))

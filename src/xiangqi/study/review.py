@@ -507,6 +507,91 @@ def refine_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEv
             deepened.add(j)
 
 
+#: The confirmation step's candidates: a ply that is not the engine's move and whose first-pass loss
+#: is at least this many centipawns (clamped, the mover's view) or whose drop is an inaccuracy or
+#: more. 40 cp: on the weak tuning games 88 % of the reference's blunders lose that much at depth 8
+#: (docs/REVIEW.md, "Confirmation").
+CONFIRM_MIN_CP = 40
+#: The confirmed classes: the deeper search's centipawn loss (clamped to ±CP_CEILING, the mover's
+#: view) for a blunder / mistake / inaccuracy. Chosen on the weak tuning games at confirmation depth
+#: 11 against Fairy-Stockfish's depth-14 losses (docs/REVIEW.md, "Confirmation"): 50 cp is the
+#: highest mistake threshold that marks >= 80 % of its blunders, 240 cp (~ its 300 cp at its
+#: scale 1.23) the blunder threshold, where more reach no higher share confirmed.
+CONFIRM_THRESHOLDS = ((240, "blunder"), (50, "mistake"), (40, "inaccuracy"))
+#: The confirmation depth of ``xiangqi analyse`` and the review page (our engine): 11, chosen with
+#: the thresholds above (depth 12 was no better and cost more; docs/REVIEW.md, "Confirmation").
+DEFAULT_CONFIRM_DEPTH = 11
+
+
+def _clamped_loss(red: bool, before: PositionEval, after: PositionEval) -> int:
+    sign = 1 if red else -1
+    cb = max(-CP_CEILING, min(CP_CEILING, before.cp))
+    ca = max(-CP_CEILING, min(CP_CEILING, after.cp))
+    return max(0, sign * (cb - ca))
+
+
+def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], depth: int,
+                 hash_mb: int = DEFAULT_HASH_MB, *, min_cp: int | None = None,
+                 cancelled: Callable[[], bool] | None = None, searcher: Any = None,
+                 engine: EngineCommand | None = None) -> dict[int, tuple[PositionEval, PositionEval | None]]:
+    """The confirmation step: each candidate ply searched again, deeper, and judged child against child.
+
+    ``evals``: the first pass (every position of the line, :func:`evaluate_line`). A candidate is a
+    ply ``i`` (0-based) that is not the first pass's best move and loses at least ``min_cp``
+    (default :data:`CONFIRM_MIN_CP`) clamped centipawns, or drops at least the inaccuracy
+    threshold of win chance. For each, the position before it is searched at ``depth`` (its best
+    move and score: the best alternative), and, unless the played move is that best move, the
+    position after it at ``depth - 1``, so the played move and the best one are both valued by a
+    search ``depth`` plies deep from the same position. Returns ``{i: (before, after)}`` (``after``
+    None when the deeper search prefers the played move); every search starts from a cleared
+    table, so the result is deterministic. Raises ValueError for a depth under 2 or mismatched
+    counts, :class:`ReviewCancelled` when ``cancelled()``.
+    """
+    from xiangqi.engine.api import Limit
+
+    if not 2 <= int(depth) <= 60:
+        raise ValueError(f"confirmation depth must be 2-60, got {depth}")
+    if len(evals) != len(moves) + 1:
+        raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
+    floor = CONFIRM_MIN_CP if min_cp is None else int(min_cp)
+    eng = _searcher(searcher, engine, hash_mb)
+    board = Board(start_fen)
+    out: dict[int, tuple[PositionEval, PositionEval | None]] = {}
+    for i, text in enumerate(moves):
+        b, a = evals[i], evals[i + 1]
+        red = board.turn
+        mv = Move.from_iccs(text)
+        if b.best != text and b.over is None:
+            sign = 1 if red else -1
+            drop = sign * (b.win - a.win)
+            if _clamped_loss(red, b, a) >= floor or drop >= THRESHOLDS[-1][0]:
+                if cancelled is not None and cancelled():
+                    raise ReviewCancelled(f"cancelled in the confirmation, before ply {i + 1}")
+                deep_b = evaluate_position(eng, board, Limit(depth=int(depth)))
+                deep_a = None
+                if deep_b.best != text:
+                    board.push(mv)
+                    deep_a = evaluate_position(eng, board, Limit(depth=int(depth) - 1),
+                                               final=(i + 1 == len(moves)))
+                    board.pop()
+                out[i] = (deep_b, deep_a)
+        board.push(mv)
+    return out
+
+
+def classify_confirmed(red: bool, before: PositionEval, after: PositionEval | None) -> tuple[str, int]:
+    """The class and clamped centipawn loss of a confirmed ply (:func:`confirm_line`'s pair; ``red``
+    the mover): ``good`` with loss 0 when the deeper search prefers the move (``after`` None),
+    else blunder / mistake / inaccuracy from :data:`CONFIRM_THRESHOLDS`, else good."""
+    if after is None:
+        return "good", 0
+    loss = _clamped_loss(red, before, after)
+    for threshold, name in CONFIRM_THRESHOLDS:
+        if loss >= threshold:
+            return name, loss
+    return "good", loss
+
+
 def evaluate_game(start_fen: str, moves: Sequence[str], depth: int | None = DEFAULT_DEPTH,
                   movetime_ms: int | None = None, hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None,
                   on_position: Callable[[int], None] | None = None,
@@ -730,13 +815,15 @@ def _add_line(node, board: Board, line: Sequence[str], ev: PositionEval) -> None
 
 
 def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int, deep: int | None = None,
-                engine: EngineCommand | None = None) -> dict:
+                engine: EngineCommand | None = None, confirm: int | None = None) -> dict:
     if movetime_ms is not None:
         out: dict = {"movetime_ms": int(movetime_ms)}
     else:
         out = {"depth": DEFAULT_DEPTH if depth is None else int(depth)}
     if _deep_limit(depth, deep, movetime_ms) is not None:
         out["deep"] = "x4" if movetime_ms is not None else int(deep)
+    if confirm:
+        out["confirm"] = int(confirm)
     if engine is not None:
         out["engine"] = " ".join(engine.argv)
     else:
@@ -746,10 +833,13 @@ def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int, deep: 
 
 def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], *,
                  limit: dict | None = None, headers: dict | None = None,
-                 errors: Iterable[str] = ()) -> GameReview:
+                 errors: Iterable[str] = (),
+                 confirmed: dict[int, tuple[PositionEval, PositionEval | None]] | None = None) -> GameReview:
     """The :class:`GameReview` of the line ``moves`` (ICCS) from ``start_fen`` given the evaluation of
     each of its ``len(moves) + 1`` positions (:func:`evaluate_line`). Pure computation, no search.
-    Raises ValueError when the counts do not match.
+    ``confirmed``: :func:`confirm_line`'s result; the plies in it take :func:`classify_confirmed`'s
+    class (the other plies are the ones it found no candidates: their first-pass class stays; an
+    endgame table's verdict still comes first). Raises ValueError when the counts do not match.
     """
     if len(evals) != len(moves) + 1:
         raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
@@ -771,7 +861,8 @@ def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
             before=before, after=after, best=before.best, line=before.pv, win_before=wb, win_after=wa,
             drop=drop, cp_loss=max(0, cb - ca),
             cls=classify_by_table(before.tb, after.tb, before.best == text)
-            or classify(drop, before.best == text),
+            or (classify_confirmed(red, *confirmed[i])[0] if confirmed and i in confirmed
+                else classify(drop, before.best == text)),
             accuracy=acc))
         board.push(mv)
     acc = game_accuracy([_win_percent(e.win) for e in evals], red_first)
@@ -861,9 +952,10 @@ def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: i
                 hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None,
                 on_progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                engine: EngineCommand | None = None) -> GameReview:
+                engine: EngineCommand | None = None, confirm: int | None = None) -> GameReview:
     """Review ``game``'s main line in this process (``len(moves) + 1`` searches, then the second
-    pass's, :func:`evaluate_game`).
+    pass's, :func:`evaluate_game`, then the confirmation's at depth ``confirm`` when given,
+    :func:`confirm_line`; None or 0: none).
 
     ``depth`` (default :data:`DEFAULT_DEPTH`) or ``movetime_ms`` per position (a time limit is
     not deterministic); ``deep``: the second pass's depth (None: none); ``engine``: an external
@@ -877,15 +969,18 @@ def review_game(game: Game, *, depth: int | None = DEFAULT_DEPTH, movetime_ms: i
     total = len(moves) + 1
     tick = None if on_progress is None else (lambda i: on_progress(i + 1, total))
     evals = evaluate_game(start, moves, depth, movetime_ms, hash_mb, deep, tick, cancelled, engine=engine)
-    return build_review(start, moves, evals, limit=_limit_dict(depth, movetime_ms, hash_mb, deep, engine),
-                        headers=game.headers, errors=game.errors)
+    conf = (confirm_line(start, moves, evals, confirm, hash_mb, cancelled=cancelled, engine=engine)
+            if confirm else None)
+    return build_review(start, moves, evals,
+                        limit=_limit_dict(depth, movetime_ms, hash_mb, deep, engine, confirm),
+                        headers=game.headers, errors=game.errors, confirmed=conf)
 
 
 def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, movetime_ms: int | None = None,
                  hash_mb: int = DEFAULT_HASH_MB, deep: int | None = None, jobs: int = 1, chunk: int = 16,
                  on_progress: Callable[[int, int], None] | None = None,
                  cancelled: Callable[[], bool] | None = None, executor=None,
-                 engine: EngineCommand | None = None) -> Iterator[GameReview]:
+                 engine: EngineCommand | None = None, confirm: int | None = None) -> Iterator[GameReview]:
     """Review every game, yielding the reviews in the games' order.
 
     With ``jobs`` > 1 the positions are searched in that many local processes
@@ -898,15 +993,19 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
     :class:`ReviewCancelled`. ``executor``: a :class:`concurrent.futures.Executor` to use instead
     of a new pool of ``jobs`` processes (kept open, e.g. a warm pool made with :func:`make_pool`,
     or any executor whose workers can import xiangqi; ``jobs`` then sets how many tasks are
-    kept queued, twice that). Raises ValueError for ``jobs`` < 1 or a bad limit.
+    kept queued, twice that). ``confirm``: each game's confirmation depth (:func:`confirm_line`,
+    after the second pass; one task per game with processes; None or 0: none). Raises ValueError
+    for ``jobs`` < 1 or a bad limit.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     _make_limit(depth, movetime_ms)  # check the limit before any work
     _deep_limit(depth, deep, movetime_ms)
+    if confirm and not 2 <= int(confirm) <= 60:
+        raise ValueError(f"confirmation depth must be 2-60, got {confirm}")
     lines = [_game_line(g) for g in games]
     total = sum(len(m) + 1 for _, m in lines)
-    limit = _limit_dict(depth, movetime_ms, hash_mb, deep, engine)
+    limit = _limit_dict(depth, movetime_ms, hash_mb, deep, engine, confirm)
     if jobs == 1 and executor is None:
         done = [0]
 
@@ -919,13 +1018,16 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
             for g, (start, moves) in zip(games, lines, strict=True):
                 evals = evaluate_game(start, moves, depth, movetime_ms, hash_mb, deep, tick, cancelled,
                                       engine=engine)
-                yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors)
+                conf = (confirm_line(start, moves, evals, confirm, hash_mb, cancelled=cancelled,
+                                     engine=engine) if confirm else None)
+                yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors,
+                                   confirmed=conf)
         finally:
             if engine is not None:
                 close_engines()
         return
     yield from _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, deep, engine, jobs,
-                                chunk, on_progress, cancelled, executor)
+                                chunk, on_progress, cancelled, executor, confirm)
 
 
 def _warm_worker() -> None:
@@ -948,7 +1050,7 @@ def make_pool(jobs: int):
 
 
 def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, deep, engine, jobs, chunk,
-                     on_progress, cancelled, executor):
+                     on_progress, cancelled, executor, confirm=None):
     import contextlib
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -961,6 +1063,8 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
             tasks.append((gi, lo, min(n, lo + chunk)))
     results: dict[tuple[int, int], list[PositionEval]] = {}
     final: dict[int, list[PositionEval]] = {}  # game index -> every evaluation, second pass done
+    conf: dict[int, dict | None] = {}  # game index -> its confirmation, done (None: none asked)
+    ready: dict[int, list[PositionEval]] = {}  # game index -> evaluations waiting for the confirmation
     remaining = [sum(1 for t in tasks if t[0] == gi) for gi in range(len(lines))]
     next_game = 0
     done = 0
@@ -985,6 +1089,17 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                 evals.extend(results.pop((gi, lo)))
             return evals
 
+        def passes_done(gi: int, evals: list[PositionEval]) -> bool:
+            """Keep the game's evaluations; True when its confirmation was submitted."""
+            if not confirm:
+                final[gi], conf[gi] = evals, None
+                return False
+            start, moves = lines[gi]
+            ready[gi] = evals
+            pending[pool.submit(confirm_line, start, moves, evals, confirm, hash_mb,
+                                engine=engine)] = (gi, -2, -2)
+            return True
+
         for _ in range(jobs * 2):  # a few tasks ahead, so that the games come out early and in order
             if not submit_one():
                 break
@@ -995,9 +1110,13 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                     raise ReviewCancelled(f"cancelled after {done} of {total} positions")
                 for fut in finished:
                     gi, lo, hi = pending.pop(fut)
-                    if lo < 0:  # a second pass
-                        final[gi] = fut.result()
+                    if lo == -2:  # a confirmation
+                        final[gi], conf[gi] = ready.pop(gi), fut.result()
                         submit_one()
+                        continue
+                    if lo < 0:  # a second pass
+                        if not passes_done(gi, fut.result()):
+                            submit_one()
                         continue
                     results[(gi, lo)] = fut.result()
                     remaining[gi] -= 1
@@ -1010,13 +1129,14 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                             pending[pool.submit(refine_line, start, moves, first_pass(gi), depth, deep,
                                                 movetime_ms, hash_mb, engine=engine)] = (gi, -1, -1)
                             continue
-                        final[gi] = first_pass(gi)
+                        if passes_done(gi, first_pass(gi)):
+                            continue
                     submit_one()
                 while next_game < len(lines) and next_game in final:
                     start, moves = lines[next_game]
                     g = games[next_game]
                     yield build_review(start, moves, final.pop(next_game), limit=limit, headers=g.headers,
-                                       errors=g.errors)
+                                       errors=g.errors, confirmed=conf.pop(next_game))
                     next_game += 1
         finally:
             for fut in pending:
