@@ -58,7 +58,8 @@ def test_review_a_record_then_again_at_once_and_judge_tries(client) -> None:
     assert set(first) == {"job", "status", "done", "total"} and first["total"] == 3
     assert first["status"] in ("queued", "running")
     done = _wait_done(client, first["job"])
-    assert done["status"] == "done" and done["done"] == done["total"] == 3
+    # 3 positions, then the hung rook searched again by the confirmation: 4 steps in all
+    assert done["status"] == "done" and done["done"] == done["total"] == 4
     review = done["review"]
     blunder = review["plies"][0]
     assert blunder["class"] == "blunder" and blunder["symbol"] == "??" and blunder["move"] == "b0b6"
@@ -66,7 +67,7 @@ def test_review_a_record_then_again_at_once_and_judge_tries(client) -> None:
     assert review["limit"] == {"depth": 3, "hash_mb": 16, "confirm": 11}
     # the same game again: stored, answered at once
     again = client.post("/api/review", json=body).json()
-    assert again["status"] == "done" and again["done"] == again["total"] == 3 and again["review"] == review
+    assert again["status"] == "done" and again["done"] == again["total"] and again["review"] == review
     # tries at ply 1: the blunder again is refused, the engine's move accepted
     job = again["job"]
     wrong = client.post(f"/api/review/{job}/try", json={"ply": 1, "move": "b0b6"}).json()
@@ -131,7 +132,9 @@ def test_a_changed_game_is_reviewed_again(client) -> None:
     assert c.post("/api/review", json={"current": True, "depth": 1}).json()["status"] == "done"
     c.post("/api/game/move", json={"move": "h9g7"}).raise_for_status()
     k = c.post("/api/review", json={"current": True, "depth": 1}).json()
-    assert k["total"] == 3 and k["status"] in ("queued", "running")
+    # a new job, not the stored review: 3 positions (and, once the first pass is through, the
+    # confirmation's candidates, which a fast depth-1 pass may reach before this answer is sent)
+    assert k["total"] >= 3 and k["status"] in ("queued", "running")
     assert len(_wait_done(c, k["job"])["review"]["plies"]) == 2
 
 

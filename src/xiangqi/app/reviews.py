@@ -440,6 +440,14 @@ class ReviewManager:
         with self._lock:
             job.done = i + 1
 
+    def _confirming(self, job: ReviewJob, k: int, n: int) -> None:
+        """The confirmation's progress: ``k`` of its ``n`` candidate plies searched again. They count
+        after the first pass's positions, so ``done`` keeps rising until the review is ready."""
+        with self._lock:
+            first = len(job.source.moves) + 1
+            job.total = first + n
+            job.done = first + k
+
     def _run(self, job: ReviewJob) -> None:
         src = job.source
         try:
@@ -459,7 +467,9 @@ class ReviewManager:
                                   on_position=lambda i: self._progress(job, i),
                                   cancelled=lambda: self._stop_asked(job), searcher=searcher)
             conf = (confirm_line(src.start_fen, list(src.moves), evals, confirm, src.hash_mb,
-                                 cancelled=lambda: self._stop_asked(job)) if confirm else None)
+                                 cancelled=lambda: self._stop_asked(job),
+                                 on_progress=lambda k, n: self._confirming(job, k, n))
+                    if confirm else None)
             review = build_review(src.start_fen, list(src.moves), evals,
                                   limit=limit, confirmed=conf,
                                   headers=src.headers, errors=src.errors)

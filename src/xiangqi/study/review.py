@@ -533,7 +533,9 @@ def _clamped_loss(red: bool, before: PositionEval, after: PositionEval) -> int:
 def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], depth: int,
                  hash_mb: int = DEFAULT_HASH_MB, *, min_cp: int | None = None,
                  cancelled: Callable[[], bool] | None = None, searcher: Any = None,
-                 engine: EngineCommand | None = None) -> dict[int, tuple[PositionEval, PositionEval | None]]:
+                 engine: EngineCommand | None = None,
+                 on_progress: Callable[[int, int], None] | None = None,
+                 ) -> dict[int, tuple[PositionEval, PositionEval | None]]:
     """The confirmation step: each candidate ply searched again, deeper, and judged child against child.
 
     ``evals``: the first pass (every position of the line, :func:`evaluate_line`). A candidate is a
@@ -544,8 +546,9 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
     position after it at ``depth - 1``, so the played move and the best one are both valued by a
     search ``depth`` plies deep from the same position. Returns ``{i: (before, after)}`` (``after``
     None when the deeper search prefers the played move); every search starts from a cleared
-    table, so the result is deterministic. Raises ValueError for a depth under 2 or mismatched
-    counts, :class:`ReviewCancelled` when ``cancelled()``.
+    table, so the result is deterministic. ``on_progress(k, n)`` is told ``k`` of the ``n``
+    candidates are done (first with ``k = 0``, once the candidates are known). Raises ValueError for a
+    depth under 2 or mismatched counts, :class:`ReviewCancelled` when ``cancelled()``.
     """
     from xiangqi.engine.api import Limit
 
@@ -555,26 +558,35 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
         raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
     floor = CONFIRM_MIN_CP if min_cp is None else int(min_cp)
     eng = _searcher(searcher, engine, hash_mb)
-    board = Board(start_fen)
-    out: dict[int, tuple[PositionEval, PositionEval | None]] = {}
+    candidates = []
+    red = Board(start_fen).turn  # the mover of ply i (a legal line alternates)
     for i, text in enumerate(moves):
         b, a = evals[i], evals[i + 1]
-        red = board.turn
-        mv = Move.from_iccs(text)
         if b.best != text and b.over is None:
-            sign = 1 if red else -1
-            drop = sign * (b.win - a.win)
+            drop = (1 if red else -1) * (b.win - a.win)
             if _clamped_loss(red, b, a) >= floor or drop >= THRESHOLDS[-1][0]:
-                if cancelled is not None and cancelled():
-                    raise ReviewCancelled(f"cancelled in the confirmation, before ply {i + 1}")
-                deep_b = evaluate_position(eng, board, Limit(depth=int(depth)))
-                deep_a = None
-                if deep_b.best != text:
-                    board.push(mv)
-                    deep_a = evaluate_position(eng, board, Limit(depth=int(depth) - 1),
-                                               final=(i + 1 == len(moves)))
-                    board.pop()
-                out[i] = (deep_b, deep_a)
+                candidates.append(i)
+        red = not red
+    if on_progress is not None:
+        on_progress(0, len(candidates))
+    board = Board(start_fen)
+    out: dict[int, tuple[PositionEval, PositionEval | None]] = {}
+    todo = set(candidates)
+    for i, text in enumerate(moves):
+        mv = Move.from_iccs(text)
+        if i in todo:
+            if cancelled is not None and cancelled():
+                raise ReviewCancelled(f"cancelled in the confirmation, before ply {i + 1}")
+            deep_b = evaluate_position(eng, board, Limit(depth=int(depth)))
+            deep_a = None
+            if deep_b.best != text:
+                board.push(mv)
+                deep_a = evaluate_position(eng, board, Limit(depth=int(depth) - 1),
+                                           final=(i + 1 == len(moves)))
+                board.pop()
+            out[i] = (deep_b, deep_a)
+            if on_progress is not None:
+                on_progress(len(out), len(candidates))
         board.push(mv)
     return out
 
