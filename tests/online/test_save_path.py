@@ -77,7 +77,7 @@ def test_checkpointer_of_a_missing_file_creates_nothing(tmp_path):
 KILLED = textwrap.dedent('''
     import asyncio, os, signal, sys
     from xiangqi.online.lobby import PRESETS, Identity
-    from xiangqi.web.hub import GameRegistry
+    from xiangqi.app.hub import GameRegistry
     from xiangqi.web.online_rooms import OnlineConfig, OnlineService
 
     async def main():

@@ -18,7 +18,7 @@ import time
 from tests.webclient import run_coroutine
 
 from xiangqi.online.lobby import Identity
-from xiangqi.web.hub import GameRegistry
+from xiangqi.app.hub import GameRegistry
 from xiangqi.web.online_rooms import OnlineConfig, OnlineService
 
 

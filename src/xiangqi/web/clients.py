@@ -34,7 +34,7 @@ from xiangqi.app.session import SessionError, StaleVersionError
 from xiangqi.core.errors import XiangqiError
 
 if TYPE_CHECKING:
-    from xiangqi.web.hub import GameHub
+    from xiangqi.app.hub import GameHub
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ async def serve(hub: GameHub, ws: WebSocket, game_id: str | None = None) -> None
 
 
 async def _send_hint(hub: GameHub, client: Client) -> None:
-    from xiangqi.web.hub import HintCancelledError
+    from xiangqi.app.hub import HintCancelledError
 
     try:
         msg: dict[str, Any] = {"type": "hint", "hint": await hub.hint(client)}

@@ -63,7 +63,7 @@ from xiangqi.web.security import this_machine_only
 if TYPE_CHECKING:
     from xiangqi.app.sandbox import RecordSandbox
     from xiangqi.app.store import Store
-    from xiangqi.web.hub import GameHub
+    from xiangqi.app.hub import GameHub
 
 __all__ = ["review_router", "annotated_library_pgn", "ReviewRequest", "TryRequest", "MAX_TRIES",
            "REVIEW_WORKERS"]

@@ -102,7 +102,7 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
 from xiangqi.web.db_api import create_db_router
 from xiangqi.web.export_notes import warnings_header
-from xiangqi.web.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
+from xiangqi.app.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
 from xiangqi.web.limits import (
     JSON_BODY_LIMIT,
     MAX_UPLOAD_BYTES,
