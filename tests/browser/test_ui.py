@@ -303,13 +303,13 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     import sqlalchemy as sa
     from tests.webclient import api_client, run_coroutine
 
+    from xiangqi.app import hub as hub_module
     from xiangqi.app import sandbox
+    from xiangqi.app.hub import GameHub, _engine_failure
     from xiangqi.app.store import StorageError, Store
     from xiangqi.core.board import Move
     from xiangqi.core.errors import XiangqiError
-    from xiangqi.app import hub as hub_module
     from xiangqi.web import security
-    from xiangqi.app.hub import GameHub, _engine_failure
     from xiangqi.web.security import LocalGuard
     from xiangqi.web.server import create_app
 

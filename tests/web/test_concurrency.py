@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from tests.webclient import api_client, run_coroutine
 
+from xiangqi.app.hub import GameHub, HintCancelledError
 from xiangqi.app.players import EnginePlayer
 from xiangqi.app.store import Store
 from xiangqi.core.board import Board, Move
-from xiangqi.app.hub import GameHub, HintCancelledError
 from xiangqi.web.server import create_app
 
 

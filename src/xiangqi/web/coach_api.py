@@ -199,9 +199,9 @@ class CoachService:
         the move would be). Raises SessionError (409) outside coach mode, after the game, or when it
         is not the player's turn (409); a malformed or illegal move is a 400."""
         from xiangqi.app.coach import human_color
+        from xiangqi.app.hub import _in_thread
         from xiangqi.app.session import GameOverError, NotYourTurnError
         from xiangqi.core.board import Move
-        from xiangqi.app.hub import _in_thread
 
         hub = self.hub
         async with hub._lock:
@@ -222,8 +222,8 @@ class CoachService:
     async def threat(self) -> dict[str, Any]:
         """The opponent's threat in the current position (``POST /api/coach/threat``)."""
         from xiangqi.app.coach import human_color
-        from xiangqi.app.session import NotYourTurnError, SessionError
         from xiangqi.app.hub import _in_thread
+        from xiangqi.app.session import NotYourTurnError, SessionError
 
         hub = self.hub
         async with hub._lock:

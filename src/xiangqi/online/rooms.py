@@ -55,6 +55,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from xiangqi.app.clock import GameClock
+from xiangqi.app.hub import Encoded, GameHub, GameRegistry, MoveProvider
 from xiangqi.app.session import GameSession, SessionError
 from xiangqi.app.store import StorageError
 from xiangqi.core.board import BLACK, RED, STARTING_FEN, Color, Termination
@@ -72,8 +73,6 @@ from xiangqi.online.store import (
     is_outage,
     iso,
 )
-from xiangqi.web.clients import Encoded
-from xiangqi.app.hub import GameHub, GameRegistry, MoveProvider
 
 log = logging.getLogger(__name__)
 
