@@ -570,7 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_book(sub)
 
-    from xiangqi.puzzle_cli import register as register_puzzles
+    from xiangqi.cli.puzzles import register as register_puzzles
 
     register_puzzles(sub)
 
