@@ -16,7 +16,7 @@ of the run starts when all are set up); the side to move sends a random legal mo
 state it has (``{"type": "move", "move", "version"}``) after a think of 0.5–1.5 s, and the round
 trip is the time from the send to the state that shows the move. Each player keeps its game's
 state as the page does: the whole state on connect, then the updates applied
-(:func:`~xiangqi.web.online_rooms.apply_update`; one that does not follow on asks for the whole
+(:func:`~xiangqi.online.rooms.apply_update`; one that does not follow on asks for the whole
 state again, counted as ``resyncs``), so the client's own work per move is small: decoding one
 short message and choosing from its ``legal`` moves. The client keeps only what it plays from
 (:class:`Seen`: version, turn, result, status, ``legal`` and the move list, the list changed in
@@ -56,7 +56,7 @@ import websockets
 
 SERVER = """
 import sys, uvicorn
-from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.web.server import create_app
 port = int(sys.argv[1])
 db, redis = (sys.argv[3] or None), (sys.argv[4] or None)
@@ -136,7 +136,7 @@ async def game_socket(c: httpx.AsyncClient, token: str, base: str, gid: str) -> 
 class Seen:
     """What one simulated player keeps of its game: the state's ``version``, ``turn``, ``result``,
     ``status`` and ``legal``, and the moves' ICCS (a list changed in place). :meth:`update` follows
-    :func:`~xiangqi.web.online_rooms.apply_update`'s rule (the page's): an update at the version
+    :func:`~xiangqi.online.rooms.apply_update`'s rule (the page's): an update at the version
     seen or before is already applied, one whose ``base`` is not the version seen does not follow
     on (a message was missed: the whole state is asked for again)."""
 

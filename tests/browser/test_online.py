@@ -24,7 +24,7 @@ import xiangqi.web
 from xiangqi.app.clock import TimeControl
 from xiangqi.core.board import Board
 from xiangqi.online.lobby import Preset
-from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
 pytestmark = pytest.mark.browser

@@ -294,7 +294,7 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     """English messages of the hardening work (issue 10) that reach the page, each produced by the
     code that sends it: storage errors and start-up notices (app/store.py), refused bodies, fields
     and settings (web/limits.py, app/settings.py, app/sandbox.py), refused WebSocket requests and
-    the computer's failures (web/hub.py, web/clients.py, app/session.py) and the guard's refusals
+    the computer's failures (app/hub.py, web/clients.py, app/session.py) and the guard's refusals
     (web/security.py)."""
     import asyncio
     import sqlite3
@@ -303,13 +303,13 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     import sqlalchemy as sa
     from tests.webclient import api_client, run_coroutine
 
+    from xiangqi.app import hub as hub_module
     from xiangqi.app import sandbox
+    from xiangqi.app.hub import GameHub, _engine_failure
     from xiangqi.app.store import StorageError, Store
     from xiangqi.core.board import Move
     from xiangqi.core.errors import XiangqiError
-    from xiangqi.web import hub as hub_module
     from xiangqi.web import security
-    from xiangqi.web.hub import GameHub, _engine_failure
     from xiangqi.web.security import LocalGuard
     from xiangqi.web.server import create_app
 

@@ -1,4 +1,4 @@
-"""The 揭棋 engine (xiangqi.engine.jieqi_search) and its matches (xiangqi.engine.jieqi_match,
+"""The 揭棋 engine (xiangqi.engine.jieqi_search) and its matches (xiangqi.app.jieqi_match,
 ``xiangqi match --variant jieqi``): it takes what is free, mates, averages over reveals, and beats a
 random mover."""
 
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
+from xiangqi.app.jieqi_match import JieqiPlayer, play_jieqi_game, run_jieqi_match
 from xiangqi.core.jieqi import JieqiBoard, JieqiMove, deal, parse_square, read_pgn
-from xiangqi.engine.jieqi_match import JieqiPlayer, play_jieqi_game, run_jieqi_match
 from xiangqi.engine.jieqi_search import VALUES, JieqiSearch, evaluate, representative
 
 

@@ -19,7 +19,7 @@ from tests.webclient import _Client
 from xiangqi.app.clock import TimeControl
 from xiangqi.core.board import Board, Move
 from xiangqi.online.lobby import Preset
-from xiangqi.web.online_rooms import OnlineConfig, apply_update
+from xiangqi.online.rooms import OnlineConfig, apply_update
 from xiangqi.web.server import create_app
 
 FAST = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # tests only
@@ -138,7 +138,7 @@ def _server(backend: str, tmp_path: Any):
 
 
 #: Two moves of each side: a game that ends after them has a result and a rating change (a game ended
-#: sooner is aborted: ``ABORT_PLIES`` in web/online_rooms.py).
+#: sooner is aborted: ``ABORT_PLIES`` in online/rooms.py).
 OPENING = ("h2e2", "h9g7", "b0c2", "b9c7")
 
 

@@ -26,8 +26,8 @@ from tests.webclient import _Client
 
 from xiangqi.db.schema import games
 from xiangqi.online.bus import LocalBus
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.online.store import ratings
-from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
 _DIE_AFTER_EXPORT_CLAIM = """

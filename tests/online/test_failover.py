@@ -26,7 +26,7 @@ import httpx
 import pytest
 from tests.online.test_play import MATE_LINE
 
-from xiangqi.web.online_rooms import apply_update
+from xiangqi.online.rooms import apply_update
 from xiangqi.web.run import free_port
 
 #: How far the two clocks' total on the server may be from what the players' own stopwatches say,

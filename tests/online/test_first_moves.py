@@ -1,6 +1,6 @@
 """Online games as a new player meets them: no clock runs before a side's first move (lichess's rule,
 app/clock.py "First moves"), and a player starting or accepting another game leaves no unplayed
-game of theirs live beside it (web/online_rooms.py, OnlineService._abort_unplayed)."""
+game of theirs live beside it (online/rooms.py, OnlineService._abort_unplayed)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from tests.webclient import _Client, run_coroutine
 
 from xiangqi.online import limits
 from xiangqi.online.lobby import LobbyError
-from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
 

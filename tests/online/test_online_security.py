@@ -9,7 +9,7 @@ from tests.online.conftest import BASE, FAST, Server, first_legal
 from tests.webclient import _Client, api_client
 
 from xiangqi.online.accounts import ADDRESS_FAILURES, LoginLimiter, login_sessions
-from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
 

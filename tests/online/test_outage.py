@@ -45,8 +45,8 @@ from tests.online.test_shared import Two
 from tests.webclient import _Client
 
 from xiangqi.online.bus import LocalBus
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.online.store import RETRY_AFTER_S
-from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
 

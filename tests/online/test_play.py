@@ -295,7 +295,7 @@ def test_restart_takes_the_game_up_from_the_move_log(tmp_path, backend):
     from tests.online.conftest import BASE, FAST, ONE_SECOND, Server, first_legal, online_db_url
     from tests.webclient import _Client
 
-    from xiangqi.web.online_rooms import OnlineConfig
+    from xiangqi.online.rooms import OnlineConfig
     from xiangqi.web.server import create_app
 
     drops: list = []

@@ -113,7 +113,7 @@ def test_a_game_over_the_redis_bus(redis_url, tmp_path):
     from tests.online.conftest import BASE, FAST, Server, first_legal, state_where
     from tests.webclient import _Client
 
-    from xiangqi.web.online_rooms import OnlineConfig
+    from xiangqi.online.rooms import OnlineConfig
     from xiangqi.web.server import create_app
 
     cfg = OnlineConfig(hasher=FAST, redis_url=redis_url, ping_s=3600)

@@ -77,8 +77,8 @@ def test_checkpointer_of_a_missing_file_creates_nothing(tmp_path):
 KILLED = textwrap.dedent('''
     import asyncio, os, signal, sys
     from xiangqi.online.lobby import PRESETS, Identity
-    from xiangqi.web.hub import GameRegistry
-    from xiangqi.web.online_rooms import OnlineConfig, OnlineService
+    from xiangqi.app.hub import GameRegistry
+    from xiangqi.online.rooms import OnlineConfig, OnlineService
 
     async def main():
         svc = OnlineService(OnlineConfig(), GameRegistry(None), data_dir=sys.argv[1])
@@ -102,7 +102,7 @@ def test_a_process_killed_after_the_answer_loses_no_move(tmp_path):
     from fastapi.testclient import TestClient
     from tests.online.conftest import BASE, FAST, first_legal
 
-    from xiangqi.web.online_rooms import OnlineConfig
+    from xiangqi.online.rooms import OnlineConfig
     from xiangqi.web.server import create_app
 
     data = tmp_path / "data"

@@ -19,7 +19,7 @@ from tests.online.test_play import MATE_LINE
 from tests.webclient import _Client
 
 from xiangqi.online.bus import LocalBus
-from xiangqi.web.online_rooms import OnlineConfig, OnlineService, restart_clock
+from xiangqi.online.rooms import OnlineConfig, OnlineService, restart_clock
 from xiangqi.web.server import create_app
 
 

@@ -17,7 +17,7 @@ from tests.online.test_redis_bus import redis_url  # noqa: F401 - the fixture
 from tests.webclient import _Client
 
 from xiangqi.online.bus import LocalBus
-from xiangqi.web.online_rooms import OnlineConfig
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
 

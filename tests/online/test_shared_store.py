@@ -32,8 +32,8 @@ from tests.online.conftest import (
 from tests.webclient import _Client
 
 from xiangqi.online.bus import LocalBus
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.online.store import online_games, online_lobby
-from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.server import create_app
 
 

@@ -17,9 +17,9 @@ import time
 
 from tests.webclient import run_coroutine
 
+from xiangqi.app.hub import GameRegistry
 from xiangqi.online.lobby import Identity
-from xiangqi.web.hub import GameRegistry
-from xiangqi.web.online_rooms import OnlineConfig, OnlineService
+from xiangqi.online.rooms import OnlineConfig, OnlineService
 
 
 class _Room:

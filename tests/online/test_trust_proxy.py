@@ -13,8 +13,8 @@ from tests.online.conftest import BASE, FAST, Player, first_legal
 from tests.webclient import _Client
 
 from xiangqi.cli import main
+from xiangqi.online.rooms import OnlineConfig
 from xiangqi.web import run
-from xiangqi.web.online_rooms import OnlineConfig
 from xiangqi.web.security import trusted_proxies
 from xiangqi.web.server import create_app
 

@@ -10,8 +10,8 @@ import time
 import sqlalchemy as sa
 from tests.online.conftest import recv_until, state_where, wait_for
 
-from xiangqi.web.clients import Encoded
-from xiangqi.web.online_rooms import LOBBY_COALESCE_S, apply_update, state_update
+from xiangqi.app.hub import Encoded
+from xiangqi.online.rooms import LOBBY_COALESCE_S, apply_update, state_update
 
 #: Keys of a GameState that do not change when a move is made in the middle of a game.
 STEADY = {"id", "start_fen", "players", "level", "seats", "time_control", "category", "rated", "status",

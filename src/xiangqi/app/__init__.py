@@ -1,4 +1,6 @@
-"""App layer: game sessions (players, levels, undo, results, records) and the SQLite store.
+"""App layer: game sessions (players, levels, undo, results, records), the game's round
+(:mod:`xiangqi.app.hub`: the session under a lock, the clock's watchdog, the computer's move loop,
+the save step) and the SQLite store.
 
 No web imports here: the web layer and the CLI both build on these classes.
 """

@@ -17,7 +17,7 @@ until that side has made its first move, as on lichess: Red's clock starts after
 (it runs for Black from then), Black's after Black's. Until then the side's time is not charged,
 no flag can fall and its increment is not added; :attr:`GameClock.free` holds the sides still
 waiting for their first move. (A game whose first moves never come is aborted by the players or
-when one of them starts another game, :mod:`xiangqi.web.online_rooms`.)
+when one of them starts another game, :mod:`xiangqi.online.rooms`.)
 """
 
 from __future__ import annotations

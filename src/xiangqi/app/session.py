@@ -305,7 +305,7 @@ class GameSession:
     def count(self, what: str, n: int = 1) -> None:
         """Add ``n`` to the counter ``extras[what]`` (``hints``, ``threats``, …). Not a change of the
         position: the version stays (other hints asked for this position stay valid), so the caller
-        saves the game itself (:meth:`xiangqi.web.hub.GameHub.note_help`)."""
+        saves the game itself (:meth:`xiangqi.app.hub.GameHub.note_help`)."""
         self.extras[what] = int(self.extras.get(what, 0)) + n
 
     # -- actions ---------------------------------------------------------

@@ -3,7 +3,7 @@
 Channels (strings): ``game:<id>`` (every state of one game and its events, as sent to its sockets),
 ``lobby`` (the lobby changed), ``user:<identity id>`` (a message for one player's sockets, e.g.
 ``game_start``); in shared mode also ``sync:<id>`` (a game's changes between processes), ``lobby:sync``
-and ``procs`` (heartbeats; :mod:`xiangqi.web.online_rooms`). Messages are JSON-ready dicts.
+and ``procs`` (heartbeats; :mod:`xiangqi.online.rooms`). Messages are JSON-ready dicts.
 
 :class:`EventBus` is the interface; :class:`LocalBus` is the embedded implementation (one
 process: a subscriber's callback is called synchronously, in publish order, on the event loop). A

@@ -49,7 +49,7 @@ __all__ = ["OnlineStore", "WalCheckpointer", "online_games", "online_moves", "ra
 
 #: Seconds a client is told to wait (``Retry-After``) when the online database does not answer: about
 #: what a restarted PostgreSQL needs to accept connections again; the pool's pre-ping
-#: (:class:`~xiangqi.web.online_rooms.OnlineService`) then hands out a fresh connection at once.
+#: (:class:`~xiangqi.online.rooms.OnlineService`) then hands out a fresh connection at once.
 RETRY_AFTER_S = 5
 #: SQLite's result code for a full disk or database (https://sqlite.org/rescode.html#full): a 507
 #: (nothing written), not an outage.
@@ -221,7 +221,7 @@ def iso(t: _dt.datetime | None) -> str | None:
 
 def common_prefix(saved: Sequence[Any], moves: Sequence[Any]) -> int:
     """How many first plies ``saved`` and ``moves`` share: the stored ones a save keeps, the move
-    entries an update leaves out (:func:`xiangqi.web.online_rooms.state_update`). When ``saved`` is
+    entries an update leaves out (:func:`xiangqi.online.rooms.state_update`). When ``saved`` is
     a prefix of ``moves`` of the same kind (a move) one slice comparison decides, at C speed."""
     k = len(saved)
     if k <= len(moves) and moves[:k] == saved:  # a move or a change without one: C speed
@@ -399,7 +399,7 @@ class OnlineStore:
         """SQLite file databases: copy the WAL into the database file from a thread of its own every
         ``interval_s`` seconds (:class:`WalCheckpointer`) instead of in the commit that fills 1,000
         pages of WAL. The owner sets ``PRAGMA wal_autocheckpoint=0`` on the engine's connections
-        (:class:`~xiangqi.web.online_rooms.OnlineService` does). False (nothing started) for
+        (:class:`~xiangqi.online.rooms.OnlineService` does). False (nothing started) for
         another database or an in-memory one."""
         path = self.engine.url.database if self._sqlite else None
         if not path or path == ":memory:" or self._checkpointer is not None:
@@ -761,7 +761,7 @@ class OnlineStore:
         The claim is a lease: the games database is another database, so the claim and the write
         cannot be one transaction, and a process that dies between them leaves the game claimed and
         not written; a claim older than ``stale_before`` (the sweep: now less
-        :attr:`~xiangqi.web.online_rooms.OnlineConfig.export_lease_s`; None: never) is taken over.
+        :attr:`~xiangqi.online.rooms.OnlineConfig.export_lease_s`; None: never) is taken over.
         Writing a game twice is harmless (the games database keeps one row per source,
         ``online:<id>``, and updates it in place), so a slow exporter that outlives its lease costs
         a second write, not a second game. Raises SQLAlchemy's errors."""

@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 
+from xiangqi.app.hub import Encoded
 from xiangqi.app.session import SessionError, StaleVersionError
 from xiangqi.core.errors import XiangqiError
 
 if TYPE_CHECKING:
-    from xiangqi.web.hub import GameHub
+    from xiangqi.app.hub import GameHub
 
 log = logging.getLogger(__name__)
 
@@ -46,22 +46,6 @@ SEND_TIMEOUT_S = 15.0
 CLOSE_TIMEOUT_S = 2.0
 #: WebSocket close code for a dropped page (1013: try again later).
 DROPPED_CODE = 1013
-
-
-class Encoded(dict):  # type: ignore[type-arg]
-    """A message for many pages (a room's state or update): a dict like any other message, whose JSON
-    text is made once, on the first send, and reused for every other page (:meth:`Client._drain`).
-    Build it when the message is complete; it must not be changed after the first send."""
-
-    __slots__ = ("_text",)
-
-    def text(self) -> str:
-        """The JSON text (compact, UTF-8 as is: what Starlette's ``send_json`` sends)."""
-        try:
-            return self._text
-        except AttributeError:
-            self._text: str = json.dumps(self, separators=(",", ":"), ensure_ascii=False)
-            return self._text
 
 
 class Client:
@@ -191,7 +175,7 @@ async def serve(hub: GameHub, ws: WebSocket, game_id: str | None = None) -> None
 
 
 async def _send_hint(hub: GameHub, client: Client) -> None:
-    from xiangqi.web.hub import HintCancelledError
+    from xiangqi.app.hub import HintCancelledError
 
     try:
         msg: dict[str, Any] = {"type": "hint", "hint": await hub.hint(client)}

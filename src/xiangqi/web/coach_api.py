@@ -169,7 +169,7 @@ class CoachService:
         task.add_done_callback(self._tasks.discard)
 
     async def _judge(self, game_id: str, ply: int, board: Any, move: str) -> None:
-        from xiangqi.web.hub import _in_thread
+        from xiangqi.app.hub import _in_thread
 
         try:
             note = await asyncio.wait_for(_in_thread(coach.advise, board, move), COACH_TIMEOUT_S)
@@ -199,9 +199,9 @@ class CoachService:
         the move would be). Raises SessionError (409) outside coach mode, after the game, or when it
         is not the player's turn (409); a malformed or illegal move is a 400."""
         from xiangqi.app.coach import human_color
+        from xiangqi.app.hub import _in_thread
         from xiangqi.app.session import GameOverError, NotYourTurnError
         from xiangqi.core.board import Move
-        from xiangqi.web.hub import _in_thread
 
         hub = self.hub
         async with hub._lock:
@@ -222,8 +222,8 @@ class CoachService:
     async def threat(self) -> dict[str, Any]:
         """The opponent's threat in the current position (``POST /api/coach/threat``)."""
         from xiangqi.app.coach import human_color
+        from xiangqi.app.hub import _in_thread
         from xiangqi.app.session import NotYourTurnError, SessionError
-        from xiangqi.web.hub import _in_thread
 
         hub = self.hub
         async with hub._lock:

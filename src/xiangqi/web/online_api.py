@@ -48,9 +48,9 @@ from xiangqi.core.board import RED
 from xiangqi.core.errors import XiangqiError
 from xiangqi.online.accounts import SESSION_DAYS, AccountError, RateLimited
 from xiangqi.online.lobby import CATEGORIES, LobbyError
+from xiangqi.online.rooms import OnlineConfig, OnlineRoom, OnlineService
 from xiangqi.online.store import RETRY_AFTER_S, DatabaseUnavailable, is_outage
 from xiangqi.web.clients import Client, read_message
-from xiangqi.web.online_rooms import OnlineConfig, OnlineRoom, OnlineService
 from xiangqi.web.security import (
     TOKEN_HEADER,
     _without_token,

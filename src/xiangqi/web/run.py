@@ -130,7 +130,7 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     ``public``: the public server for online play (:mod:`xiangqi.web.online_api`; any ``host``, no
     ``lan`` needed: it is meant for others), its online database at ``db_url`` (default: ``online.db``
     in the data dir); ``redis_url``: the Redis bus that lets several processes on that database share
-    games (:attr:`~xiangqi.web.online_rooms.OnlineConfig.shared`). ``trust_proxy``: the reverse
+    games (:attr:`~xiangqi.online.rooms.OnlineConfig.shared`). ``trust_proxy``: the reverse
     proxies whose ``X-Forwarded-For`` names the client (``--trust-proxy``; see
     :func:`~xiangqi.web.server.create_app`); uvicorn's own proxy-header handling is off (it trusts
     127.0.0.1 by default: any program of this machine could then choose its address).
@@ -151,7 +151,7 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
             raise OSError(f"port {port} on {host} is not free: {exc.strerror}") from exc
     online = None
     if public:
-        from xiangqi.web.online_rooms import OnlineConfig
+        from xiangqi.online.rooms import OnlineConfig
 
         online = OnlineConfig(db_url=db_url, redis_url=redis_url)
     # StoreLockedError when another server uses the dir

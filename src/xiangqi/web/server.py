@@ -78,6 +78,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.engines import is_engine_key
+from xiangqi.app.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
 from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer, levels
 from xiangqi.app.position import validate_position
 from xiangqi.app.sandbox import (
@@ -102,7 +103,6 @@ from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
 from xiangqi.web.db_api import create_db_router
 from xiangqi.web.export_notes import warnings_header
-from xiangqi.web.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
 from xiangqi.web.limits import (
     JSON_BODY_LIMIT,
     MAX_UPLOAD_BYTES,
@@ -230,7 +230,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     :class:`xiangqi.web.security.LocalGuard` (``port`` None: the port each request arrived on).
     ``token``: the per-start secret (default: a fresh random one), also ``app.state.token``.
     ``public``: the public server of ``xiangqi serve --public`` (accounts and online play,
-    :mod:`xiangqi.web.online_api`, ``online`` its :class:`~xiangqi.web.online_rooms.OnlineConfig`);
+    :mod:`xiangqi.web.online_api`, ``online`` its :class:`~xiangqi.online.rooms.OnlineConfig`);
     the local game's routes are then closed (its guard is :class:`~xiangqi.web.online_api.PublicGuard`).
     ``trust_proxy``: the reverse proxies in front (IP addresses or networks,
     :func:`xiangqi.web.security.trusted_proxies`) whose ``X-Forwarded-For``/``-Proto`` name the

@@ -137,7 +137,7 @@ const RULES = [
   [/^record too complex: its reader stopped without an answer$/, "棋谱过于复杂：读取程序没有给出结果就停止了"],
   [/^the record cannot be read \((.+)\)$/s, "无法读取棋谱（$1）"],
   [/^the record reader process did not start$/, "读取棋谱的进程没有启动"],
-  // -- concurrency (xiangqi.web.hub, xiangqi.web.clients) --
+  // -- concurrency (xiangqi.app.hub, xiangqi.web.clients) --
   [/^undo refused: it was pressed at version (\d+) but the game is now at version (\d+) \(it changed meanwhile\); look at the current position and undo again$/,
     "悔棋未执行：按下时是第 $1 版，对局现已是第 $2 版（其间有变化）；请看清当前局面后再悔棋"],
   [/^hint cancelled: (.+)$/s, "提示已取消：{$1}"],
@@ -207,7 +207,7 @@ const RULES = [
   [/^not a WXF move: (.+?)(?: \((.+)\))?$/, "不是 WXF 着法：$1"],
   [/^not a move in ICCS, Chinese or WXF notation: (.+)$/, "不是 ICCS、中文或 WXF 记法的着法：$1"],
   [/^move message needs a string 'move' in ICCS, e\.g\. h2e2$/, "走棋消息须带 ICCS 着法（如 h2e2）"],
-  // -- the game (xiangqi.app.session, xiangqi.web.hub) --
+  // -- the game (xiangqi.app.session, xiangqi.app.hub) --
   [/^the game is over \((.+)\); start a new game or undo$/s, "对局已结束（{$1}）；请开新局或悔棋"],
   [/^the game is already over$/, "对局已经结束"],
   [/^the game is over: no hint$/, "对局已结束，没有提示"],

@@ -1,6 +1,6 @@
 """Online rooms and the online game service (``xiangqi serve --public``; docs/ONLINE_API.md).
 
-An :class:`OnlineRoom` is a :class:`~xiangqi.web.hub.GameHub` (the same room the local game is:
+An :class:`OnlineRoom` is a :class:`~xiangqi.app.hub.GameHub` (the same room the local game is:
 one session changed under the room's lock, saved by the save step after every change, the
 clock's watchdog ending the game when a flag falls, the computer's move loop for a computer seat,
 versioned states) with what online play adds:
@@ -25,7 +25,7 @@ sockets (:attr:`GameHub.clients`). Presence is summed over the processes' announ
 lapse with a process's heartbeat; the lobby is :class:`~xiangqi.online.lobby.SharedLobby`.
 DESIGN.md "Online" has the message flow and the failures.
 
-:class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.web.hub.GameRegistry`), the
+:class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.app.hub.GameRegistry`), the
 lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
 call it. Everything runs on the server's event loop; in the embedded mode database writes are short
 transactions done in place (SQLite in WAL mode, a few hundred microseconds); in shared mode a room's
@@ -55,6 +55,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from xiangqi.app.clock import GameClock
+from xiangqi.app.hub import Encoded, GameHub, GameRegistry, MoveProvider
 from xiangqi.app.session import GameSession, SessionError
 from xiangqi.app.store import StorageError
 from xiangqi.core.board import BLACK, RED, STARTING_FEN, Color, Termination
@@ -72,8 +73,6 @@ from xiangqi.online.store import (
     is_outage,
     iso,
 )
-from xiangqi.web.clients import Encoded
-from xiangqi.web.hub import GameHub, GameRegistry, MoveProvider
 
 log = logging.getLogger(__name__)
 

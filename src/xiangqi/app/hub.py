@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -189,7 +190,7 @@ class GameHub:
 
     def _version_extra(self) -> tuple[Any, ...]:
         """What else a page sees of this room, for :attr:`version` (the local game: nothing more;
-        an online room adds its seats, offers and watchers, :mod:`xiangqi.web.online_rooms`)."""
+        an online room adds its seats, offers and watchers, :mod:`xiangqi.online.rooms`)."""
         return ()
 
     def state(self) -> dict[str, Any]:
@@ -764,7 +765,7 @@ class GameHub:
 
 class GameRegistry:
     """The games one server holds, keyed by game id: the rooms (:class:`GameHub` and its online
-    subclass, :class:`xiangqi.web.online_rooms.OnlineRoom`).
+    subclass, :class:`xiangqi.online.rooms.OnlineRoom`).
 
     The local game is the simplest case: one room, :attr:`local`, found under the id of whatever
     game it holds now (a new game there changes its id). Online rooms are added under their game's
@@ -829,3 +830,20 @@ def _engine_failure(why: str, attempts: int) -> dict[str, Any]:
           "Retry it, make its move yourself, or undo.")
     zh = f"电脑未能走棋（{why}；已试 {attempts} 次）。可以重试、替电脑走一步，或悔棋。"
     return {"detail": why, "detail_en": en, "detail_zh": zh, "attempts": attempts}
+
+
+class Encoded(dict):  # type: ignore[type-arg]
+    """A message for many pages (a room's state or update): a dict like any other message, whose JSON
+    text is made once, on the first send, and reused for every other page
+    (:meth:`xiangqi.web.clients.Client._drain`).
+    Build it when the message is complete; it must not be changed after the first send."""
+
+    __slots__ = ("_text",)
+
+    def text(self) -> str:
+        """The JSON text (compact, UTF-8 as is: what Starlette's ``send_json`` sends)."""
+        try:
+            return self._text
+        except AttributeError:
+            self._text: str = json.dumps(self, separators=(",", ":"), ensure_ascii=False)
+            return self._text

@@ -257,8 +257,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     """Play an engine match and print the score, the Elo difference and its 95% error bar."""
     from xiangqi.engine.match import BUILTIN, OPENINGS, PlayerSpec, TimeControl, run_match
 
-    if args.variant == "jieqi":  # 揭棋: its own players and games (engine/jieqi_match.py)
-        from xiangqi.engine.jieqi_match import cmd_match_jieqi
+    if args.variant == "jieqi":  # 揭棋: its own players and games (app/jieqi_match.py)
+        from xiangqi.app.jieqi_match import cmd_match_jieqi
 
         return cmd_match_jieqi(args)
     args.tc = "200ms" if args.tc is None else args.tc
@@ -575,7 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_book(sub)
 
-    from xiangqi.puzzle_cli import register as register_puzzles
+    from xiangqi.cli.puzzles import register as register_puzzles
 
     register_puzzles(sub)
 
