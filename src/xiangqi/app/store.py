@@ -259,6 +259,22 @@ def _lock_data_dir(data_dir: Path) -> int | None:
     return fd
 
 
+ABANDONED_MAX_PLIES = 1
+"""A saved game with at most this many plies (half-moves), no result and nothing the player wrote
+is an abandoned start: one ply is a single move of Red's, never answered (docs/DESIGN.md, 我的对局)."""
+
+
+def is_abandoned(row: dict[str, Any]) -> bool:
+    """True when a library row (``{result, plies, title, notes, damaged}`` as :meth:`Store.list_games`
+    gives it) is an abandoned start the 我的对局 list hides by default: result ``*`` (unfinished), at most
+    :data:`ABANDONED_MAX_PLIES` plies, no title or notes of the player's and not damaged. A game with
+    two plies or more, with a result, or that the player named or annotated is never abandoned; no row
+    is deleted by this rule, it only decides what the list shows unasked."""
+    return (row.get("result") == "*" and int(row.get("plies") or 0) <= ABANDONED_MAX_PLIES
+            and not (row.get("title") or "").strip() and not (row.get("notes") or "").strip()
+            and not row.get("damaged"))
+
+
 class Store:
     """The app's database. ``data_dir`` defaults to :func:`default_data_dir`; it is created if missing.
 
@@ -641,7 +657,9 @@ class Store:
 
     def list_games(self, search: str = "", result: str = "") -> list[dict[str, Any]]:
         """Library rows, newest first: ``{id, title, notes, date, time, played_at, red, black, level,
-        result, reason_zh, reason_en, plies, damaged}``. ``time`` is the local time of day (``HH:MM``)
+        result, reason_zh, reason_en, plies, damaged, abandoned}``. ``abandoned`` is
+        :func:`is_abandoned` of the row (the 我的对局 list hides those rows unless asked).
+        ``time`` is the local time of day (``HH:MM``)
         the game was last saved ("" for rows older than that column and when ``date`` is another day, e.g.
         an opened record's date), ``damaged`` True for a row
         whose record cannot be replayed (it cannot be opened; it can be deleted). ``search`` matches
@@ -668,6 +686,7 @@ class Store:
             # the record's date (1982.12.11), and "1982.12.11 10:04" would be a moment that never was.
             same_day = (d.get("date") or "").replace(".", "-") == at[:10]
             d["time"] = at[11:16] if len(at) >= 16 and same_day else ""
+            d["abandoned"] = is_abandoned(d)
         return rows
 
     def get_game(self, row_id: int) -> dict[str, Any] | None:

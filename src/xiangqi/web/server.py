@@ -480,9 +480,15 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
             raise HTTPException(400, str(exc)) from None
 
     @app.get("/api/library")
-    async def library(search: str = Query("", max_length=200),
-                      result: str = Query("", max_length=16)) -> list[dict[str, Any]]:
-        return store.list_games(search=search, result=result)
+    async def library(response: Response, search: str = Query("", max_length=200),
+                      result: str = Query("", max_length=16),
+                      abandoned: bool = Query(False)) -> list[dict[str, Any]]:
+        """The 我的对局 rows (:meth:`Store.list_games`) matching ``search`` / ``result``. Abandoned
+        starts (:func:`xiangqi.app.store.is_abandoned`: unfinished, under 2 plies, unnamed) are left out
+        unless ``abandoned=1``; the header ``X-Library-Abandoned`` always gives how many matched."""
+        rows = store.list_games(search=search, result=result)
+        response.headers["X-Library-Abandoned"] = str(sum(r["abandoned"] for r in rows))
+        return rows if abandoned else [r for r in rows if not r["abandoned"]]
 
     @app.get("/api/library/{row_id}")
     async def library_game(row_id: RowId) -> dict[str, Any]:

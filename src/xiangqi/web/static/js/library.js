@@ -1,7 +1,7 @@
 // Saved-game library: list with search and filter, replay (step, jump, autoplay), rename,
 // annotate, export and delete. Finished games are kept by the server automatically.
 
-import { language, playerName, t } from "./i18n.js";
+import { fill, language, playerName, t } from "./i18n.js";
 import { keepInView } from "./scroll.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -17,11 +17,18 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
   }
 
   async function refresh() {
-    const params = new URLSearchParams({ search: $("#lib-search").value, result: $("#lib-result").value });
-    const rows = await api(`/api/library?${params}`);
+    // every matching row, each flagged ``abandoned`` by the server (unfinished, under two plies, unnamed:
+    // store.is_abandoned); those stay out of the list unless the player ticks the toggle that counts them
+    const params = new URLSearchParams({ search: $("#lib-search").value, result: $("#lib-result").value, abandoned: "1" });
+    const all = await api(`/api/library?${params}`);
+    const hidden = all.filter((r) => r.abandoned).length;
+    $("#lib-abandoned-toggle").hidden = hidden === 0;
+    $("#lib-abandoned-label").textContent = fill(t("show_abandoned"), { n: hidden });
+    const rows = $("#lib-abandoned").checked ? all : all.filter((r) => !r.abandoned);
     const body = $("#lib-rows");
     body.replaceChildren();
     $("#lib-empty").hidden = rows.length > 0;
+    $("#lib-empty").textContent = t(hidden > 0 ? "library_all_abandoned" : "library_empty");
     for (const r of rows) {
       const tr = document.createElement("tr");
       tr.dataset.id = String(r.id);
@@ -161,6 +168,7 @@ export function createLibrary({ board, api, toast, confirmDialog, onEnter, onExi
   $("#rp-exit").addEventListener("click", close);
   $("#lib-search").addEventListener("input", () => refresh());
   $("#lib-result").addEventListener("change", () => refresh());
+  $("#lib-abandoned").addEventListener("change", () => refresh());
 
   return {
     openList, replay, close, go, refresh,
