@@ -12,7 +12,8 @@ pytestmark = pytest.mark.browser
 
 #: every action of the top bar (index.html's nav.actions), in its order
 ACTIONS = ["btn-new", "btn-undo", "btn-hint", "btn-draw", "btn-resign", "btn-flip", "btn-save", "btn-open",
-           "btn-edit", "btn-library", "btn-profile", "btn-puzzles", "btn-endgame", "btn-jieqi", "btn-settings"]
+           "btn-edit", "btn-library", "btn-profile", "btn-puzzles", "btn-endgame", "btn-jieqi",
+           "btn-settings"]
 
 #: True when the element ``id`` is wholly inside the viewport and a tap at its centre reaches it
 #: (not clipped by a scrolling strip, not covered by something else)
