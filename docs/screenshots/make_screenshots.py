@@ -1,12 +1,14 @@
 """Take the screenshots in docs/screenshots/ with Playwright and Debian's Chromium.
 
-Run from the repository root: ``.venv/bin/python docs/screenshots/make_screenshots.py``.
+Run from the repository root: ``.venv/bin/python docs/screenshots/make_screenshots.py``
+(``... make_screenshots.py topbar``: only the top bar's pictures, ``topbar-*.png``).
 The server runs in a thread with a temporary data dir; the computer's moves come
 from a fixed list so the pictures are the same every time.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import threading
 import time
@@ -30,7 +32,39 @@ def scripted(board, level):
     return Move.from_iccs(next(REPLIES))
 
 
-def main() -> None:
+def open_page(browser, url: str, width: int, height: int, scale: int = 1):
+    """A new page of ``width`` x ``height`` CSS pixels (``scale`` device pixels each) on ``url``,
+    once it has its state and its WebSocket."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=scale)
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1'][data-connected='1']")
+    page.wait_for_timeout(300)
+    return page
+
+
+def top_action(page, selector: str) -> None:
+    """Click a top-bar action, through the 更多 menu when it is not in the bar (phone size)."""
+    if not page.locator(selector).is_visible():
+        page.click("#btn-more")
+    page.click(selector)
+
+
+def top_bar(browser, url: str) -> None:
+    """The top bar at desktop size (every action in one row) and at phone size, its 更多 menu closed
+    and open (issue 31)."""
+    page = open_page(browser, url, 1280, 800)
+    page.screenshot(path=str(OUT / "topbar-desktop.png"))
+    page.close()
+    phone = open_page(browser, url, 390, 844, 2)
+    phone.screenshot(path=str(OUT / "topbar-phone.png"))
+    phone.click("#btn-more")
+    phone.wait_for_selector("#more-menu.open")
+    phone.wait_for_timeout(200)
+    phone.screenshot(path=str(OUT / "topbar-phone-menu.png"))
+    phone.close()
+
+
+def main(only: str = "") -> None:
     data = tempfile.mkdtemp()
     app = create_app(data, move_provider=scripted, warmup=False, engine_delay_s=0)
     port = free_port()
@@ -42,6 +76,12 @@ def main() -> None:
     url = f"http://127.0.0.1:{port}/"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+        top_bar(browser, url)
+        if only == "topbar":
+            browser.close()
+            server.should_exit = True
+            th.join()
+            return
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         page.goto(url)
         page.wait_for_selector("body[data-ready='1'][data-connected='1']")
@@ -117,18 +157,15 @@ def main() -> None:
         page.screenshot(path=str(OUT / "record-variations.png"))
         page.click("#rc-exit")
 
-        phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
-        phone.goto(url)
-        phone.wait_for_selector("body[data-ready='1'][data-connected='1']")
-        phone.wait_for_timeout(400)
+        phone = open_page(browser, url, 390, 844, 2)
         phone.screenshot(path=str(OUT / "phone.png"))
-        phone.click("#btn-edit")
+        top_action(phone, "#btn-edit")
         phone.click("#ed-initial")
         phone.wait_for_selector("body[data-editor-valid='1']")
         phone.wait_for_timeout(300)
         phone.screenshot(path=str(OUT / "phone-editor.png"), full_page=True)
         phone.click("#ed-exit")
-        phone.click("#btn-open")
+        top_action(phone, "#btn-open")
         phone.set_input_files("#file-open", str(RECORDS / "xqf" / "cchess_game_varations.xqf"))
         phone.wait_for_selector("#record:not([hidden])")
         phone.click("#rc-next")
@@ -141,4 +178,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:2])

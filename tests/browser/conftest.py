@@ -197,6 +197,13 @@ class Driver:
         self.page.goto(url)
         self.page.wait_for_selector("body[data-ready='1'][data-connected='1']")
 
+    def top_action(self, selector: str) -> None:
+        """Click the top bar's action ``selector`` as a player does: directly when it is shown, else
+        through the 更多 (more) menu first (at phone size most actions are in that menu)."""
+        if not self.page.locator(selector).is_visible():
+            self.page.click("#btn-more")
+        self.page.click(selector)
+
     def state(self) -> dict:
         """The game state the page shows (as the server sent it)."""
         return self.page.evaluate("window.xq.state")

@@ -80,7 +80,7 @@ def test_new_game_dialog_fits_a_phone(quick_server, driver, page):
     past its right edge in English)."""
     page.set_viewport_size({"width": 390, "height": 844})
     driver.open(quick_server.url)
-    page.click("#btn-settings")
+    driver.top_action("#btn-settings")
     page.select_option("#set-language", "en")
     page.keyboard.press("Escape")
     page.click("#btn-new")

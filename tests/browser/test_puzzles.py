@@ -104,15 +104,15 @@ def test_puzzle_mode_phone(quick_server, engine_ready, driver, page):
     for name, size in (("desktop", {"width": 1366, "height": 768}), ("phone", {"width": 390, "height": 844})):
         page.set_viewport_size(size)
         driver.open(quick_server.url)
-        page.click("#btn-puzzles")
+        driver.top_action("#btn-puzzles")
         page.wait_for_selector("body[data-puzzle-status='pz_your_move']")
         page.screenshot(path=str(SHOTS / f"puzzle-{name}.png"), full_page=True)
-        page.click("#btn-settings")
+        driver.top_action("#btn-settings")
         page.select_option("#set-language", "en")
         page.keyboard.press("Escape")
         expect(page.locator("#pz-goal")).to_have_text("Red to move: mate in 2")
         page.screenshot(path=str(SHOTS / f"puzzle-{name}-en.png"), full_page=True)
-        page.click("#btn-settings")
+        driver.top_action("#btn-settings")
         page.select_option("#set-language", "zh")
         page.keyboard.press("Escape")
 

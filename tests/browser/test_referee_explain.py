@@ -40,7 +40,7 @@ def test_result_dialog_explains_the_repetition_ruling(quick_server, driver, page
     page.click("#dlg-result button[value=close]")
     api.post("/api/game/new", json={"red": "human", "black": "human"}).raise_for_status()
     driver.open(quick_server.url)
-    page.click("#btn-resign")
+    driver.top_action("#btn-resign")
     page.click("#confirm-yes")
     expect(page.locator("#dlg-result")).to_be_visible(timeout=30_000)
     expect(page.locator("#result-explain")).to_be_hidden()

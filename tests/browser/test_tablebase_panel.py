@@ -44,7 +44,7 @@ def test_engine_panel_shows_the_tablebase_verdict(live_server, driver, page):
     page.set_viewport_size({"width": 390, "height": 844})
     verdict.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "tb-panel-phone-en.png"))
-    page.click("#btn-settings")
+    driver.top_action("#btn-settings")
     page.select_option("#set-language", "zh")
     page.click("#dlg-settings button.primary")
     expect(verdict).to_contain_text("残局库：红胜，7 步杀", timeout=20_000)

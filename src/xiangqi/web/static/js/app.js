@@ -21,6 +21,7 @@ import { createCoach } from "./coach.js";
 import { createProfile, ratingLine } from "./profile.js";
 import { createOnline } from "./online.js";
 import { createTalk } from "./talk.js";
+import { createMoreMenu } from "./topbar.js";
 import { markBookMoves, renderOpening } from "./opening.js";
 import { LEVEL_NAMES, applyLanguage, fill, language, playerName, setLanguage, t } from "./i18n.js";
 import { learn, message, translate } from "./messages.js";
@@ -888,6 +889,7 @@ $("#btn-flip").addEventListener("click", () => {
 $("#btn-save").addEventListener("click", () => { $("#dlg-save").returnValue = ""; $("#dlg-save").showModal(); });
 $("#btn-open").addEventListener("click", openOpenDialog);
 $("#btn-settings").addEventListener("click", () => $("#dlg-settings").showModal());
+createMoreMenu($("#btn-more"), $("#more-menu"));
 
 const editor = createEditor({
   board, api, toast,

@@ -5,7 +5,7 @@ export const TEXT = {
   zh: {
     opening: "开局", book_move: "开局库着法", book_mark: "库",
     title: "象棋", new_game: "新局", undo: "悔棋", hint: "提示", draw: "提和", resign: "认输", flip: "翻转",
-    save: "保存", open: "打开", settings: "设置", moves: "着法", red: "红方", black: "黑方",
+    save: "保存", open: "打开", settings: "设置", more: "更多", moves: "着法", red: "红方", black: "黑方",
     human: "棋手", computer: "电脑", level: "难度", play_as: "执子", play_red: "执红（先走）",
     level_label: "{name} · {rank} ≈{elo}", level_elo: "等级分 {elo}{err}（95%，{games} 局对局测定）",
     play_black: "执黑（后走）", two_players: "双人对弈", computer_both: "电脑对电脑", start: "开始",
@@ -70,7 +70,7 @@ export const TEXT = {
   en: {
     opening: "Opening", book_move: "Book move", book_mark: "book",
     title: "Xiangqi", new_game: "New game", undo: "Undo", hint: "Hint", draw: "Offer draw", resign: "Resign",
-    flip: "Flip", save: "Save", open: "Open", settings: "Settings", moves: "Moves", red: "Red", black: "Black",
+    flip: "Flip", save: "Save", open: "Open", settings: "Settings", more: "More", moves: "Moves", red: "Red", black: "Black",
     human: "Human", computer: "Computer", level: "Level", play_as: "Play as", play_red: "Red (moves first)",
     level_label: "{name} · ~{elo}", level_elo: "Elo {elo}{err} (95%, measured in {games} games)",
     play_black: "Black", two_players: "Two players", computer_both: "Computer vs computer", start: "Start",
