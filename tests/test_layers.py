@@ -27,8 +27,6 @@ KNOWN_CIRCLES = [
      "xiangqi.core.xqf"},
     {"xiangqi.db.aggregate", "xiangqi.db.explore", "xiangqi.db.fastimport",
      "xiangqi.db.importer"},
-    {"xiangqi.web.coach_api", "xiangqi.web.engines_api", "xiangqi.web.server",
-     "xiangqi.web.talk_api", "xiangqi.web.tournament_api"},
 ]
 
 

@@ -47,7 +47,7 @@ from xiangqi.app.clock import TimeControl
 from xiangqi.app.session import ADAPTIVE, GameSession
 from xiangqi.app.store import StorageError
 from xiangqi.core.board import STARTING_FEN
-from xiangqi.web.server import ClockRequest, PlayerKind, StrictModel, _check_position
+from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +270,7 @@ def create_router(hub: Any) -> APIRouter:
     async def coach_new(req: CoachNewGameRequest) -> dict[str, Any]:
         tc = TimeControl(**req.clock.model_dump()) if req.clock else None
         if req.fen:
-            _check_position(req.fen, "start position")
+            check_position(req.fen, "start position")
         session = GameSession(red=req.red, black=req.black, level=req.level, fen=req.fen or STARTING_FEN,
                               time_control=tc)
         if req.coach:
