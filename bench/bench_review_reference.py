@@ -299,6 +299,8 @@ def main() -> None:
     args = ap.parse_args()
     global GAMES, CACHE
     GAMES, CACHE = GAME_SETS[args.games]
+    if args.games == "weak" and args.ref_depth != 14:  # the weak set's first cache is depth 14
+        CACHE = HERE / f"review_reference_weak_d{args.ref_depth}.json"
     if args.select and args.games != "masters":
         raise SystemExit("--select chooses master games: use it with --games masters")
     if args.select:
