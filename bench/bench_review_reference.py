@@ -177,6 +177,7 @@ def reference(games, depth: int, cache: dict, order: list[int] | None = None) ->
                 if out is not None:
                     cp = 0 if out.winner is None else (10000 if out.winner else -10000)
                     cache["evals"][k] = {"cp": cp, "mate": None, "best": None}
+                    save_cache(cache)  # (a finished game's last position: no search, but kept too)
                     continue
                 eng.new_game()
                 info = eng.analyse(board, Limit(depth=depth))
