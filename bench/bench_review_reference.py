@@ -16,6 +16,10 @@ CCPD archive, a few minutes). Of those, games of 80–110 plies, a seeded sample
 first half is the **tuning** set (the review's constants were chosen on it), the second half the
 **held-out** set (looked at only to report).
 
+(The weak set, ``--games weak``, has its reference cached at depth 14 in
+``bench/review_reference_weak.json`` and at depth 16 in ``bench/review_reference_weak_d16.json``:
+``--ref-depth 16`` reads and fills the latter.)
+
 **Reference**: Fairy-Stockfish (``/usr/games/fairy-stockfish``, ``UCI_Variant xiangqi``, 1 thread,
 64 MB hash cleared before each position) at ``--ref-depth`` (16), each position searched with the
 game's moves as history. A move's **reference loss** is the mover's evaluation before it minus after

@@ -510,7 +510,7 @@ def refine_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEv
 
 #: The confirmation step's candidates: a ply that is not the engine's move and whose first-pass loss
 #: is at least this many centipawns (clamped, the mover's view) or whose drop is an inaccuracy or
-#: more. 30 cp: against Fairy-Stockfish at depth 16, 40 cp left out 6 of the weak tuning games' 46
+#: more. 30 cp: against Fairy-Stockfish at depth 16, 40 cp left out 10 of the weak tuning games' 46
 #: blunders; 30 brings 2 of them in for 15 % more candidates (docs/REVIEW.md, "Confirmation, second
 #: version").
 CONFIRM_MIN_CP = 30
