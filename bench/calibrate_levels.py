@@ -82,7 +82,7 @@ DEFAULT_RESULTS = ROOT / "bench" / "level_games.jsonl"
 FSF = "/usr/games/fairy-stockfish"
 #: Source files whose change makes earlier games void (the engine's playing code).
 ENGINE_FILES = ("search.py", "evaluate.py", "movegen.py", "tt.py", "consts.py", "api.py", "timeman.py",
-                "_numba.py", "protocol.py", "data/eval-texel-2026-12-01.npz", "nnue.py", "chase.py",
+                "_numba.py", "uci/server.py", "data/eval-texel-2026-12-01.npz", "nnue.py", "chase.py",
                 "data/nnue-2026-12-01.npz")
 
 

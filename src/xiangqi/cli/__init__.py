@@ -158,7 +158,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
         warmup(background=False)
         print(f"engine kernels ready in {time.monotonic() - t0:.1f} s (cache {_numba.cache_dir()})")
         return 0 if is_ready() else 1
-    from xiangqi.engine.protocol import serve
+    from xiangqi.engine.uci.server import serve
 
     return serve()
 
