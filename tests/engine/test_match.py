@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board
-from xiangqi.engine.client import Limit, SimpleEngine
 from xiangqi.engine.match import (
     OPENINGS,
     MatchError,
@@ -23,6 +22,7 @@ from xiangqi.engine.match import (
     play_game,
     run_match,
 )
+from xiangqi.engine.uci.client import Limit, SimpleEngine
 
 FAKE = str(Path(__file__).with_name("fake_engine.py"))
 FAIRY = shutil.which("fairy-stockfish") or "/usr/games/fairy-stockfish"
@@ -361,7 +361,7 @@ def test_cli_match_concurrency_keeps_the_game_order(tmp_path, capsys):
 
 
 def test_concurrent_match_raises_when_an_engine_cannot_start():
-    from xiangqi.engine.client import EngineError
+    from xiangqi.engine.uci.client import EngineError
 
     with pytest.raises(EngineError, match="cannot start engine"):
         run_match(fake_spec("first", "A"), PlayerSpec("nope", ["/nonexistent/engine"]), 4,

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from xiangqi.cli import build_parser
-from xiangqi.engine.client import EngineTimeoutError
 from xiangqi.engine.match import (
     DEFAULT_PING_TIMEOUT,
     DEFAULT_START_TIMEOUT,
@@ -17,6 +16,7 @@ from xiangqi.engine.match import (
     TimeControl,
     run_match,
 )
+from xiangqi.engine.uci.client import EngineTimeoutError
 
 FAKE = str(Path(__file__).with_name("fake_engine.py"))
 

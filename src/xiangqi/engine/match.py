@@ -1,6 +1,6 @@
 """Engine matches: ``xiangqi match A B --games N --tc …`` (issue 5).
 
-Both players are engines spoken to through :class:`~xiangqi.engine.client.SimpleEngine`:
+Both players are engines spoken to through :class:`~xiangqi.engine.uci.client.SimpleEngine`:
 ``builtin`` / ``builtin:<level>`` is this package's own engine (``xiangqi engine``
 in a subprocess, so each side has its own process, memory and GIL), anything else
 is a command line (``fairy-stockfish``, ``/usr/games/sjaakii``, ``"eleeye"``).
@@ -41,7 +41,13 @@ from typing import Any
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import Outcome
-from xiangqi.engine.client import EngineError, EngineTerminatedError, EngineTimeoutError, Limit, SimpleEngine
+from xiangqi.engine.uci.client import (
+    EngineError,
+    EngineTerminatedError,
+    EngineTimeoutError,
+    Limit,
+    SimpleEngine,
+)
 
 #: Balanced openings (name, ICCS moves), each a common master-game start (ECCO families A–E).
 OPENINGS: tuple[tuple[str, str], ...] = (

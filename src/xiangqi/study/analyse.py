@@ -280,8 +280,8 @@ def engine_command(command: str, args: Sequence[str] = (), options: Sequence[str
     engines' measured scale, else 1). Raises :class:`XiangqiError` saying what is wrong: no such
     program, not an engine (no ``uciok``/``ucciok``), an option it does not have, a bad
     ``NAME=VALUE``."""
-    from xiangqi.engine.client import EngineError
     from xiangqi.engine.commands import resolve_command
+    from xiangqi.engine.uci.client import EngineError
     from xiangqi.study.review import _external, close_engines
 
     argv = resolve_command(command, list(args))
