@@ -1,5 +1,5 @@
 """``xiangqi match`` with engines given relative to the current folder: the program and its path
-arguments are made absolute (:func:`xiangqi.engine.commands.resolve_command`, the helper the page uses
+arguments are made absolute (:func:`xiangqi.engine.uci.commands.resolve_command`, the helper the page uses
 for added engines) before any engine is started, and a missing program is a clear exit-2 error."""
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
-from xiangqi.engine.commands import EngineSetupError, resolve_command  # re-exported: the app's API
+from xiangqi.engine.uci.commands import EngineSetupError, resolve_command  # re-exported: the app's API
 
 __all__ = ["EngineSetupError", "EngineGaveNoMove", "no_move_outcome",
            "EngineSpec", "ExternalEngines", "ExternalAnalyser", "ExternalSearcher",

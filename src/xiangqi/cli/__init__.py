@@ -276,7 +276,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     for spec, text, which in ((a, args.a, "A"), (b, args.b, "B")):
         if text.strip() == BUILTIN or text.strip().startswith(BUILTIN + ":"):
             continue
-        from xiangqi.engine.commands import EngineSetupError, resolve_command
+        from xiangqi.engine.uci.commands import EngineSetupError, resolve_command
 
         try:  # a relative program or argument, against this folder (as the page does for added engines)
             spec.command = resolve_command(spec.command[0], spec.command[1:])
