@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board, Move
-from xiangqi.engine.match import GameResult, MatchResult, PlayerSpec, TimeControl, play_game
+from xiangqi.match.runner import GameResult, MatchResult, PlayerSpec, TimeControl, play_game
 
 pytest.importorskip("pyffish")
 

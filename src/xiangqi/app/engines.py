@@ -81,10 +81,10 @@ class EngineGaveNoMove(EngineSetupError):
 def no_move_outcome(board: Board, exc: EngineGaveNoMove, rules: object | None = None) -> Any:
     """The game's :class:`~xiangqi.core.outcome.Outcome` when the side to move of ``board`` (an added
     engine) gave no move (``exc``): a resignation loses; a draw claim is judged by our referee as in
-    ``xiangqi match`` (:func:`xiangqi.engine.match.judge_claim`: a valid claim gives the referee's
+    ``xiangqi match`` (:func:`xiangqi.match.runner.judge_claim`: a valid claim gives the referee's
     ruling, e.g. 和棋 — 60回合未吃子…（FakeEngine提和）; an invalid one loses for the claimant)."""
     from xiangqi.core.outcome import Termination, win
-    from xiangqi.engine.match import judge_claim
+    from xiangqi.match.runner import judge_claim
 
     side = board.turn
     who_zh, who_en = ("红方", "Red") if side else ("黑方", "Black")

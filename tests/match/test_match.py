@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board
-from xiangqi.engine.match import (
+from xiangqi.engine.uci.client import Limit, SimpleEngine
+from xiangqi.match.runner import (
     OPENINGS,
     MatchError,
     PlayerSpec,
@@ -22,9 +23,8 @@ from xiangqi.engine.match import (
     play_game,
     run_match,
 )
-from xiangqi.engine.uci.client import Limit, SimpleEngine
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 FAIRY = shutil.which("fairy-stockfish") or "/usr/games/fairy-stockfish"
 
 
@@ -303,7 +303,7 @@ def test_concurrency_overlaps_games(monkeypatch):
     starting the second game's engines for seconds could turn round)."""
     import threading
 
-    from xiangqi.engine import match
+    from xiangqi.match import runner as match
 
     both = threading.Barrier(2, timeout=60)
     order: list[str] = []
@@ -414,7 +414,7 @@ def test_a_failing_concurrent_match_ends_the_games_still_running(monkeypatch):
     import threading
     import time
 
-    from xiangqi.engine import match
+    from xiangqi.match import runner as match
 
     started: list[SimpleEngine] = []
     real_start = PlayerSpec.start

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import xiangqi.engine.match as match_module
+import xiangqi.match.runner as match_module
 from xiangqi.cli import main
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 
 
 class _Stop(Exception):
