@@ -11,7 +11,7 @@ control (``--tc``) it plays ``--games`` games of
 :func:`xiangqi.match.runner.run_match`: the openings of ``bench/openings-walk-8ply.tsv`` (random
 walks that share no position with the book, its 8-ply match lines or the master games the
 evaluation was trained on; ``bench/make_walk_openings.py``), each with colours swapped, Hash 64 MB,
-the games ended by pyffish's rules (:mod:`xiangqi.engine.outside_referee`) while our referee rules
+the games ended by pyffish's rules (:mod:`xiangqi.match.outside_referee`) while our referee rules
 along. The PGNs go to ``--out`` (one file per peer and time control; a stopped run can be continued
 with ``xiangqi match … --first-game N``), and the table printed at the end gives per match the
 games, W–L–D and score under pyffish, the Elo with its 95 % interval (per game and per
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         print(format_table([table_row(p, args.player) for p in args.summary]))
         return 0
 
-    from xiangqi.engine.outside_referee import PyffishReferee
+    from xiangqi.match.outside_referee import PyffishReferee
     from xiangqi.match.runner import PlayerSpec, TimeControl, read_openings, run_match
 
     peers = args.peer or [k for k, v in PEERS.items() if shutil.which(v)]

@@ -312,7 +312,7 @@ def cmd_match(args: argparse.Namespace) -> int:
               "the engines share cores and search less per move than their time control allows",
               file=sys.stderr)
 
-    from xiangqi.engine.outside_referee import get_referee
+    from xiangqi.match.outside_referee import get_referee
 
     referee = get_referee(args.referee)
     if args.pgn:

@@ -364,7 +364,7 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
     """Play one game from ``opening`` (name, ICCS moves) and adjudicate it (module docstring).
 
     ``referee``: None for our referee, or an outside one with ``outcome(board) -> (result, reason) |
-    None`` and a ``name`` (:class:`xiangqi.engine.outside_referee.PyffishReferee`), which then ends the
+    None`` and a ``name`` (:class:`xiangqi.match.outside_referee.PyffishReferee`), which then ends the
     game; our referee's first ruling is kept in :attr:`GameResult.own`.
 
     ``tc`` is Red's time control and, unless ``black_tc`` is given, Black's too
