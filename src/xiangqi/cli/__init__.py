@@ -873,6 +873,3 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
-
-if __name__ == "__main__":
-    sys.exit(main())
