@@ -158,7 +158,7 @@ def reference(games, depth: int, cache: dict, order: list[int] | None = None) ->
     (merged with what other runs wrote: several runs may fill one cache)."""
     from xiangqi.core.board import Board, Move
     from xiangqi.engine.api import Limit
-    from xiangqi.engine.client import SimpleEngine
+    from xiangqi.engine.uci.client import SimpleEngine
 
     if cache["depth"] not in (None, depth):
         raise SystemExit(f"{CACHE} holds depth {cache['depth']}; remove it to use depth {depth}")

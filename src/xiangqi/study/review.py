@@ -270,7 +270,7 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
     repetition ruling, the move limit) the result is scored as such without a search.
     A position with no legal move is always scored as lost for the side to move. The engine's
     ``cp_scale`` attribute, when it has one (an external engine's
-    :class:`~xiangqi.engine.client.ClientSearcher`), divides its centipawns into ours.
+    :class:`~xiangqi.engine.uci.client.ClientSearcher`), divides its centipawns into ours.
     """
     red = board.turn
     if final:
@@ -334,7 +334,7 @@ class EngineCommand:
     program and its arguments, ``protocol`` ``auto`` (UCI, else UCCI: the client's detection),
     ``uci`` or ``ucci``; ``options`` ``(name, value)`` pairs set after the handshake (e.g.
     ``(("Threads", "1"), ("Hash", "64"))``); ``cp_scale`` the engine's centipawns per centipawn of
-    ours (None: :func:`xiangqi.engine.client.engine_cp_scale` of its name). Plain data: it is sent
+    ours (None: :func:`xiangqi.engine.uci.client.engine_cp_scale` of its name). Plain data: it is sent
     to worker processes, each of which starts its own process of the engine (:func:`close_engines`
     stops this process's)."""
 
@@ -344,11 +344,11 @@ class EngineCommand:
     cp_scale: float | None = None
 
     def start(self):
-        """A started :class:`xiangqi.engine.client.ClientSearcher` of this engine. The options it did
+        """A started :class:`xiangqi.engine.uci.client.ClientSearcher` of this engine. The options it did
         not set are given one thread (a depth-limited search is then repeatable) when the engine
-        has a ``Threads`` option. Raises :class:`xiangqi.engine.client.EngineError` saying what
+        has a ``Threads`` option. Raises :class:`xiangqi.engine.uci.client.EngineError` saying what
         went wrong (cannot be started, answered neither ``uci`` nor ``ucci``, unknown option)."""
-        from xiangqi.engine.client import ClientSearcher, SimpleEngine
+        from xiangqi.engine.uci.client import ClientSearcher, SimpleEngine
 
         eng = SimpleEngine.popen(list(self.argv), self.protocol)
         try:
