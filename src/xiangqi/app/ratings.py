@@ -178,11 +178,20 @@ def sync_rating(store: Any, session: GameSession) -> dict[str, Any] | None:
         s = score(session)
         before = current_rating(store)
         after = glicko.update(before, [glicko.Result(opp["elo"], opp["rd"], s)])
-        entry = {"game_id": session.id, "date": _dt.datetime.now().isoformat(timespec="seconds"),
-                 "level": opp["level"], "opponent_elo": opp["elo"], "opponent_rd": opp["rd"], "score": s,
-                 "rating_before": before.rating, "rd_before": before.rd,
-                 "volatility_before": before.volatility, "rating": after.rating, "rd": after.rd,
-                 "volatility": after.volatility}
+        entry = {
+            "game_id": session.id,
+            "date": _dt.datetime.now().isoformat(timespec="seconds"),
+            "level": opp["level"],
+            "opponent_elo": opp["elo"],
+            "opponent_rd": opp["rd"],
+            "score": s,
+            "rating_before": before.rating,
+            "rd_before": before.rd,
+            "volatility_before": before.volatility,
+            "rating": after.rating,
+            "rd": after.rd,
+            "volatility": after.volatility,
+        }
         store.add_rating(entry)
         return store.rating_entry(session.id)
     if entry is not None:
@@ -204,10 +213,16 @@ def rating_view(entry: dict[str, Any] | None) -> dict[str, Any] | None:
     "level", "opponent_elo"}`` (ratings rounded to whole points), None for None."""
     if entry is None:
         return None
-    return {"before": round(entry["rating_before"]), "after": round(entry["rating"]),
-            "delta": round(entry["rating"]) - round(entry["rating_before"]), "rd": round(entry["rd"]),
-            "rank": rank_name(entry["rating"]), "score": entry["score"], "level": entry["level"],
-            "opponent_elo": round(entry["opponent_elo"])}
+    return {
+        "before": round(entry["rating_before"]),
+        "after": round(entry["rating"]),
+        "delta": round(entry["rating"]) - round(entry["rating_before"]),
+        "rd": round(entry["rd"]),
+        "rank": rank_name(entry["rating"]),
+        "score": entry["score"],
+        "level": entry["level"],
+        "opponent_elo": round(entry["opponent_elo"]),
+    }
 
 
 def profile(store: Any, limit: int = 200) -> dict[str, Any]:
@@ -219,18 +234,33 @@ def profile(store: Any, limit: int = 200) -> dict[str, Any]:
     row = store.get_rating()
     hist = []
     for h in store.rating_history(limit):
-        hist.append({"date": h["date"], "game_id": h["game_id"], "level": h["level"],
-                     "opponent_elo": round(h["opponent_elo"]), "score": h["score"],
-                     "rating": round(h["rating"], 1), "rd": round(h["rd"], 1),
-                     "delta": round(h["rating"] - h["rating_before"], 1)})
-    return {"rating": round(r.rating, 1), "rd": round(r.rd, 1), "volatility": round(r.volatility, 6),
-            "rank": rank_name(r.rating), "games": row["games"] if row else 0, "provisional": r.rd > 110,
-            "history": hist}
+        hist.append(
+            {
+                "date": h["date"],
+                "game_id": h["game_id"],
+                "level": h["level"],
+                "opponent_elo": round(h["opponent_elo"]),
+                "score": h["score"],
+                "rating": round(h["rating"], 1),
+                "rd": round(h["rd"], 1),
+                "delta": round(h["rating"] - h["rating_before"], 1),
+            }
+        )
+    return {
+        "rating": round(r.rating, 1),
+        "rd": round(r.rd, 1),
+        "volatility": round(r.volatility, 6),
+        "rank": rank_name(r.rating),
+        "games": row["games"] if row else 0,
+        "provisional": r.rd > 110,
+        "history": hist,
+    }
 
 
 # ---------------------------------------------------------------------------
 # The adaptive level
 # ---------------------------------------------------------------------------
+
 
 def adaptive_offset(results: list[float]) -> float:
     """The adaptive level's offset (Elo) after ``results`` (the player's scores, oldest first):
@@ -279,9 +309,18 @@ def adaptive_level(rating: float | None, offset: float = 0.0) -> dict[str, Any]:
     base = {"rating": round(r, 1), "offset": round(offset, 1), "target": round(target, 1)}
     if len(lvls) < 2:
         lv = LEVELS["beginner"]
-        return {**base, "elo": None, "error": None, "between": [lv.key, lv.key], "t": 0.0, "depth": lv.depth,
-                "time": lv.time, "multipv": lv.multipv, "margin_cp": lv.margin_cp,
-                "temperature_cp": lv.temperature_cp}
+        return {
+            **base,
+            "elo": None,
+            "error": None,
+            "between": [lv.key, lv.key],
+            "t": 0.0,
+            "depth": lv.depth,
+            "time": lv.time,
+            "multipv": lv.multipv,
+            "margin_cp": lv.margin_cp,
+            "temperature_cp": lv.temperature_cp,
+        }
     elo = min(max(target, lvls[0].elo), lvls[-1].elo)
     i = 0
     while i < len(lvls) - 2 and elo > lvls[i + 1].elo:
@@ -297,15 +336,21 @@ def adaptive_level(rating: float | None, offset: float = 0.0) -> dict[str, Any]:
     tb = b.time if b.time is not None else a.time
     err_a = a.elo_error if a.elo_error is not None else 0
     err_b = b.elo_error if b.elo_error is not None else 0
-    return {**base, "elo": round(elo), "error": round(lerp(err_a, err_b)) or None, "between": [a.key, b.key],
-            "t": round(t, 4), "depth": None if depth >= UNLIMITED_DEPTH else int(depth),
-            "time": None if ta is None else round(lerp(ta, tb), 3),
-            "multipv": max(1, round(lerp(a.multipv, b.multipv))),
-            "margin_cp": round(lerp(a.margin_cp, b.margin_cp)),
-            "temperature_cp": round(lerp(a.temperature_cp, b.temperature_cp), 2),
-            # the blind spots of 入门/初级 (levels.Level.miss_threat/miss_capture) fade the same way
-            "miss_threat": round(lerp(a.miss_threat, b.miss_threat), 3),
-            "miss_capture": round(lerp(a.miss_capture, b.miss_capture), 3)}
+    return {
+        **base,
+        "elo": round(elo),
+        "error": round(lerp(err_a, err_b)) or None,
+        "between": [a.key, b.key],
+        "t": round(t, 4),
+        "depth": None if depth >= UNLIMITED_DEPTH else int(depth),
+        "time": None if ta is None else round(lerp(ta, tb), 3),
+        "multipv": max(1, round(lerp(a.multipv, b.multipv))),
+        "margin_cp": round(lerp(a.margin_cp, b.margin_cp)),
+        "temperature_cp": round(lerp(a.temperature_cp, b.temperature_cp), 2),
+        # the blind spots of 入门/初级 (levels.Level.miss_threat/miss_capture) fade the same way
+        "miss_threat": round(lerp(a.miss_threat, b.miss_threat), 3),
+        "miss_capture": round(lerp(a.miss_capture, b.miss_capture), 3),
+    }
 
 
 def adaptive_for(store: Any) -> dict[str, Any]:
@@ -325,10 +370,17 @@ def engine_level(settings: dict[str, Any]) -> Any:
         return kind(v)
 
     depth = num("depth", int, None)
-    return Level(ADAPTIVE, "自适应", "Adaptive", depth=None if depth is None else max(1, min(depth, 30)),
-                 time=num("time", float, 1.0), multipv=max(1, min(num("multipv", int, 1), 8)),
-                 margin_cp=max(0, num("margin_cp", int, 0)),
-                 temperature_cp=max(0.0, num("temperature_cp", float, 0.0)),
-                 miss_threat=min(1.0, max(0.0, num("miss_threat", float, 0.0))),
-                 miss_capture=min(1.0, max(0.0, num("miss_capture", float, 0.0))),
-                 elo=num("elo", int, None), elo_error=num("error", int, None))
+    return Level(
+        ADAPTIVE,
+        "自适应",
+        "Adaptive",
+        depth=None if depth is None else max(1, min(depth, 30)),
+        time=num("time", float, 1.0),
+        multipv=max(1, min(num("multipv", int, 1), 8)),
+        margin_cp=max(0, num("margin_cp", int, 0)),
+        temperature_cp=max(0.0, num("temperature_cp", float, 0.0)),
+        miss_threat=min(1.0, max(0.0, num("miss_threat", float, 0.0))),
+        miss_capture=min(1.0, max(0.0, num("miss_capture", float, 0.0))),
+        elo=num("elo", int, None),
+        elo_error=num("error", int, None),
+    )
