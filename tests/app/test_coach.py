@@ -1,11 +1,12 @@
-"""The coach's rules (xiangqi.app.coach): which games are rated, the rating kept in the store
-(counted once, taken back with the result), and the adaptive level's settings and adjustment."""
+"""The rating service (xiangqi.app.ratings): which games are rated, the rating kept in the store
+(counted once, taken back with the result), the adaptive level's settings and adjustment; and the
+coach while playing (xiangqi.app.coach): its word on a move and the threat display."""
 
 from __future__ import annotations
 
 import pytest
 
-from xiangqi.app import coach
+from xiangqi.app import coach, ratings
 from xiangqi.app.session import ADAPTIVE, GameSession
 from xiangqi.app.store import Store
 from xiangqi.engine.levels import LEVELS
@@ -25,29 +26,29 @@ def finished(level: str = "beginner", *, resign: bool = True, **extras) -> GameS
 
 
 def test_rated_rules() -> None:
-    assert coach.rating_status(finished())["rated"] is True
-    assert coach.rating_status(GameSession(red="human", black="human"))["reason"] == "not_vs_computer"
-    assert coach.rating_status(GameSession(red="engine", black="engine"))["reason"] == "not_vs_computer"
-    assert coach.rating_status(GameSession(fen=HANDICAP))["reason"] == "not_start_position"
-    assert coach.rating_status(finished(coach=True))["reason"] == "coach"
-    assert coach.rating_status(finished(hints=1))["reason"] == "hint"
-    assert coach.rating_status(finished(threats=2))["reason"] == "hint"
+    assert ratings.rating_status(finished())["rated"] is True
+    assert ratings.rating_status(GameSession(red="human", black="human"))["reason"] == "not_vs_computer"
+    assert ratings.rating_status(GameSession(red="engine", black="engine"))["reason"] == "not_vs_computer"
+    assert ratings.rating_status(GameSession(fen=HANDICAP))["reason"] == "not_start_position"
+    assert ratings.rating_status(finished(coach=True))["reason"] == "coach"
+    assert ratings.rating_status(finished(hints=1))["reason"] == "hint"
+    assert ratings.rating_status(finished(threats=2))["reason"] == "hint"
     s = finished(resign=False)
     s.undo()
     assert s.extras == {"undos": 1}
-    st = coach.rating_status(s)
+    st = ratings.rating_status(s)
     assert st["reason"] == "takeback" and st["why_zh"] == "悔棋后不计等级分"
     # the player resigns before moving: not a rated game
     s = GameSession(red="human", black="engine")
     s.resign(True)
-    assert coach.rating_status(s)["reason"] == "unfinished"
+    assert ratings.rating_status(s)["reason"] == "unfinished"
 
 
 def test_unmeasured_level_is_unrated(monkeypatch) -> None:
     import dataclasses
 
     monkeypatch.setitem(LEVELS, "advanced", dataclasses.replace(LEVELS["advanced"], elo=None, elo_error=None))
-    st = coach.rating_status(finished("advanced"))
+    st = ratings.rating_status(finished("advanced"))
     assert st == {"rated": False, "reason": "no_elo", "why_zh": "该难度没有测定的等级分，不计等级分",
                   "why_en": "this level has no measured Elo: unrated"}
 
@@ -65,28 +66,28 @@ def test_rating_counted_once_and_taken_back(tmp_path) -> None:
     store = Store(tmp_path)
     try:
         s = finished()
-        e1 = coach.sync_rating(store, s)
+        e1 = ratings.sync_rating(store, s)
         lv = LEVELS["beginner"]
         expect = glicko.update(glicko.Rating(), [glicko.Result(lv.elo, lv.elo_error / 1.96, 1)])
         assert e1["rating"] == pytest.approx(expect.rating) and e1["score"] == 1.0
         assert e1["rating_before"] == 1500 and e1["opponent_elo"] == lv.elo and e1["level"] == "beginner"
-        assert coach.sync_rating(store, s)["id"] == e1["id"]  # saved again: still one period
+        assert ratings.sync_rating(store, s)["id"] == e1["id"]  # saved again: still one period
         assert store.get_rating()["games"] == 1
         assert store.get_rating()["rating"] == pytest.approx(expect.rating)
         # a second game, lost
         s2 = GameSession(red="human", black="engine")
         s2.play("h2e2")
         s2.resign(True)
-        e2 = coach.sync_rating(store, s2)
+        e2 = ratings.sync_rating(store, s2)
         assert e2["score"] == 0.0 and e2["rating"] < e2["rating_before"] == pytest.approx(expect.rating)
         # the loss is taken back (悔棋 after the resignation): unrated, the rating as before it
         s2.undo()
-        assert coach.sync_rating(store, s2) is None
+        assert ratings.sync_rating(store, s2) is None
         assert store.get_rating()["rating"] == pytest.approx(expect.rating)
         assert [h["game_id"] for h in store.rating_history()] == [s.id]
-        prof = coach.profile(store)
+        prof = ratings.profile(store)
         assert prof["games"] == 1 and len(prof["history"]) == 1
-        assert prof["rank"] == coach.rank_name(expect.rating)
+        assert prof["rank"] == ratings.rank_name(expect.rating)
     finally:
         store.close()
 
@@ -110,7 +111,7 @@ def test_rating_tables_created_in_an_old_file(tmp_path) -> None:
 def test_profile_of_a_new_player(tmp_path) -> None:
     store = Store(tmp_path)
     try:
-        p = coach.profile(store)
+        p = ratings.profile(store)
         assert (p["rating"], p["rd"], p["games"], p["provisional"], p["rank"]) == (1500, 350, 0, True, "常侍")
     finally:
         store.close()
@@ -121,7 +122,7 @@ def test_profile_of_a_new_player(tmp_path) -> None:
 def test_adaptive_interpolates_between_measured_levels() -> None:
     b, i = LEVELS["beginner"], LEVELS["intermediate"]
     mid = (b.elo + i.elo) / 2
-    a = coach.adaptive_level(mid)
+    a = ratings.adaptive_level(mid)
     assert a["between"] == ["beginner", "intermediate"] and a["t"] == pytest.approx(0.5, abs=0.002)
     assert a["elo"] == round(mid)
     assert a["depth"] == round((b.depth + i.depth) / 2)
@@ -129,31 +130,31 @@ def test_adaptive_interpolates_between_measured_levels() -> None:
     assert a["margin_cp"] == round((b.margin_cp + i.margin_cp) / 2)
     assert a["miss_threat"] == pytest.approx(b.miss_threat / 2, abs=0.001)  # 中级 has none
     # clamped to the measured range, whose bottom is 入门 with its blind spots
-    low = coach.adaptive_level(100)
+    low = ratings.adaptive_level(100)
     assert low["elo"] == LEVELS["novice"].elo and low["between"][0] == "novice"
     assert low["miss_threat"] == LEVELS["novice"].miss_threat
-    assert coach.engine_level(low).miss_capture == LEVELS["novice"].miss_capture
-    top = coach.adaptive_level(9000)
+    assert ratings.engine_level(low).miss_capture == LEVELS["novice"].miss_capture
+    top = ratings.adaptive_level(9000)
     assert top["elo"] == LEVELS["master"].elo and top["depth"] is None and top["multipv"] == 1
-    lv = coach.engine_level(a)
+    lv = ratings.engine_level(a)
     assert (lv.key, lv.depth, lv.multipv, lv.elo) == (ADAPTIVE, a["depth"], a["multipv"], a["elo"])
 
 
 def test_adaptive_offset_direction() -> None:
-    assert coach.adaptive_offset([]) == 0
-    assert coach.adaptive_offset([1.0]) == coach.ADAPTIVE_STEP
-    assert coach.adaptive_offset([0.0, 0.0]) == -2 * coach.ADAPTIVE_STEP
-    assert coach.adaptive_offset([1.0, 0.5, 0.0]) == 0
-    assert coach.adaptive_offset([1.0] * 50) == coach.ADAPTIVE_MAX_OFFSET
+    assert ratings.adaptive_offset([]) == 0
+    assert ratings.adaptive_offset([1.0]) == ratings.ADAPTIVE_STEP
+    assert ratings.adaptive_offset([0.0, 0.0]) == -2 * ratings.ADAPTIVE_STEP
+    assert ratings.adaptive_offset([1.0, 0.5, 0.0]) == 0
+    assert ratings.adaptive_offset([1.0] * 50) == ratings.ADAPTIVE_MAX_OFFSET
     r = 1500.0
-    assert coach.adaptive_level(r, coach.adaptive_offset([1.0]))["elo"] > coach.adaptive_level(r)["elo"]
-    assert coach.adaptive_level(r, coach.adaptive_offset([0.0]))["elo"] < coach.adaptive_level(r)["elo"]
+    assert ratings.adaptive_level(r, ratings.adaptive_offset([1.0]))["elo"] > ratings.adaptive_level(r)["elo"]
+    assert ratings.adaptive_level(r, ratings.adaptive_offset([0.0]))["elo"] < ratings.adaptive_level(r)["elo"]
 
 
 def test_adaptive_follows_the_players_games(tmp_path) -> None:
     store = Store(tmp_path)
     try:
-        first = coach.adaptive_for(store)
+        first = ratings.adaptive_for(store)
         assert first["elo"] == 1500 and first["offset"] == 0
         s = GameSession(red="human", black="engine", level=ADAPTIVE)
         s.extras["adaptive"] = first
@@ -161,11 +162,11 @@ def test_adaptive_follows_the_players_games(tmp_path) -> None:
         s.play("h9g7")
         s.resign(False)  # the player wins
         store.save_game(s)
-        assert coach.rating_status(s)["rated"] is True
-        coach.sync_rating(store, s)
-        after_win = coach.adaptive_for(store)
-        assert after_win["offset"] == coach.ADAPTIVE_STEP
-        assert after_win["elo"] > first["elo"] + coach.ADAPTIVE_STEP  # the rating went up too
+        assert ratings.rating_status(s)["rated"] is True
+        ratings.sync_rating(store, s)
+        after_win = ratings.adaptive_for(store)
+        assert after_win["offset"] == ratings.ADAPTIVE_STEP
+        assert after_win["elo"] > first["elo"] + ratings.ADAPTIVE_STEP  # the rating went up too
         # then a loss, as Black
         s2 = GameSession(red="engine", black="human", level=ADAPTIVE)
         s2.extras["adaptive"] = after_win
@@ -173,10 +174,10 @@ def test_adaptive_follows_the_players_games(tmp_path) -> None:
         s2.play("h9g7")
         s2.resign(False)  # Black (the player) resigns
         store.save_game(s2)
-        coach.sync_rating(store, s2)
-        after_loss = coach.adaptive_for(store)
+        ratings.sync_rating(store, s2)
+        after_loss = ratings.adaptive_for(store)
         assert after_loss["offset"] == 0 and after_loss["elo"] < after_win["elo"]
-        assert coach.opponent(s2)["elo"] == after_win["elo"]
+        assert ratings.opponent(s2)["elo"] == after_win["elo"]
         assert s2.player_name(True) == f"电脑·自适应 {after_win['elo']}"
         assert s2.player_name(True, "en") == f"Computer (Adaptive {after_win['elo']})"
     finally:
@@ -187,7 +188,7 @@ def test_adaptive_game_plays_its_own_settings() -> None:
     from xiangqi.app.players import EnginePlayer
 
     s = GameSession(red="human", black="engine", level=ADAPTIVE)
-    s.extras["adaptive"] = coach.adaptive_level(1800)
+    s.extras["adaptive"] = ratings.adaptive_level(1800)
     s.play("h2e2")
     snap = s.snapshot()
     lv = snap.engine_level
@@ -297,7 +298,7 @@ def test_adaptive_level_settles_where_the_player_scores_half(true_elo: int) -> N
     rng = random.Random(true_elo)
     r, results, levels = glicko.Rating(), [], []
     for _ in range(300):
-        a = coach.adaptive_level(r.rating, coach.adaptive_offset(results[-coach.ADAPTIVE_WINDOW:]))
+        a = ratings.adaptive_level(r.rating, ratings.adaptive_offset(results[-ratings.ADAPTIVE_WINDOW:]))
         p_win = 1 / (1 + 10 ** ((a["elo"] - true_elo) / 400))
         s = 1.0 if rng.random() < p_win else 0.0
         r = glicko.update(r, [glicko.Result(a["elo"], glicko.rd_from_error(a["error"]), s)])

@@ -67,3 +67,32 @@ def test_the_library_keeps_a_finished_game_and_flags_a_damaged_one(tmp_path):
         assert store.list_games()[0]["damaged"]
     finally:
         store.close()
+
+
+def test_a_saved_game_loads_back_equal_through_the_stores_text(tmp_path):
+    # The store keeps a 揭棋 game as text (Store.save_record/load_record) and knows no 揭棋: the
+    # game read back from it is the one saved (settings, secret deal, moves with their reveals,
+    # the resignation), both as the current game and as the library row.
+    g = JieqiGame(red="human", black="engine", level="1", capture_reveal="both")
+    for iccs in ("b2b9", "h7e7", "h2e2", "a9a8", "b0c2"):  # each reveals; the first one captures
+        g.play(iccs)
+    assert all(m.reveal for m in g.board.moves) and g.board.moves[0].captured
+    store = Store(tmp_path)
+    try:
+        jieqi_game.save(store, g)
+        back = jieqi_game.load_current(store)
+        assert back is not g and back.to_record() == g.to_record()
+        assert back.deals == g.deals and back.board.fen() == g.board.fen()
+        assert [m.token() for m in back.board.moves] == [m.token() for m in g.board.moves]
+        assert json.loads(store.load_record(jieqi_game.SLOT)) == g.to_record()
+        g.resign(False)  # Black resigns: the game ends and gets its library row
+        jieqi_game.save(store, g)
+        back = jieqi_game.load_current(store)
+        assert back.to_record() == g.to_record() and back.resigned is False
+        assert back.outcome.result() == "1-0"
+        row = store.list_games()[0]
+        assert (row["level"], row["result"], row["plies"]) == ("jieqi-1", "1-0", 5)
+        library = JieqiGame.from_record(store.get_game(row["id"])["record"])
+        assert library.to_record() == g.to_record()
+    finally:
+        store.close()

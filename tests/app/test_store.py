@@ -92,3 +92,44 @@ def test_data_dir_that_is_a_file_raises_oserror(tmp_path, bad):
     (tmp_path / bad).write_text("x")
     with pytest.raises(OSError):
         Store(tmp_path / bad)
+
+
+def test_a_record_of_another_game_is_kept_as_text_and_checked_by_its_registered_check(
+        tmp_path, monkeypatch):
+    from xiangqi.app import store as store_mod
+
+    monkeypatch.setattr(store_mod, "RECORD_CHECKS", {})
+    st = Store(tmp_path)
+    try:
+        rec = '{"variant": "toy", "id": "t1", "moves": []}'
+        cols = {"date": "2026.12.07", "red": "A", "black": "B", "level": "toy-1", "result": "*",
+                "reason_zh": "", "reason_en": "", "plies": 0, "pgn": ""}
+        st.save_record("toy", "t1", rec, lambda: cols, keep=False)
+        assert st.load_record("toy") == rec and st.list_games() == []  # not kept: current only
+        st.save_record("toy", "t1", rec, lambda: {**cols, "result": "1-0"}, keep=True)
+        rows = st.list_games()
+        assert [(r["level"], r["result"], r["damaged"]) for r in rows] == [("toy-1", "1-0", False)]
+        store_mod.register_record_check("toy", lambda r: "no toy moves" if not r["moves"] else None)
+        st._checked.clear()
+        assert st.list_games()[0]["damaged"] is True
+        with pytest.raises(store_mod.DamagedGameError, match="no toy moves"):
+            st.get_game(rows[0]["id"])
+    finally:
+        st.close()
+
+
+def test_recent_games_filters_by_level_and_result(tmp_path):
+    st = Store(tmp_path)
+    try:
+        for level, resign in (("beginner", True), ("advanced", True), ("advanced", False)):
+            s = GameSession(red="human", black="engine", level=level)
+            s.play("h2e2")
+            if resign:
+                s.resign(True)
+            st.save_finished(s, s.to_pgn())
+        assert [(r["level"], r["result"]) for r in st.recent_games(10)] == [
+            ("advanced", "*"), ("advanced", "0-1"), ("beginner", "0-1")]
+        assert [r["result"] for r in st.recent_games(10, level="advanced", finished=True)] == ["0-1"]
+        assert len(st.recent_games(1)) == 1
+    finally:
+        st.close()

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from tests.online.conftest import online_db_url
 
 from xiangqi.online import schema
-from xiangqi.online.store import OnlineStore
+from xiangqi.online.store import OnlineStore, metadata
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -33,7 +33,7 @@ def test_new_database_gets_the_head_and_matches_the_models(url):
 
         with engine.connect() as c:
             ctx = MigrationContext.configure(c, opts={"version_table": schema.VERSION_TABLE})
-            diff = [d for d in compare_metadata(ctx, schema.metadata)
+            diff = [d for d in compare_metadata(ctx, metadata)
                     if not (d[0] == "remove_table" and d[1].name == schema.VERSION_TABLE)]
         assert diff == []  # the migrations make exactly the tables the code declares
     finally:

@@ -498,7 +498,7 @@ class GameHub:
 
     async def note_help(self, session: GameSession, what: str) -> None:
         """Count help taken in ``session`` (``hints``, ``threats``: :meth:`GameSession.count`; such a
-        game is not rated, app/coach.py), save it and tell the pages. The position's version stays,
+        game is not rated, app/ratings.py), save it and tell the pages. The position's version stays,
         so hints being searched for it are not cancelled; a save that fails is logged and the count
         is kept in memory (the next save writes it)."""
         async with self._lock:

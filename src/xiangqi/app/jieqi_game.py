@@ -10,6 +10,9 @@ identity of a hidden piece that is captured is seen by the capturer only (``capt
 Storage: the current game is the store's ``current_game`` row of slot ``jieqi``; a finished game
 (or one the user keeps) is a row of the library ``games`` table whose record is
 :meth:`JieqiGame.to_record` (``"variant": "jieqi"``) and whose PGN is :meth:`JieqiGame.to_pgn`.
+The store keeps them as text (:meth:`~xiangqi.app.store.Store.save_record`); this module, above
+the store, registers the replay check of its records there (:func:`record_problem`,
+:func:`~xiangqi.app.store.register_record_check`) on import.
 """
 
 from __future__ import annotations
@@ -22,8 +25,7 @@ import threading
 import uuid
 from typing import Any
 
-import sqlalchemy as sa
-
+from xiangqi.app.store import Store, register_record_check
 from xiangqi.core.board import BLACK, RED, Termination
 from xiangqi.core.jieqi import (
     CAPTURE_REVEAL_MODES,
@@ -329,65 +331,41 @@ def record_problem(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def _now() -> str:
-    return _dt.datetime.now().isoformat(timespec="seconds")
+def save(store: Store, game: JieqiGame, language: str = "zh") -> None:
+    """The save step of a 揭棋 game, in one transaction (:meth:`Store.save_record`): it becomes the
+    store's current 揭棋 game (slot :data:`SLOT`) and, once it has ended or when it has a library row
+    already, its library row is written. Raises the store's :class:`~xiangqi.app.store.StorageError`
+    on failure."""
+    out = game.outcome
 
-
-def save(store: Any, game: JieqiGame, language: str = "zh") -> None:
-    """The save step of a 揭棋 game, in one transaction: it becomes the store's current 揭棋 game
-    (slot :data:`SLOT`) and, once it has ended or when it has a library row already, its library
-    row is written. Raises the store's :class:`~xiangqi.app.store.StorageError` on failure."""
-    from xiangqi.app.store import current_game, games
+    def library() -> dict[str, Any]:
+        h = game.pgn_headers(language)
+        return dict(
+            date=game.date,
+            red=h["Red"],
+            black=h["Black"],
+            level=f"jieqi-{game.level}",
+            result=out.result() if out else "*",
+            reason_zh=out.reason_zh if out else "未完成",
+            reason_en=out.reason_en if out else "unfinished",
+            plies=len(game.board.moves),
+            pgn=game.to_pgn(language),
+        )
 
     rec = json.dumps(game.to_record(), ensure_ascii=False)
-    out = game.outcome
-    library = False
-    try:
-        with store.engine.begin() as conn:
-            conn.execute(sa.delete(current_game).where(current_game.c.slot == SLOT))
-            conn.execute(
-                sa.insert(current_game).values(slot=SLOT, game_id=game.id, record=rec, updated=_now())
-            )
-            row = conn.execute(sa.select(games.c.id).where(games.c.game_id == game.id)).first()
-            if out is not None or row is not None:
-                h = game.pgn_headers(language)
-                values = dict(
-                    game_id=game.id,
-                    date=game.date,
-                    red=h["Red"],
-                    black=h["Black"],
-                    level=f"jieqi-{game.level}",
-                    result=out.result() if out else "*",
-                    reason_zh=out.reason_zh if out else "未完成",
-                    reason_en=out.reason_en if out else "unfinished",
-                    plies=len(game.board.moves),
-                    record=rec,
-                    pgn=game.to_pgn(language),
-                    played_at=_now(),
-                )
-                if row is not None:
-                    conn.execute(sa.update(games).where(games.c.id == row.id).values(**values))
-                else:
-                    conn.execute(sa.insert(games).values(title="", notes="", **values))
-                library = True
-    except Exception as exc:
-        if hasattr(store, "_storage_error") and isinstance(exc, sa.exc.SQLAlchemyError):
-            raise store._storage_error(exc) from exc
-        raise
-    if library:
-        store._library_changed()
+    store.save_record(SLOT, game.id, rec, library, keep=out is not None)
 
 
-def load_current(store: Any) -> JieqiGame | None:
+def load_current(store: Store) -> JieqiGame | None:
     """The stored current 揭棋 game, or None (none, or a record that does not replay: then it is
     dropped, the library keeps finished games)."""
-    from xiangqi.app.store import current_game
-
-    with store.engine.connect() as conn:
-        row = conn.execute(sa.select(current_game).where(current_game.c.slot == SLOT)).first()
-    if row is None:
+    text = store.load_record(SLOT)
+    if text is None:
         return None
     try:
-        return JieqiGame.from_record(json.loads(row.record))
+        return JieqiGame.from_record(json.loads(text))
     except (JieqiError, ValueError):
         return None
+
+
+register_record_check("jieqi", record_problem)

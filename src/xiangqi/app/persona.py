@@ -206,28 +206,21 @@ _TAG = re.compile(r'^\[(\w+) "([^"]*)"\]', re.M)
 def player_history(store: Any, opponent: str | None, *, exclude: str | None = None,
                    limit: int = 200) -> History:
     """The player's :class:`History` from the last ``limit`` library games against the computer
-    (``exclude``: a game id left out, the current game). Rows that cannot be read are skipped."""
-    import sqlalchemy as sa
-
-    from xiangqi.app.store import games
-
-    q = (sa.select(games.c.game_id, games.c.result, games.c.record, games.c.pgn)
-         .order_by(games.c.id.desc()).limit(limit))
-    with store.engine.connect() as conn:
-        rows = list(conn.execute(q))
+    (``exclude``: a game id left out, the current game). Rows that cannot be read are skipped.
+    ``store`` is a :class:`xiangqi.app.store.Store` (its :meth:`~xiangqi.app.store.Store.recent_games`)."""
     h = History()
     w = d = lo = 0
-    for row in rows:
-        if row.game_id == exclude:
+    for row in store.recent_games(limit):
+        if row["game_id"] == exclude:
             continue
         try:
-            rec = json.loads(row.record)
+            rec = json.loads(row["record"])
         except (ValueError, TypeError):
             continue
         if not isinstance(rec, dict) or sorted((rec.get("red"), rec.get("black"))) != ["engine", "human"]:
             continue
         red = rec.get("red") == "human"
-        score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(row.result)
+        score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(row["result"])
         if score is not None and not red:
             score = 1.0 - score
         h.colours.append(red)
@@ -240,7 +233,7 @@ def player_history(store: Any, opponent: str | None, *, exclude: str | None = No
                 h.vs_last = score
             w, d, lo = w + (score == 1.0), d + (score == 0.5), lo + (score == 0.0)
         if red:
-            tags = dict(_TAG.findall(row.pgn or ""))
+            tags = dict(_TAG.findall(row["pgn"] or ""))
             if tags.get("Opening"):
                 h.openings_red.append(tags["Opening"])
     h.vs = (w, d, lo)

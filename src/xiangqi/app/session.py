@@ -17,7 +17,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from xiangqi.app import ratings
 from xiangqi.app.clock import GameClock, TimeControl
+from xiangqi.app.ratings import ADAPTIVE
 from xiangqi.core.board import BLACK, RED, SQUARE_NAMES, STARTING_FEN, Board, Color, Move, Termination
 from xiangqi.core.errors import IllegalMoveError, XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
@@ -26,9 +28,9 @@ PLAYER_KINDS = ("human", "engine")
 #: Level keys of the built-in engine (DESIGN.md §8); the engine package defines them too.
 DEFAULT_LEVEL = "beginner"
 LEVEL_KEYS = ("novice", "beginner", "intermediate", "advanced", "master")
-#: The adaptive level (自适应): its engine settings are chosen from the player's rating when the game
-#: starts (:func:`xiangqi.app.coach.adaptive_level`) and kept in ``extras["adaptive"]``.
-ADAPTIVE = "adaptive"
+#: The adaptive level (自适应, :data:`xiangqi.app.ratings.ADAPTIVE`): its engine settings are chosen
+#: from the player's rating when the game starts (:func:`xiangqi.app.ratings.adaptive_level`) and kept
+#: in ``extras["adaptive"]``.
 
 
 class GameOverError(XiangqiError):
@@ -219,7 +221,7 @@ class GameSession:
         #: What the coach and the rating need to know of this game (JSON values, saved with the game):
         #: ``coach`` (bool: coach mode), ``undos`` (悔棋 taken), ``coach_takebacks`` (moves taken back
         #: on the coach's advice; not 悔棋), ``hints``/``threats`` (help asked), ``adaptive`` (the
-        #: adaptive level's settings and estimated Elo). See :mod:`xiangqi.app.coach`.
+        #: adaptive level's settings and estimated Elo). See :mod:`xiangqi.app.ratings`.
         self.extras: dict[str, Any] = {}
         self._engine_level: tuple[Any, Any] | None = None
         self.created = _dt.datetime.now().strftime("%Y.%m.%d")
@@ -295,11 +297,9 @@ class GameSession:
             return None
         settings = self.extras.get("adaptive")
         if self._engine_level is None or self._engine_level[0] is not settings:
-            from xiangqi.app.coach import adaptive_level, engine_level
-
             if not isinstance(settings, dict):
-                settings = self.extras["adaptive"] = adaptive_level(None)
-            self._engine_level = (settings, engine_level(settings))
+                settings = self.extras["adaptive"] = ratings.adaptive_level(None)
+            self._engine_level = (settings, ratings.engine_level(settings))
         return self._engine_level[1]
 
     def count(self, what: str, n: int = 1) -> None:

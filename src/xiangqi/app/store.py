@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +194,19 @@ def _sqlite_code(exc: BaseException) -> int | None:
 
 _ICCS = re.compile(r"[a-i][0-9][a-i][0-9]")
 
+#: The replay checks of records of other games than xiangqi (a record with a ``variant`` field):
+#: variant name -> a function of the record (dict) that says why it does not replay, or None. The
+#: module of each such game registers its check (:func:`register_record_check`; the 揭棋 game,
+#: :mod:`xiangqi.app.jieqi_game`, does on import), so that the store, below those games, needs to
+#: know none of them. A record of a variant with no check is taken as it is (not damaged).
+RECORD_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {}
+
+
+def register_record_check(variant: str, check: Callable[[dict[str, Any]], str | None]) -> None:
+    """Make ``check`` the replay check of stored records whose ``variant`` field is ``variant``
+    (:data:`RECORD_CHECKS`); a second registration of the same variant replaces the first."""
+    RECORD_CHECKS[variant] = check
+
 
 def _record_shape_problem(record: Any) -> str | None:
     """Why ``record`` (the stored text) is not a session record's JSON, or None: a quick check of
@@ -205,10 +219,10 @@ def _record_shape_problem(record: Any) -> str | None:
         return f"the record is not JSON ({exc})"
     if not isinstance(rec, dict):
         return "the record is not a JSON object"
-    if rec.get("variant") == "jieqi":  # a 揭棋 game (app/jieqi_game.py): replayed by its own check
-        from xiangqi.app.jieqi_game import record_problem
-
-        return record_problem(rec)
+    variant = rec.get("variant")
+    if variant:  # another game (揭棋 …): the check its module registered, or none known
+        check = RECORD_CHECKS.get(variant) if isinstance(variant, str) else None
+        return None if check is None else check(rec)
     for key in ("id", "start_fen", "red", "black", "level"):
         if not isinstance(rec.get(key), str):
             return f"the record's field {key!r} is missing or not text"
@@ -585,6 +599,35 @@ class Store:
                                         "and a new game was started"})
         return None
 
+    def save_record(self, slot: str, game_id: str, record: str,
+                    library: Callable[[], dict[str, Any]], *, keep: bool) -> None:
+        """The save step of a game the store knows only as text (揭棋, :mod:`xiangqi.app.jieqi_game`),
+        in one transaction: ``record`` (JSON text) becomes the current game of ``slot`` and, when
+        ``keep`` is True or ``game_id`` has a library row already, ``library()`` (the :data:`games`
+        columns but ``id``, ``title`` and ``notes``) is written as its library row. Raises
+        :class:`StorageError` (nothing written)."""
+        written = False
+        with self.engine.begin() as conn:
+            conn.execute(sa.delete(current_game).where(current_game.c.slot == slot))
+            conn.execute(sa.insert(current_game).values(slot=slot, game_id=game_id, record=record,
+                                                        updated=_now()))
+            row = conn.execute(sa.select(games.c.id).where(games.c.game_id == game_id)).first()
+            if keep or row is not None:
+                values = {**library(), "game_id": game_id, "record": record, "played_at": _now()}
+                if row is not None:
+                    conn.execute(sa.update(games).where(games.c.id == row.id).values(**values))
+                else:
+                    conn.execute(sa.insert(games).values(title="", notes="", **values))
+                written = True
+        if written:
+            self._library_changed()
+
+    def load_record(self, slot: str) -> str | None:
+        """The current game of ``slot`` as the stored text (JSON), None when there is none."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(current_game.c.record).where(current_game.c.slot == slot)).first()
+        return None if row is None else str(row.record)
+
     def damaged_current_games(self) -> list[dict[str, Any]]:
         """Rows kept aside by :meth:`load_current`: ``{id, slot, game_id, record, error, kept_at}``."""
         with self.engine.connect() as conn:
@@ -647,9 +690,10 @@ class Store:
         problem = _record_shape_problem(record)
         if problem is None and not replay:
             return None
-        if problem is None and '"variant": "jieqi"' not in text:  # 揭棋 records: checked above
+        rec = json.loads(record) if problem is None else None
+        if rec is not None and "variant" not in rec:  # other games' records: checked above
             try:
-                GameSession.from_record(json.loads(record))
+                GameSession.from_record(rec)
             except (ValueError, SessionError, KeyError, TypeError, AttributeError, IndexError) as exc:
                 problem = f"{type(exc).__name__}: {exc}"[:300]
         self._checked[row_id] = (digest, problem)
@@ -688,6 +732,20 @@ class Store:
             d["time"] = at[11:16] if len(at) >= 16 and same_day else ""
             d["abandoned"] = is_abandoned(d)
         return rows
+
+    def recent_games(self, limit: int, *, level: str | None = None,
+                     finished: bool = False) -> list[dict[str, Any]]:
+        """The last ``limit`` library rows, newest first, as ``{game_id, level, result, record, pgn}``
+        (``record`` the stored JSON text, not checked); ``level`` keeps the games of that level only,
+        ``finished`` those with a result (not ``*``). What the rating (:mod:`xiangqi.app.ratings`) and
+        the opponents' memory (:mod:`xiangqi.app.persona`) read of the player's games."""
+        q = sa.select(games.c.game_id, games.c.level, games.c.result, games.c.record, games.c.pgn)
+        if level is not None:
+            q = q.where(games.c.level == level)
+        if finished:
+            q = q.where(games.c.result != "*")
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q.order_by(games.c.id.desc()).limit(limit))]
 
     def get_game(self, row_id: int) -> dict[str, Any] | None:
         """One library row with its ``record`` (dict) and ``pgn``, or None. Raises
@@ -752,7 +810,7 @@ class Store:
                 conn.execute(sa.insert(settings).values(key=k, value=json.dumps(v, ensure_ascii=False)))
         return self.get_settings()
 
-    # -- rating (Glicko-2, xiangqi.app.coach) -------------------------------------
+    # -- rating (Glicko-2, xiangqi.app.ratings) -----------------------------------
 
     def get_rating(self) -> dict[str, Any] | None:
         """The player's rating row ``{rating, rd, volatility, games, updated}``, None before the first

@@ -53,6 +53,7 @@ import sqlalchemy as sa
 
 from xiangqi.core.errors import XiangqiError
 from xiangqi.online import lookalike
+from xiangqi.online.schema import upgrade
 
 __all__ = ["AccountError", "RateLimited", "User", "Accounts", "LoginLimiter", "Throttle", "check_username",
            "check_password", "metadata", "users", "login_sessions", "SESSION_DAYS", "MAX_FAILURES",
@@ -302,8 +303,6 @@ class Accounts:
         self.limiter = limiter or LoginLimiter()
         self.hasher = hasher or argon2.PasswordHasher()
         self._dummy_hash = self.hasher.hash(secrets.token_hex(16))
-        from xiangqi.online.schema import upgrade
-
         upgrade(engine)  # the tables, by Alembic (xiangqi/online/migrations)
 
     # -- accounts --------------------------------------------------------------------------

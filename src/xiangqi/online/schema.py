@@ -8,6 +8,10 @@ holds an advisory lock (:data:`PG_LOCK_KEY`) for the upgrade, so that processes 
 same moment wait for each other instead of both creating the tables. A database that the older
 ``create_all`` made (its tables there, no version table) is stamped at revision ``0001`` (those
 tables) and then upgraded.
+
+This module knows the migrations, not the tables: it sits below the modules that declare them
+(:mod:`~xiangqi.online.accounts`, :mod:`~xiangqi.online.store`), which call :func:`upgrade`; the
+Alembic environment (``migrations/env.py``) takes their MetaData from :mod:`xiangqi.online.store`.
 """
 
 from __future__ import annotations
@@ -26,13 +30,6 @@ VERSION_TABLE = "online_alembic_version"
 PG_LOCK_KEY = 0x58514F4E4C494E45
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _DONE: weakref.WeakSet[sa.Engine] = weakref.WeakSet()  # engines already upgraded by this process
-
-
-def _metadata() -> sa.MetaData:
-    from xiangqi.online import store  # noqa: F401 - defines the game tables on the accounts' MetaData
-    from xiangqi.online.accounts import metadata as md
-
-    return md
 
 
 class SchemaError(XiangqiError):
@@ -88,9 +85,3 @@ def head_revision() -> str:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(_config()).get_current_head() or ""
-
-
-def __getattr__(name: str) -> sa.MetaData:
-    if name == "metadata":  # the tables' MetaData, for Alembic's env.py (loaded lazily: no import cycle)
-        return _metadata()
-    raise AttributeError(name)

@@ -39,13 +39,14 @@ import sqlalchemy as sa
 
 from xiangqi.app.store import StorageError
 from xiangqi.online.accounts import _aware, metadata, users
+from xiangqi.online.schema import upgrade
 from xiangqi.study.rating import Rating
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OnlineStore", "WalCheckpointer", "online_games", "online_moves", "ratings", "rating_history",
-           "online_meta", "online_lobby", "rating_flags", "SAME_ADDRESS_GAMES", "SAME_ADDRESS_DAYS",
-           "DatabaseUnavailable", "is_outage", "RETRY_AFTER_S"]
+__all__ = ["OnlineStore", "metadata", "WalCheckpointer", "online_games", "online_moves", "ratings",
+           "rating_history", "online_meta", "online_lobby", "rating_flags", "SAME_ADDRESS_GAMES",
+           "SAME_ADDRESS_DAYS", "DatabaseUnavailable", "is_outage", "RETRY_AFTER_S"]
 
 #: Seconds a client is told to wait (``Retry-After``) when the online database does not answer: about
 #: what a restarted PostgreSQL needs to accept connections again; the pool's pre-ping
@@ -262,8 +263,6 @@ class OnlineStore:
         self._checkpointer: WalCheckpointer | None = None
         self._datetime_bind = (online_moves.c.played_at.type.dialect_impl(engine.dialect)
                                .bind_processor(engine.dialect)) or (lambda v: v)
-        from xiangqi.online.schema import upgrade
-
         upgrade(engine)
 
     # -- the shared secret ---------------------------------------------------------------

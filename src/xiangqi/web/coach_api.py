@@ -4,12 +4,12 @@ Routes (JSON; errors ``{"detail"}`` as the rest of the server: 400 bad input, 40
 game's state forbids, 422 a malformed body):
 
 - ``GET  /api/coach/profile`` — the player's rating: ``{"rating", "rd", "volatility", "rank",
-  "games", "provisional", "history": [...], "recent": [...]}`` (:func:`xiangqi.app.coach.profile`;
+  "games", "provisional", "history": [...], "recent": [...]}`` (:func:`xiangqi.app.ratings.profile`;
   ``recent``: the last 10 rated games, newest first, with ``library_id`` when the game is in the
   library).
 - ``POST /api/coach/new`` ``{red, black, level, coach?, fen?, clock?}`` — a new game as
   ``POST /api/game/new`` with two more choices: ``level`` may be ``"adaptive"`` (自适应: settings
-  from the player's rating, :func:`xiangqi.app.coach.adaptive_for`) and ``coach`` true turns coach
+  from the player's rating, :func:`xiangqi.app.ratings.adaptive_for`) and ``coach`` true turns coach
   mode on (教练模式; the game is unrated).
 - ``POST /api/coach/takeback`` ``{ply}`` — take back the move the coach warned of (ply ``ply``, the
   player's last move) and the computer's reply; counted as ``coach_takebacks``, not as 悔棋. 409 when
@@ -42,12 +42,12 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import Field
 
-from xiangqi.app import coach
+from xiangqi.app import coach, ratings
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.session import ADAPTIVE, GameSession
 from xiangqi.app.store import StorageError
 from xiangqi.core.board import STARTING_FEN
-from xiangqi.web.server import ClockRequest, PlayerKind, StrictModel, _check_position
+from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class CoachService:
     def saved(self, session: GameSession) -> None:
         """After a save of ``session``: count a finished rated game, take back an unrated one."""
         try:
-            entry = coach.sync_rating(self.hub.store, session)
+            entry = ratings.sync_rating(self.hub.store, session)
         except StorageError as exc:  # the next save tries again
             log.warning("the rating could not be updated: %s", exc)
             return
@@ -117,7 +117,7 @@ class CoachService:
 
     def state(self, session: GameSession) -> dict[str, Any]:
         """``{"mode": bool (coach mode), "rated", "reason", "why_zh", "why_en", "rating": change or
-        None (:func:`xiangqi.app.coach.rating_view`), "undos", "coach_takebacks", "hints",
+        None (:func:`xiangqi.app.ratings.rating_view`), "undos", "coach_takebacks", "hints",
         "adaptive": settings or None}``."""
         if self._rating is None or self._rating[0] != session.id:
             try:
@@ -127,9 +127,9 @@ class CoachService:
         ex = session.extras
         note = self._note(session)
         checking = self.checking[1] if self.checking and self.checking[0] == session.id else None
-        return {"mode": bool(ex.get("coach")), **coach.rating_status(session), "note": note,
+        return {"mode": bool(ex.get("coach")), **ratings.rating_status(session), "note": note,
                 "checking": checking,
-                "rating": coach.rating_view(self._rating[1]), "undos": int(ex.get("undos", 0)),
+                "rating": ratings.rating_view(self._rating[1]), "undos": int(ex.get("undos", 0)),
                 "coach_takebacks": int(ex.get("coach_takebacks", 0)), "hints": int(ex.get("hints", 0)),
                 "adaptive": _adaptive_view(ex.get("adaptive")) if session.level == ADAPTIVE else None}
 
@@ -146,9 +146,7 @@ class CoachService:
     def moved(self, session: GameSession) -> None:
         """After a move on the board (under the hub's lock): in coach mode, judge a move of the
         player in a thread of its own; the word arrives in a later state."""
-        from xiangqi.app.coach import human_color
-
-        color = human_color(session)
+        color = ratings.human_color(session)
         if not session.extras.get("coach") or color is None or not session.moves:
             return
         board = session.board.copy()
@@ -198,7 +196,6 @@ class CoachService:
         (``POST /api/coach/check``): the :func:`xiangqi.app.coach.advise` note plus ``ply`` (the ply
         the move would be). Raises SessionError (409) outside coach mode, after the game, or when it
         is not the player's turn (409); a malformed or illegal move is a 400."""
-        from xiangqi.app.coach import human_color
         from xiangqi.app.hub import _in_thread
         from xiangqi.app.session import GameOverError, NotYourTurnError
         from xiangqi.core.board import Move
@@ -206,11 +203,11 @@ class CoachService:
         hub = self.hub
         async with hub._lock:
             s = hub.session
-            if not s.extras.get("coach") or human_color(s) is None:
+            if not s.extras.get("coach") or ratings.human_color(s) is None:
                 raise HTTPException(409, "coach mode is off in this game")
             if s.is_over:
                 raise GameOverError("the game is over")
-            if s.engine_to_move() or s.board.turn != human_color(s):
+            if s.engine_to_move() or s.board.turn != ratings.human_color(s):
                 raise NotYourTurnError("it is the computer's turn")
             board = s.board.copy()
             game_id, ply = s.id, len(s.moves) + 1
@@ -221,7 +218,6 @@ class CoachService:
 
     async def threat(self) -> dict[str, Any]:
         """The opponent's threat in the current position (``POST /api/coach/threat``)."""
-        from xiangqi.app.coach import human_color
         from xiangqi.app.hub import _in_thread
         from xiangqi.app.session import NotYourTurnError, SessionError
 
@@ -230,7 +226,7 @@ class CoachService:
             s = hub.session
             if s.is_over:
                 raise SessionError("the game is over: no threat to show")
-            if human_color(s) is not None and s.engine_to_move():
+            if ratings.human_color(s) is not None and s.engine_to_move():
                 raise NotYourTurnError("it is the computer's turn")
             board = s.board.copy()
         out = await asyncio.wait_for(_in_thread(coach.threat, board), COACH_TIMEOUT_S)
@@ -243,7 +239,7 @@ def _adaptive_view(settings: Any) -> dict[str, Any] | None:
     if not isinstance(settings, dict):
         return None
     elo = settings.get("elo")
-    return {**settings, "rank": coach.rank_name(elo) if isinstance(elo, int | float) else None}
+    return {**settings, "rank": ratings.rank_name(elo) if isinstance(elo, int | float) else None}
 
 
 def create_router(hub: Any) -> APIRouter:
@@ -255,7 +251,7 @@ def create_router(hub: Any) -> APIRouter:
     @router.get("/api/coach/profile")
     async def get_profile() -> dict[str, Any]:
         store = hub.store
-        out = coach.profile(store)
+        out = ratings.profile(store)
         recent = out["history"][-10:][::-1]
         ids = {}
         if recent:
@@ -274,13 +270,13 @@ def create_router(hub: Any) -> APIRouter:
     async def coach_new(req: CoachNewGameRequest) -> dict[str, Any]:
         tc = TimeControl(**req.clock.model_dump()) if req.clock else None
         if req.fen:
-            _check_position(req.fen, "start position")
+            check_position(req.fen, "start position")
         session = GameSession(red=req.red, black=req.black, level=req.level, fen=req.fen or STARTING_FEN,
                               time_control=tc)
         if req.coach:
             session.extras["coach"] = True
         if req.level == ADAPTIVE:
-            session.extras["adaptive"] = coach.adaptive_for(hub.store)
+            session.extras["adaptive"] = ratings.adaptive_for(hub.store)
         return await hub.replace(session)
 
     @router.post("/api/coach/takeback")

@@ -40,8 +40,8 @@ from xiangqi.app.engines import (
 from xiangqi.app.session import GameSession
 from xiangqi.core.board import STARTING_FEN, Board
 from xiangqi.core.errors import XiangqiError
+from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 from xiangqi.web.security import program_refusal, this_machine_only
-from xiangqi.web.server import ClockRequest, PlayerKind, StrictModel, _check_position
 
 __all__ = ["create_router"]
 
@@ -169,7 +169,7 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
         except EngineSetupError as exc:
             raise setup_error(exc) from None
         if req.fen:
-            _check_position(req.fen, "start position")
+            check_position(req.fen, "start position")
         tc = TimeControl(**req.clock.model_dump()) if req.clock else None
         session = GameSession(red=req.red, black=req.black, level=engine_key(spec.id),
                               fen=req.fen or STARTING_FEN, time_control=tc)

@@ -74,7 +74,7 @@ from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.engines import is_engine_key
@@ -110,12 +110,11 @@ from xiangqi.web.limits import (
     StrictJSONRoute,
     validation_error_handler,
 )
+from xiangqi.web.models import ClockRequest, LevelKey, PlayerKind, StrictModel, check_position
 from xiangqi.web.review_api import annotated_library_pgn, annotated_response, review_router
 from xiangqi.web.security import LocalGuard, new_token, page_with_token, program_refusal
 
 STATIC_DIR = Path(__file__).parent / "static"
-PlayerKind = Literal["human", "engine"]
-LevelKey = Literal["novice", "beginner", "intermediate", "advanced", "master"]
 #: A library row id: SQLite's INTEGER is 64-bit signed, so larger ids are refused here (422), not
 #: by an overflow inside SQLite (500).
 RowId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="library row id")]
@@ -124,24 +123,6 @@ RowId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="library row id
 RECORD_ROUTES = ("/api/game/open", "/api/record/open", "/api/record/export")
 _FILE_BODY = {"requestBody": {"required": True, "content": {
     "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}}
-
-
-class StrictModel(BaseModel):
-    """Base of every request body: a field the model does not know (a misspelt one) is a 422
-    naming it, not silently ignored."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class ClockRequest(StrictModel):
-    """A time control (seconds); see :class:`xiangqi.app.clock.TimeControl`."""
-
-    kind: Literal["none", "per_move", "fischer", "byoyomi"] = "none"
-    base_s: float = Field(default=0, ge=0, le=36000)
-    increment_s: float = Field(default=0, ge=0, le=600)
-    per_move_s: float = Field(default=0, ge=0, le=36000)
-    byoyomi_s: float = Field(default=0, ge=0, le=36000)
-    periods: int = Field(default=1, ge=1, le=10)
 
 
 class NewGameRequest(StrictModel):
@@ -206,14 +187,6 @@ def _quietly(fn: Any) -> None:
     """Run ``fn()`` and swallow its error (a start-up helper whose failure shows later, where it matters)."""
     with contextlib.suppress(Exception):
         fn()
-
-
-def _check_position(fen: str, what: str) -> None:
-    """400 naming every problem when ``fen`` is not a position a game can reach
-    (:func:`xiangqi.app.position.validate_position`)."""
-    _, problems = validate_position(fen)
-    if problems:
-        raise HTTPException(400, f"impossible {what}: " + "; ".join(p.en for p in problems))
 
 
 def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider: MoveProvider | None = None,
@@ -346,7 +319,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def new_game(req: NewGameRequest) -> dict[str, Any]:
         tc = TimeControl(**req.clock.model_dump()) if req.clock else None
         if req.fen:
-            _check_position(req.fen, "start position")
+            check_position(req.fen, "start position")
         return await hub.new_game(red=req.red, black=req.black, level=req.level, fen=req.fen, time_control=tc)
 
     @app.post("/api/game/move")
@@ -434,11 +407,11 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def from_record(req: FromRecordRequest) -> dict[str, Any]:
         from xiangqi.app.records import session_from_line
 
-        _check_position(req.fen, "record position")  # as strict as /api/game/new
+        check_position(req.fen, "record position")  # as strict as /api/game/new
         session = await asyncio.to_thread(session_from_line, req.fen, req.moves, red=req.red, black=req.black,
                                           level=req.level, headers=req.headers)
         if req.moves:
-            _check_position(session.board.fen(), f"position after the record's {len(req.moves)} moves")
+            check_position(session.board.fen(), f"position after the record's {len(req.moves)} moves")
         return await hub.replace(session)
 
     @app.post("/api/position/validate")

@@ -24,7 +24,7 @@ from xiangqi.app.clock import TimeControl
 from xiangqi.app.persona import OPPONENTS, TalkService, opponent_view
 from xiangqi.app.session import GameSession
 from xiangqi.core.board import STARTING_FEN
-from xiangqi.web.server import ClockRequest, PlayerKind, StrictModel, _check_position
+from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 
 OpponentKey = Literal[tuple(OPPONENTS)]  # type: ignore[valid-type]
 
@@ -57,7 +57,7 @@ def create_router(hub: Any) -> APIRouter:
                                      "one of red and black must be engine, the other human")
         tc = TimeControl(**req.clock.model_dump()) if req.clock else None
         if req.fen:
-            _check_position(req.fen, "start position")
+            check_position(req.fen, "start position")
         op = OPPONENTS[req.opponent]
         session = GameSession(red=req.red, black=req.black, level=op.level, fen=req.fen or STARTING_FEN,
                               time_control=tc)

@@ -24,8 +24,8 @@ from pydantic import Field, StringConstraints
 
 from xiangqi.app.engines import EngineSetupError, is_engine_key
 from xiangqi.app.tournament import MAX_GAMES_PER_PAIR, MAX_PLAYERS, TournamentError, TournamentManager
+from xiangqi.web.models import StrictModel
 from xiangqi.web.security import this_machine_only
-from xiangqi.web.server import StrictModel
 
 __all__ = ["create_router"]
 

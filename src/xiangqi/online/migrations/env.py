@@ -8,7 +8,8 @@ version table is ``online_alembic_version`` (the games database keeps ``alembic_
 from alembic import context
 from sqlalchemy import create_engine
 
-from xiangqi.online.schema import VERSION_TABLE, metadata
+from xiangqi.online.schema import VERSION_TABLE
+from xiangqi.online.store import metadata  # the accounts' MetaData, with the game tables on it
 
 config = context.config
 
