@@ -54,8 +54,8 @@ from xiangqi.core.errors import (
 )
 from xiangqi.core.notation import move_to_chinese, move_to_text, move_to_wxf, parse_move
 from xiangqi.core.outcome import Outcome
-from xiangqi.core.pgn import Game, GameNode, read_game, read_games, read_headers, skip_game, write_game
-from xiangqi.core.records import RecordError, read_records, write_records
+from xiangqi.core.pgn import Game, GameNode, read_games, read_headers, skip_game, write_game
+from xiangqi.core.records import RecordError, read_game, read_records, write_records
 
 __version__ = "0.1.0"
 

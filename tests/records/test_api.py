@@ -38,14 +38,23 @@ def test_read_game_streams_a_binary_file_game_by_game(kind: str, tmp_path: Path)
 
 
 def test_a_path_is_read_as_a_file_not_as_pgn_text(tmp_path: Path) -> None:
-    by_path = read_game(str(GBK))
+    by_path = xiangqi.read_game(str(GBK))
     assert by_path is not None and len(by_path.mainline_moves()) == 75 and by_path.errors == []
-    assert read_game(GBK).mainline_moves() == by_path.mainline_moves()
-    xqf = read_game(XQF)  # any format
+    assert xiangqi.read_game(GBK).mainline_moves() == by_path.mainline_moves()
+    xqf = xiangqi.read_game(XQF)  # any format
     assert xqf.mainline_moves() == by_path.mainline_moves()
     with pytest.raises(XiangqiError, match="cannot read"):
-        read_game(str(tmp_path / "missing.pgn"))
-    assert read_game("1. h2e2 h9g7").mainline_moves()[0].iccs() == "h2e2"  # still text
+        xiangqi.read_game(str(tmp_path / "missing.pgn"))
+    assert xiangqi.read_game("1. h2e2 h9g7").mainline_moves()[0].iccs() == "h2e2"  # still text
+
+
+def test_the_pgn_reader_refuses_a_path_and_names_the_reader_of_files() -> None:
+    # The PGN module sits below the format dispatcher (tests/test_layers.py): a path is never
+    # parsed as PGN text, and the message names the function that reads files of any format.
+    for path in (XQF, str(XQF), str(GBK)):
+        with pytest.raises(XiangqiError, match=r"file path, not PGN text: .*xiangqi\.read_game"):
+            read_game(path)
+    assert read_game("1. h2e2 h9g7").mainline_moves()[0].iccs() == "h2e2"
 
 
 def test_read_headers_and_skip_game_walk_a_stream() -> None:

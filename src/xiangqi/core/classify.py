@@ -89,8 +89,9 @@ tests/referee/test_referee.py.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from xiangqi.core.board import (
+from xiangqi.core.pieces import (
     ADVISOR,
     ADVISOR_MOVES,
     CANNON,
@@ -106,11 +107,15 @@ from xiangqi.core.board import (
     RAYS,
     RED,
     ROOK,
-    Board,
     Color,
     Move,
     own_half,
 )
+from xiangqi.core.rules import get_rules
+
+if TYPE_CHECKING:
+    # The functions work on the board they are given; the board module sits above this one.
+    from xiangqi.core.board import Board
 
 CHECK = "将"
 KILL = "杀"
@@ -891,8 +896,6 @@ def classify_move(board: Board, move: Move, rules: object | None = None) -> Move
 
     Raises :class:`~xiangqi.core.errors.IllegalMoveError` if ``move`` is not legal.
     """
-    from xiangqi.core.referee import get_rules
-
     rs = get_rules(rules)
     b = board.copy(stack=False)
     side = b.turn

@@ -34,8 +34,10 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from xiangqi.core.board import (
+from xiangqi.core.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, XiangqiError, excerpt
+from xiangqi.core.pieces import (
     ADVISOR,
     CANNON,
     COLOR_NAMES,
@@ -46,12 +48,15 @@ from xiangqi.core.board import (
     RED,
     ROOK,
     TYPE_NAMES,
-    Board,
     Color,
     Move,
     _move_text,
 )
-from xiangqi.core.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, XiangqiError, excerpt
+from xiangqi.core.san import move_to_san
+
+if TYPE_CHECKING:
+    # The functions work on the board they are given; the board module imports this one.
+    from xiangqi.core.board import Board
 
 __all__ = [
     "move_to_chinese",
@@ -250,8 +255,6 @@ def move_to_text(board: Board, move: Move, notation: str = "chinese", **options:
         _check_legal(board, move)
         return move.iccs_dash() if key == "iccs-dash" else move.iccs()
     if key == "san":
-        from xiangqi.core.san import move_to_san
-
         _check_legal(board, move)
         return move_to_san(board, move, **options)  # type: ignore[arg-type]
     raise XiangqiError(f"unknown notation {notation!r} (expected chinese, wxf, iccs or san)")

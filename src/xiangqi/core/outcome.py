@@ -1,19 +1,36 @@
 """Game results with a reason a player can read (RULES.md §3, §4, §6).
 
-:func:`outcome_of` is what :meth:`Board.outcome` calls: mate and stalemate
-first, then the rules referee (repetition rulings, the move limit and
-insufficient material).
+:class:`Termination` names how a game ended, :class:`Outcome` is the result with its reasons;
+:func:`terminal_outcome` rules mate and stalemate. :meth:`Board.outcome` asks
+:func:`xiangqi.core.referee.outcome_of`, which rules those first and then the repetition
+rulings, the move limit and insufficient material.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import TYPE_CHECKING
 
-from xiangqi.core.board import BLACK, RED, Color, Termination
+from xiangqi.core.pieces import BLACK, RED, Color
 
 if TYPE_CHECKING:
     from xiangqi.core.board import Board
+
+
+class Termination(enum.Enum):
+    """How a game ended (the reason behind an :class:`Outcome`)."""
+
+    CHECKMATE = "checkmate"
+    STALEMATE = "stalemate"
+    PERPETUAL = "perpetual"  # a forbidden repetition (长将/长杀/长捉 …), see the referee
+    REPETITION = "repetition"  # allowed repetition on both sides: draw
+    MOVE_LIMIT = "move_limit"
+    INSUFFICIENT_MATERIAL = "insufficient_material"
+    RESIGNATION = "resignation"
+    TIMEOUT = "timeout"
+    AGREEMENT = "agreement"
+
 
 SIDE_ZH = {RED: "红方", BLACK: "黑方"}
 SIDE_EN = {RED: "Red", BLACK: "Black"}
@@ -76,12 +93,3 @@ def terminal_outcome(board: Board) -> Outcome | None:
     return win(Termination.STALEMATE, not loser, f"{SIDE_ZH[loser]}困毙",
                f"{SIDE_EN[loser]} is stalemated (no legal move loses)")
 
-
-def outcome_of(board: Board, rules: object | None = None) -> Outcome | None:
-    """The outcome of ``board``'s game so far, or None if it goes on."""
-    out = terminal_outcome(board)
-    if out is not None:
-        return out
-    from xiangqi.core.referee import judge
-
-    return judge(board, rules)

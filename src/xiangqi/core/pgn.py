@@ -24,7 +24,7 @@ import io
 import os
 import re
 from collections.abc import Iterator
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, TextIO, TypeGuard
 
 from xiangqi.core.board import (
     ADVISOR,
@@ -48,7 +48,7 @@ from xiangqi.core.notation import detect_notation, move_to_text, parse_text
 from xiangqi.core.san import guess_rank_base, looks_like_san, parse_san
 
 __all__ = ["GameNode", "Game", "read_game", "read_games", "read_headers", "skip_game", "split_headers",
-           "write_game", "read_text_file", "iter_game_texts",
+           "write_game", "read_text_file", "iter_game_texts", "is_path", "read_pgn_file",
            "RESULTS", "NOTATIONS", "NAG_SYMBOLS"]
 
 #: Result tokens of PGN.
@@ -751,28 +751,29 @@ def _fits(token: str, notation: str) -> bool:
         return False
 
 
-def read_game(source: str | os.PathLike[str] | TextIO | BinaryIO, *,
-              encoding: str | None = None) -> Game | None:
-    """Read one game from ``source``: PGN text, an open text or **binary** stream, or a file path.
+def read_game(source: str | TextIO | BinaryIO, *, encoding: str | None = None) -> Game | None:
+    """Read one game from ``source``: PGN text or an open text or **binary** stream.
 
     From a stream, reads exactly one game so that repeated calls walk a multi-game file; returns None at
     the end. A binary stream (``open(path, "rb")``, ``io.BytesIO``) has its encoding sniffed once from
     its first 64 KB (UTF-8, GB18030/GBK or Big5, :func:`~xiangqi.core.encoding.decode_lenient`; or give
-    ``encoding``), so GBK and Big5 files stream game by game. A path (``os.PathLike``, or a one-line
-    string naming an existing file or ending in a record extension such as ``.pgn``/``.xqf``) is not
-    taken for PGN text: its first game is read in whatever format it is (:func:`read_records`); a
-    missing file raises :class:`~xiangqi.core.errors.XiangqiError`.
+    ``encoding``), so GBK and Big5 files stream game by game.
+
+    A path (``os.PathLike``, or a one-line string naming an existing file or ending in a record
+    extension such as ``.pgn``/``.xqf``) is not taken for PGN text: it raises
+    :class:`~xiangqi.core.errors.XiangqiError`. Read a file by its path, in whatever format it is,
+    with :func:`xiangqi.read_game` (:func:`xiangqi.core.records.read_game`): the format dispatcher
+    sits above this reader and the XQF, DhtmlXQ and EPD ones, which build on this module's
+    :class:`Game` (tests/test_layers.py); :func:`read_pgn_file` reads a PGN file's every game.
 
     Never raises for bad content: problems (bad tags, illegal or unreadable moves, a bad FEN, a file cut
     short) are listed on ``game.errors`` (strings; ``game.problems`` gives them as
     :class:`~xiangqi.core.errors.ReadError` objects with ``kind`` and ``ply``) and the moves read before
     an error in the main line are kept.
     """
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and _is_path(source)):
-        from xiangqi.core.records import read_records
-
-        games = read_records(os.fspath(source), encoding=encoding)
-        return games[0] if games else None
+    if is_path(source):
+        raise XiangqiError(f"{os.fspath(source)!r} is a file path, not PGN text: read a record file with "
+                           "xiangqi.read_game (any format) or xiangqi.core.pgn.read_pgn_file")
     if isinstance(source, str):
         texts = iter_game_texts(source)
         text = next(texts, None)
@@ -810,9 +811,14 @@ def skip_game(source: TextIO | BinaryIO, *, encoding: str | None = None) -> bool
 _RECORD_SUFFIXES = (".pgn", ".txt", ".xqf", ".ubb", ".dhtml", ".dhtmlxq", ".epd", ".fen")
 
 
-def _is_path(text: str) -> bool:
-    """True for a string that names a file rather than holding PGN: one short line that is an existing
-    file or ends in a record extension (``1. h2e2`` and ``[Event "x"]`` are text)."""
+def is_path(source: object) -> TypeGuard[str | os.PathLike[str]]:
+    """True for an ``os.PathLike`` or a string that names a file rather than holding PGN: one short line
+    that is an existing file or ends in a record extension (``1. h2e2`` and ``[Event "x"]`` are text)."""
+    if isinstance(source, os.PathLike):
+        return True
+    if not isinstance(source, str):
+        return False
+    text = source
     if not text or len(text) > 4096 or "\n" in text or text.lstrip().startswith(("[", "{")):
         return False
     if text.lower().endswith(_RECORD_SUFFIXES):

@@ -1,5 +1,9 @@
 """Any game-record file in, any out: format detection and dispatch to the PGN, XQF, DhtmlXQ and EPD modules.
 
+This module imports the readers and no reader imports it: :func:`read_game` (what
+:func:`xiangqi.read_game` is) reads a file path in any format here and leaves text and streams to
+:func:`xiangqi.core.pgn.read_game`.
+
 Formats (FORMATS.md): ``pgn`` (Chinese/WXF/ICCS move text), ``xqf`` (binary, one game), ``dhtmlxq``
 (UBB text), ``epd``/``fen`` (position lists). Detection: an ``XQ`` magic means XQF; otherwise
 the text is decoded (:mod:`xiangqi.core.encoding`) and ``[DhtmlXQ`` means DhtmlXQ, a file of FEN
@@ -12,17 +16,19 @@ import codecs
 import os
 import re
 from pathlib import Path
+from typing import BinaryIO, TextIO
 
 from xiangqi.core.dhtmlxq import read_dhtmlxq_games, write_dhtmlxq
 from xiangqi.core.encoding import decode_lenient, encode_text, read_source
 from xiangqi.core.epd import EpdEntry, epd_to_games, read_epd, write_epd
 from xiangqi.core.errors import RecordProblem, XiangqiError
-from xiangqi.core.pgn import Game, read_games_at, replacement_places, write_game
+from xiangqi.core.pgn import Game, is_path, read_games_at, replacement_places, write_game
+from xiangqi.core.pgn import read_game as read_pgn_game
 from xiangqi.core.xqf import read_xqf, write_xqf
 
 __all__ = ["ACCEPTED", "FORMATS", "GB_ENCODINGS", "RecordError", "is_gb_encoding", "binary_kind",
            "detect_format", "format_from_path",
-           "game_label", "read_records", "start_problem", "write_records"]
+           "game_label", "read_game", "read_records", "start_problem", "write_records"]
 
 #: Record formats and the file extensions that select them.
 FORMATS = {"pgn": (".pgn", ".txt"), "xqf": (".xqf",), "dhtmlxq": (".ubb", ".dhtml", ".dhtmlxq"),
@@ -161,6 +167,24 @@ def read_records(source: str | os.PathLike[str] | bytes, *, fmt: str | None = No
         where = "" if name == "<data>" else f"{name}: "  # bytes have no name to give
         raise RecordError(f"{where}no game found (not a PGN, XQF, DhtmlXQ or EPD record){detail}")
     return games
+
+
+def read_game(source: str | os.PathLike[str] | TextIO | BinaryIO, *,
+              encoding: str | None = None) -> Game | None:
+    """One game from ``source``: PGN text, an open text or binary stream, or a file path.
+
+    A path (``os.PathLike``, or a one-line string naming an existing file or ending in a record
+    extension such as ``.pgn``/``.xqf``: :func:`xiangqi.core.pgn.is_path`) gives the first game of
+    the file in whatever format it is (:func:`read_records`, with ``encoding`` if given); a file
+    that cannot be read raises :class:`RecordError` or another
+    :class:`~xiangqi.core.errors.XiangqiError`. Text and streams are read as PGN by
+    :func:`xiangqi.core.pgn.read_game` (one game per call on a stream; None at its end), which
+    never raises for bad content: problems are on ``game.errors`` / ``game.problems``.
+    """
+    if is_path(source):
+        games = read_records(os.fspath(source), encoding=encoding)
+        return games[0] if games else None
+    return read_pgn_game(source, encoding=encoding)  # type: ignore[arg-type]  # not a path here
 
 
 #: Encodings of the old Chinese programs (象棋巫师, XQStudio): their Chinese PGN gets full-width black digits.

@@ -18,9 +18,13 @@ Red's side. Facts checked against Fairy-Stockfish 11.1 (``pyffish.get_san``, var
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from xiangqi.core.board import ADVISOR, CANNON, ELEPHANT, HORSE, KING, PAWN, ROOK, Board, Move
 from xiangqi.core.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError
+from xiangqi.core.pieces import ADVISOR, CANNON, ELEPHANT, HORSE, KING, PAWN, ROOK, Move
+
+if TYPE_CHECKING:
+    from xiangqi.core.board import Board
 
 __all__ = ["SAN_LETTERS", "parse_san", "move_to_san", "looks_like_san", "guess_rank_base"]
 

@@ -24,7 +24,9 @@ import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select
 
 from xiangqi.core.board import SQUARE_NAMES, Board
+from xiangqi.db.fastimport import games_keys
 from xiangqi.db.schema import explore_meta, explore_moves, explore_totals, games, games_version
+from xiangqi.db.versions import changed, has_version_table
 
 __all__ = ["MIN_GAMES", "rebuild", "decode_move", "valid"]
 
@@ -60,8 +62,6 @@ def _master_version(conn) -> tuple[int, int]:
 def master_changes(conn) -> int | None:
     """The change counter of the master games (``games_version.master_changes``, migration 0004), None on a
     database without it (opened without the upgrade)."""
-    from xiangqi.db.explore import has_version_table
-
     if not has_version_table(conn):
         return None
     return int(conn.execute(_CHANGES_STMT).scalar_one())
@@ -86,8 +86,6 @@ def rebuild(engine: Engine, *, min_games: int = MIN_GAMES) -> int:
     About 3 s on the corpus (28k games, 2.5M positions): the replay in Numba (one call per start
     position, the moves read as one byte array), the counting in numpy.
     """
-    from xiangqi.db.fastimport import games_keys
-
     with engine.connect() as conn:
         changes = master_changes(conn)
         rows = conn.execute(select(games.c.id, games.c.fen, games.c.moves, games.c.result, games.c.date)
@@ -172,7 +170,5 @@ def rebuild(engine: Engine, *, min_games: int = MIN_GAMES) -> int:
         if changes is not None:
             meta.append({"name": "changes", "value": changes})
         conn.execute(insert(explore_meta), meta)
-    from xiangqi.db.explore import changed
-
     changed()  # the explorer's cached answers and its note of whether the aggregates are current
     return len(total_rows)

@@ -34,12 +34,14 @@ from sqlalchemy import Engine, Integer, and_, bindparam, cast, func, select
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError, excerpt
+from xiangqi.db import aggregate
 from xiangqi.db.keys import key_of, mirror_key_of
-from xiangqi.db.schema import games, games_version, positions
+from xiangqi.db.schema import explore_moves, explore_totals, games, games_version, positions
 from xiangqi.db.search import _HIT_COLUMNS, MINE, SOURCES, GameHit, SearchError, source_clause
+from xiangqi.db.versions import changed, generation, has_version_table
 
 __all__ = ["MINE", "SOURCES", "ExploreMove", "Exploration", "explore", "source_clause", "mirror_move",
-           "position_of", "opening_of"]
+           "position_of", "opening_of", "changed", "has_version_table"]
 
 _RESULTS = {"1-0": "red", "1/2-1/2": "draw", "0-1": "black"}
 #: Positions in more games than this find their recent games by walking the date index.
@@ -157,29 +159,6 @@ def _pct(n: int, known: int) -> float | None:
 #: Answers kept per (database, position, source, top) while the games table is unchanged.
 CACHE_SIZE = 4096
 _CACHE: collections.OrderedDict = collections.OrderedDict()
-_generation = [0]
-
-
-def changed() -> None:
-    """Forget the cached answers (:mod:`xiangqi.db.owned` calls this after changing the user's games; the
-    cache also checks the games table's change counter itself, so changes by other processes are seen)."""
-    _generation[0] += 1
-
-
-_HAS_VERSION: dict[str, bool] = {}
-
-
-def has_version_table(conn) -> bool:
-    """True when the database has the ``games_version`` counters (migration 0004; noted per database)."""
-    url = conn.engine.url.render_as_string(hide_password=False)
-    has = _HAS_VERSION.get(url)
-    if has is None:
-        from sqlalchemy import inspect
-
-        has = _HAS_VERSION[url] = inspect(conn).has_table("games_version")
-    return has
-
-
 # The statements of every query, built once: building a SQLAlchemy statement and its cache key costs more
 # CPU than SQLite's answer to these indexed lookups (bound values are parameters; lists expand).
 _VERSION_STMT = select(games_version.c.changes).where(games_version.c.id == 1)
@@ -191,9 +170,9 @@ def _version(conn) -> tuple:
     database without it, the games' count and highest id) and the in-process generation."""
     if has_version_table(conn):
         n = conn.execute(_VERSION_STMT).scalar_one()
-        return n, _generation[0]
+        return n, generation()
     count, top_id = conn.execute(select(func.count(), func.max(games.c.id)).select_from(games)).one()
-    return count, top_id, _generation[0]
+    return count, top_id, generation()
 
 
 def explore(engine: Engine, fen: str | None = None, moves: list[str] | tuple[str, ...] = (), *,
@@ -300,9 +279,6 @@ _AGG_STMT = None
 def _aggregated(conn, key: int, mkey: int, version: tuple):
     """``(games, [(move or None, [red, draw, black, unknown, n_year, sum_year])])`` of the master games
     of the position (merged with its mirror) from the aggregates, or None (not aggregated, or stale)."""
-    from xiangqi.db import aggregate
-    from xiangqi.db.schema import explore_moves, explore_totals
-
     version = (str(conn.engine.url), *version)
     ok = _VALID.get(version)
     if ok is None:

@@ -41,6 +41,8 @@ from xiangqi.core.board import STARTING_BOARD_FEN, Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, split_headers
 from xiangqi.db import keys as _keys
+from xiangqi.db.columns import ECCO_RE, computed_ecco
+from xiangqi.db.dates import normalise_date
 from xiangqi.db.names import search_key
 from xiangqi.engine._numba import njit
 from xiangqi.engine.movegen import MAX_MOVES, gen_moves, is_legal_move, king_attacked
@@ -445,14 +447,6 @@ def _ecco(frm: np.ndarray, to: np.ndarray, fl: list[int], tl: list[int]) -> str 
     return code
 
 
-def _importer():
-    global _ECCO_RE, computed_ecco, normalise_date
-    from xiangqi.db.importer import _ECCO_RE, computed_ecco, normalise_date
-
-
-_ECCO_RE = computed_ecco = normalise_date = None  # from xiangqi.db.importer on first use (it imports us)
-
-
 def fast_row(text: str, source: str, index: int, collection: str, last: bool, start) -> dict | None:
     """The ``games`` row of one PGN game text, with ``_pos`` and ``_boards`` (the index rows), or None
     when the reader must read it (see the module text).
@@ -460,8 +454,6 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
     ``last``: the text ends its file (a text that stops without its result is then cut, the reader's
     rule); ``start``: :func:`xiangqi.db.importer._start` (the start board of a FEN tag, cached).
     """
-    if _ECCO_RE is None:
-        _importer()
     headers, at, errors = split_headers(text)
     if errors:
         return None
@@ -524,7 +516,7 @@ def fast_row(text: str, source: str, index: int, collection: str, last: bool, st
         "black_key": search_key(black_name),
         "event_key": search_key(event),
         "result": res if res in RESULTS else ("1/2-1/2" if res == "½-½" else "*"),
-        "ecco": ecco.upper() if _ECCO_RE.match(ecco) else None,
+        "ecco": ecco.upper() if ECCO_RE.match(ecco) else None,
         "ecco_computed": None if custom else _ecco(frm, to, fl, tl),
         "opening": opening,
         "headers": json.dumps(h, ensure_ascii=False),

@@ -60,14 +60,16 @@ from xiangqi.core.encoding import COMMON_CHARS, decode_lenient
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import RESULTS, Game, _parse_game_text, iter_game_texts
 from xiangqi.core.records import FORMATS, detect_format, format_from_path, read_records
+from xiangqi.db import aggregate
 from xiangqi.db import keys as _keys
+from xiangqi.db.columns import ECCO_RE, computed_ecco
 from xiangqi.db.dates import normalise_date
 from xiangqi.db.fastimport import ICCS_MOVES, WIDTH, fast_row
 from xiangqi.db.names import search_key
 from xiangqi.db.schema import boards, games, positions
 
 __all__ = ["CHUNK", "Problem", "ImportReport", "ImportProgress", "import_paths", "iter_sources",
-           "input_bytes", "game_row", "content_hash"]
+           "input_bytes", "game_row", "content_hash", "computed_ecco"]
 
 #: Games per transaction (5,000: on the whole corpus 18 CPU s of writing instead of 24 with 1,000, each
 #: chunk touching most pages of the index B-trees; a crash loses at most one chunk, and a re-run goes on).
@@ -75,7 +77,6 @@ CHUNK = 5000
 _BATCH = 100  # game texts per unit of work (per worker task)
 _RECORD_EXTS = {ext for exts in FORMATS.values() for ext in exts}
 _ARCHIVE_EXTS = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
-_ECCO_RE = re.compile(r"^[A-Ea-e]\d\d$")
 # reader messages that mean the main line (or the start) is not what the file says
 _FATAL = ("main line", "FEN tag", "start position", "truncated", "end early", "cut short", "binit",
           "not a list of 4-digit moves", "is off the board", "branch 0,")
@@ -561,7 +562,7 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
         "black_key": search_key(black_name),
         "event_key": search_key(event),
         "result": result if result in RESULTS else ("1/2-1/2" if result == "½-½" else "*"),
-        "ecco": ecco.upper() if _ECCO_RE.match(ecco) else None,
+        "ecco": ecco.upper() if ECCO_RE.match(ecco) else None,
         "ecco_computed": None if custom else computed_ecco(moves),
         "opening": opening,
         "headers": json.dumps(h, ensure_ascii=False),
@@ -574,15 +575,6 @@ def game_row(game: Game, source: str = "", index: int = 0, collection: str = "ma
         "_moves": [(m.from_square, m.to_square) for m in moves],
         "_board": board,
     }
-
-
-def computed_ecco(moves: list) -> str | None:
-    """The ECCO code of a main line from the standard start, by :func:`xiangqi.study.ecco.classify`
-    (the file's ``[ECCO]`` tag is not read; it goes to the ``ecco`` column). About 80 µs a game."""
-    from xiangqi.study.ecco import classify  # imported on first use: not on every CLI start
-
-    found = classify(moves)
-    return found.code if found is not None else None
 
 
 def _index_data(row: dict) -> None:
@@ -1023,8 +1015,6 @@ def import_paths(engine: Engine, paths: Iterable[str | os.PathLike[str]], *, col
     bar.advance(unread)
     bar.update(force=True)
     if collection != "mine":  # the explorer's counts of common positions (xiangqi.db.aggregate)
-        from xiangqi.db import aggregate
-
         with engine.connect() as conn:
             stale = report.added > 0 or not aggregate.valid(conn)
         if stale:
