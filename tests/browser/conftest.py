@@ -262,6 +262,16 @@ class Driver:
         """The move list as shown, one entry per ply."""
         return self.page.locator("#move-list .mv:not(.skip)").all_inner_texts()
 
+    def until(self, pred: Callable[[], object], what: str, seconds: float = 60.0) -> None:
+        """Wait until ``pred()`` is true, polling every 50 ms through the page's own wait (so the
+        page's routes and events are served meanwhile); fails with ``what`` after ``seconds``, the
+        bound of a hung test, not a measure (a condition of the server or of a route handler, which
+        ``expect`` cannot wait for)."""
+        deadline = time.monotonic() + seconds
+        while not pred():
+            assert time.monotonic() < deadline, f"never: {what}"
+            self.page.wait_for_timeout(50)
+
 
 @pytest.fixture
 def driver(page) -> Driver:

@@ -79,7 +79,7 @@ def test_an_added_engine_plays_and_analyses(server, driver, page):
     expect(page.locator("#ep-engine-row")).to_be_visible()
     page.select_option("#ep-engine", "engine:2")
     best = page.locator("#ep-lines .ep-line").first
-    expect(best.locator(".ep-pv")).to_contain_text("炮二平五", timeout=20_000)
+    expect(best.locator(".ep-pv")).to_contain_text("炮二平五", timeout=60_000)
     expect(best.locator(".ep-score")).to_have_text("+0.30")
     page.screenshot(path=str(SHOTS / "analysis-added-engine-desktop.png"))
 

@@ -120,7 +120,7 @@ def test_draw_offer_accepted_in_an_equal_ending(quick_server, engine_ready, driv
 def test_computer_against_computer(quick_server, driver, page):
     driver.open(quick_server.url)
     driver.new_game("cvc")
-    page.wait_for_function("Number(document.body.dataset.plies) >= 4", timeout=20_000)
+    page.wait_for_function("Number(document.body.dataset.plies) >= 4", timeout=60_000)
     page.click(".xq-hit[data-sq='a0']")  # nobody human to move: clicks select nothing
     expect(page.locator(".xq-dest")).to_have_count(0)
     expect(page.locator("#btn-undo")).to_be_disabled()
@@ -224,7 +224,15 @@ def test_theme_language_sound_and_traditional_pieces_persist(quick_server, drive
     page.check("#set-trad")
     expect(page.locator(".xq-piece[data-sq='e0'] text")).to_have_text("帥")
     page.click("#dlg-settings button[value=close]")
-    page.wait_for_timeout(300)
+    # each change is a PUT of its own, sent as it is made: all five stored on the server before the
+    # reload, waited for rather than a fixed pause
+    changed = {"theme": "contrast", "mode": "dark", "language": "en", "sound": "off", "traditional": True}
+
+    def stored() -> bool:
+        got = page.evaluate("fetch('/api/settings').then(r => r.json())")
+        return {k: got.get(k) for k in changed} == changed
+
+    driver.until(stored, f"the server stored the settings {changed}")
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
     expect(html).to_have_attribute("data-theme", "contrast")

@@ -381,7 +381,7 @@ def test_claim_after_the_opponent_left(quick_grace_server, visitors):
     expect(a.locator("#ol-bar-bottom .clock")).to_have_class("clock low")  # not running before Red's move
     click_move(a, "h2e2")
     expect(a.locator("#ol-bar-bottom .clock")).to_have_class("clock low running")  # under 10 s: red
-    expect(a.locator("body")).to_have_attribute("data-ol-status", "finished", timeout=20_000)
+    expect(a.locator("body")).to_have_attribute("data-ol-status", "finished", timeout=60_000)
     expect(a.locator("#ol-headline")).to_have_text("黑胜")
     expect(a.locator("#ol-status")).to_contain_text("超时")
     expect(a.locator("#ol-bar-bottom .clock")).to_have_text("0:00")

@@ -44,7 +44,7 @@ def test_engine_panel_shows_a_win_by_the_perpetual_check_rule(live_server, drive
     page.click("#btn-settings")
     page.select_option("#set-language", "en")
     page.click("#dlg-settings button.primary")
-    expect(verdict).to_contain_text(EN, timeout=20_000)
+    expect(verdict).to_contain_text(EN, timeout=60_000)
     page.set_viewport_size({"width": 390, "height": 844})
     verdict.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "tb-rule-panel-phone-en.png"))

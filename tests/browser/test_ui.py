@@ -84,7 +84,7 @@ def test_long_move_list_scrolls_inside_its_panel_at_1366x768(quick_server, drive
     assert fit["list"]["top"] <= last["y"] and last["y"] + last["height"] <= fit["list"]["bottom"] + 1
     page.screenshot(path="/tmp/ui-desktop-120.png")
     # the same 120 plies opened as a PGN in the record browser, stepped through to the end
-    with urllib.request.urlopen(quick_server.url + "api/game/pgn?notation=iccs", timeout=10) as res:
+    with urllib.request.urlopen(quick_server.url + "api/game/pgn?notation=iccs", timeout=60) as res:
         pgn = res.read().decode()
     page.click("#btn-open")
     page.fill("#paste-text", pgn)
@@ -129,7 +129,7 @@ def test_phone_viewport_stays_usable_in_a_long_game(quick_server, driver, page):
 
 def server_game(server) -> dict:
     """``GET /api/game`` straight from the server (not the page's copy)."""
-    with urllib.request.urlopen(server.url + "api/game", timeout=10) as res:
+    with urllib.request.urlopen(server.url + "api/game", timeout=60) as res:
         return json.loads(res.read())
 
 

@@ -69,6 +69,6 @@ def test_a_slow_readyok_after_a_new_game_uses_the_ping_limit() -> None:
     assert str(exc.value) == ("laggard: no 'readyok' within 0.1 s of 'isready', after ucinewgame (the limit "
                               "of each later isready, 0.1 s; raise it with --ping-timeout)")
     # with a limit above the delay the same engine plays a game
-    ok = spec("slow-ready", 0.4, "laggard", start_timeout=60.0, ping_timeout=20.0)
+    ok = spec("slow-ready", 0.4, "laggard", start_timeout=60.0, ping_timeout=60.0)
     res = run_match(ok, spec("first", 0.0, "quick"), 1, TimeControl(movetime=0.05), ply_cap=6)
     assert [(g.result, g.reason) for g in res.games] == [("1/2-1/2", "Draw — ply cap of 6 reached")]

@@ -306,7 +306,7 @@ def test_ucci_refused_positions_and_degenerate_limits(uci):
         board.push_iccs("h2e2")
         assert board.is_legal(Move.from_iccs(lines[-1].split()[1]))
         uci.send("probe fen 4k4/9/9/9/9/9/9/9/9/4K4 w", "probe startpos moves h2e2")
-        lines = uci.until("pophash", 10) + uci.until("pophash", 10)
+        lines = uci.until("pophash", 60) + uci.until("pophash", 60)
         assert [x.split(":")[0] for x in lines] == ["info string error", "pophash", "pophash"]
     finally:
         uci.send("uci")

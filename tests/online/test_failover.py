@@ -60,14 +60,14 @@ def redis_url(tmp_path):
                              "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        end = time.monotonic() + 10
+        end = time.monotonic() + 60
         while not sock.exists():
             assert time.monotonic() < end and proc.poll() is None, "redis-server did not start"
             time.sleep(0.02)
         yield f"unix://{sock}"
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.wait(60)
 
 
 @pytest.fixture
@@ -108,7 +108,7 @@ class Page:
     secret), and its game socket on one process."""
 
     def __init__(self, base: str) -> None:
-        self.http = httpx.Client(base_url=base, timeout=15)
+        self.http = httpx.Client(base_url=base, timeout=60)
         self.token = self.http.get("/api/online/csrf").json()["token"]
         self.http.headers.update({"X-Xiangqi-Token": self.token, "Origin": base})
         assert self.http.post("/api/online/guest").status_code == 200
@@ -121,7 +121,7 @@ class Page:
 
         cookie = "; ".join(f"{k}={v}" for k, v in self.http.cookies.items())
         url = base.replace("http://", "ws://") + f"/ws/online/game/{gid}?token={self.token}"
-        self.ws = connect(url, additional_headers={"Origin": base, "Cookie": cookie}, open_timeout=15)
+        self.ws = connect(url, additional_headers={"Origin": base, "Cookie": cookie}, open_timeout=60)
         self.state = None
 
     def state_until(self, pred: Any, timeout: float = 15.0) -> dict[str, Any]:
@@ -201,13 +201,13 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
             play(i, {"red": a, "black": b})
         assert a.seen == b.seen == MATE_LINE[:KILL_AFTER]
         p1.send_signal(signal.SIGKILL)  # process 1 dies with A's socket; Black thinks meanwhile
-        p1.wait(10)
+        p1.wait(60)
         from websockets.exceptions import ConnectionClosed
 
         with pytest.raises(ConnectionClosed):  # A's socket ends (after what was already buffered)
             for _ in range(100):
-                a.ws.recv(timeout=5)
-        a.http = httpx.Client(base_url=base2, timeout=15, cookies=a.http.cookies,
+                a.ws.recv(timeout=60)
+        a.http = httpx.Client(base_url=base2, timeout=60, cookies=a.http.cookies,
                               headers={"X-Xiangqi-Token": a.token, "Origin": base2})
         a.connect(base2, gid)  # the load balancer sends A to process 2
         st = a.state_until(lambda s: True)

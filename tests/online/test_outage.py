@@ -358,12 +358,12 @@ class RedisServer:
         self.proc = subprocess.Popen([self.exe, "--port", "0", "--unixsocket", str(self.sock), "--save", "",
                                       "--appendonly", "no", "--dir", str(self.root)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: self.sock.exists(), timeout=10)
+        wait_for(lambda: self.sock.exists(), timeout=60)
 
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()
-            self.proc.wait(10)
+            self.proc.wait(60)
             self.proc = None
         with contextlib.suppress(FileNotFoundError):
             self.sock.unlink()

@@ -76,7 +76,7 @@ def test_a_held_session_row_does_not_delay_another_user_s_lobby_action(two):  # 
         # last_seen, or a slow read); b, a guest, goes on with the lobby
         conn.execute(sa.text(f"LOCK TABLE {login_sessions.name} IN ACCESS EXCLUSIVE MODE"))
         t, got = _in_thread(lambda: a.post("/seeks", json={"time_control": "5+3"}))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         r = _quick(lambda: b.post("/seeks", json={"time_control": "5+3"}))
         assert r.status_code == 201, r.text
         assert _quick(lambda: b.get("/lobby")).status_code == 200
@@ -108,7 +108,7 @@ def test_a_held_rating_row_does_not_delay_another_user_s_seek(two):  # noqa: F81
     try:  # a's rating read (for the seek's view) waits for the ratings table
         conn.execute(sa.text("LOCK TABLE ratings IN ACCESS EXCLUSIVE MODE"))
         t, got = _in_thread(lambda: a.post("/seeks", json={"time_control": "3+2", "rated": True}))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         r = _quick(lambda: c.post("/seeks", json={"time_control": "5+3"}))  # a guest's: no rating
         assert r.status_code == 201, r.text
         assert _quick(lambda: d.post(f"/seeks/{r.json()['id']}/accept")).status_code == 200
@@ -135,7 +135,7 @@ def test_a_slow_room_look_up_does_not_delay_another_user_s_seek(two):  # noqa: F
     try:  # the games' table locked: a's look-up of its game (SELECT revision) waits for it
         conn.execute(sa.text("LOCK TABLE online_games IN ACCESS EXCLUSIVE MODE"))
         t, got = _in_thread(lambda: a.get(f"/games/{gid}"))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         r = _quick(lambda: c.post("/seeks", json={"time_control": "5+3"}))
         assert r.status_code == 201, r.text
         ch = _quick(lambda: d.post("/challenges", json={"time_control": "10+5"}))
@@ -227,7 +227,7 @@ def test_a_seek_accepted_while_its_row_is_being_stored_starts_one_game(two):  # 
     try:  # a's seek is in the lobby of this process while its row waits for the table
         conn.execute(sa.text("LOCK TABLE online_lobby IN ACCESS EXCLUSIVE MODE"))
         t, made = _in_thread(lambda: a.post("/seeks", json={"time_control": "5+3", "color": "red"}))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         seeks = _quick(lambda: b.get("/lobby")).json()["seeks"]
         assert [s["by"]["id"] for s in seeks] == [a.me["user"]["id"]]
         t2, got = _in_thread(lambda: b.post(f"/seeks/{seeks[0]['id']}/accept"))
