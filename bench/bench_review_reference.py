@@ -16,6 +16,10 @@ CCPD archive, a few minutes). Of those, games of 80–110 plies, a seeded sample
 first half is the **tuning** set (the review's constants were chosen on it), the second half the
 **held-out** set (looked at only to report).
 
+(The weak set, ``--games weak``, has its reference cached at depth 14 in
+``bench/review_reference_weak.json`` and at depth 16 in ``bench/review_reference_weak_d16.json``:
+``--ref-depth 16`` reads and fills the latter.)
+
 **Reference**: Fairy-Stockfish (``/usr/games/fairy-stockfish``, ``UCI_Variant xiangqi``, 1 thread,
 64 MB hash cleared before each position) at ``--ref-depth`` (16), each position searched with the
 game's moves as history. A move's **reference loss** is the mover's evaluation before it minus after
@@ -154,7 +158,7 @@ def reference(games, depth: int, cache: dict, order: list[int] | None = None) ->
     (merged with what other runs wrote: several runs may fill one cache)."""
     from xiangqi.core.board import Board, Move
     from xiangqi.engine.api import Limit
-    from xiangqi.engine.client import SimpleEngine
+    from xiangqi.engine.uci.client import SimpleEngine
 
     if cache["depth"] not in (None, depth):
         raise SystemExit(f"{CACHE} holds depth {cache['depth']}; remove it to use depth {depth}")
@@ -177,6 +181,7 @@ def reference(games, depth: int, cache: dict, order: list[int] | None = None) ->
                 if out is not None:
                     cp = 0 if out.winner is None else (10000 if out.winner else -10000)
                     cache["evals"][k] = {"cp": cp, "mate": None, "best": None}
+                    save_cache(cache)  # (a finished game's last position: no search, but kept too)
                     continue
                 eng.new_game()
                 info = eng.analyse(board, Limit(depth=depth))
@@ -299,6 +304,8 @@ def main() -> None:
     args = ap.parse_args()
     global GAMES, CACHE
     GAMES, CACHE = GAME_SETS[args.games]
+    if args.games == "weak" and args.ref_depth != 14:  # the weak set's first cache is depth 14
+        CACHE = HERE / f"review_reference_weak_d{args.ref_depth}.json"
     if args.select and args.games != "masters":
         raise SystemExit("--select chooses master games: use it with --games masters")
     if args.select:

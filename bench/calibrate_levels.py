@@ -31,7 +31,7 @@ after an engine change starts afresh in the same file (``--same-engine FP`` keep
 counting the games of fingerprint FP when a change is known not to alter play).
 
 Fit. All games are fitted at once by maximum likelihood under the Elo logistic
-model (:func:`xiangqi.engine.match.fit_ratings`: draws count half, one virtual
+model (:func:`xiangqi.match.runner.fit_ratings`: draws count half, one virtual
 draw per pairing), with every Fairy-Stockfish player anchored at its ``UCI_Elo``.
 The error is the 95 % interval from the Hessian. The table shows level, Elo ±
 error, games and the rank name of DESIGN.md; ``--write`` stores the levels'
@@ -43,7 +43,7 @@ What the numbers mean. They hold for: each level at its real in-game settings
 with ``go movetime`` equal to the level's time so nothing is capped; no game clock);
 Fairy-Stockfish at ``--fsf-tc`` (default 200 ms per move), 1 thread, 16 MB hash;
 this machine's speed (高级 and 大师 are time-limited, so a faster machine makes
-them stronger); the 16 balanced openings of :data:`xiangqi.engine.match.OPENINGS`
+them stronger); the 16 balanced openings of :data:`xiangqi.match.runner.OPENINGS`
 with colours swapped; adjudication by our referee, draw at 300 plies. The scale is
 Fairy-Stockfish's ``UCI_Elo``, which Stockfish calibrated for chess (CCRL 40/4
 anchored, 60 s + 0.6 s): it says how strong a level is *relative to that engine
@@ -75,14 +75,14 @@ import time
 from pathlib import Path
 
 from xiangqi.engine.levels import BASE_LEVELS, ELO_FILE, Level, rank_name
-from xiangqi.engine.match import OPENINGS, GameResult, PlayerSpec, Rating, TimeControl, fit_ratings, run_match
+from xiangqi.match.runner import OPENINGS, GameResult, PlayerSpec, Rating, TimeControl, fit_ratings, run_match
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench" / "level_games.jsonl"
 FSF = "/usr/games/fairy-stockfish"
 #: Source files whose change makes earlier games void (the engine's playing code).
 ENGINE_FILES = ("search.py", "evaluate.py", "movegen.py", "tt.py", "consts.py", "api.py", "timeman.py",
-                "_numba.py", "protocol.py", "data/eval-texel-2026-12-01.npz", "nnue.py", "chase.py",
+                "_numba.py", "uci/server.py", "data/eval-texel-2026-12-01.npz", "nnue.py", "chase.py",
                 "data/nnue-2026-12-01.npz")
 
 

@@ -156,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tries", type=int, default=5000)
     args = ap.parse_args(argv)
 
-    from xiangqi.engine.client import SimpleEngine
-    from xiangqi.engine.match import OPENINGS, opening_board, read_openings
+    from xiangqi.engine.uci.client import SimpleEngine
+    from xiangqi.match.runner import OPENINGS, opening_board, read_openings
 
     t0 = time.time()
     book = default_book()

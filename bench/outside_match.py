@@ -8,14 +8,14 @@ For every peer (``--peer``, default those installed of Fairy-Stockfish, Sjaak II
 ``eleeye…`` runs in its own folder, where it finds its book and evaluation files) and every time
 control (``--tc``) it plays ``--games`` games of
 ``--engine`` (default ``builtin``, this checkout's engine at full strength) against the peer with
-:func:`xiangqi.engine.match.run_match`: the openings of ``bench/openings-walk-8ply.tsv`` (random
+:func:`xiangqi.match.runner.run_match`: the openings of ``bench/openings-walk-8ply.tsv`` (random
 walks that share no position with the book, its 8-ply match lines or the master games the
 evaluation was trained on; ``bench/make_walk_openings.py``), each with colours swapped, Hash 64 MB,
-the games ended by pyffish's rules (:mod:`xiangqi.engine.outside_referee`) while our referee rules
+the games ended by pyffish's rules (:mod:`xiangqi.match.outside_referee`) while our referee rules
 along. The PGNs go to ``--out`` (one file per peer and time control; a stopped run can be continued
 with ``xiangqi match … --first-game N``), and the table printed at the end gives per match the
 games, W–L–D and score under pyffish, the Elo with its 95 % interval (per game and per
-colour-swapped pair, :mod:`xiangqi.engine.sprt`), our referee's W–L–D of the same games and the
+colour-swapped pair, :mod:`xiangqi.match.sprt`), our referee's W–L–D of the same games and the
 number of games the two referees rule differently.
 
 Nothing is asserted: time-limited results depend on the machine's load, so the table is a
@@ -65,8 +65,8 @@ def _score(result: str, player: str, red: str) -> float:
 
 def table_row(path: str | os.PathLike[str], player: str | None = None) -> dict[str, object]:
     """The summary of one match PGN for ``player`` (default: the first game's Red, A of the match)."""
-    from xiangqi.engine.match import elo_difference
-    from xiangqi.engine.sprt import Sprt
+    from xiangqi.match.runner import elo_difference
+    from xiangqi.match.sprt import Sprt
 
     games = [g for g in read_pgn_games(path) if g.get("Result") in ("1-0", "0-1", "1/2-1/2")]
     if not games:
@@ -104,7 +104,7 @@ def table_row(path: str | os.PathLike[str], player: str | None = None) -> dict[s
 
 
 def _pair_elo(sprt) -> tuple[float, float, float]:
-    from xiangqi.engine.sprt import elo_interval
+    from xiangqi.match.sprt import elo_interval
 
     counts, values = sprt.counts
     if sum(counts) == 0:
@@ -147,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         print(format_table([table_row(p, args.player) for p in args.summary]))
         return 0
 
-    from xiangqi.engine.match import PlayerSpec, TimeControl, read_openings, run_match
-    from xiangqi.engine.outside_referee import PyffishReferee
+    from xiangqi.match.outside_referee import PyffishReferee
+    from xiangqi.match.runner import PlayerSpec, TimeControl, read_openings, run_match
 
     peers = args.peer or [k for k, v in PEERS.items() if shutil.which(v)]
     openings = read_openings(OPENINGS)

@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from xiangqi.engine import Limit
-    from xiangqi.engine.client import SimpleEngine
-    from xiangqi.engine.commands import resolve_command
+    from xiangqi.engine.uci.client import SimpleEngine
+    from xiangqi.engine.uci.commands import resolve_command
 
     fsf = SimpleEngine.popen(args.fsf, options={"Threads": 1, "Hash": 64})
     ours = SimpleEngine.popen(resolve_command(args.engine), timeout=600, options={"Hash": 64},

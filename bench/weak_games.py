@@ -34,7 +34,7 @@ PLY_CAP = 110
 def main() -> None:
     """Play ``--games`` games and write them (module docstring)."""
     from xiangqi.core.pgn import Game, write_game
-    from xiangqi.engine.match import PlayerSpec, TimeControl, play_game, read_openings
+    from xiangqi.match.runner import PlayerSpec, TimeControl, play_game, read_openings
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=10)

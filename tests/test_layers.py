@@ -1,4 +1,4 @@
-"""The package's layers (docs/DESIGN.md): core → engine → study/db → app → online → web → cli, each
+"""The package's layers (docs/DESIGN.md): core → engine → study/db/match → app → online → web → cli, each
 importing only its own layer and the ones below, and no import circle between packages.
 
 The imports are read from the source with :mod:`ast` (nothing is imported): module-level and
@@ -12,8 +12,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "src" / "xiangqi"
 
-#: Layer of each top-level package, lowest first (docs/DESIGN.md's diagram). study and db share one.
-LAYERS = {"core": 0, "engine": 1, "study": 2, "db": 2, "app": 3, "online": 4, "web": 5, "cli": 6}
+#: Layer of each top-level package, lowest first (docs/DESIGN.md's diagram). study, db and match share one.
+LAYERS = {"core": 0, "engine": 1, "study": 2, "db": 2, "match": 2, "app": 3, "online": 4, "web": 5, "cli": 6}
 #: Modules at the package root: the public facade and the data-dir helper sit with core (they import
 #: only core, or nothing of ours); ``python -m xiangqi`` is the command line.
 ROOT_MODULES = {"xiangqi": 0, "xiangqi.datadir": 0, "xiangqi.__main__": 6}

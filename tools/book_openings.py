@@ -10,7 +10,7 @@ end positions that
 * are balanced by the masters' results: the side to move scored between ``--low`` and ``--high``
   over the games that reached the position (draws ½),
 * are not a left-right mirror of another kept position (the book merges mirrors: the two are
-  one opening), and are not a position of :data:`xiangqi.engine.match.OPENINGS` (the match
+  one opening), and are not a position of :data:`xiangqi.match.runner.OPENINGS` (the match
   tool's own 16 starts, ≤ 7 plies).
 
 The most played ``--count`` of them are written as ``name<TAB>ICCS moves`` lines, the name being
@@ -26,7 +26,7 @@ import sys
 
 from xiangqi.core.board import Board
 from xiangqi.engine.book import default_book, position_keys
-from xiangqi.engine.match import OPENINGS, opening_board
+from xiangqi.match.runner import OPENINGS, opening_board
 
 
 def canonical(board: Board) -> int:

@@ -43,7 +43,7 @@ def main() -> int:
     args = ap.parse_args()
     # imported before the handshake is answered, so that the first 'go' is not slowed by it
     from xiangqi.engine.evaluate import ORDER_VALUE  # noqa: F401 (numba and the tables load here)
-    from xiangqi.engine.protocol import parse_position
+    from xiangqi.engine.uci.server import parse_position
 
     rng = random.Random(args.seed)
     board = None

@@ -6,7 +6,7 @@ stopped before a bound was reached.
 
 Games are taken in file order (the match writes them in game order, so games 2k and 2k+1 are the
 colour-swapped pair); PLAYER is A's name as in the Red/Black tags. Prints
-:meth:`xiangqi.engine.sprt.Sprt.summary`.
+:meth:`xiangqi.match.sprt.Sprt.summary`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from xiangqi.engine.sprt import Sprt, pgn_scores
+from xiangqi.match.sprt import Sprt, pgn_scores
 
 
 def scores(text: str, player: str) -> list[float]:
-    """PLAYER's score in each game of the PGN ``text``, in order (:func:`xiangqi.engine.sprt.pgn_scores`)."""
+    """PLAYER's score in each game of the PGN ``text``, in order (:func:`xiangqi.match.sprt.pgn_scores`)."""
     return pgn_scores(text, player)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board, Move
-from xiangqi.engine.client import (
+from xiangqi.engine.uci.client import (
     EngineError,
     EngineTerminatedError,
     EngineTimeoutError,

@@ -39,8 +39,8 @@ def test_novice_is_a_level_below_beginner():
     assert lv.key == "novice" and lv.name_en == "Novice" and get_level("Novice") is lv
     # the engine, the match tool and the app's level list (weakest first) know it
     assert list(LEVELS)[0] == "novice" and "novice" not in EXTRA_LEVELS
-    from xiangqi.engine.match import PlayerSpec
-    from xiangqi.engine.protocol import EngineServer
+    from xiangqi.engine.uci.server import EngineServer
+    from xiangqi.match.runner import PlayerSpec
 
     assert PlayerSpec.parse("builtin:入门").options == {"Level": "novice"}
     assert "var novice" in dict(EngineServer(write=lambda _: None)._options())["Level"]

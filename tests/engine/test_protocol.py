@@ -20,7 +20,7 @@ from xiangqi.core.board import Board, Move
 from xiangqi.engine.api import Limit as FakeLimit
 from xiangqi.engine.api import SearchInfo as FakeInfo
 from xiangqi.engine.api import SearchResult as FakeResult
-from xiangqi.engine.protocol import UCCI_MATE_VALUE, EngineServer, parse_position
+from xiangqi.engine.uci.server import UCCI_MATE_VALUE, EngineServer, parse_position
 
 MATED_FEN = "3k5/9/9/9/9/9/9/9/3R5/4K4 b - - 0 1"  # Black is mated (rook d1, flying general)
 

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from xiangqi.core.board import Board, Move
-from xiangqi.engine.client import Limit, Score, SimpleEngine
+from xiangqi.engine.uci.client import Limit, Score, SimpleEngine
 
 ENGINE = [sys.executable, "-m", "xiangqi.cli", "engine"]
 MATE_IN_ONE = "3k5/9/9/9/9/9/9/9/7R1/4K4 w - - 0 1"  # h1d1 mates (the e file is the red king's)

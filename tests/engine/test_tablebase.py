@@ -262,7 +262,7 @@ def test_engine_probes_the_root(tbdir):
 
 
 def test_uci_tablebase_path_option(tbdir):
-    from xiangqi.engine.protocol import EngineServer
+    from xiangqi.engine.uci.server import EngineServer
 
     board, dtm = _long_win(tbdir, "KRKA", 9)
     out: list[str] = []

@@ -68,3 +68,24 @@ def test_bad_confirm_is_refused(tmp_path, capsys, extra, message) -> None:
     path = _pgn(tmp_path, HANGING, ["b0b6"])
     assert main(["analyse", path, "--depth", "2", "-q", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_counts_the_confirmation_and_ends_at_its_total(jobs) -> None:
+    from xiangqi.study.review import confirm_candidates, evaluate_line, review_games
+
+    g = Game()
+    node = g
+    for m in REFUTED:
+        node = node.add_variation(Move.from_iccs(m))
+    start = g.board().fen()
+    n = len(confirm_candidates(start, REFUTED, evaluate_line(start, REFUTED, 0, len(REFUTED) + 1, depth=2)))
+    assert n > 0
+    seen: list[tuple[int, int]] = []
+    list(review_games([g, g], depth=2, confirm=4, jobs=jobs, on_progress=lambda d, t: seen.append((d, t))))
+    positions = 2 * (len(REFUTED) + 1)
+    # done never goes back and ends at every position plus both games' candidates: the bar does not
+    # stand at its end while the confirmations run
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))
+    assert seen[-1] == (positions + 2 * n, positions + 2 * n)
+    assert max(d for d, t in seen if t == positions + 2 * n) > positions

@@ -270,7 +270,7 @@ def test_relative_paths_are_taken_from_the_folder_the_engine_was_added_from(clie
 ])
 def test_an_engine_that_gives_no_move_ends_the_game_by_the_referee(client, mode, fen, result, zh, en):
     """An added engine that resigns or claims a draw ends the game with the result and reason a
-    match gives (engine.match.judge_claim), not a computer failure (before: ``engine_error``)."""
+    match gives (match.runner.judge_claim), not a computer failure (before: ``engine_error``)."""
     eng = _add(client, mode, movetime_s=0.1)
     body = {"engine": eng["id"], "red": "human", "black": "engine"}
     if fen:

@@ -7,7 +7,7 @@ the engine announced, the option values the user chose, and the thinking time pe
 its level key is ``engine:<id>`` (:func:`engine_key`), next to the built-in levels.
 
 The protocol work (handshake, ``position … moves``, Fairy-Stockfish's ranks 1–10, ElephantEye's
-``nobestmove``) is :class:`xiangqi.engine.client.SimpleEngine`'s; this module keeps the list, starts
+``nobestmove``) is :class:`xiangqi.engine.uci.client.SimpleEngine`'s; this module keeps the list, starts
 one process per engine when it is first needed, serialises its searches (an engine process searches
 one position at a time) and restarts a process that died.
 
@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
-from xiangqi.engine.commands import EngineSetupError, resolve_command  # re-exported: the app's API
+from xiangqi.engine.uci.commands import EngineSetupError, resolve_command  # re-exported: the app's API
 
 __all__ = ["EngineSetupError", "EngineGaveNoMove", "no_move_outcome",
            "EngineSpec", "ExternalEngines", "ExternalAnalyser", "ExternalSearcher",
@@ -81,10 +81,10 @@ class EngineGaveNoMove(EngineSetupError):
 def no_move_outcome(board: Board, exc: EngineGaveNoMove, rules: object | None = None) -> Any:
     """The game's :class:`~xiangqi.core.outcome.Outcome` when the side to move of ``board`` (an added
     engine) gave no move (``exc``): a resignation loses; a draw claim is judged by our referee as in
-    ``xiangqi match`` (:func:`xiangqi.engine.match.judge_claim`: a valid claim gives the referee's
+    ``xiangqi match`` (:func:`xiangqi.match.runner.judge_claim`: a valid claim gives the referee's
     ruling, e.g. 和棋 — 60回合未吃子…（FakeEngine提和）; an invalid one loses for the claimant)."""
     from xiangqi.core.outcome import Termination, win
-    from xiangqi.engine.match import judge_claim
+    from xiangqi.match.runner import judge_claim
 
     side = board.turn
     who_zh, who_en = ("红方", "Red") if side else ("黑方", "Black")
@@ -158,7 +158,7 @@ def probe(argv: Sequence[str], protocol: str = "auto", *,
     [{name, type, default, min, max, var}, …]}``. ``protocol``: ``uci``, ``ucci`` or ``auto`` (try
     UCI, then UCCI). Raises :class:`EngineSetupError` when it cannot be started or does not answer
     (the message names the program and what happened)."""
-    from xiangqi.engine.client import EngineError, SimpleEngine
+    from xiangqi.engine.uci.client import EngineError, SimpleEngine
 
     try:
         eng = SimpleEngine.popen(list(argv), protocol, timeout=timeout, cwd=str(Path(argv[0]).parent))
@@ -317,7 +317,7 @@ class ExternalEngines:
 
     def _process(self, spec: EngineSpec) -> Any:
         """The running process of ``spec`` (started, and given its options, when there is none)."""
-        from xiangqi.engine.client import EngineError, SimpleEngine
+        from xiangqi.engine.uci.client import EngineError, SimpleEngine
 
         with self._lock:
             if self._closed:
@@ -346,10 +346,10 @@ class ExternalEngines:
         thinking its time a move, or ``time_s`` seconds when less (the game clock's budget).
         Raises :class:`EngineSetupError` for an unknown engine, :class:`EngineGaveNoMove` when the
         engine gives no move (``bestmove resign``, ``nobestmove``, ``(none)``), and
-        :class:`xiangqi.engine.client.EngineError` when the engine fails (its process is then
+        :class:`xiangqi.engine.uci.client.EngineError` when the engine fails (its process is then
         stopped, and started again at the next request)."""
         from xiangqi.engine import Limit
-        from xiangqi.engine.client import EngineError
+        from xiangqi.engine.uci.client import EngineError
 
         spec = self.spec(key)
         seconds = spec.movetime_s if time_s is None else max(0.05, min(spec.movetime_s, time_s))
@@ -371,7 +371,7 @@ class ExternalEngines:
         ``{"move": ICCS, "score_cp": int|None, "mate": int|None, "pv": [ICCS…], "depth": int|None}``
         with the score from the side to move's view. Errors as :meth:`play`."""
         from xiangqi.engine import Limit
-        from xiangqi.engine.client import EngineError
+        from xiangqi.engine.uci.client import EngineError
 
         spec = self.spec(key)
         with self._search_lock(spec.id):
@@ -392,9 +392,9 @@ class ExternalEngines:
 
     def search(self, key: str, board: Board, limit: Any) -> Any:
         """Engine ``key``'s search of ``board`` under ``limit`` from cleared tables, as the review reads
-        it (:meth:`xiangqi.engine.client.ClientSearcher.search`: ``move``, ``score_cp``/``mate`` from
+        it (:meth:`xiangqi.engine.uci.client.ClientSearcher.search`: ``move``, ``score_cp``/``mate`` from
         the side to move's view, ``pv``, ``depth``). Errors as :meth:`play`."""
-        from xiangqi.engine.client import ClientSearcher, EngineError
+        from xiangqi.engine.uci.client import ClientSearcher, EngineError
 
         spec = self.spec(key)
         with self._search_lock(spec.id):
@@ -456,7 +456,7 @@ class ExternalAnalyser:
 
     def search(self, board: Board, limit: Any, *, on_info: Any = None, multipv: int = 1) -> None:
         """Analyse ``board`` until :meth:`stop` (see the class doc). Errors of the engine propagate
-        (:class:`EngineSetupError`, :class:`xiangqi.engine.client.EngineError`)."""
+        (:class:`EngineSetupError`, :class:`xiangqi.engine.uci.client.EngineError`)."""
         import time
         import types
 
@@ -497,7 +497,7 @@ class ExternalSearcher:
     def search(self, board: Board, limit: Any) -> Any:
         """The engine's answer in ``board`` (its move history counts for repetitions), thinking
         ``limit.time`` seconds or the engine's time a move: :meth:`ExternalEngines.search`, the same
-        path as ``xiangqi analyse --engine`` (:class:`xiangqi.engine.client.ClientSearcher`)."""
+        path as ``xiangqi analyse --engine`` (:class:`xiangqi.engine.uci.client.ClientSearcher`)."""
         from xiangqi.engine import Limit
 
         seconds = getattr(limit, "time", None) or self.spec.movetime_s

@@ -3,7 +3,7 @@
 Each game is a :class:`xiangqi.app.jieqi_game.JieqiGame` played by the page's code (every move
 through :meth:`~xiangqi.app.jieqi_game.JieqiGame.play`, each player searching its own view of the
 hidden pieces); the result, the Elo difference and the summary are
-:class:`xiangqi.engine.match.MatchResult`'s. Games ``2k`` and ``2k+1`` share one deal (the same
+:class:`xiangqi.match.runner.MatchResult`'s. Games ``2k`` and ``2k+1`` share one deal (the same
 identities under the same squares) with colours swapped, as the match tool's openings do.
 
 Players: ``builtin`` / ``builtin:<level>`` (the 揭棋 search at level 1, 2 or 3 of
@@ -23,7 +23,7 @@ from typing import Any
 
 from xiangqi.core.jieqi import JieqiBoard, JieqiMove, deal, write_pgn
 from xiangqi.engine.jieqi_search import LEVELS, JieqiSearch, greedy_mover, random_mover
-from xiangqi.engine.match import GameResult, MatchError, MatchResult, TimeControl
+from xiangqi.match.runner import GameResult, MatchError, MatchResult, TimeControl
 
 __all__ = ["JieqiPlayer", "JieqiMatchResult", "play_jieqi_game", "run_jieqi_match", "cmd_match_jieqi"]
 
@@ -43,7 +43,7 @@ class JieqiPlayer:
     @classmethod
     def parse(cls, spec: str, tc: TimeControl | None = None) -> JieqiPlayer:
         """``builtin[:1|2|3]``, ``random`` or ``greedy``; ``tc`` a movetime or depth (module text).
-        Raises :class:`~xiangqi.engine.match.MatchError` for anything else."""
+        Raises :class:`~xiangqi.match.runner.MatchError` for anything else."""
         s = spec.strip()
         if s in ("random", "greedy"):
             return cls(s, s)

@@ -46,6 +46,7 @@ import sqlalchemy as sa
 from xiangqi.app.background import ForegroundGate
 from xiangqi.core.errors import XiangqiError
 from xiangqi.study.review import (
+    CONFIRM_VERSION,
     DEFAULT_CONFIRM_DEPTH,
     DEFAULT_DEPTH,
     DEFAULT_HASH_MB,
@@ -94,9 +95,9 @@ class ReviewQueueFull(XiangqiError):
 
 def line_digest(start_fen: str, moves: Sequence[str], hash_mb: int = DEFAULT_HASH_MB) -> str:
     """SHA-1 hex of a reviewed line: start FEN, ICCS moves and TT size (a review depends on all three),
-    and the confirmation depth (:data:`DEFAULT_CONFIRM_DEPTH`), so that a review stored before or
-    with another confirmation is not served as this one."""
-    text = f"{start_fen}|{' '.join(moves)}|{hash_mb}|confirm{DEFAULT_CONFIRM_DEPTH}"
+    and the confirmation depth and method (:data:`DEFAULT_CONFIRM_DEPTH`, :data:`CONFIRM_VERSION`), so
+    that a review stored before or with another confirmation is not served as this one."""
+    text = f"{start_fen}|{' '.join(moves)}|{hash_mb}|confirm{DEFAULT_CONFIRM_DEPTH}v{CONFIRM_VERSION}"
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 

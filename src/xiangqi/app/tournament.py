@@ -1,7 +1,7 @@
 """Engine matches in the page: two players or a small round-robin of levels and added engines, with
 a live cross table, and every game kept in the library.
 
-The games are played by :func:`xiangqi.engine.match.run_match` — the code of ``xiangqi match``, not
+The games are played by :func:`xiangqi.match.runner.run_match` — the code of ``xiangqi match``, not
 a second implementation: the same openings (pairs of games share one with colours swapped), the
 same adjudication by our referee, the same engine processes (the built-in levels run as
 ``xiangqi engine`` subprocesses, added engines as their own programs). Each pair of players plays
@@ -9,9 +9,9 @@ its games in turn (pairs in the order of the round-robin's rounds: every player 
 once per cycle); one game at a time, so the game against the computer keeps a core.
 
 The standings give each player's points and an Elo fitted to all the games at once
-(:func:`xiangqi.engine.match.fit_ratings`, the first player anchored at 0, so the column reads
+(:func:`xiangqi.match.runner.fit_ratings`, the first player anchored at 0, so the column reads
 "Elo relative to the first player"), with its 95 % error bar; a pair's cell gives its wins, draws,
-losses and the Elo difference of that pair alone (:func:`xiangqi.engine.match.elo_difference`).
+losses and the Elo difference of that pair alone (:func:`xiangqi.match.runner.elo_difference`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _finite(x: float) -> float | None:
 class Tournament:
     """One round-robin. ``players``: ``(key, PlayerSpec)`` pairs (key: ``builtin:<level>`` or
     ``engine:<id>``); ``games_per_pair`` even numbers keep colours balanced; ``tc`` a
-    :class:`xiangqi.engine.match.TimeControl`; ``save(game_result, event)`` keeps a finished game
+    :class:`xiangqi.match.runner.TimeControl`; ``save(game_result, event)`` keeps a finished game
     (the library), called in the worker thread; its errors are logged, never raised.
     Run with :meth:`run` (blocks; :class:`TournamentManager` runs it in a thread)."""
 
@@ -85,7 +85,7 @@ class Tournament:
         self.tc = tc
         self.save = save
         self.ply_cap = ply_cap
-        #: ``(name, moves)`` openings as :func:`xiangqi.engine.match.run_match` takes them (None: its
+        #: ``(name, moves)`` openings as :func:`xiangqi.match.runner.run_match` takes them (None: its
         #: balanced set; ``"<FEN>|"`` starts for the random mode)
         self.openings = tuple(openings) if openings else None
         self.event = f"{' / '.join(names)} ({tc})"
@@ -110,7 +110,7 @@ class Tournament:
 
     def run(self) -> None:
         """Play every pair's games (blocks). Sets :attr:`status`; never raises."""
-        from xiangqi.engine.match import DEFAULT_PLY_CAP, run_match
+        from xiangqi.match.runner import DEFAULT_PLY_CAP, run_match
 
         self.status = "running"
         try:
@@ -147,7 +147,7 @@ class Tournament:
     def standings(self) -> list[dict[str, Any]]:
         """Players by points: ``{name, key, points, games, elo, elo_error}`` (Elo relative to the
         first player; None while it cannot be fitted, e.g. a player who won or lost everything)."""
-        from xiangqi.engine.match import fit_ratings
+        from xiangqi.match.runner import fit_ratings
 
         with self._lock:
             results = list(self.results)
@@ -179,7 +179,7 @@ class Tournament:
         """The API's view: ``{id, status, error, players: [names], keys, games_per_pair, tc, done,
         total, current, table: [[cell or null]], standings}``; a cell (row player against column
         player) is ``{wins, draws, losses, elo, elo_error}`` from the row player's side."""
-        from xiangqi.engine.match import elo_difference
+        from xiangqi.match.runner import elo_difference
 
         n = len(self.names)
         table: list[list[dict[str, Any] | None]] = [[None] * n for _ in range(n)]

@@ -158,7 +158,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
         warmup(background=False)
         print(f"engine kernels ready in {time.monotonic() - t0:.1f} s (cache {_numba.cache_dir()})")
         return 0 if is_ready() else 1
-    from xiangqi.engine.protocol import serve
+    from xiangqi.engine.uci.server import serve
 
     return serve()
 
@@ -255,7 +255,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_match(args: argparse.Namespace) -> int:
     """Play an engine match and print the score, the Elo difference and its 95% error bar."""
-    from xiangqi.engine.match import BUILTIN, OPENINGS, PlayerSpec, TimeControl, run_match
+    from xiangqi.match.runner import BUILTIN, OPENINGS, PlayerSpec, TimeControl, run_match
 
     if args.variant == "jieqi":  # 揭棋: its own players and games (app/jieqi_match.py)
         from xiangqi.app.jieqi_match import cmd_match_jieqi
@@ -276,7 +276,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     for spec, text, which in ((a, args.a, "A"), (b, args.b, "B")):
         if text.strip() == BUILTIN or text.strip().startswith(BUILTIN + ":"):
             continue
-        from xiangqi.engine.commands import EngineSetupError, resolve_command
+        from xiangqi.engine.uci.commands import EngineSetupError, resolve_command
 
         try:  # a relative program or argument, against this folder (as the page does for added engines)
             spec.command = resolve_command(spec.command[0], spec.command[1:])
@@ -293,7 +293,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.first_game < 1:
         raise XiangqiError(f"--first-game must be >= 1, got {args.first_game}")
     if args.openings_file:
-        from xiangqi.engine.match import read_openings
+        from xiangqi.match.runner import read_openings
 
         pool = read_openings(args.openings_file)
     else:
@@ -302,7 +302,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.variant == "random":  # 随机开局: a shuffle per pair of games, colours swapped (core/variants.py)
         import random as _random
 
-        from xiangqi.engine.match import random_openings
+        from xiangqi.match.runner import random_openings
 
         pairs = (args.games + 1) // 2
         openings = random_openings(min(pairs, args.openings or pairs), _random.Random(args.seed))
@@ -312,7 +312,7 @@ def cmd_match(args: argparse.Namespace) -> int:
               "the engines share cores and search less per move than their time control allows",
               file=sys.stderr)
 
-    from xiangqi.engine.outside_referee import get_referee
+    from xiangqi.match.outside_referee import get_referee
 
     referee = get_referee(args.referee)
     if args.pgn:
@@ -336,14 +336,14 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     sprt = None
     if args.sprt is not None:
-        from xiangqi.engine.sprt import Sprt
+        from xiangqi.match.sprt import Sprt
 
         try:
             sprt = Sprt(args.sprt[0], args.sprt[1], args.alpha, args.beta, args.sprt_model)
         except ValueError as exc:
             raise XiangqiError(f"--sprt: {exc}") from None
         for path in args.sprt_prior:  # the games of the match's earlier parts count first
-            from xiangqi.engine.sprt import pgn_scores
+            from xiangqi.match.sprt import pgn_scores
 
             try:
                 with open(path, encoding="utf-8") as fh:
@@ -377,7 +377,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Print perft and search nodes/s (with a peer's perft speed and the ratio when given)."""
-    from xiangqi.engine.match import peer_perft_speed, perft_speed, search_speed
+    from xiangqi.match.runner import peer_perft_speed, perft_speed, search_speed
 
     nodes, dt = perft_speed(args.perft_depth)
     print(f"perft {args.perft_depth} (start position): {nodes} nodes in {dt:.2f}s "
@@ -714,8 +714,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-margin", type=float, default=0.5,
                    help="seconds an engine may overdraw its clock before it loses on time")
     p.add_argument("--pgn", default="match.pgn", help="write the games here ('' for none)")
-    # the defaults are engine.match.DEFAULT_START_TIMEOUT / DEFAULT_PING_TIMEOUT (not imported here:
-    # building the parser stays cheap; tests/engine/test_match_timeouts.py checks they agree)
+    # the defaults are match.runner.DEFAULT_START_TIMEOUT / DEFAULT_PING_TIMEOUT (not imported here:
+    # building the parser stays cheap; tests/match/test_match_timeouts.py checks they agree)
     p.add_argument("--start-timeout", type=float, default=300.0, metavar="SECONDS",
                    help="seconds an engine may take to start, up to its first readyok (default 300: a first "
                         "start may compile for minutes on a loaded machine)")
@@ -873,6 +873,3 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
-
-if __name__ == "__main__":
-    sys.exit(main())

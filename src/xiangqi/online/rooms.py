@@ -817,13 +817,20 @@ class OnlineRoom(GameHub):
         await self.broadcast()
 
     async def _draw_decline(self, color: Color, _msg: dict[str, Any]) -> None:
+        await self._decline(color, "draw", "there is no draw offer from your opponent")
+
+    async def _decline(self, color: Color, kind: str, missing: str) -> None:
+        """``color`` declines the opponent's pending ``kind`` offer (``draw`` or ``takeback``): the
+        offer is cleared and saved, the room broadcast, and the event ``<kind>_declined`` sent.
+        Raises :class:`OnlineError` 409 ``conflict`` with the message ``missing`` when the opponent
+        has no such offer pending."""
         async with self._lock:
-            if self.offers["draw"] != _opp(color):
-                raise OnlineError("there is no draw offer from your opponent", 409, "conflict")
+            if self.offers[kind] != _opp(color):
+                raise OnlineError(missing, 409, "conflict")
             with self._saving():
-                self.offers["draw"] = None
+                self.offers[kind] = None
         await self.broadcast()
-        self.event("draw_declined", color)
+        self.event(f"{kind}_declined", color)
 
     def _plies_back(self, requester: Color) -> int:
         """Plies a takeback for ``requester`` removes: its last move, and the reply after it."""
@@ -873,13 +880,7 @@ class OnlineRoom(GameHub):
         await self.broadcast()
 
     async def _takeback_decline(self, color: Color, _msg: dict[str, Any]) -> None:
-        async with self._lock:
-            if self.offers["takeback"] != _opp(color):
-                raise OnlineError("there is no takeback request from your opponent", 409, "conflict")
-            with self._saving():
-                self.offers["takeback"] = None
-        await self.broadcast()
-        self.event("takeback_declined", color)
+        await self._decline(color, "takeback", "there is no takeback request from your opponent")
 
     # -- several processes (shared mode) -------------------------------------------------------------
 

@@ -274,14 +274,14 @@ def summary_table(reviews: Sequence[tuple[int, GameReview]]) -> str:
 def engine_command(command: str, args: Sequence[str] = (), options: Sequence[str] = (),
                    protocol: str = "auto", cp_scale: float | None = None) -> EngineCommand:
     """The :class:`EngineCommand` of ``--engine CMD --engine-arg A … --engine-option NAME=VALUE …``:
-    the program found as :func:`xiangqi.engine.commands.resolve_command` finds it (a path, or a name
+    the program found as :func:`xiangqi.engine.uci.commands.resolve_command` finds it (a path, or a name
     on ``$PATH`` or in /usr/games), checked by a handshake (UCI, else UCCI, with ``protocol``
     ``auto``) with the options set; ``cp_scale`` its centipawns per one of ours (None: known
     engines' measured scale, else 1). Raises :class:`XiangqiError` saying what is wrong: no such
     program, not an engine (no ``uciok``/``ucciok``), an option it does not have, a bad
     ``NAME=VALUE``."""
-    from xiangqi.engine.client import EngineError
-    from xiangqi.engine.commands import resolve_command
+    from xiangqi.engine.uci.client import EngineError
+    from xiangqi.engine.uci.commands import resolve_command
     from xiangqi.study.review import _external, close_engines
 
     argv = resolve_command(command, list(args))

@@ -55,6 +55,7 @@ __all__ = [
     "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
     "default_jobs", "review_move", "try_move", "TRY_TOLERANCE", "make_pool",
     "EngineCommand", "close_engines", "refine_line", "evaluate_game", "DEEP_DROP",
+    "confirm_line", "confirm_candidates", "classify_confirmed",
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
@@ -269,7 +270,7 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
     repetition ruling, the move limit) the result is scored as such without a search.
     A position with no legal move is always scored as lost for the side to move. The engine's
     ``cp_scale`` attribute, when it has one (an external engine's
-    :class:`~xiangqi.engine.client.ClientSearcher`), divides its centipawns into ours.
+    :class:`~xiangqi.engine.uci.client.ClientSearcher`), divides its centipawns into ours.
     """
     red = board.turn
     if final:
@@ -333,7 +334,7 @@ class EngineCommand:
     program and its arguments, ``protocol`` ``auto`` (UCI, else UCCI: the client's detection),
     ``uci`` or ``ucci``; ``options`` ``(name, value)`` pairs set after the handshake (e.g.
     ``(("Threads", "1"), ("Hash", "64"))``); ``cp_scale`` the engine's centipawns per centipawn of
-    ours (None: :func:`xiangqi.engine.client.engine_cp_scale` of its name). Plain data: it is sent
+    ours (None: :func:`xiangqi.engine.uci.client.engine_cp_scale` of its name). Plain data: it is sent
     to worker processes, each of which starts its own process of the engine (:func:`close_engines`
     stops this process's)."""
 
@@ -343,11 +344,11 @@ class EngineCommand:
     cp_scale: float | None = None
 
     def start(self):
-        """A started :class:`xiangqi.engine.client.ClientSearcher` of this engine. The options it did
+        """A started :class:`xiangqi.engine.uci.client.ClientSearcher` of this engine. The options it did
         not set are given one thread (a depth-limited search is then repeatable) when the engine
-        has a ``Threads`` option. Raises :class:`xiangqi.engine.client.EngineError` saying what
+        has a ``Threads`` option. Raises :class:`xiangqi.engine.uci.client.EngineError` saying what
         went wrong (cannot be started, answered neither ``uci`` nor ``ucci``, unknown option)."""
-        from xiangqi.engine.client import ClientSearcher, SimpleEngine
+        from xiangqi.engine.uci.client import ClientSearcher, SimpleEngine
 
         eng = SimpleEngine.popen(list(self.argv), self.protocol)
         try:
@@ -509,25 +510,88 @@ def refine_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEv
 
 #: The confirmation step's candidates: a ply that is not the engine's move and whose first-pass loss
 #: is at least this many centipawns (clamped, the mover's view) or whose drop is an inaccuracy or
-#: more. 40 cp: on the weak tuning games 88 % of the reference's blunders lose that much at depth 8
-#: (docs/REVIEW.md, "Confirmation").
-CONFIRM_MIN_CP = 40
-#: The confirmed classes: the deeper search's centipawn loss (clamped to ±CP_CEILING, the mover's
-#: view) for a blunder / mistake / inaccuracy. Chosen on the weak tuning games at confirmation depth
-#: 11 against Fairy-Stockfish's depth-14 losses (docs/REVIEW.md, "Confirmation"): 50 cp is the
-#: highest mistake threshold that marks >= 80 % of its blunders, 240 cp (~ its 300 cp at its
-#: scale 1.23) the blunder threshold, where more reach no higher share confirmed.
-CONFIRM_THRESHOLDS = ((240, "blunder"), (50, "mistake"), (40, "inaccuracy"))
+#: more. 30 cp: against Fairy-Stockfish at depth 16, 40 cp left out 10 of the weak tuning games' 46
+#: blunders; 30 brings 2 of them in for 15 % more candidates (docs/REVIEW.md, "Confirmation, second
+#: version").
+CONFIRM_MIN_CP = 30
+#: The confirmed classes: the deeper search's centipawn loss (clamped to ±CONFIRM_CLAMP_CP, the
+#: mover's view) for a blunder / mistake / inaccuracy. Chosen on the weak tuning games at confirmation
+#: depth 11 against Fairy-Stockfish's losses at depth 16 (docs/REVIEW.md, "Confirmation, second
+#: version"): 45 cp the highest mistake threshold that marks >= 80 % of its blunders, 240 cp (~ its
+#: 300 cp at its scale 1.23) the blunder threshold, where more reach no higher share confirmed.
+CONFIRM_THRESHOLDS = ((240, "blunder"), (45, "mistake"), (40, "inaccuracy"))
+#: The confirmation's clamp (centipawns, ours): its losses are computed on scores clamped to ±650.
+#: Our scores saturate where the reference's grow (on the weak tuning games every position ours
+#: scores 600-700 the reference scores >= 1000, its clamp; ours 500-600: 22 %), so ±650 of ours is
+#: the reference's ±1000: a move from +700 to a mate is no loss, as it is for the reference
+#: (docs/REVIEW.md, "Confirmation, second version").
+CONFIRM_CLAMP_CP = 650
+#: A confirmed blunder also needs the played move to lose at least this many centipawns (clamped)
+#: to the second-best move of a multi-PV 2 search at the confirmation depth: a move that is about as
+#: good as the second-best loses only to a single move of ours, and our "only moves" were the
+#: commonest false ?? against the reference (docs/REVIEW.md). Such a move is a mistake instead.
+CONFIRM_SECOND_CP = 100
+#: The confirmation's method, counted up when its rules change (2: the ±650 clamp, the second-best
+#: check, the 30 cp candidates and the 45 cp mistakes), so that a stored review confirmed by an older
+#: method is not served as a current one (``app.reviews.line_digest``).
+CONFIRM_VERSION = 2
 #: The confirmation depth of ``xiangqi analyse`` and the review page (our engine): 11, chosen with
 #: the thresholds above (depth 12 was no better and cost more; docs/REVIEW.md, "Confirmation").
 DEFAULT_CONFIRM_DEPTH = 11
 
 
-def _clamped_loss(red: bool, before: PositionEval, after: PositionEval) -> int:
+def _clamped_loss(red: bool, before: PositionEval, after: PositionEval, ceiling: int = CP_CEILING) -> int:
     sign = 1 if red else -1
-    cb = max(-CP_CEILING, min(CP_CEILING, before.cp))
-    ca = max(-CP_CEILING, min(CP_CEILING, after.cp))
+    cb = max(-ceiling, min(ceiling, before.cp))
+    ca = max(-ceiling, min(ceiling, after.cp))
     return max(0, sign * (cb - ca))
+
+
+def confirm_candidates(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], *,
+                       min_cp: int | None = None) -> list[int]:
+    """The plies (0-based, in order) that :func:`confirm_line` searches again: not the first pass's
+    best move, the position before not over, and a clamped centipawn loss of at least ``min_cp``
+    (default :data:`CONFIRM_MIN_CP`) or a win-chance drop of an inaccuracy or more. ``evals``: every
+    position of the line (``len(moves) + 1``). No search: cheap, so a caller can count the work."""
+    floor = CONFIRM_MIN_CP if min_cp is None else int(min_cp)
+    out = []
+    red = Board(start_fen).turn  # the mover of ply i (a legal line alternates)
+    for i, text in enumerate(moves):
+        b, a = evals[i], evals[i + 1]
+        if b.best != text and b.over is None:
+            drop = (1 if red else -1) * (b.win - a.win)
+            if _clamped_loss(red, b, a) >= floor or drop >= THRESHOLDS[-1][0]:
+                out.append(i)
+        red = not red
+    return out
+
+
+def _second_best(engine, board: Board, depth: int, best: str | None) -> PositionEval | None:
+    """The best line not starting with ``best`` (ICCS) of a multi-PV 2 search of ``board`` at
+    ``depth`` from a cleared table, as a :class:`PositionEval` (Red's side; ``best`` its first move),
+    or None when the position has a single legal move or ``engine`` cannot search several lines
+    (only :class:`xiangqi.engine.Engine` does: it keeps them in ``last_lines``)."""
+    from xiangqi.engine.api import Limit, _int_to_move, _score_fields
+
+    if not hasattr(engine, "last_lines"):
+        return None
+    engine.new_game()
+    res = engine.search(board, Limit(depth=int(depth)), multipv=2)
+    lines = list(engine.last_lines)
+    if res.move is None or len(lines) < 2:
+        return None
+    score, pv = next((ln for ln in lines if _int_to_move(ln[1][0]).iccs() != best), lines[1])
+    cp, mate = _score_fields(int(score))
+    sign = 1 if board.turn else -1
+    if mate is not None:
+        mate = sign * mate
+        cp = (MATE_CP - abs(mate)) * (1 if mate > 0 else -1)
+    elif abs(cp) >= _RULE_WIN_CP:
+        cp = MATE_CP if sign * cp > 0 else -MATE_CP
+    else:
+        cp = sign * int(cp)
+    moves = tuple(_int_to_move(m).iccs() for m in pv)
+    return PositionEval(cp, mate, moves[0], moves, int(res.depth), int(res.nodes))
 
 
 def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], depth: int,
@@ -535,20 +599,23 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
                  cancelled: Callable[[], bool] | None = None, searcher: Any = None,
                  engine: EngineCommand | None = None,
                  on_progress: Callable[[int, int], None] | None = None,
-                 ) -> dict[int, tuple[PositionEval, PositionEval | None]]:
+                 second: bool = True,
+                 ) -> dict[int, tuple[PositionEval, PositionEval | None, PositionEval | None]]:
     """The confirmation step: each candidate ply searched again, deeper, and judged child against child.
 
-    ``evals``: the first pass (every position of the line, :func:`evaluate_line`). A candidate is a
-    ply ``i`` (0-based) that is not the first pass's best move and loses at least ``min_cp``
-    (default :data:`CONFIRM_MIN_CP`) clamped centipawns, or drops at least the inaccuracy
-    threshold of win chance. For each, the position before it is searched at ``depth`` (its best
-    move and score: the best alternative), and, unless the played move is that best move, the
+    ``evals``: the first pass (every position of the line, :func:`evaluate_line`). The candidates
+    are :func:`confirm_candidates`'s. For each, the position before it is searched at ``depth`` (its
+    best move and score: the best alternative), and, unless the played move is that best move, the
     position after it at ``depth - 1``, so the played move and the best one are both valued by a
-    search ``depth`` plies deep from the same position. Returns ``{i: (before, after)}`` (``after``
-    None when the deeper search prefers the played move); every search starts from a cleared
-    table, so the result is deterministic. ``on_progress(k, n)`` is told ``k`` of the ``n``
-    candidates are done (first with ``k = 0``, once the candidates are known). Raises ValueError for a
-    depth under 2 or mismatched counts, :class:`ReviewCancelled` when ``cancelled()``.
+    search ``depth`` plies deep from the same position. When that loss (clamped to
+    :data:`CONFIRM_CLAMP_CP`) reaches the blunder threshold and ``second``, the position before is
+    searched once more, multi-PV 2 at ``depth``, for the second-best move (:func:`classify_confirmed`
+    asks the played move to lose to it too). Returns ``{i: (before, after, second_best)}``
+    (``after`` None when the deeper search prefers the played move; ``second_best`` None when not
+    searched or there is no second move); every search starts from a cleared table, so the result is
+    deterministic. ``on_progress(k, n)`` is told ``k`` of the ``n`` candidates are done (first with
+    ``k = 0``, once the candidates are known). Raises ValueError for a depth under 2 or mismatched
+    counts, :class:`ReviewCancelled` when ``cancelled()``.
     """
     from xiangqi.engine.api import Limit
 
@@ -556,21 +623,12 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
         raise ValueError(f"confirmation depth must be 2-60, got {depth}")
     if len(evals) != len(moves) + 1:
         raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
-    floor = CONFIRM_MIN_CP if min_cp is None else int(min_cp)
     eng = _searcher(searcher, engine, hash_mb)
-    candidates = []
-    red = Board(start_fen).turn  # the mover of ply i (a legal line alternates)
-    for i, text in enumerate(moves):
-        b, a = evals[i], evals[i + 1]
-        if b.best != text and b.over is None:
-            drop = (1 if red else -1) * (b.win - a.win)
-            if _clamped_loss(red, b, a) >= floor or drop >= THRESHOLDS[-1][0]:
-                candidates.append(i)
-        red = not red
+    candidates = confirm_candidates(start_fen, moves, evals, min_cp=min_cp)
     if on_progress is not None:
         on_progress(0, len(candidates))
     board = Board(start_fen)
-    out: dict[int, tuple[PositionEval, PositionEval | None]] = {}
+    out: dict[int, tuple[PositionEval, PositionEval | None, PositionEval | None]] = {}
     todo = set(candidates)
     for i, text in enumerate(moves):
         mv = Move.from_iccs(text)
@@ -578,28 +636,41 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
             if cancelled is not None and cancelled():
                 raise ReviewCancelled(f"cancelled in the confirmation, before ply {i + 1}")
             deep_b = evaluate_position(eng, board, Limit(depth=int(depth)))
-            deep_a = None
+            deep_a = second_b = None
             if deep_b.best != text:
                 board.push(mv)
                 deep_a = evaluate_position(eng, board, Limit(depth=int(depth) - 1),
                                            final=(i + 1 == len(moves)))
                 board.pop()
-            out[i] = (deep_b, deep_a)
+                if second and _clamped_loss(board.turn, deep_b, deep_a, CONFIRM_CLAMP_CP) \
+                        >= CONFIRM_THRESHOLDS[0][0]:
+                    second_b = _second_best(eng, board, int(depth), deep_b.best)
+            out[i] = (deep_b, deep_a, second_b)
             if on_progress is not None:
                 on_progress(len(out), len(candidates))
         board.push(mv)
     return out
 
 
-def classify_confirmed(red: bool, before: PositionEval, after: PositionEval | None) -> tuple[str, int]:
-    """The class and clamped centipawn loss of a confirmed ply (:func:`confirm_line`'s pair; ``red``
+def classify_confirmed(red: bool, before: PositionEval, after: PositionEval | None,
+                       second: PositionEval | None = None, *, ceiling: int = CONFIRM_CLAMP_CP,
+                       second_cp: int = CONFIRM_SECOND_CP) -> tuple[str, int]:
+    """The class and clamped centipawn loss of a confirmed ply (:func:`confirm_line`'s triple; ``red``
     the mover): ``good`` with loss 0 when the deeper search prefers the move (``after`` None),
-    else blunder / mistake / inaccuracy from :data:`CONFIRM_THRESHOLDS`, else good."""
+    else blunder / mistake / inaccuracy from :data:`CONFIRM_THRESHOLDS` on the loss clamped to
+    ``ceiling``; a blunder whose played move loses less than ``second_cp`` to the second-best move
+    ``second`` (or is that move) is a mistake. Without ``second`` no such check is made."""
     if after is None:
         return "good", 0
-    loss = _clamped_loss(red, before, after)
+    loss = _clamped_loss(red, before, after, ceiling)
     for threshold, name in CONFIRM_THRESHOLDS:
         if loss >= threshold:
+            if name == "blunder" and second is not None:
+                sign = 1 if red else -1
+                c2 = max(-ceiling, min(ceiling, second.cp))
+                ca = max(-ceiling, min(ceiling, after.cp))
+                if sign * (c2 - ca) < second_cp:
+                    return "mistake", loss
             return name, loss
     return "good", loss
 
@@ -846,7 +917,7 @@ def _limit_dict(depth: int | None, movetime_ms: int | None, hash_mb: int, deep: 
 def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionEval], *,
                  limit: dict | None = None, headers: dict | None = None,
                  errors: Iterable[str] = (),
-                 confirmed: dict[int, tuple[PositionEval, PositionEval | None]] | None = None) -> GameReview:
+                 confirmed: dict[int, tuple] | None = None) -> GameReview:
     """The :class:`GameReview` of the line ``moves`` (ICCS) from ``start_fen`` given the evaluation of
     each of its ``len(moves) + 1`` positions (:func:`evaluate_line`). Pure computation, no search.
     ``confirmed``: :func:`confirm_line`'s result; the plies in it take :func:`classify_confirmed`'s
@@ -1000,7 +1071,10 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
     then each game's second pass (``deep``, :func:`refine_line`) as one task; each position is
     searched from a clean TT, so the output is the same for any ``jobs``. ``engine``: an external
     engine (:class:`EngineCommand`; each process starts its own) searches instead of ours.
-    ``on_progress(done, total)`` counts first-pass positions over all games; ``cancelled()`` is
+    ``on_progress(done, total)`` counts first-pass positions over all games, plus, with ``confirm``,
+    each confirmed candidate ply (:func:`confirm_candidates`): ``total`` grows by a game's
+    candidates when its first pass ends, so ``done`` keeps rising while the confirmations run
+    (with processes a game's candidates count as done when its confirmation task returns); ``cancelled()`` is
     asked between positions (between tasks with processes) and stops the work with
     :class:`ReviewCancelled`. ``executor``: a :class:`concurrent.futures.Executor` to use instead
     of a new pool of ``jobs`` processes (kept open, e.g. a warm pool made with :func:`make_pool`,
@@ -1020,18 +1094,26 @@ def review_games(games: Sequence[Game], *, depth: int | None = DEFAULT_DEPTH, mo
     limit = _limit_dict(depth, movetime_ms, hash_mb, deep, engine, confirm)
     if jobs == 1 and executor is None:
         done = [0]
+        extra = [0, 0]  # the confirmations' candidates: done in earlier games, and the current game's
 
         def tick(_i: int) -> None:
             done[0] += 1
             if on_progress is not None:
-                on_progress(done[0], total)
+                on_progress(done[0] + extra[0], total + extra[0] + extra[1])
+
+        def confirming(k: int, n: int) -> None:
+            if on_progress is not None:
+                on_progress(done[0] + extra[0] + k, total + extra[0] + n)
 
         try:
             for g, (start, moves) in zip(games, lines, strict=True):
                 evals = evaluate_game(start, moves, depth, movetime_ms, hash_mb, deep, tick, cancelled,
                                       engine=engine)
-                conf = (confirm_line(start, moves, evals, confirm, hash_mb, cancelled=cancelled,
-                                     engine=engine) if confirm else None)
+                conf = None
+                if confirm:
+                    conf = confirm_line(start, moves, evals, confirm, hash_mb, cancelled=cancelled,
+                                        engine=engine, on_progress=confirming)
+                    extra[0] += len(conf)
                 yield build_review(start, moves, evals, limit=limit, headers=g.headers, errors=g.errors,
                                    confirmed=conf)
         finally:
@@ -1077,6 +1159,7 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
     final: dict[int, list[PositionEval]] = {}  # game index -> every evaluation, second pass done
     conf: dict[int, dict | None] = {}  # game index -> its confirmation, done (None: none asked)
     ready: dict[int, list[PositionEval]] = {}  # game index -> evaluations waiting for the confirmation
+    extra: dict[int, int] = {}  # game index -> its confirmation's candidates (counted in the progress)
     remaining = [sum(1 for t in tasks if t[0] == gi) for gi in range(len(lines))]
     next_game = 0
     done = 0
@@ -1084,6 +1167,13 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
     with (make_pool(jobs) if own else contextlib.nullcontext(executor)) as pool:
         pending = {}
         queue = iter(tasks)
+
+        def report() -> None:
+            """Positions done plus the candidates of the finished confirmations, over the positions
+            plus every candidate known so far (the total grows as the games' first passes end)."""
+            if on_progress is not None:
+                waiting = sum(extra[k] for k in ready)
+                on_progress(done + sum(extra.values()) - waiting, total + sum(extra.values()))
 
         def submit_one() -> bool:
             t = next(queue, None)
@@ -1108,6 +1198,9 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                 return False
             start, moves = lines[gi]
             ready[gi] = evals
+            n = len(confirm_candidates(start, moves, evals))
+            extra[gi] = n
+            report()
             pending[pool.submit(confirm_line, start, moves, evals, confirm, hash_mb,
                                 engine=engine)] = (gi, -2, -2)
             return True
@@ -1124,6 +1217,7 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                     gi, lo, hi = pending.pop(fut)
                     if lo == -2:  # a confirmation
                         final[gi], conf[gi] = ready.pop(gi), fut.result()
+                        report()
                         submit_one()
                         continue
                     if lo < 0:  # a second pass
@@ -1133,8 +1227,7 @@ def _review_parallel(games, lines, total, limit, depth, movetime_ms, hash_mb, de
                     results[(gi, lo)] = fut.result()
                     remaining[gi] -= 1
                     done += hi - lo
-                    if on_progress is not None:
-                        on_progress(done, total)
+                    report()
                     if remaining[gi] == 0:
                         if refine:  # the game's second pass, as one task
                             start, moves = lines[gi]

@@ -189,7 +189,7 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
             raise HTTPException(400, f"bad position: {exc}") from None
         if board.is_game_over():
             raise HTTPException(409, "the game is over in this position: there is nothing to analyse")
-        from xiangqi.engine.client import EngineError
+        from xiangqi.engine.uci.client import EngineError
 
         try:
             spec = await asyncio.to_thread(registry.get, engine_id)

@@ -44,7 +44,7 @@ class TournamentRequest(StrictModel):
 
 
 def game_session(g: Any, event: str, language: str) -> Any:
-    """A finished match game (:class:`xiangqi.engine.match.GameResult`) as a
+    """A finished match game (:class:`xiangqi.match.runner.GameResult`) as a
     :class:`~xiangqi.app.session.GameSession` the library keeps: both sides ``engine``, the
     players' names, event and round as PGN tags, the moves replayed, and an adjudicated result
     (a crash, an illegal move, the ply cap) declared with the match's reason."""
@@ -85,7 +85,7 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
 
     def players_of(keys: list[str]) -> list[tuple[str, Any]]:
         from xiangqi.app.players import levels
-        from xiangqi.engine.match import PlayerSpec
+        from xiangqi.match.runner import PlayerSpec
 
         named = {lv.key: lv for lv in levels()}
         en = hub.language() == "en"
@@ -112,12 +112,12 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
 
     @router.post("/api/tournament")
     async def start(req: TournamentRequest) -> dict[str, Any]:
-        from xiangqi.engine.match import TimeControl
+        from xiangqi.match.runner import TimeControl
 
         players = await asyncio.to_thread(players_of, req.players)
         openings = None
         if req.openings == "random":  # 随机开局: one shuffle per pair of games
-            from xiangqi.engine.match import random_openings
+            from xiangqi.match.runner import random_openings
 
             openings = random_openings((req.games_per_pair + 1) // 2)
         try:

@@ -4,7 +4,7 @@
 Fairy-Stockfish, a test dependency: ``pip install pyffish``) says the game is over, not where our
 own referee (:meth:`xiangqi.core.board.Board.outcome`) does, so a match measured for the outside
 does not depend on our reading of the rules. Our referee still rules every position as the game
-goes on; its first ruling is kept with the game (:attr:`xiangqi.engine.match.GameResult.own`) and
+goes on; its first ruling is kept with the game (:attr:`xiangqi.match.runner.GameResult.own`) and
 the match reports both tallies and every game where they differ.
 
 pyffish's xiangqi (Fairy-Stockfish's variant ``xiangqi``), as asked here after every move:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from xiangqi.cli import build_parser
-from xiangqi.engine.client import EngineTimeoutError
-from xiangqi.engine.match import (
+from xiangqi.engine.uci.client import EngineTimeoutError
+from xiangqi.match.runner import (
     DEFAULT_PING_TIMEOUT,
     DEFAULT_START_TIMEOUT,
     PlayerSpec,
@@ -18,7 +18,7 @@ from xiangqi.engine.match import (
     run_match,
 )
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 
 
 def spec(mode: str, delay: float, name: str, **kw) -> PlayerSpec:

@@ -1,6 +1,6 @@
 """Engine matches: ``xiangqi match A B --games N --tc …`` (issue 5).
 
-Both players are engines spoken to through :class:`~xiangqi.engine.client.SimpleEngine`:
+Both players are engines spoken to through :class:`~xiangqi.engine.uci.client.SimpleEngine`:
 ``builtin`` / ``builtin:<level>`` is this package's own engine (``xiangqi engine``
 in a subprocess, so each side has its own process, memory and GIL), anything else
 is a command line (``fairy-stockfish``, ``/usr/games/sjaakii``, ``"eleeye"``).
@@ -41,7 +41,13 @@ from typing import Any
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import Outcome
-from xiangqi.engine.client import EngineError, EngineTerminatedError, EngineTimeoutError, Limit, SimpleEngine
+from xiangqi.engine.uci.client import (
+    EngineError,
+    EngineTerminatedError,
+    EngineTimeoutError,
+    Limit,
+    SimpleEngine,
+)
 
 #: Balanced openings (name, ICCS moves), each a common master-game start (ECCO families A–E).
 OPENINGS: tuple[tuple[str, str], ...] = (
@@ -358,7 +364,7 @@ def play_game(red: SimpleEngine, black: SimpleEngine, opening: tuple[str, str], 
     """Play one game from ``opening`` (name, ICCS moves) and adjudicate it (module docstring).
 
     ``referee``: None for our referee, or an outside one with ``outcome(board) -> (result, reason) |
-    None`` and a ``name`` (:class:`xiangqi.engine.outside_referee.PyffishReferee`), which then ends the
+    None`` and a ``name`` (:class:`xiangqi.match.outside_referee.PyffishReferee`), which then ends the
     game; our referee's first ruling is kept in :attr:`GameResult.own`.
 
     ``tc`` is Red's time control and, unless ``black_tc`` is given, Black's too

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board, Move
-from xiangqi.engine.match import PlayerSpec, TimeControl, judge_claim, play_game
+from xiangqi.match.runner import PlayerSpec, TimeControl, judge_claim, play_game
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 
 
 def fake(mode: str, name: str):
@@ -58,7 +58,7 @@ def test_a_claim_in_a_dead_drawn_position_is_a_draw():
     red, black = fake("nobestmove", "R"), fake("first", "B")
     try:
         # 帅仕 against 将象 from the position after a pawn capture: no attacking material
-        from xiangqi.engine import match
+        from xiangqi.match import runner as match
 
         board = Board("3ak4/9/9/9/9/9/9/4B4/9/4K4 w - - 0 1")
         assert judge_claim(board) is not None and judge_claim(board).winner is None

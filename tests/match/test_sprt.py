@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xiangqi.engine.match import PlayerSpec, TimeControl, elo_difference, run_match
-from xiangqi.engine.sprt import (
+from xiangqi.match.runner import PlayerSpec, TimeControl, elo_difference, run_match
+from xiangqi.match.sprt import (
     PENTANOMIAL_SCORES,
     TRINOMIAL_SCORES,
     Sprt,
@@ -22,7 +22,7 @@ from xiangqi.engine.sprt import (
     mle_pdf,
 )
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 
 
 def test_wald_bounds():

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from xiangqi.engine.match import OPENINGS, MatchError, opening_board, read_openings
-from xiangqi.engine.sprt import Sprt, pgn_scores
+from xiangqi.match.runner import OPENINGS, MatchError, opening_board, read_openings
+from xiangqi.match.sprt import Sprt, pgn_scores
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,4 +1,4 @@
-"""The joint Elo fit of bench/calibrate_levels.py (``xiangqi.engine.match.fit_ratings``) and the
+"""The joint Elo fit of bench/calibrate_levels.py (``xiangqi.match.runner.fit_ratings``) and the
 level ratings file that ``xiangqi.engine.levels`` reads."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from xiangqi.engine import levels as levels_mod
-from xiangqi.engine.match import ELO_SCALE, MatchError, fit_ratings
+from xiangqi.match.runner import ELO_SCALE, MatchError, fit_ratings
 
 
 def expected(ra: float, rb: float) -> float:

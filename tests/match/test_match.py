@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board
-from xiangqi.engine.client import Limit, SimpleEngine
-from xiangqi.engine.match import (
+from xiangqi.engine.uci.client import Limit, SimpleEngine
+from xiangqi.match.runner import (
     OPENINGS,
     MatchError,
     PlayerSpec,
@@ -24,7 +24,7 @@ from xiangqi.engine.match import (
     run_match,
 )
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 FAIRY = shutil.which("fairy-stockfish") or "/usr/games/fairy-stockfish"
 
 
@@ -303,7 +303,7 @@ def test_concurrency_overlaps_games(monkeypatch):
     starting the second game's engines for seconds could turn round)."""
     import threading
 
-    from xiangqi.engine import match
+    from xiangqi.match import runner as match
 
     both = threading.Barrier(2, timeout=60)
     order: list[str] = []
@@ -361,7 +361,7 @@ def test_cli_match_concurrency_keeps_the_game_order(tmp_path, capsys):
 
 
 def test_concurrent_match_raises_when_an_engine_cannot_start():
-    from xiangqi.engine.client import EngineError
+    from xiangqi.engine.uci.client import EngineError
 
     with pytest.raises(EngineError, match="cannot start engine"):
         run_match(fake_spec("first", "A"), PlayerSpec("nope", ["/nonexistent/engine"]), 4,
@@ -414,7 +414,7 @@ def test_a_failing_concurrent_match_ends_the_games_still_running(monkeypatch):
     import threading
     import time
 
-    from xiangqi.engine import match
+    from xiangqi.match import runner as match
 
     started: list[SimpleEngine] = []
     real_start = PlayerSpec.start

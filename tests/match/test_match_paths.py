@@ -1,5 +1,5 @@
 """``xiangqi match`` with engines given relative to the current folder: the program and its path
-arguments are made absolute (:func:`xiangqi.engine.commands.resolve_command`, the helper the page uses
+arguments are made absolute (:func:`xiangqi.engine.uci.commands.resolve_command`, the helper the page uses
 for added engines) before any engine is started, and a missing program is a clear exit-2 error."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import xiangqi.engine.match as match_module
+import xiangqi.match.runner as match_module
 from xiangqi.cli import main
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 
 
 class _Stop(Exception):

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from xiangqi.core.board import Board, Move
-from xiangqi.engine.match import GameResult, MatchResult, PlayerSpec, TimeControl, play_game
+from xiangqi.match.runner import GameResult, MatchResult, PlayerSpec, TimeControl, play_game
 
 pytest.importorskip("pyffish")
 
-from xiangqi.engine.outside_referee import PyffishReferee, get_referee, to_fsf  # noqa: E402
+from xiangqi.match.outside_referee import PyffishReferee, get_referee, to_fsf  # noqa: E402
 
-FAKE = str(Path(__file__).with_name("fake_engine.py"))
+FAKE = str(Path(__file__).resolve().parent.parent / "engine" / "fake_engine.py")
 MATE_IN_ONE = "3k5/9/9/9/9/9/9/9/7R1/4K4 w - - 0 1"  # h1d1 mates (the e file is the red king's)
 
 

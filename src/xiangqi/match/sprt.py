@@ -123,7 +123,7 @@ def llr_approx(counts: Sequence[float], scores: Sequence[float], elo0: float, el
 def elo_interval(counts: Sequence[float], scores: Sequence[float], z: float = 1.959964
                  ) -> tuple[float, float, float]:
     """``(elo, lower, upper)``: the Elo of the mean score and its 95 % interval (module docstring)."""
-    from xiangqi.engine.match import elo_from_score
+    from xiangqi.match.runner import elo_from_score
 
     n, mu, var = mean_var(counts, scores)
     half = z * math.sqrt(var / n)
