@@ -149,7 +149,7 @@ class Conversation:
         """Output lines from index ``n`` on (without ``info depth`` lines unless asked)."""
         return [x for x in self.out[n:] if depth_lines or not x.startswith("info depth")]
 
-    def wait_for(self, prefix: str, timeout: float = 30.0, start: int = 0) -> str:
+    def wait_for(self, prefix: str, timeout: float = 60.0, start: int = 0) -> str:
         deadline = time.monotonic() + timeout
         with self.cv:
             while True:

@@ -124,7 +124,7 @@ class Page:
         self.ws = connect(url, additional_headers={"Origin": base, "Cookie": cookie}, open_timeout=60)
         self.state = None
 
-    def state_until(self, pred: Any, timeout: float = 15.0) -> dict[str, Any]:
+    def state_until(self, pred: Any, timeout: float = 60.0) -> dict[str, Any]:
         if self.state is not None and pred(self.state):
             return self.state
         end = time.monotonic() + timeout
@@ -164,7 +164,7 @@ def test_two_processes_and_a_failover(tmp_path, pg_url, redis_url):
         _ready(p2, base2, tmp_path, "p2")
         a, b = Page(base1), Page(base2)
         seek = a.http.post("/api/online/seeks", json={"time_control": "3+2", "color": "red"}).json()
-        end = time.monotonic() + 30  # process 2's lobby gets process 1's seek (over Redis: at once)
+        end = time.monotonic() + 60  # process 2's lobby gets process 1's seek (over Redis: at once)
         while not b.http.get("/api/online/lobby").json()["seeks"] and time.monotonic() < end:
             time.sleep(0.05)
         assert [s["id"] for s in b.http.get("/api/online/lobby").json()["seeks"]] == [seek["id"]]
