@@ -223,11 +223,11 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     driver.play("h2e2", 1)
     page.click("#an-engine")
     expect(page.locator("#engine-panel")).to_be_visible()
-    page.wait_for_function("Number(document.body.dataset.engineDepth) >= 3", timeout=60_000)
+    page.wait_for_function("Number(document.body.dataset.engineDepth) >= 3")
     expect(page.locator("#ep-lines .ep-line")).to_have_count(1)
     page.select_option("#ep-multipv", "3")
     page.wait_for_function("document.body.dataset.engineLines === '3' "
-                           "&& Number(document.body.dataset.engineDepth) >= 3", timeout=30_000)
+                           "&& Number(document.body.dataset.engineDepth) >= 3")
     lines = page.locator("#ep-lines .ep-line")
     expect(lines).to_have_count(3)
     for text in lines.locator(".ep-score").all_inner_texts():
@@ -249,13 +249,13 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     page.keyboard.press("Home")
     page.wait_for_function("() => { const b = document.body.dataset.engineBest || ''; const p = b && "
                            "document.querySelector(`.xq-piece[data-sq='${b.slice(0, 2)}']`); "
-                           "return p && p.dataset.piece === p.dataset.piece.toUpperCase(); }", timeout=30_000)
+                           "return p && p.dataset.piece === p.dataset.piece.toUpperCase(); }")
     # WXF in the lines when the page's notation is WXF
     page.click("#btn-settings")
     page.select_option("#set-notation", "wxf")
     page.click("#dlg-settings button[value=close]")
     wxf = re.compile(r"^[RHECAKP][1-9+\-][.+\-][1-9]")
-    expect(lines.first.locator(".ep-pv")).to_have_text(wxf, timeout=60_000)
+    expect(lines.first.locator(".ep-pv")).to_have_text(wxf)
     assert live_analysis_threads() == others + 1
     # closed: the lines, the bar and the arrow go, and the server's search ends
     page.click("#an-engine")

@@ -38,7 +38,7 @@ def test_kill_9_loses_no_move(tmp_path, driver, page):
         proc.wait(timeout=60)
         page.wait_for_selector("body[data-connected='0']")
         proc = serve(tmp_path, port)
-        page.wait_for_selector("body[data-connected='1']", timeout=60_000)
+        page.wait_for_selector("body[data-connected='1']")
         page.reload()
         page.wait_for_selector("body[data-ready='1']")
         assert driver.move_texts() == MOVES_ZH

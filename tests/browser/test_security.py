@@ -8,6 +8,7 @@ import threading
 
 import httpx
 import pytest
+from tests.browser.conftest import WAIT_MS
 
 pytestmark = [pytest.mark.browser]
 
@@ -15,6 +16,7 @@ pytestmark = [pytest.mark.browser]
 def test_page_plays_under_its_content_security_policy(browser, quick_server):
     """Without Playwright's CSP bypass: no violation is reported while the page loads and plays a move."""
     context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context.set_default_timeout(WAIT_MS)
     try:
         page = context.new_page()
         messages: list[str] = []
@@ -35,7 +37,7 @@ def test_page_keeps_working_after_a_restart_with_a_new_token(quick_server, drive
     old = quick_server.app.state.token
     quick_server.restart()
     assert quick_server.app.state.token != old
-    page.wait_for_selector("body[data-connected='1']", timeout=60_000)  # the WebSocket took the new token
+    page.wait_for_selector("body[data-connected='1']")  # the WebSocket took the new token
     driver.new_game("two")  # a POST sent with the old token is refused once, then resent with the new one
     driver.play("h2e2", 1)
     assert driver.state()["moves"][0]["iccs"] == "h2e2"
