@@ -41,8 +41,8 @@ def test_wait_idle_blocks_until_the_foreground_ends():
     assert entered.wait(60)
     assert gate.wait_idle(0.05) is False
     release.set()
-    assert gate.wait_idle(30) is True
-    t.join(30)
+    assert gate.wait_idle(60) is True
+    t.join(60)
 
 
 def test_a_failing_listener_does_not_break_the_foreground():

@@ -19,7 +19,7 @@ def test_a_job_runs_once_at_a_time_and_keeps_its_result():
     def work(step):
         step(1, 3, "one", {"games": 5})
         steps.append("one")
-        release.wait(10)
+        release.wait(60)
         step(3, 3, "end")
         return {"n": 3}
 
@@ -28,11 +28,11 @@ def test_a_job_runs_once_at_a_time_and_keeps_its_result():
     assert job.start() is True
     assert job.start() is False  # running already
     release.set()
-    assert job.join(10)
+    assert job.join(60)
     snap = job.snapshot()
     assert (snap["state"], snap["done"], snap["total"], snap["phase"]) == ("done", 3, 3, "end")
     assert snap["result"] == {"n": 3}
-    assert job.start() is True and job.join(10)  # a finished job can run again
+    assert job.start() is True and job.join(60)  # a finished job can run again
 
 
 def test_cancel_stops_at_the_next_step_and_a_failure_is_kept():
@@ -41,17 +41,17 @@ def test_cancel_stops_at_the_next_step_and_a_failure_is_kept():
     def work(step):
         step(0, 2, "a")
         entered.set()
-        go.wait(10)
+        go.wait(60)
         step(1, 2, "b")  # raises Cancelled
         raise AssertionError("not reached")
 
     job = Job("x", work)
     assert job.cancel() is False
     job.start()
-    assert entered.wait(10)
+    assert entered.wait(60)
     assert job.cancel() is True
     go.set()
-    job.join(10)
+    job.join(60)
     assert job.snapshot()["state"] == "cancelled"
 
     def broken(step):
@@ -59,7 +59,7 @@ def test_cancel_stops_at_the_next_step_and_a_failure_is_kept():
 
     bad = Job("y", broken)
     bad.start()
-    bad.join(10)
+    bad.join(60)
     assert bad.snapshot()["state"] == "failed" and bad.snapshot()["error"] == "disk full"
 
 
@@ -78,7 +78,7 @@ def test_a_step_waits_while_the_game_searches():
         job.start()
         assert not stepped.wait(0.3)  # held while the foreground search runs
         order.append("search over")
-    job.join(10)
+    job.join(60)
     assert order == ["search over", "stepped"]
 
 

@@ -78,11 +78,11 @@ def test_the_games_move_stops_a_running_hint_and_goes_before_waiting_ones():
     wait_for(lambda: p.busy() == ("query", 3))
     eng.seconds = 0.05  # from now on searches are short
     mover = start(p.choose, Board(), "intermediate")
-    mover[0].join(10)
+    mover[0].join(60)
     assert mover[1]["value"] == Move.from_iccs("h2e2")
     assert eng.log[:4] == [("start", "query"), ("stopped", "query"), ("start", "move"), ("end", "move")]
     for t, _ in hints:
-        t.join(10)
+        t.join(60)
     assert eng.log.count(("end", "query")) == 3  # the waiting hints then ran, one at a time
     assert hints[0][1]["value"]["move"] == "h2e2"  # the stopped hint still answers (best so far)
 

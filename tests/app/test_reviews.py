@@ -108,7 +108,7 @@ def test_cancel_a_queued_job_and_a_running_one_waiting_for_the_foreground(store)
         assert second.status == "queued" and first.done == 0
         assert mgr.cancel(second.id).status == "cancelled"
         mgr.cancel(first.id)
-        assert mgr.wait(first.id, 10).status == "cancelled" and first.done == 0
+        assert mgr.wait(first.id, 60).status == "cancelled" and first.done == 0
     assert mgr.cancel("nope") is None and mgr.get("nope") is None
     mgr.close()
 

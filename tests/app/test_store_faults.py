@@ -226,7 +226,7 @@ def test_the_lock_is_released_when_its_process_is_killed(tmp_path):
         with pytest.raises(StoreLockedError, match=f"pid {proc.pid}"):
             Store(tmp_path)
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
         time.sleep(0.05)
         Store(tmp_path).close()
     finally:

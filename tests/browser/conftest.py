@@ -23,12 +23,15 @@ from xiangqi.web.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"
 
-# Playwright's expect() waits 5 s by default: on a loaded 2-core machine (CI with two xdist workers, a
-# Chromium and a server each, and other people's work) a page took longer than that, and once longer
-# than 15 s, to show a move or a dialog. A longer wait changes nothing for a test that passes (it
-# returns as soon as the condition holds): these waits are "eventually", never a measure, and the
-# explicit timeout= arguments are at least as long.
-expect.set_options(timeout=30_000)
+#: How long a browser test waits for anything (an ``expect``, a ``wait_for_*``, a click's target):
+#: the bound of a hung test, not a measure. Playwright's defaults (5 s for ``expect``, 30 s for the
+#: rest) are speed limits on a loaded 2-core machine (CI with two xdist workers, a Chromium and a
+#: server each, and other people's work): a page took longer than 15 s to show a move or a dialog,
+#: and the README's run under load failed a 30 s wait. A longer wait changes nothing for a test that
+#: passes (it returns as soon as the condition holds); explicit ``timeout=`` arguments are only for
+#: waits that are longer still (a whole engine match, tables being generated).
+WAIT_MS = 60_000
+expect.set_options(timeout=WAIT_MS)
 
 # One engine for the whole session: its kernels compile once (warmup in the background).
 _ENGINE = EnginePlayer(hash_mb=16)
@@ -39,6 +42,13 @@ def browser_type_launch_args(browser_type_launch_args):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
     return {**browser_type_launch_args, "executable_path": CHROMIUM}
+
+
+@pytest.fixture
+def context(context):
+    """pytest-playwright's context, its pages waiting :data:`WAIT_MS` for what they wait for."""
+    context.set_default_timeout(WAIT_MS)
+    return context
 
 
 @pytest.fixture(scope="session")
@@ -222,7 +232,7 @@ class Driver:
         expect(self.page.locator(f".xq-dest[data-sq='{iccs[2:4]}']")).to_have_count(1)
         self.page.click(f".xq-hit[data-sq='{iccs[2:4]}']")
 
-    def wait_plies(self, n: int, timeout: float = 30_000) -> None:
+    def wait_plies(self, n: int, timeout: float = WAIT_MS) -> None:
         """Wait until the game has ``n`` plies and the computer is not thinking."""
         self.page.wait_for_selector(f"body[data-plies='{n}'][data-thinking='0']", timeout=timeout)
 
@@ -261,6 +271,16 @@ class Driver:
     def move_texts(self) -> list[str]:
         """The move list as shown, one entry per ply."""
         return self.page.locator("#move-list .mv:not(.skip)").all_inner_texts()
+
+    def until(self, pred: Callable[[], object], what: str, seconds: float = 60.0) -> None:
+        """Wait until ``pred()`` is true, polling every 50 ms through the page's own wait (so the
+        page's routes and events are served meanwhile); fails with ``what`` after ``seconds``, the
+        bound of a hung test, not a measure (a condition of the server or of a route handler, which
+        ``expect`` cannot wait for)."""
+        deadline = time.monotonic() + seconds
+        while not pred():
+            assert time.monotonic() < deadline, f"never: {what}"
+            self.page.wait_for_timeout(50)
 
 
 @pytest.fixture

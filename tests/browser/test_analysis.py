@@ -94,7 +94,13 @@ def test_a_move_while_browsing_is_a_saved_variation(quick_server, driver, page):
     st = server_state(page)
     assert [m["iccs"] for m in st["moves"]] == ["h2e2", "h9g7", "h0g2"]
     page.wait_for_function("document.body.dataset.treeSaved === '1'")
-    page.wait_for_timeout(300)
+
+    def stored_pgn() -> str:
+        with quick_server.app.state.store.engine.connect() as conn:
+            return conn.exec_driver_sql("SELECT pgn FROM analysis_trees").scalar() or ""
+
+    # the comment's save is queued after the branch's: waited for in the database, not a fixed pause
+    driver.until(lambda: "顺炮" in stored_pgn(), "the tree with its comment was stored")
     # saved with the game: a reload shows the branch again, read back from its PGN
     driver.open(quick_server.url)
     expect(page.locator("#move-list .var .mv")).to_have_text(["炮8平5", "马二进三"])
@@ -176,7 +182,7 @@ def test_library_game_in_the_analysis_view(quick_server, driver, page):
     page.click("#btn-resign")
     page.click("#confirm-yes")
     page.click("#dlg-result button[value=close]")
-    rows = json.loads(urllib.request.urlopen(quick_server.url + "api/library", timeout=10).read())
+    rows = json.loads(urllib.request.urlopen(quick_server.url + "api/library", timeout=60).read())
     page.click("#btn-library")
     page.locator("#lib-rows .lib-open").first.click()
     page.click("#rp-first")
@@ -187,7 +193,7 @@ def test_library_game_in_the_analysis_view(quick_server, driver, page):
     driver.click_move("b9c7")
     expect(page.locator("body")).to_have_attribute("data-tree-saved", "1")
     view = json.loads(urllib.request.urlopen(
-        quick_server.url + f"api/analysis/tree/library/{rows[0]['id']}", timeout=10).read())
+        quick_server.url + f"api/analysis/tree/library/{rows[0]['id']}", timeout=60).read())
     assert view["variations"] == 1
     assert [view["nodes"][c]["move"] for c in view["nodes"][1]["children"]] == ["h9g7", "b9c7"]
     # the library's 导出 writes the saved variation into the PGN
@@ -217,11 +223,11 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     driver.play("h2e2", 1)
     page.click("#an-engine")
     expect(page.locator("#engine-panel")).to_be_visible()
-    page.wait_for_function("Number(document.body.dataset.engineDepth) >= 3", timeout=60_000)
+    page.wait_for_function("Number(document.body.dataset.engineDepth) >= 3")
     expect(page.locator("#ep-lines .ep-line")).to_have_count(1)
     page.select_option("#ep-multipv", "3")
     page.wait_for_function("document.body.dataset.engineLines === '3' "
-                           "&& Number(document.body.dataset.engineDepth) >= 3", timeout=30_000)
+                           "&& Number(document.body.dataset.engineDepth) >= 3")
     lines = page.locator("#ep-lines .ep-line")
     expect(lines).to_have_count(3)
     for text in lines.locator(".ep-score").all_inner_texts():
@@ -243,13 +249,13 @@ def test_engine_panel_lines_bar_arrow_and_stop(live_server, driver, page):
     page.keyboard.press("Home")
     page.wait_for_function("() => { const b = document.body.dataset.engineBest || ''; const p = b && "
                            "document.querySelector(`.xq-piece[data-sq='${b.slice(0, 2)}']`); "
-                           "return p && p.dataset.piece === p.dataset.piece.toUpperCase(); }", timeout=30_000)
+                           "return p && p.dataset.piece === p.dataset.piece.toUpperCase(); }")
     # WXF in the lines when the page's notation is WXF
     page.click("#btn-settings")
     page.select_option("#set-notation", "wxf")
     page.click("#dlg-settings button[value=close]")
     wxf = re.compile(r"^[RHECAKP][1-9+\-][.+\-][1-9]")
-    expect(lines.first.locator(".ep-pv")).to_have_text(wxf, timeout=20_000)
+    expect(lines.first.locator(".ep-pv")).to_have_text(wxf)
     assert live_analysis_threads() == others + 1
     # closed: the lines, the bar and the arrow go, and the server's search ends
     page.click("#an-engine")

@@ -34,7 +34,7 @@ def test_coach_warns_before_the_move_is_sent(quick_server, engine_ready, driver,
     coach_game(page, {"red": "human", "black": "engine", "level": "beginner", "coach": True, "fen": HANGING})
     driver.click_move("b0b6")
     dlg = page.locator("#dlg-confirm")
-    expect(dlg).to_be_visible(timeout=60_000)
+    expect(dlg).to_be_visible()
     expect(page.locator("#confirm-title")).to_have_text("教练提醒")
     expect(page.locator("#confirm-text")).to_have_text("这步丢车：对方 马3进2 吃车。还要走这步吗？")
     page.click("#confirm-no")  # 换一步
@@ -44,7 +44,7 @@ def test_coach_warns_before_the_move_is_sent(quick_server, engine_ready, driver,
     assert page.get_attribute("body", "data-plies") == "0"
     # the blunder again, played anyway: it is sent and the warning is not shown a second time
     driver.click_move("b0b6")
-    expect(dlg).to_be_visible(timeout=60_000)
+    expect(dlg).to_be_visible()
     page.click("#confirm-yes")  # 仍然走
     driver.wait_plies(2)
     expect(page.locator("#coach-warning")).to_have_count(0)
@@ -60,7 +60,7 @@ def test_coach_warns_of_the_hanging_rook_and_takes_it_back(quick_server, engine_
     expect(page.locator("#coach-rated")).to_have_text("不是从标准开局开始，不计等级分")
     driver.click_move("b0b6")
     warning = page.locator("#coach-warning")
-    expect(warning).to_be_visible(timeout=60_000)
+    expect(warning).to_be_visible()
     expect(warning.locator(".coach-text")).to_have_text("这步丢车：对方 马3进2 吃车")
     driver.wait_plies(2)  # the computer replied meanwhile; the takeback takes both back
     page.click("#btn-coach-takeback")
@@ -71,7 +71,7 @@ def test_coach_warns_of_the_hanging_rook_and_takes_it_back(quick_server, engine_
     expect(page.locator(".coach-help")).to_have_text("教练建议收回 1 步（不算悔棋）")
     # a safe move: no warning, the coach says it is fine
     driver.click_move("b0b2")
-    expect(page.locator(".coach-good")).to_be_visible(timeout=60_000)
+    expect(page.locator(".coach-good")).to_be_visible()
     expect(warning).to_have_count(0)
     # in English
     page.click("#btn-settings")
@@ -92,7 +92,7 @@ def test_coach_mode_from_the_new_game_dialog_and_hints_in_steps(quick_server, en
     expect(page.locator("#coach-rated")).to_have_text("教练模式对局不计等级分")
     page.click("#btn-hint")
     ring = page.locator(".xq-shape-ring.hint.from")
-    expect(ring).to_have_count(1, timeout=30_000)
+    expect(ring).to_have_count(1)
     expect(page.locator("#hint-line")).to_have_text("提示：动这个子")
     # step 1: the piece only (the arrow of a piece shape is not drawn)
     assert page.eval_on_selector(".xq-arrow.hint.piece", "e => getComputedStyle(e).display") == "none"

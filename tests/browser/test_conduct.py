@@ -26,7 +26,7 @@ def test_the_computer_offers_a_draw_and_the_player_takes_it(tmp_path, driver, pa
     srv.start()
     try:
         api = httpx.Client(base_url=srv.url, headers={"X-Xiangqi-Token": srv.app.state.token,
-                                                      "Origin": srv.url.rstrip("/")}, timeout=10)
+                                                      "Origin": srv.url.rstrip("/")}, timeout=60)
         assert api.put("/api/settings", json={"computer_tendency": "compliant"}).status_code == 200
         driver.open(srv.url)
         page.click("#btn-settings")

@@ -33,11 +33,11 @@ def add_engine(page, mode: str) -> None:
     page.fill("#eng-path", f"{sys.executable} {FAKE} {mode}")
     page.click("#eng-check")
     # a handshake starts a Python program: on a busy machine that takes seconds
-    expect(page.locator("#eng-status")).to_contain_text("FakeEngine（UCI，", timeout=30_000)
+    expect(page.locator("#eng-status")).to_contain_text("FakeEngine（UCI，")
     expect(page.locator("#eng-options [data-option='Hash']")).to_have_value("16")
     page.fill("#eng-new-time", "0.2")
     page.click("#eng-add")
-    expect(page.locator("#eng-list .eng-item")).to_have_count(before + 1, timeout=30_000)
+    expect(page.locator("#eng-list .eng-item")).to_have_count(before + 1)
 
 
 def test_an_added_engine_plays_and_analyses(server, driver, page):
@@ -48,7 +48,7 @@ def test_an_added_engine_plays_and_analyses(server, driver, page):
     # a program that is not an engine: the reason, in Chinese
     page.fill("#eng-path", "/bin/cat /dev/null")
     page.click("#eng-check")
-    expect(page.locator("#eng-status")).to_contain_text("握手失败", timeout=30_000)
+    expect(page.locator("#eng-status")).to_contain_text("握手失败")
     expect(page.locator("#eng-add")).to_be_disabled()
     add_engine(page, "first")      # plays the first legal move
     add_engine(page, "variant")    # answers in ranks 1-10 like Fairy-Stockfish, with a PV
@@ -79,7 +79,7 @@ def test_an_added_engine_plays_and_analyses(server, driver, page):
     expect(page.locator("#ep-engine-row")).to_be_visible()
     page.select_option("#ep-engine", "engine:2")
     best = page.locator("#ep-lines .ep-line").first
-    expect(best.locator(".ep-pv")).to_contain_text("炮二平五", timeout=20_000)
+    expect(best.locator(".ep-pv")).to_contain_text("炮二平五")
     expect(best.locator(".ep-score")).to_have_text("+0.30")
     page.screenshot(path=str(SHOTS / "analysis-added-engine-desktop.png"))
 

@@ -35,7 +35,7 @@ def test_hint_arrow_is_a_legal_move(quick_server, engine_ready, driver, page):
     driver.play("h2e2", 2)
     page.click("#btn-hint")
     arrow = page.locator(".xq-arrow.hint")
-    expect(arrow).to_have_count(1, timeout=30_000)
+    expect(arrow).to_have_count(1)
     mv = arrow.get_attribute("data-from") + arrow.get_attribute("data-to")
     st = driver.state()
     assert mv in st["legal"][mv[:2]]
@@ -58,7 +58,7 @@ def test_one_step_hint_is_ringed_and_named_in_the_chosen_notation(quick_server, 
     start_from_fen(driver, page, "3k5/RR7/9/9/9/9/9/9/9/4K4 w - - 0 1", "two")
     page.click("#btn-hint")
     arrow = page.locator(".xq-arrow.hint")
-    expect(arrow).to_have_count(1, timeout=30_000)
+    expect(arrow).to_have_count(1)
     mv = arrow.get_attribute("data-from") + arrow.get_attribute("data-to")
     assert mv in ("a8a9", "b8b9")
     expect(page.locator("#hint-line")).to_have_text({"a8a9": "提示：车九进一", "b8b9": "提示：车八进一"}[mv])
@@ -103,7 +103,7 @@ def test_draw_offer_declined_in_the_opening(quick_server, engine_ready, driver, 
     driver.new_game("red")
     driver.play("h2e2", 2)
     page.click("#btn-draw")
-    expect(page.locator("#toast")).to_have_text("电脑拒绝和棋", timeout=30_000)
+    expect(page.locator("#toast")).to_have_text("电脑拒绝和棋")
     assert driver.state()["result"] is None
 
 
@@ -111,7 +111,7 @@ def test_draw_offer_accepted_in_an_equal_ending(quick_server, engine_ready, driv
     driver.open(quick_server.url)
     start_from_fen(driver, page, ROOKS_FEN, "red")
     page.click("#btn-draw")
-    expect(page.locator("#dlg-result")).to_be_visible(timeout=30_000)
+    expect(page.locator("#dlg-result")).to_be_visible()
     expect(page.locator("#result-headline")).to_have_text("和棋")
     expect(page.locator("#result-reason")).to_have_text("双方议和")
     expect(page.locator("#toast")).to_have_text("电脑同意和棋")
@@ -120,7 +120,7 @@ def test_draw_offer_accepted_in_an_equal_ending(quick_server, engine_ready, driv
 def test_computer_against_computer(quick_server, driver, page):
     driver.open(quick_server.url)
     driver.new_game("cvc")
-    page.wait_for_function("Number(document.body.dataset.plies) >= 4", timeout=20_000)
+    page.wait_for_function("Number(document.body.dataset.plies) >= 4")
     page.click(".xq-hit[data-sq='a0']")  # nobody human to move: clicks select nothing
     expect(page.locator(".xq-dest")).to_have_count(0)
     expect(page.locator("#btn-undo")).to_be_disabled()
@@ -191,7 +191,7 @@ def test_library_lists_and_replays_a_finished_game(quick_server, driver, page):
     page.keyboard.press("ArrowLeft")
     expect(page.locator("#rp-ply")).to_have_text("1 / 3")
     page.click("#rp-auto")
-    expect(page.locator("#rp-ply")).to_have_text("3 / 3", timeout=30_000)
+    expect(page.locator("#rp-ply")).to_have_text("3 / 3")
     page.fill("#rp-name", "练习局")
     page.fill("#rp-notes", "中炮对屏风马")
     page.click("#rp-save")
@@ -224,7 +224,15 @@ def test_theme_language_sound_and_traditional_pieces_persist(quick_server, drive
     page.check("#set-trad")
     expect(page.locator(".xq-piece[data-sq='e0'] text")).to_have_text("帥")
     page.click("#dlg-settings button[value=close]")
-    page.wait_for_timeout(300)
+    # each change is a PUT of its own, sent as it is made: all five stored on the server before the
+    # reload, waited for rather than a fixed pause
+    changed = {"theme": "contrast", "mode": "dark", "language": "en", "sound": "off", "traditional": True}
+
+    def stored() -> bool:
+        got = page.evaluate("fetch('/api/settings').then(r => r.json())")
+        return {k: got.get(k) for k in changed} == changed
+
+    driver.until(stored, f"the server stored the settings {changed}")
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
     expect(html).to_have_attribute("data-theme", "contrast")
@@ -372,7 +380,7 @@ def test_analysis_from_the_editor_shows_best_moves(quick_server, engine_ready, d
     driver.open(quick_server.url)
     start_from_fen(driver, page, "3k5/1R7/R8/9/9/9/9/9/9/4K4 w - - 0 1", "analysis")
     arrow = page.locator(".xq-arrow.hint")
-    expect(arrow).to_have_count(1, timeout=30_000)
+    expect(arrow).to_have_count(1)
     mv = arrow.get_attribute("data-from") + arrow.get_attribute("data-to")
     assert mv == "a7a9"  # 车九进二 mates: the rook on b8 guards the eighth rank
     expect(page.locator("#hint-line")).to_have_text("提示：车九进二")

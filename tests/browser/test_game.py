@@ -28,7 +28,7 @@ def test_play_a_whole_game_against_the_computer(live_server, driver, page):
         driver.click_move(rng.choice(moves))
         page.wait_for_function(
             f"Number(document.body.dataset.plies) >= {n + 2} && document.body.dataset.thinking === '0'"
-            f" || document.body.dataset.result !== ''", timeout=60_000)
+            f" || document.body.dataset.result !== ''")
         page.wait_for_selector("body[data-thinking='0']")
     st = driver.state()
     assert st["result"], "the game did not end in 200 moves"
@@ -145,7 +145,7 @@ def test_page_reconnects_when_the_server_comes_back(quick_server, driver, page):
     driver.open(quick_server.url)
     driver.new_game("two")
     quick_server.restart()
-    page.wait_for_selector("body[data-connected='1']", timeout=30_000)
+    page.wait_for_selector("body[data-connected='1']")
     driver.play("h2e2", 1)
     assert driver.move_texts() == ["炮二平五"]
 

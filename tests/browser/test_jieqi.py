@@ -38,7 +38,7 @@ def test_a_jieqi_game_against_the_computer(quick_server, driver, page):
     expect(page.locator("#jq-pools")).to_contain_text("车×2")
     # Red's hidden piece on the cannon's square moves as a cannon: h2e2, and turns face up on e2
     driver.click_move("h2e2")
-    page.wait_for_selector("body[data-jieqi-plies='2'][data-jieqi-busy='0']", timeout=30_000)
+    page.wait_for_selector("body[data-jieqi-plies='2'][data-jieqi-busy='0']")
     st = _jieqi_state(page)
     revealed = st["moves"][0]["token"][-1]
     assert st["moves"][0]["token"] == f"h2e2={revealed}" and revealed in "ABNRCP"
@@ -53,7 +53,7 @@ def test_a_jieqi_game_against_the_computer(quick_server, driver, page):
     assert board.pool[True][revealed] == {"A": 2, "B": 2, "N": 2, "R": 2, "C": 2, "P": 5}[revealed] - 1
     # one more move of a hidden pawn, then resign
     driver.click_move("a3a4")
-    page.wait_for_selector("body[data-jieqi-plies='4'][data-jieqi-busy='0']", timeout=30_000)
+    page.wait_for_selector("body[data-jieqi-plies='4'][data-jieqi-busy='0']")
     page.click("#jq-resign")
     page.wait_for_selector("body[data-jieqi-result='0-1']")
     expect(page.locator("#jq-status")).to_contain_text("红方认输")

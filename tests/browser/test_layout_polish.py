@@ -50,8 +50,9 @@ def test_a_library_game_opened_at_its_start_shows_the_list_from_its_first_move(q
     page.click("#rp-first")
     page.click("#rp-analyse")
     expect(page.locator("body")).to_have_attribute("data-analysis-ply", "0")
-    page.wait_for_timeout(200)
-    assert page.evaluate(scroll) == 0
+    # the list scrolls to its top once the library game is laid out: waited for (a fixed 200 ms was a
+    # speed limit on a loaded machine); the code before its fix kept the live game's scroll for good
+    page.wait_for_function(f"({scroll})() === 0")
     expect(page.locator("#move-list li").first).to_be_in_viewport()
     page.click("#an-next")  # and each move shown is in view of the list
     for _ in range(30):
@@ -101,6 +102,6 @@ def test_phone_library_buttons_are_of_one_size(quick_server, driver, page):
     # while it was being laid out (sizes taken one call at a time, rounded to whole pixels). Before
     # the fix 复盘 was larger by its padding: that never settles, the wait runs out and says so.
     try:
-        page.wait_for_function(ONE_SIZE, timeout=30_000)
+        page.wait_for_function(ONE_SIZE)
     except PlaywrightTimeoutError:
         raise AssertionError(f"the buttons differ: {page.evaluate(BUTTON_SIZES)}") from None

@@ -35,7 +35,7 @@ def test_the_explorer_offers_the_master_games_and_imports_them(quick_server, dri
     expect(setup).to_contain_text("28,225")
     expect(page.locator("#ex-none")).to_contain_text("xiangqi db import --masters")
     setup.locator(".job-start").click()
-    expect(setup).to_have_attribute("data-job", "done", timeout=60_000)
+    expect(setup).to_have_attribute("data-job", "done")
     expect(setup).to_contain_text("已导入 40 局大师对局")
     # the explorer asked again: the start position's moves of the 40 games
     expect(page.locator("#ex-rows tr").first).to_contain_text("炮二平五")

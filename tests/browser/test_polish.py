@@ -28,8 +28,7 @@ def test_new_game_as_black_with_a_stale_tree_fetch_keeps_the_move_list(gated_ser
     page.route("**/api/analysis/tree/current", hold)
     driver.new_game("black")
     page.wait_for_function("document.body.dataset.plies === '0'")
-    page.wait_for_timeout(300)
-    assert held, "the page fetched the new game's tree"
+    driver.until(lambda: held, "the page fetched the new game's tree")
     release.set()
     driver.wait_plies(1)
     route, response = held[0]

@@ -31,7 +31,7 @@ def test_practice_a_blunder_wrong_then_right(quick_server, engine_ready, driver,
     page.click("#btn-library")
     row = page.locator("#lib-rows tr").first
     row.locator(".lib-practice").click()
-    page.wait_for_selector("body[data-practice='puzzle']", timeout=60_000)
+    page.wait_for_selector("body[data-practice='puzzle']")
     expect(page.locator("#practice")).to_be_visible()
     expect(page.locator("#game-panel")).to_be_hidden()
     expect(page.locator("#pr-count")).to_have_text("第 1 / 1 题")
@@ -71,7 +71,7 @@ def test_two_wrong_tries_show_the_answer_in_english_on_a_phone(quick_server, eng
     page.set_viewport_size({"width": 390, "height": 844})
     driver.open(quick_server.url)
     page.evaluate("window.xiangqiPractice.open({library_id: 1, depth: 4})")
-    page.wait_for_selector("body[data-practice='puzzle']", timeout=60_000)
+    page.wait_for_selector("body[data-practice='puzzle']")
     expect(page.locator("#pr-task")).to_have_text("Move 1: Red played 车八进六??. Find a better move.")
     for left in (1, 0):
         driver.click_move("b0b6")
@@ -98,7 +98,7 @@ def test_opening_a_library_replay_ends_the_practice(quick_server, engine_ready, 
     _library_game(quick_server)
     driver.open(quick_server.url)
     page.evaluate("window.xiangqiPractice.open({library_id: 1, depth: 3})")
-    page.wait_for_selector("body[data-practice='puzzle']", timeout=60_000)
+    page.wait_for_selector("body[data-practice='puzzle']")
     expect(page.locator(".player-bar.top")).to_be_hidden()  # they name the current game's players
     page.click("#btn-library")
     page.locator("#lib-rows tr").first.locator(".lib-open").click()
@@ -120,7 +120,7 @@ def test_practice_of_the_current_game_takes_the_human_side(quick_server, engine_
     driver.wait_plies(2)  # the stand-in computer's reply, c8a7: it leaves the rook alone (a blunder too)
     assert [m["iccs"] for m in driver.state()["moves"]] == ["b0b6", "c8a7"]
     page.evaluate("window.xiangqiPractice.open({current: true, depth: 3})")
-    page.wait_for_selector("body[data-practice='puzzle']", timeout=60_000)
+    page.wait_for_selector("body[data-practice='puzzle']")
     expect(page.locator("#pr-count")).to_have_text("第 1 / 1 题")  # Red's blunder only: Red is the human
     assert page.evaluate("document.body.dataset.practicePly") == "1"
     job = api.post("/api/review", json={"current": True, "depth": 3}).json()
@@ -129,7 +129,7 @@ def test_practice_of_the_current_game_takes_the_human_side(quick_server, engine_
     assert [(p["ply"], p["class"]) for p in both] == [(1, "blunder"), (2, "blunder")]
     # opened with a review job (as the review summary does) and both sides
     page.evaluate(f"window.xiangqiPractice.open({{job: '{job['job']}', side: 'both'}})")
-    expect(page.locator("#pr-count")).to_have_text("第 1 / 2 题", timeout=30_000)
+    expect(page.locator("#pr-count")).to_have_text("第 1 / 2 题")
     page.click("#pr-next")
     expect(page.locator("#pr-count")).to_have_text("第 2 / 2 题")
     expect(page.locator("#pr-task")).to_have_text("第 1 回合，黑方走了 马3进1??。找一步更好的棋。")

@@ -63,7 +63,7 @@ def test_puzzle_mode(quick_server, engine_ready, driver, page):
 
     driver.click_move("a1a8")
     page.wait_for_selector("body[data-puzzle-status='pz_right']")
-    expect(piece_at(page, "f9")).to_have_attribute("data-piece", "k", timeout=30_000)  # the reply: 将5平4
+    expect(piece_at(page, "f9")).to_have_attribute("data-piece", "k")  # the reply: 将5平4
     driver.click_move("i1i9")
     page.wait_for_selector("body[data-puzzle-status='pz_solved'][data-puzzle-done='1']")
     expect(page.locator("#pz-change")).to_contain_text("1500 →")

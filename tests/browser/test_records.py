@@ -26,7 +26,7 @@ def open_file(page, path: Path) -> None:
     expect(page.locator("#dlg-open")).to_be_visible()
     page.set_input_files("#file-open", str(path))
     # the file is read in a worker process (app/sandbox.py): the first one starts cold, slowly under load
-    expect(page.locator("#record")).to_be_visible(timeout=30_000)
+    expect(page.locator("#record")).to_be_visible()
     expect(page.locator("#dlg-open")).to_be_hidden()
 
 
@@ -206,7 +206,7 @@ def test_byoyomi_periods_run_and_timeout_loses(quick_server, driver, page):
     # must land 3-6 s after the new game. It is sent by the API the moment the page shows the first
     # period gone (one request, not two clicks with their waits: clicks under load once took longer
     # than the 3 s left); the page still shows it from its socket
-    expect(red).to_have_attribute("data-periods", "1", timeout=30_000)
+    expect(red).to_have_attribute("data-periods", "1")
     driver.play_by_api("h2e2", 1)
     st = driver.state()
     assert st["clock"]["red_periods"] == 1 and st["result"] is None
@@ -215,8 +215,8 @@ def test_byoyomi_periods_run_and_timeout_loses(quick_server, driver, page):
     # Black does not move: the page counts Black's first period down, then the second, then Black loses.
     black = page.locator("#bar-top .clock")
     expect(black).to_have_attribute("data-periods", "2")
-    expect(black).to_have_attribute("data-periods", "1", timeout=30_000)
-    expect(page.locator("#dlg-result")).to_be_visible(timeout=30_000)
+    expect(black).to_have_attribute("data-periods", "1")
+    expect(page.locator("#dlg-result")).to_be_visible()
     expect(page.locator("#result-reason")).to_have_text("黑方超时")
     assert driver.state()["result"]["termination"] == "timeout"
 

@@ -26,7 +26,7 @@ def test_result_dialog_explains_the_repetition_ruling(quick_server, driver, page
             api.post("/api/game/move", json={"move": mv}).raise_for_status()
         driver.open(quick_server.url)
         driver.click_move(MOVES[-1])  # the player completes the cycle on the board
-        expect(page.locator("#dlg-result")).to_be_visible(timeout=30_000)
+        expect(page.locator("#dlg-result")).to_be_visible()
         expect(page.locator("#result-reason")).to_have_text("红方长捉，判负")
         box = page.locator("#result-explain")
         expect(box).to_be_visible()
@@ -42,5 +42,5 @@ def test_result_dialog_explains_the_repetition_ruling(quick_server, driver, page
     driver.open(quick_server.url)
     driver.top_action("#btn-resign")
     page.click("#confirm-yes")
-    expect(page.locator("#dlg-result")).to_be_visible(timeout=30_000)
+    expect(page.locator("#dlg-result")).to_be_visible()
     expect(page.locator("#result-explain")).to_be_hidden()

@@ -130,7 +130,8 @@ def test_review_from_the_library_and_cancel(quick_server, driver, page):
     page.click("#rv-cancel")
     expect(page.locator("#rv-progress")).to_be_hidden()
     page.wait_for_function("document.body.dataset.reviewStatus === 'cancelled'")
-    page.wait_for_timeout(300)
+    # the page says "cancelled" before its DELETE is sent: wait for the request, not a fixed time
+    driver.until(lambda: calls["delete"] >= 1, "the page sent DELETE /api/review/<job>")
     assert calls["delete"] == 1
     row_id = page.evaluate("fetch('/api/library').then(r => r.json())")[0]["id"]
     assert calls["post"] == [{"library_id": row_id}]

@@ -8,6 +8,7 @@ import threading
 
 import httpx
 import pytest
+from tests.browser.conftest import WAIT_MS
 
 pytestmark = [pytest.mark.browser]
 
@@ -15,6 +16,7 @@ pytestmark = [pytest.mark.browser]
 def test_page_plays_under_its_content_security_policy(browser, quick_server):
     """Without Playwright's CSP bypass: no violation is reported while the page loads and plays a move."""
     context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context.set_default_timeout(WAIT_MS)
     try:
         page = context.new_page()
         messages: list[str] = []
@@ -35,7 +37,7 @@ def test_page_keeps_working_after_a_restart_with_a_new_token(quick_server, drive
     old = quick_server.app.state.token
     quick_server.restart()
     assert quick_server.app.state.token != old
-    page.wait_for_selector("body[data-connected='1']", timeout=20_000)  # the WebSocket took the new token
+    page.wait_for_selector("body[data-connected='1']")  # the WebSocket took the new token
     driver.new_game("two")  # a POST sent with the old token is refused once, then resent with the new one
     driver.play("h2e2", 1)
     assert driver.state()["moves"][0]["iccs"] == "h2e2"
@@ -51,7 +53,7 @@ def test_a_request_with_an_old_token_is_resent_with_the_new_one(quick_server, dr
     quick_server.restart()
     driver.new_game("two")
     assert statuses == [403, 200]
-    st = httpx.get(quick_server.url + "api/game", timeout=10).json()
+    st = httpx.get(quick_server.url + "api/game", timeout=60).json()
     assert st["players"] == {"red": "human", "black": "human"}
 
 
@@ -103,7 +105,7 @@ def test_a_page_from_another_origin_cannot_drive_the_game(quick_server, driver, 
         assert out["ws"] == "refused", out
     finally:
         elsewhere.shutdown()
-    st = httpx.get(quick_server.url + "api/game", timeout=10).json()
+    st = httpx.get(quick_server.url + "api/game", timeout=60).json()
     assert [m["iccs"] for m in st["moves"]] == ["h2e2"] and st["result"] is None
 
 
@@ -139,4 +141,4 @@ def test_a_page_from_another_origin_cannot_make_the_server_run_a_read(quick_serv
     finally:
         elsewhere.shutdown()
     assert calls == [], (calls, out)
-    assert httpx.get(quick_server.url + "api/game", timeout=10).status_code == 200 and calls == ["state"]
+    assert httpx.get(quick_server.url + "api/game", timeout=60).status_code == 200 and calls == ["state"]

@@ -176,7 +176,7 @@ def test_engine_failure_and_retry_in_the_pages_language(tmp_path, driver, page):
         driver.new_game("red")
         driver.click_move("h2e2")
         retry = page.locator("#btn-retry")
-        expect(retry).to_be_visible(timeout=30_000)
+        expect(retry).to_be_visible()
         expect(retry).to_have_text("重试")
         status = page.locator("#status")
         expect(status).to_contain_text("电脑未能走棋（引擎出错（RuntimeError: engine crashed）；已试 2 次）")

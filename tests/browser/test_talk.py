@@ -70,7 +70,7 @@ def test_a_named_opponent_greets_and_calls_a_blunder(tmp_path, driver, page):
         page.click("#dlg-settings button[value=close]")
         expect(page.locator("#talk")).to_be_hidden()
         api = httpx.Client(base_url=srv.url, headers={"X-Xiangqi-Token": srv.app.state.token,
-                                                      "Origin": srv.url.rstrip("/")}, timeout=10)
+                                                      "Origin": srv.url.rstrip("/")}, timeout=60)
         talk = api.get("/api/game").json()["talk"]
         assert talk["enabled"] is False and talk["remarks"] == []
     finally:

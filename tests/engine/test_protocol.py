@@ -149,7 +149,7 @@ class Conversation:
         """Output lines from index ``n`` on (without ``info depth`` lines unless asked)."""
         return [x for x in self.out[n:] if depth_lines or not x.startswith("info depth")]
 
-    def wait_for(self, prefix: str, timeout: float = 30.0, start: int = 0) -> str:
+    def wait_for(self, prefix: str, timeout: float = 60.0, start: int = 0) -> str:
         deadline = time.monotonic() + timeout
         with self.cv:
             while True:
@@ -212,7 +212,7 @@ def test_isready_is_answered_while_the_kernels_compile():
     c.send("uci")
     assert c.out[-1] == "uciok"
     c.send("isready")
-    assert warm.started.wait(5)
+    assert warm.started.wait(60)
     assert c.out[-1] == "readyok"
     assert not warm.finished.is_set()  # readyok came while the warm-up was still running
     assert c.out[-2].startswith("info string search kernels still compiling")
@@ -264,7 +264,7 @@ def test_depth_go_while_compiling_waits_for_the_kernels_and_stop_ends_the_wait()
     warm = GatedWarmup()
     c = Conversation(warmup=warm)
     c.send("uci", "position startpos", "go depth 3")
-    assert warm.started.wait(5)
+    assert warm.started.wait(60)
     assert c.server.searching and not any(x.startswith("bestmove") for x in c.out)
     warm.gate.set()
     c.wait_for("bestmove")
@@ -274,7 +274,7 @@ def test_depth_go_while_compiling_waits_for_the_kernels_and_stop_ends_the_wait()
     c2 = Conversation(warmup=warm2)
     try:
         c2.send("uci", "position startpos", "go infinite")
-        assert warm2.started.wait(5)
+        assert warm2.started.wait(60)
         c2.send("stop")
         best = c2.wait_for("bestmove")
         assert not warm2.finished.is_set() and c2.server.fallback_searches == 1
@@ -309,7 +309,7 @@ def test_go_clock_parameters_are_converted_to_seconds():
     n = len(c.out)
     c.send("go movetime 250 nodes 5000")
     c.wait_for("bestmove", start=n)
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     assert c.limits()[-1] == FakeLimit(time=0.25, nodes=5000)
 
 
@@ -317,10 +317,10 @@ def test_ucci_time_is_seconds_unless_usemillisec_and_follows_the_side_to_move():
     c = Conversation()
     c.send("ucci", "position startpos moves h2e2", "go time 60 increment 2 opptime 30 oppincrement 1 depth 1")
     c.wait_for("bestmove")
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     assert c.limits()[-1] == FakeLimit(depth=1, btime=60.0, binc=2.0, wtime=30.0, winc=1.0)
     c.send("setoption usemillisec true", "position startpos", "go time 5000 movestogo 10 depth 1")
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     assert c.limits()[-1] == FakeLimit(depth=1, wtime=5.0, movestogo=10)
 
 
@@ -331,7 +331,7 @@ def test_stop_during_infinite_search_returns_bestmove():
     assert c.server.searching
     c.send("stop")
     assert c.wait_for("bestmove") == "bestmove a0a1 ponder a6a5"
-    assert c.server.wait(5)
+    assert c.server.wait(60)
 
 
 def test_stop_right_after_go_is_not_lost():
@@ -385,7 +385,7 @@ def test_no_legal_move_gives_bestmove_none_or_nobestmove():
     c = Conversation()
     c.send("uci", f"position fen {MATED_FEN}", "go depth 2")
     assert c.wait_for("bestmove") == "bestmove (none)"
-    c.server.wait(5)
+    c.server.wait(60)
     c.send("ucci", f"position fen {MATED_FEN}", "go depth 2")
     assert c.wait_for("nobestmove") == "nobestmove"
 
@@ -395,7 +395,7 @@ def test_mate_scores_in_uci_and_ucci_form():
     c.send("uci", "position startpos", "go depth 1")
     c.wait_for("bestmove")
     assert " score mate 2 " in [x for x in c.out if x.startswith("info depth")][0]
-    c.server.wait(5)
+    c.server.wait(60)
     c2 = Conversation(FakeEngine(mate=-3))
     c2.send("ucci", "position startpos", "go depth 1")
     c2.wait_for("bestmove")
@@ -422,7 +422,7 @@ def test_ucci_banmoves_excludes_the_best_move_and_renumbers_lines():
     assert c.wait_for("bestmove") == "bestmove a0a2 ponder a6a5"
     assert ("multipv", 2) in c.engine.calls
     assert all(" pv a0a1" not in x for x in c.out)
-    c.server.wait(5)
+    c.server.wait(60)
     n = len(c.out)
     c.send("position startpos", "go depth 1")  # a new position clears the banned moves
     assert c.wait_for("bestmove", start=n) == "bestmove a0a1 ponder a6a5"
@@ -484,11 +484,11 @@ def test_levels_and_skill_level_select_the_level_search():
     assert c.wait_for("bestmove").startswith("bestmove i3i4")
     assert ("play", LEVELS["beginner"]) in c.engine.calls  # the level's depth 2 is below the GUI's 3
     assert c.out[-2] == "info depth 1 multipv 1 score cp 0 nodes 1 time 0 pv i3i4"
-    c.server.wait(5)
+    c.server.wait(60)
     c.send("setoption name Level value master", "go movetime 200 depth 9")
-    c.server.wait(5)
+    c.server.wait(60)
     assert ("play", FakeLevel("master", "大师", 1900, depth=9, time=0.2)) in c.engine.calls
-    c.server.wait(5)
+    c.server.wait(60)
     c.send("setoption name Skill Level value 20")
     assert c.server.level == "full"
     c.send("setoption name Skill Level value 3")
@@ -521,7 +521,7 @@ def test_go_while_searching_is_refused():
     c.send("go depth 1")
     assert c.errors()[-1] == "info string error: already searching; send 'stop' first"
     c.send("quit")
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     assert sum(1 for x in c.out if x.startswith("bestmove")) == 1
 
 
@@ -529,7 +529,7 @@ def test_end_of_input_stops_the_search():
     c = Conversation()
     status = c.server.run(iter(["uci\n", "position startpos\n", "go infinite\n"]))
     assert status == 0
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     assert c.out[-1].startswith("bestmove")
 
 
@@ -641,7 +641,7 @@ def test_a_position_with_an_illegal_move_is_refused_whole_and_never_searched(pro
     c.send(protocol, f"position fen {R30_OLD}", "go depth 1")
     best = c.wait_for("bestmove")
     assert best.startswith("bestmove d0d1")  # the fake's first move of the position sent
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     n = len(c.out)
     c.send(R30_BAD)
     refused = ("move 2 of the move list ('b0c2'): illegal move b0c2 in 3k5/9/9/9/9/9/9/9/R8/4K4 b - - 1 1: "
@@ -677,7 +677,7 @@ def test_a_refused_position_after_a_good_one_never_searches_the_old_one(bad):
     c = Conversation()
     c.send("uci", "position startpos moves h2e2 h9g7", "go depth 1")
     assert c.wait_for("bestmove") == "bestmove a0a1 ponder a6a5"
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     n = len(c.out)
     c.send(bad, "go depth 1")
     if bad.endswith("moves"):
@@ -848,7 +848,7 @@ def test_go_perft_runs_in_the_background_isready_and_stop_are_answered(blocking_
     divide = [x for x in c.out if x.startswith("info string ") and len(x.split()[2]) == 5
               and x.split()[2].endswith(":")]
     assert len(divide) == 1 and calls == [1]  # the first root move only: stop was seen before the second
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     n = len(c.out)
     c.feed("go depth 1")
     assert c.wait_for("bestmove", start=n) == "bestmove a0a1 ponder a6a5"
@@ -885,7 +885,7 @@ def test_go_perft_counts_deep_trees_in_split_calls(monkeypatch):
     assert line.startswith(f"info string perft 5 nodes {expected} time ")
     assert set(calls) == {3}  # depth 4 below each root move is split into depth-3 counts
     c.feed("go perft 0")
-    assert c.server.wait(5)
+    assert c.server.wait(60)
     assert c.out[-1].startswith("info string perft 0 nodes 1 time ")
     c.feed("go perft -1")
     assert c.out[-1] == "info string error: 'perft' must be >= 0, got -1"

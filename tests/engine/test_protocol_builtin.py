@@ -73,7 +73,7 @@ class Proc:
 
     def close(self) -> int:
         self.send("quit")
-        return self.p.wait(30)
+        return self.p.wait(60)
 
 
 @pytest.fixture(scope="module")
@@ -127,10 +127,10 @@ def test_uci_go_depth_gives_full_info_and_a_legal_bestmove(uci):
 
 def test_uci_stop_ends_an_infinite_search(uci):
     uci.send("position startpos", "go infinite")
-    first = uci.until("info", 30)
+    first = uci.until("info", 60)
     assert first[-1].startswith("info depth")
     uci.send("stop")
-    best = uci.until("bestmove", 30)[-1].split()
+    best = uci.until("bestmove", 60)[-1].split()
     assert Board().is_legal(Move.from_iccs(best[1]))
     uci.send("isready")
     assert uci.until("readyok") == ["readyok"]
@@ -216,7 +216,7 @@ def test_ucci_conversation():
         assert [x for x in lines if x.startswith("info depth")][-1].split()[4] == "9999"  # mate in 1 ply
         e.send("quit")
         assert e.until("bye") == ["bye"]
-        assert e.p.wait(30) == 0
+        assert e.p.wait(60) == 0
     finally:
         if e.p.poll() is None:
             e.p.kill()
@@ -256,7 +256,7 @@ def test_a_refused_position_is_never_searched(uci):
     uci.send("position fen 3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1 moves a0a1 b0c2", "go depth 3")
     refused = ("move 2 of the move list ('b0c2'): illegal move b0c2 in 3k5/9/9/9/9/9/9/9/R8/4K4 b - - 1 1: "
                "no piece on b0")
-    assert uci.until("bestmove", 30) == [
+    assert uci.until("bestmove", 60) == [
         f"info string error: {refused}",
         f"info string error: no position to search: the last 'position' was refused ({refused})",
         "bestmove (none)"]
@@ -264,7 +264,7 @@ def test_a_refused_position_is_never_searched(uci):
     uci.send("position fen 4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1", "go depth 3")
     problem = ("illegal position 4k4/9/9/9/9/9/9/9/9/4K4 w - - 0 1: the kings face each other (e0 and e9); "
                "the side to move could take the king")
-    assert uci.until("bestmove", 30) == [
+    assert uci.until("bestmove", 60) == [
         f"info string error: {problem}",
         f"info string error: no position to search: the last 'position' was refused ({problem})",
         "bestmove (none)"]
@@ -276,7 +276,7 @@ def test_a_refused_position_is_never_searched(uci):
                                 "go btime 0 wtime 0", "go wtime -100 btime -100 winc -5 binc -5"])
 def test_degenerate_limits_answer_at_once_with_a_legal_move(uci, go):
     uci.send("position startpos moves h2e2", go)
-    lines = uci.until("bestmove", 30)
+    lines = uci.until("bestmove", 60)
     assert lines[0].startswith("info string warning: ")
     warnings = [x for x in lines if x.startswith("info string warning: ")]
     assert warnings[-1].endswith("searching to depth 1 (the minimum search)")
@@ -295,18 +295,18 @@ def test_ucci_refused_positions_and_degenerate_limits(uci):
     try:
         uci.send("position fen 3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1 moves a0a1 b0c2", "banmoves a0a2",
                  "go time 5")
-        lines = uci.until("nobestmove", 30)
+        lines = uci.until("nobestmove", 60)
         assert [x.split(":")[0] for x in lines] == ["info string error"] * 3 + ["nobestmove"]
         assert "no position for 'banmoves'" in lines[1]
         uci.send("position startpos moves h2e2", "go time 0 increment 2")
-        lines = uci.until("bestmove", 30)
+        lines = uci.until("bestmove", 60)
         assert lines[0] == ("info string warning: no time left on the clock ('time 0'): searching to "
                             "depth 1 (the minimum search)")
         board = Board()
         board.push_iccs("h2e2")
         assert board.is_legal(Move.from_iccs(lines[-1].split()[1]))
         uci.send("probe fen 4k4/9/9/9/9/9/9/9/9/4K4 w", "probe startpos moves h2e2")
-        lines = uci.until("pophash", 10) + uci.until("pophash", 10)
+        lines = uci.until("pophash", 60) + uci.until("pophash", 60)
         assert [x.split(":")[0] for x in lines] == ["info string error", "pophash", "pophash"]
     finally:
         uci.send("uci")
@@ -324,7 +324,7 @@ def test_huge_limits_are_cut_and_end_with_stop_without_a_traceback():
             lines = e.until_prefix("info depth 2 ", 60)
             assert lines[0].startswith(f"info string warning: '{go.split()[1]} ")
             e.send("stop")
-            lines += e.until("bestmove", 30)
+            lines += e.until("bestmove", 60)
             assert not [x for x in lines if "error" in x], lines
             assert Board().is_legal(Move.from_iccs(lines[-1].split()[1]))
         assert e.close() == 0
@@ -340,17 +340,17 @@ def test_go_perft_answers_isready_stop_and_quit():
         e.send("uci", "isready")
         e.until("readyok", FIRST_READY)
         e.send("position startpos", "go perft 7", "isready")  # perft 7 would take many minutes here
-        lines = e.until("readyok", 30)
+        lines = e.until("readyok", 60)
         assert not [x for x in lines if x.startswith("info string perft")]
         e.send("stop")
-        lines = e.until_prefix("info string perft 7 ", 30)
+        lines = e.until_prefix("info string perft 7 ", 60)
         assert lines[-1].startswith("info string perft 7 stopped after ")
         e.send("isready")
-        assert e.until("readyok", 30) == ["readyok"]
+        assert e.until("readyok", 60) == ["readyok"]
         e.send("go perft 7")
         time.sleep(0.5)
         e.send("quit")
-        assert e.p.wait(30) == 0
+        assert e.p.wait(60) == 0
     finally:
         if e.p.poll() is None:
             e.p.kill()
@@ -382,4 +382,4 @@ def test_fresh_install_answers_readyok_at_once_and_a_timed_go_gets_a_legal_move(
         assert board.is_legal(Move.from_iccs(lines[-1].split()[1]))
     finally:
         e.p.kill()
-        e.p.wait(30)
+        e.p.wait(60)

@@ -39,7 +39,9 @@ def test_a_slow_start_within_the_limit_plays() -> None:
     # own to the start): the game is played to the ply cap
     slow = spec("slow-start", 1.5, "slowpoke", start_timeout=60.0)
     quick = spec("first", 0.0, "quick")
-    res = run_match(slow, quick, 1, TimeControl(movetime=0.05), ply_cap=6)
+    # depth 1, not a movetime: a move's time is no part of this test, and a 0.05 s movetime lets an
+    # engine only 2 s of grace before it forfeits (a loaded machine can hold a process that long)
+    res = run_match(slow, quick, 1, TimeControl(depth=1), ply_cap=6)
     assert [(g.red, g.result, g.reason, len(g.board.move_stack)) for g in res.games] == [
         ("slowpoke", "1/2-1/2", "Draw — ply cap of 6 reached", 6)]
 
@@ -69,6 +71,6 @@ def test_a_slow_readyok_after_a_new_game_uses_the_ping_limit() -> None:
     assert str(exc.value) == ("laggard: no 'readyok' within 0.1 s of 'isready', after ucinewgame (the limit "
                               "of each later isready, 0.1 s; raise it with --ping-timeout)")
     # with a limit above the delay the same engine plays a game
-    ok = spec("slow-ready", 0.4, "laggard", start_timeout=60.0, ping_timeout=20.0)
-    res = run_match(ok, spec("first", 0.0, "quick"), 1, TimeControl(movetime=0.05), ply_cap=6)
+    ok = spec("slow-ready", 0.4, "laggard", start_timeout=60.0, ping_timeout=60.0)
+    res = run_match(ok, spec("first", 0.0, "quick"), 1, TimeControl(depth=1), ply_cap=6)
     assert [(g.result, g.reason) for g in res.games] == [("1/2-1/2", "Draw — ply cap of 6 reached")]

@@ -182,7 +182,7 @@ def state_where(ws: Any, pred: Any) -> dict[str, Any]:
     return ws.xq_state
 
 
-def wait_for(fn: Any, timeout: float = 30.0) -> Any:
+def wait_for(fn: Any, timeout: float = 60.0) -> Any:
     """Poll ``fn()`` until truthy (returned) or fail after ``timeout`` s (generous: background work
     such as the games-database copy or the computer's reply takes seconds on a loaded machine)."""
     end = time.monotonic() + timeout

@@ -188,6 +188,6 @@ def test_the_embedded_server_s_next_start_exports_a_game_its_dead_run_had_claime
     app = create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
     with _Client(app, base_url=BASE) as first:  # the next start
         srv = One(app, first, url)
-        got = wait_for(lambda: srv.exports(gid), 30)
+        got = wait_for(lambda: srv.exports(gid))
         assert len(got) == 1 and got[0][1]
-        wait_for(lambda: srv.online.db.game(gid)["db_id"] == got[0][0], 30)
+        wait_for(lambda: srv.online.db.game(gid)["db_id"] == got[0][0])

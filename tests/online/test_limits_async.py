@@ -53,7 +53,7 @@ class Redis:
         self.proc = subprocess.Popen([self.exe, "--port", "0", "--unixsocket", str(self.sock), "--save", "",
                                       "--appendonly", "no", "--dir", str(self.tmp)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.monotonic() + 10
+        end = time.monotonic() + 60
         while not self.sock.exists():
             if time.monotonic() > end or self.proc.poll() is not None:
                 pytest.fail("redis-server did not start")
@@ -71,7 +71,7 @@ class Redis:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGCONT)
         self.proc.kill()
-        self.proc.wait(10)
+        self.proc.wait(60)
 
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

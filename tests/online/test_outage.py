@@ -212,7 +212,7 @@ def test_a_move_whose_commit_answer_was_lost_shows_up_once(two):
         finally:
             s0.db.save_checked = real
         # the re-read after the outage brings the stored move to process 0's sockets by itself
-        wait_for(lambda: len(s0.rooms[gid].session.moves) == 1, timeout=30)
+        wait_for(lambda: len(s0.rooms[gid].session.moves) == 1)
         assert [m["iccs"] for m in state_where(wa, lambda s: len(s["moves"]) == 1)["moves"]] == MATE_LINE[:1]
         wa.send_json({"type": "move", "move": MATE_LINE[0]})  # the page tries again: not a second ply
         assert _next_error(wa)["code"] == "not_your_turn"
@@ -244,10 +244,10 @@ def test_a_silent_bus_leaves_a_connected_opponent_present_and_the_lagging_socket
         assert len(s1.rooms[gid].session.moves) == 0  # B's process lags: the announcement was lost
         bus.cut = False  # Redis is back
         # B's socket resyncs by itself (no action of B), and nobody was ever shown as gone
-        wait_for(lambda: len(s1.rooms[gid].session.moves) == 1, timeout=30)  # (then the socket has it)
+        wait_for(lambda: len(s1.rooms[gid].session.moves) == 1)  # (then the socket has it)
         got = state_where(wb, lambda s: len(s["moves"]) == 1)
         assert [m["iccs"] for m in got["moves"]] == MATE_LINE[:1]
-        wait_for(lambda: s0.presence_known() and s1.presence_known(), timeout=30)
+        wait_for(lambda: s0.presence_known() and s1.presence_known())
         st = a.get(f"/games/{gid}").json()
         assert st["seats"]["black"]["connected"] is True and st["claim"] is None
         assert a.post(f"/games/{gid}/claim").json()["code"] == "conflict"  # B is there: nothing to claim
@@ -358,12 +358,12 @@ class RedisServer:
         self.proc = subprocess.Popen([self.exe, "--port", "0", "--unixsocket", str(self.sock), "--save", "",
                                       "--appendonly", "no", "--dir", str(self.root)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: self.sock.exists(), timeout=10)
+        wait_for(lambda: self.sock.exists(), timeout=60)
 
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()
-            self.proc.wait(10)
+            self.proc.wait(60)
             self.proc = None
         with contextlib.suppress(FileNotFoundError):
             self.sock.unlink()

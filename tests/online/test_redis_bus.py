@@ -27,7 +27,7 @@ def redis_url(tmp_path):
                              "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        end = time.monotonic() + 10
+        end = time.monotonic() + 60
         while not sock.exists():
             if time.monotonic() > end or proc.poll() is not None:
                 pytest.fail("redis-server did not start")
@@ -35,7 +35,7 @@ def redis_url(tmp_path):
         yield f"unix://{sock}"
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.wait(60)
 
 
 def test_two_buses_share_channels_in_order(redis_url):

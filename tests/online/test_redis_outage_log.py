@@ -20,7 +20,7 @@ from tests.webclient import run_coroutine
 from xiangqi.online.bus import Outage, RedisBus, shown_url
 
 
-async def _until(pred, seconds: float = 30.0) -> None:
+async def _until(pred, seconds: float = 60.0) -> None:
     end = time.monotonic() + seconds
     while not pred():
         assert time.monotonic() < end, "the condition did not come true in time"

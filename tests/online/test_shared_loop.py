@@ -47,7 +47,7 @@ def test_a_held_seek_row_does_not_delay_another_user_s_seek_or_challenge(two):  
     lock = RowLock(two.url, seek["id"], online_lobby)
     try:  # a's cancel waits for the seek's row; b and c make, look at and cancel theirs meanwhile
         t, got = _in_thread(lambda: a.c.delete(f"/api/online/seeks/{seek['id']}"))
-        wait_for(lambda: lock.waiting() == 1, 20)
+        wait_for(lambda: lock.waiting() == 1, 60)
         mine = _quick(lambda: b.post("/seeks", json={"time_control": "5+3", "color": "black"}))
         assert mine.status_code == 201, mine.text
         assert _quick(lambda: b.c.delete(f"/api/online/seeks/{mine.json()['id']}")).status_code == 200
@@ -59,7 +59,7 @@ def test_a_held_seek_row_does_not_delay_another_user_s_seek_or_challenge(two):  
         assert not got  # a's cancel still waits
     finally:
         lock.release()
-        t.join(30)
+        t.join(60)
     assert got and got[0].status_code == 200, got and got[0].text
     with sa.create_engine(two.url).connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(online_lobby)).scalar() == 0
@@ -76,7 +76,7 @@ def test_a_held_session_row_does_not_delay_another_user_s_lobby_action(two):  # 
         # last_seen, or a slow read); b, a guest, goes on with the lobby
         conn.execute(sa.text(f"LOCK TABLE {login_sessions.name} IN ACCESS EXCLUSIVE MODE"))
         t, got = _in_thread(lambda: a.post("/seeks", json={"time_control": "5+3"}))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         r = _quick(lambda: b.post("/seeks", json={"time_control": "5+3"}))
         assert r.status_code == 201, r.text
         assert _quick(lambda: b.get("/lobby")).status_code == 200
@@ -84,7 +84,7 @@ def test_a_held_session_row_does_not_delay_another_user_s_lobby_action(two):  # 
     finally:
         conn.rollback()
         conn.close()
-        t.join(30)
+        t.join(60)
         engine.dispose()
     assert got and got[0].status_code == 201, got and got[0].text
     assert got[0].json()["by"]["username"] == "lockedSession"
@@ -108,7 +108,7 @@ def test_a_held_rating_row_does_not_delay_another_user_s_seek(two):  # noqa: F81
     try:  # a's rating read (for the seek's view) waits for the ratings table
         conn.execute(sa.text("LOCK TABLE ratings IN ACCESS EXCLUSIVE MODE"))
         t, got = _in_thread(lambda: a.post("/seeks", json={"time_control": "3+2", "rated": True}))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         r = _quick(lambda: c.post("/seeks", json={"time_control": "5+3"}))  # a guest's: no rating
         assert r.status_code == 201, r.text
         assert _quick(lambda: d.post(f"/seeks/{r.json()['id']}/accept")).status_code == 200
@@ -116,7 +116,7 @@ def test_a_held_rating_row_does_not_delay_another_user_s_seek(two):  # noqa: F81
     finally:
         conn.rollback()
         conn.close()
-        t.join(30)
+        t.join(60)
         engine.dispose()
     assert got and got[0].status_code == 201, got and got[0].text
     assert got[0].json()["rating"] == 1600  # the seat's rating, read once the table was free
@@ -135,7 +135,7 @@ def test_a_slow_room_look_up_does_not_delay_another_user_s_seek(two):  # noqa: F
     try:  # the games' table locked: a's look-up of its game (SELECT revision) waits for it
         conn.execute(sa.text("LOCK TABLE online_games IN ACCESS EXCLUSIVE MODE"))
         t, got = _in_thread(lambda: a.get(f"/games/{gid}"))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         r = _quick(lambda: c.post("/seeks", json={"time_control": "5+3"}))
         assert r.status_code == 201, r.text
         ch = _quick(lambda: d.post("/challenges", json={"time_control": "10+5"}))
@@ -144,7 +144,7 @@ def test_a_slow_room_look_up_does_not_delay_another_user_s_seek(two):  # noqa: F
     finally:
         conn.rollback()
         conn.close()
-        t.join(30)
+        t.join(60)
         engine.dispose()
     assert got and got[0].status_code == 200, got and got[0].text
     st = got[0].json()
@@ -227,7 +227,7 @@ def test_a_seek_accepted_while_its_row_is_being_stored_starts_one_game(two):  # 
     try:  # a's seek is in the lobby of this process while its row waits for the table
         conn.execute(sa.text("LOCK TABLE online_lobby IN ACCESS EXCLUSIVE MODE"))
         t, made = _in_thread(lambda: a.post("/seeks", json={"time_control": "5+3", "color": "red"}))
-        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 20)
+        wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         seeks = _quick(lambda: b.get("/lobby")).json()["seeks"]
         assert [s["by"]["id"] for s in seeks] == [a.me["user"]["id"]]
         t2, got = _in_thread(lambda: b.post(f"/seeks/{seeks[0]['id']}/accept"))
@@ -236,8 +236,8 @@ def test_a_seek_accepted_while_its_row_is_being_stored_starts_one_game(two):  # 
     finally:
         conn.rollback()
         conn.close()
-        t.join(30)
-        t2.join(30)
+        t.join(60)
+        t2.join(60)
         engine.dispose()
     assert made and made[0].status_code == 201, made and made[0].text
     assert got and got[0].status_code == 200, got and got[0].text

@@ -125,7 +125,7 @@ def test_a_slow_save_of_one_game_does_not_delay_another_game(two):
         lock = RowLock(two.url, slow)
         try:
             wa.send_json({"type": "move", "move": "h2e2"})
-            wait_for(lambda: lock.waiting() == 1, 20)  # the slow game's save waits for its row
+            wait_for(lambda: lock.waiting() == 1, 60)  # the slow game's save waits for its row
             # meanwhile the same process answers a move of another game, stored
             r = c.post(f"/games/{fast}/move", json={"move": "b2e2"})
             assert r.status_code == 200, r.text
@@ -153,13 +153,13 @@ def test_a_slow_lobby_row_does_not_delay_another_game(two):
     accept = threading.Thread(target=lambda: got.append(b.post(f"/seeks/{seek['id']}/accept")))
     try:
         accept.start()
-        wait_for(lambda: lock.waiting() == 1, 20)  # the acceptance waits for the seek's row
+        wait_for(lambda: lock.waiting() == 1, 60)  # the acceptance waits for the seek's row
         r = c.post(f"/games/{fast}/move", json={"move": "h2e2"})  # another game goes on meanwhile
         assert r.status_code == 200, r.text
         assert not got
     finally:
         lock.release()
-        accept.join(30)
+        accept.join(60)
     assert got and got[0].status_code == 200, got and got[0].text
     gid = got[0].json()["game_id"]
     assert two.online[0].db.game(gid)["red_id"] == a.me["user"]["id"]
@@ -209,10 +209,10 @@ def test_two_processes_racing_on_one_game_store_one_move(two):
         try:
             w0.send_json({"type": "move", "move": "h2e2"})
             w1.send_json({"type": "move", "move": "b2e2"})
-            wait_for(lambda: lock.waiting() == 2, 20)  # both saves wait for the row: a true race
+            wait_for(lambda: lock.waiting() == 2, 60)  # both saves wait for the row: a true race
         finally:
             lock.release()
-        stored = wait_for(lambda: two.online[0].db.moves(gid), 20)
+        stored = wait_for(lambda: two.online[0].db.moves(gid), 60)
         assert stored in (["h2e2"], ["b2e2"])
         loser = w1 if stored == ["h2e2"] else w0
         err = recv_until(loser, lambda m: m.get("type") == "error")
@@ -328,7 +328,7 @@ def test_a_dead_process_s_game_whose_clock_ran_out_is_ended_and_rated_once(two):
         await asyncio.gather(two.online[0].sweep(), two.online[1].sweep())
 
     two.run(both)  # both take the game up; their watchdogs end it on time
-    row = wait_for(lambda: (g := db.game(gid))["rating_change"] is not None and g, 30)
+    row = wait_for(lambda: (g := db.game(gid))["rating_change"] is not None and g, 60)
     assert row["status"] == "finished" and row["result"] == "0-1" and row["termination"] == "timeout"
     for who in (red, black):
         assert [h["game_id"] for h in db.history(who.me["user"]["id"])["blitz"]] == [gid]

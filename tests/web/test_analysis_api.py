@@ -321,7 +321,7 @@ def test_server_shutdown_ends_the_analysis_threads_of_open_sockets(tmp_path, mon
         await ws_in.put({"type": "websocket.connect"})
         assert (await ws_out.get())["type"] == "websocket.accept"
         await ws_in.put({"type": "websocket.receive", "text": json.dumps({"type": "start", "fen": START})})
-        msg = await asyncio.wait_for(ws_out.get(), 10)
+        msg = await asyncio.wait_for(ws_out.get(), 60)
         assert json.loads(msg["text"])["type"] == "started"
         mine = [t for t in threading.enumerate() if t not in before and t.name == "xiangqi-live-analysis"]
         for _ in range(500):  # it searches
@@ -340,7 +340,7 @@ def test_server_shutdown_ends_the_analysis_threads_of_open_sockets(tmp_path, mon
         blocker.set()  # the other work ends; the cancelled socket's queued jobs were dropped
         await asyncio.gather(*busy)
         await life_in.put({"type": "lifespan.shutdown"})
-        assert (await asyncio.wait_for(life_out.get(), 10))["type"] == "lifespan.shutdown.complete"
+        assert (await asyncio.wait_for(life_out.get(), 60))["type"] == "lifespan.shutdown.complete"
         await life
         return mine, [t for t in mine if t.is_alive()]
 

@@ -141,7 +141,7 @@ def test_human_cannot_move_for_the_engine(tmp_path):
     release = threading.Event()
 
     def slow(board, level):
-        release.wait(10)
+        release.wait(60)
         return first_move(board, level)
 
     with api_client(create_app(tmp_path, move_provider=slow, warmup=False)) as client:
@@ -313,7 +313,7 @@ def test_undo_while_the_computer_thinks_discards_its_move(tmp_path):
 
     def gated(board, level):
         calls.append(board.fen())
-        release.wait(10)
+        release.wait(60)
         return first_move(board, level)
 
     with api_client(create_app(tmp_path, move_provider=gated, warmup=False)) as client:

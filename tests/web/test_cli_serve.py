@@ -29,11 +29,11 @@ def test_serve_prints_url_and_stops_on_ctrl_c(tmp_path):
     proc, url = start_serve(tmp_path, "--port", str(port))
     try:
         assert url == f"http://127.0.0.1:{port}/"
-        r = httpx.get(url + "api/game", timeout=10)
+        r = httpx.get(url + "api/game", timeout=60)
         assert r.status_code == 200 and r.json()["moves"] == []
         assert (tmp_path / "xiangqi.db").exists()
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        assert proc.wait(timeout=60) == 0
         assert "server stopped" in proc.stdout.read()
         assert "Traceback" not in proc.stderr.read()
     finally:
@@ -53,7 +53,7 @@ def test_serve_picks_a_free_port_and_refuses_a_taken_one(tmp_path):
         assert f"port {port} on 127.0.0.1 is not free" in res.stderr and "Traceback" not in res.stderr
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
+        proc.wait(timeout=60)
 
 
 def test_play_parser_options():
@@ -87,7 +87,7 @@ def test_lan_mode_prints_the_addresses_other_devices_use(tmp_path):
         assert lines[0].startswith(f"xiangqi: serving the game at http://127.0.0.1:{port}/")
         assert lines[1:] == [f"xiangqi: other devices on your network: http://{a}:{port}/\n" for a in addrs]
         for a in addrs:  # the page is served on that address too (the LAN guard accepts it)
-            assert httpx.get(f"http://{a}:{port}/", timeout=10).status_code == 200
+            assert httpx.get(f"http://{a}:{port}/", timeout=60).status_code == 200
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
+        proc.wait(timeout=60)

@@ -541,7 +541,7 @@ def test_a_full_send_queue_drops_only_that_page(tmp_path):
         hub.add_client(stuck)
         hub.add_client(good)
         for i in range(6):  # each change is one state for every page; the stuck one holds them all
-            await asyncio.wait_for(hub.move("h2e2") if i % 2 == 0 else hub.undo(), 20)
+            await asyncio.wait_for(hub.move("h2e2") if i % 2 == 0 else hub.undo(), 60)
             await asyncio.sleep(0.01)
         await until(lambda: len(good_ws.sent) >= 6)  # the good page's sender has sent them all
         await hub.shutdown()

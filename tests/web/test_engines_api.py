@@ -126,7 +126,7 @@ def test_the_added_engine_plays_as_the_computer(client):
 def test_a_failing_engine_shows_the_computer_failure_and_can_be_retried(client):
     eng = _add(client, "die", movetime_s=0.1)
     client.post("/api/engines/game", json={"engine": eng["id"], "red": "engine", "black": "human"})
-    st = _wait_state(client, lambda s: s.get("engine_error") is not None, timeout=30)
+    st = _wait_state(client, lambda s: s.get("engine_error") is not None)
     assert st["engine_error"] is not None and st["moves"] == []
 
 

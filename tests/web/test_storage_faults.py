@@ -275,7 +275,7 @@ def test_a_second_server_on_the_same_data_dir_refuses_to_start(tmp_path):
             f"{tmp_path}; stop it first, or start this one with another --data-dir"]
     finally:
         first.send_signal(signal.SIGINT)
-        first.wait(timeout=20)
+        first.wait(timeout=60)
 
 
 def test_serve_starts_on_a_damaged_database_with_one_line(tmp_path):
@@ -285,12 +285,12 @@ def test_serve_starts_on_a_damaged_database_with_one_line(tmp_path):
         line = proc.stdout.readline()
         assert "serving the game at" in line, proc.stderr.read() if proc.poll() is not None else line
         url = line.split(" at ")[1].split()[0]
-        r = httpx.get(url + "api/game", timeout=10)
+        r = httpx.get(url + "api/game", timeout=60)
         assert r.status_code == 200 and r.json()["storage_notices"][0]["kind"] == "damaged_db"
         kept = r.json()["storage_notices"][0]["path"]
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
+        proc.wait(timeout=60)
     err = proc.stderr.read()
     assert "Traceback" not in err
     (warning,) = [ln for ln in err.splitlines() if ln.startswith("xiangqi: warning:")]
