@@ -260,18 +260,11 @@ def _build_tables():
             sq_rays.append(ray)
         rays.append(sq_rays)
         color = RED if r <= 4 else BLACK
-        km = []
-        for df, dr in ((0, 1), (0, -1), (1, 0), (-1, 0)):
-            nf, nr = f + df, r + dr
-            if _on_board(nf, nr) and in_palace(square(nf, nr), color) and in_palace(sq, color):
-                km.append(square(nf, nr))
-        king_moves.append(km)
-        am = []
-        for df, dr in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
-            nf, nr = f + df, r + dr
-            if _on_board(nf, nr) and in_palace(square(nf, nr), color) and in_palace(sq, color):
-                am.append(square(nf, nr))
-        advisor_moves.append(am)
+        for table, steps in ((king_moves, ((0, 1), (0, -1), (1, 0), (-1, 0))),
+                             (advisor_moves, ((1, 1), (1, -1), (-1, 1), (-1, -1)))):
+            table.append([square(f + df, r + dr) for df, dr in steps
+                          if _on_board(f + df, r + dr) and in_palace(sq, color)
+                          and in_palace(square(f + df, r + dr), color)])
         em = []
         for df, dr in ((2, 2), (2, -2), (-2, 2), (-2, -2)):
             nf, nr = f + df, r + dr
