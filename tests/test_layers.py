@@ -186,7 +186,8 @@ def test_no_import_circle_between_the_subpackages_of_a_package():
     # is a circle of modules too, but one of subpackages shows where the one-way order broke: the
     # subpackages of a package (app's play, opponents, training, ...) import each other one way.
     assert circles(units(import_graph())) == []
-    two = {"xiangqi.app.a.x": {"xiangqi.app.b.y"}, "xiangqi.app.b.y": {"xiangqi.app.a.z"}, "xiangqi.app.a.z": set()}
+    two = {"xiangqi.app.a.x": {"xiangqi.app.b.y"}, "xiangqi.app.b.y": {"xiangqi.app.a.z"},
+           "xiangqi.app.a.z": set()}
     assert circles(units(two)) == [{"xiangqi.app.a", "xiangqi.app.b"}]
 
 

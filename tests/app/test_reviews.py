@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from xiangqi.app.background import ForegroundGate
 from xiangqi.app.reviews import (
     ReviewManager,
     ReviewQueueFull,
@@ -18,6 +17,7 @@ from xiangqi.app.reviews import (
     review_record_job,
 )
 from xiangqi.app.store import Store
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.board import Board
 from xiangqi.core.errors import XiangqiError
 

@@ -13,8 +13,8 @@ import pytest
 from tests.web.test_analysis_api import START, _SearchUntilStopped, first_move
 from tests.webclient import api_client
 
-from xiangqi.app.background import ForegroundGate
 from xiangqi.app.live_analysis import LiveAnalysis
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.web.analysis_api import UPDATE_INTERVAL_S
 from xiangqi.web.server import create_app
 

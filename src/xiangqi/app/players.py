@@ -35,7 +35,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from xiangqi.app.background import ForegroundGate
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.board import ADVISOR, CANNON, ELEPHANT, HORSE, PAWN, ROOK, Board, Move
 
 #: Rough material values in centipawns used by the draw-offer decision
@@ -178,7 +178,7 @@ class EnginePlayer:
     from (None, the default: no book; :data:`DEFAULT_BOOK`: the shipped one; an
     :class:`~xiangqi.engine.book.OpeningBook`); ``book_seed`` seeds the draw among book moves (None:
     a fresh seed). Every search holds :attr:`gate`
-    (:class:`~xiangqi.app.background.ForegroundGate`), so background analysis gives way to it.
+    (:class:`~xiangqi.app.tasks.background.ForegroundGate`), so background analysis gives way to it.
     """
 
     def __init__(self, hash_mb: int = 64, *, book: Any = None, book_seed: int | None = None) -> None:

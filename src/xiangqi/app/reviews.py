@@ -10,7 +10,7 @@ takes ``plies + 1`` engine searches: seconds to a minute, far too long for a req
 - ``workers`` threads (default 1: on a small machine a second one only competes with the game's
   computer), started when work arrives and ended after :data:`IDLE_EXIT_S` idle seconds;
 - before every position the worker waits until the game's computer (and a hint) is not searching
-  (:meth:`xiangqi.app.background.ForegroundGate.wait_idle`), so a review never slows a game down;
+  (:meth:`xiangqi.app.tasks.background.ForegroundGate.wait_idle`), so a review never slows a game down;
 - progress ``done / total`` positions, cancel (a queued job at once, a running one before its next
   position), ``failed`` with the reason;
 - finished jobs are forgotten :data:`KEEP_FINISHED_S` seconds after they end (and beyond
@@ -43,7 +43,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.app.background import ForegroundGate
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.errors import XiangqiError
 from xiangqi.study.review import (
     CONFIRM_VERSION,

@@ -26,7 +26,7 @@ WebSocket ``/ws/analysis?token=…`` (the engine panel; one analysis per socket,
 the server sends ``{"type": "started", "id"}``, ``{"type": "info", ...}`` (at most every
 :data:`UPDATE_INTERVAL_S`, see :meth:`xiangqi.app.live_analysis.LiveAnalysis.take_update`),
 ``{"type": "paused"}`` / ``{"type": "resumed"}`` while the game's computer searches (it has
-priority: :mod:`xiangqi.app.background`), ``{"type": "stopped", "reason"}`` (``time``, ``error`` with
+priority: :mod:`xiangqi.app.tasks.background`), ``{"type": "stopped", "reason"}`` (``time``, ``error`` with
 ``detail``, or the answer to a stop: ``stopped``, or ``idle`` when nothing was running: a stop
 before any start, a second stop), and ``{"type": "error", "detail"}`` for a refused message (the
 socket stays open). Every message of the page gets an answer: ``started``, ``stopped`` or ``error``.
