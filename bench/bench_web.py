@@ -26,7 +26,7 @@ import httpx
 import uvicorn
 from websockets.sync.client import connect
 
-from xiangqi.app.players import EnginePlayer
+from xiangqi.app.opponents.players import EnginePlayer
 from xiangqi.app.session import GameSession
 from xiangqi.core.pgn import read_game
 from xiangqi.web.run import free_port

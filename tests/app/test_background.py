@@ -3,7 +3,7 @@
 import threading
 import time
 
-from xiangqi.app.players import EnginePlayer
+from xiangqi.app.opponents.players import EnginePlayer
 from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.board import Board
 

@@ -185,7 +185,7 @@ def test_adaptive_follows_the_players_games(tmp_path) -> None:
 
 
 def test_adaptive_game_plays_its_own_settings() -> None:
-    from xiangqi.app.players import EnginePlayer
+    from xiangqi.app.opponents.players import EnginePlayer
 
     s = GameSession(red="human", black="engine", level=ADAPTIVE)
     s.extras["adaptive"] = ratings.adaptive_level(1800)

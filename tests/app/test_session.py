@@ -158,7 +158,7 @@ def test_the_1982_game_is_replayed_to_its_result():
 
 
 def test_draw_offer_decision():
-    from xiangqi.app.players import accepts_draw, material_balance
+    from xiangqi.app.opponents.players import accepts_draw, material_balance
     from xiangqi.core.board import Board
 
     assert not accepts_draw(0, None, 0, in_opening=True)

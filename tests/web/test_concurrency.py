@@ -21,7 +21,7 @@ import pytest
 from tests.webclient import api_client, run_coroutine
 
 from xiangqi.app.hub import GameHub, HintCancelledError
-from xiangqi.app.players import EnginePlayer
+from xiangqi.app.opponents.players import EnginePlayer
 from xiangqi.app.store import Store
 from xiangqi.core.board import Board, Move
 from xiangqi.web.server import create_app

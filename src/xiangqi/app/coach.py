@@ -30,7 +30,7 @@ CLASS_EN = {"mistake": "a mistake", "blunder": "a blunder", "inaccuracy": "an in
 
 
 def _material(board: Any, color: bool) -> int:
-    from xiangqi.app.players import MATERIAL_CP
+    from xiangqi.app.opponents.players import MATERIAL_CP
 
     total = 0
     for code in board.squares:
@@ -48,7 +48,7 @@ def line_loss(board_after: Any, line: list[str], color: bool, start_material: in
     "piece": piece kind (1-7) of the most valuable piece of ``color`` captured up to there or None,
     "capture_at": index in ``line`` of that capture or None, "texts": the line in Chinese}``.
     Looking after the player's replies lets a recapture count (an exchange is not a loss)."""
-    from xiangqi.app.players import MATERIAL_CP
+    from xiangqi.app.opponents.players import MATERIAL_CP
 
     b = board_after.copy()
     worst = None

@@ -15,7 +15,7 @@ under the hub's lock where they change the game) touch them. A worker thread (th
 move, a hint, a draw judgement) gets a :class:`~xiangqi.app.session.Snapshot` taken under the
 lock: a private board copy and plain values, never the session. Its answer is applied under the
 lock only if the game is still at the snapshot's version. The engine serves the game's own move
-before hints (:class:`~xiangqi.app.players.SearchTicket`); a hint for a position that is gone,
+before hints (:class:`~xiangqi.app.opponents.players.SearchTicket`); a hint for a position that is gone,
 or one the same page asked for again, is cancelled.
 
 Clients (:mod:`xiangqi.web.clients`) each have a bounded send queue drained by their own task:
@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from xiangqi.app.clock import TimeControl
 from xiangqi.app.conduct import OFFER_DRAW, RESIGN, Conduct, computer_draw_agreed, computer_resigns
-from xiangqi.app.engines import EngineGaveNoMove, no_move_outcome
-from xiangqi.app.players import (
+from xiangqi.app.opponents.engines import EngineGaveNoMove, no_move_outcome
+from xiangqi.app.opponents.players import (
     EnginePlayer,
     SearchCancelledError,
     SearchTicket,
@@ -164,7 +164,8 @@ class GameHub:
         #: The coach (:class:`xiangqi.web.coach_api.CoachService`, set by its router): the rating after
         #: each save, the coach's advice after each of the player's moves, ``state()["coach"]``.
         self.coach: Any = None
-        #: The opponents' remarks (:class:`xiangqi.app.persona.TalkService`, set by web/talk_api.py).
+        #: The opponents' remarks (:class:`xiangqi.app.opponents.persona.TalkService`, set by
+        #: web/talk_api.py).
         self.talk: Any = None
 
     # -- state -----------------------------------------------------------
@@ -397,7 +398,7 @@ class GameHub:
 
     async def offer_draw(self) -> dict[str, Any]:
         """The human offers a draw (提和). Against the computer it decides from a short search and
-        the material (:func:`xiangqi.app.players.accepts_draw`); between humans the draw is agreed.
+        the material (:func:`xiangqi.app.opponents.players.accepts_draw`); between humans the draw is agreed.
         Returns ``{"accepted": bool, "state": ...}``."""
         s = self.session
         if s.is_over:

@@ -51,7 +51,7 @@ class LiveAnalysis:
     ``gate`` is the server's foreground gate (``hub.player.gate``); ``hash_mb`` the engine's table;
     ``max_seconds``/``max_depth`` bound one position's search. ``engine``: the searcher (default:
     a built-in :class:`xiangqi.engine.Engine`, made at the first search); an added engine's
-    :class:`xiangqi.app.engines.ExternalAnalyser` analyses with that engine instead.
+    :class:`xiangqi.app.opponents.engines.ExternalAnalyser` analyses with that engine instead.
     """
 
     def __init__(self, gate: ForegroundGate, *, hash_mb: int = 16, max_seconds: float = MAX_SECONDS,

@@ -123,7 +123,7 @@ class ReviewSource:
     depth: int = DEFAULT_DEPTH
     hash_mb: int = DEFAULT_HASH_MB
     errors: tuple[str, ...] = ()
-    #: An added engine (``engine:<id>``, :mod:`xiangqi.app.engines`) that reviews instead of ours.
+    #: An added engine (``engine:<id>``, :mod:`xiangqi.app.opponents.engines`) that reviews instead of ours.
     engine: str | None = None
 
     @property
@@ -285,7 +285,7 @@ class ReviewManager:
         self._queue: list[ReviewJob] = []
         self._threads: set[threading.Thread] = set()
         self._closed = False
-        #: The added engines (:class:`xiangqi.app.engines.ExternalEngines`) a review may ask for.
+        #: The added engines (:class:`xiangqi.app.opponents.engines.ExternalEngines`) a review may ask for.
         self.externals: Any = None
 
     # -- asking ----------------------------------------------------------
@@ -456,7 +456,7 @@ class ReviewManager:
             confirm = DEFAULT_CONFIRM_DEPTH  # docs/REVIEW.md, "Confirmation" (our engine only)
             limit = _limit_dict(src.depth, None, src.hash_mb, deep, confirm=confirm)
             if src.engine is not None:  # an added engine reviews (Settings → engines)
-                from xiangqi.app.engines import EngineSetupError, ExternalSearcher
+                from xiangqi.app.opponents.engines import EngineSetupError, ExternalSearcher
 
                 if self.externals is None:
                     raise EngineSetupError(f"{src.engine}: no added engines on this server")

@@ -738,7 +738,7 @@ class Store:
         """The last ``limit`` library rows, newest first, as ``{game_id, level, result, record, pgn}``
         (``record`` the stored JSON text, not checked); ``level`` keeps the games of that level only,
         ``finished`` those with a result (not ``*``). What the rating (:mod:`xiangqi.app.ratings`) and
-        the opponents' memory (:mod:`xiangqi.app.persona`) read of the player's games."""
+        the opponents' memory (:mod:`xiangqi.app.opponents.persona`) read of the player's games."""
         q = sa.select(games.c.game_id, games.c.level, games.c.result, games.c.record, games.c.pgn)
         if level is not None:
             q = q.where(games.c.level == level)

@@ -330,7 +330,7 @@ class OnlineRoom(GameHub):
                  move_provider: MoveProvider | None = None) -> None:
         player = None
         if any(i.kind == "engine" for i in seats.values()) and move_provider is None:
-            from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer
+            from xiangqi.app.opponents.players import DEFAULT_BOOK, EnginePlayer
 
             player = EnginePlayer(hash_mb=16, book=DEFAULT_BOOK)
         super().__init__(RoomStore(service.db, session, saved), player=player, move_provider=move_provider,
@@ -1818,7 +1818,7 @@ class OnlineService:
         """The computer levels of the lobby: ``[{level, name_zh, name_en, elo, rank_zh}]`` (read once:
         the levels' measured Elo do not change while the server runs)."""
         if self._computers is None:
-            from xiangqi.app.players import levels
+            from xiangqi.app.opponents.players import levels
 
             self._computers = [{"level": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en,
                                 "elo": None if lv.elo is None else round(lv.elo), "rank_zh": lv.rank_zh}
@@ -1999,7 +1999,7 @@ class OnlineService:
         from ``address`` are :attr:`~OnlineConfig.computer_games_per_address` (one player must not
         hold every slot), and with 429 ``rate_limited`` when all
         :attr:`~OnlineConfig.max_computer_games` slots are taken."""
-        from xiangqi.app.players import levels
+        from xiangqi.app.opponents.players import levels
 
         lv = next((lv for lv in levels() if lv.key == level), None)
         if lv is None:

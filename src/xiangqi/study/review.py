@@ -414,7 +414,7 @@ def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth:
     a position, :class:`ReviewCancelled` is raised. Raises ValueError for a bad range or limit,
     and IllegalMoveError for an illegal move. ``searcher``: an object with ``new_game()`` and
     ``search(board, limit)`` like :class:`xiangqi.engine.Engine` (an added engine,
-    :class:`xiangqi.app.engines.ExternalSearcher`) in place of this thread's built-in engine;
+    :class:`xiangqi.app.opponents.engines.ExternalSearcher`) in place of this thread's built-in engine;
     ``engine``: an :class:`EngineCommand` (plain data, so it goes to a worker process too): this
     thread's running process of that external engine searches instead (started at first use).
     """

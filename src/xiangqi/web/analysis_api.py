@@ -336,7 +336,7 @@ def create_router(hub: Any, store: Any) -> APIRouter:
         """The analyser of the added engine ``key`` (web/engines_api.py), or None when there is no
         such engine. Call it only for a socket :func:`~xiangqi.web.security.program_refusal` lets
         start programs."""
-        from xiangqi.app.engines import EngineSetupError, ExternalAnalyser
+        from xiangqi.app.opponents.engines import EngineSetupError, ExternalAnalyser
 
         registry = getattr(ws.app.state, "engines", None)
         if registry is None:

@@ -198,7 +198,7 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
         if not src.moves:
             raise HTTPException(400, "nothing to review: the game has no moves yet")
         if req.engine is not None:
-            from xiangqi.app.engines import EngineSetupError
+            from xiangqi.app.opponents.engines import EngineSetupError
 
             registry = getattr(app.state, "engines", None)
             if registry is None:

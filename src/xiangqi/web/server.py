@@ -77,9 +77,9 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import Field, StringConstraints
 
 from xiangqi.app.clock import TimeControl
-from xiangqi.app.engines import is_engine_key
 from xiangqi.app.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
-from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer, levels
+from xiangqi.app.opponents.engines import is_engine_key
+from xiangqi.app.opponents.players import DEFAULT_BOOK, EnginePlayer, levels
 from xiangqi.app.position import validate_position
 from xiangqi.app.sandbox import (
     RECORD_BUDGET_S,

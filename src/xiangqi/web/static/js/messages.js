@@ -339,7 +339,7 @@ const RULES = [
   [/^too many analyses on this server \(at most (\d+) at once\); close another panel$/,
     "服务器上同时进行的引擎分析太多（最多 $1 个）；请先关闭别的页面的引擎"],
   [/^start message: (.+)$/s, "分析请求有误：{$1}"],
-  // -- Settings → engines (xiangqi.app.engines, xiangqi.web.engines_api) --
+  // -- Settings → engines (xiangqi.app.opponents.engines, xiangqi.web.engines_api) --
   [/^engine: (engine:\d+) is not an added engine of this server$/, "引擎 $1 不是本服务器已添加的引擎"],
   [/^no program named '(.+)' on the PATH; give the engine's full path$/, "找不到名为 $1 的程序；请给出引擎的完整路径"],
   [/^(.+): no such file$/, "$1：文件不存在"],
