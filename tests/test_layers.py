@@ -132,9 +132,9 @@ def test_the_graph_reader_sees_function_level_imports_and_skips_type_checking():
     graph = import_graph()
     # app/coach.py imports app/opponents/players.py inside functions only.
     assert "xiangqi.app.opponents.players" in graph["xiangqi.app.coach"]
-    # app/hub.py imports web.clients under TYPE_CHECKING only.
-    assert "xiangqi.web.clients" not in graph["xiangqi.app.hub"]
-    assert "xiangqi.core.board" in graph["xiangqi.app.hub"]
+    # app/play/hub.py imports web.clients under TYPE_CHECKING only.
+    assert "xiangqi.web.clients" not in graph["xiangqi.app.play.hub"]
+    assert "xiangqi.core.board" in graph["xiangqi.app.play.hub"]
 
 
 def test_every_module_is_in_a_layer():

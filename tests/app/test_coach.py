@@ -1,4 +1,4 @@
-"""The rating service (xiangqi.app.ratings): which games are rated, the rating kept in the store
+"""The rating service (xiangqi.app.play.ratings): which games are rated, the rating kept in the store
 (counted once, taken back with the result), the adaptive level's settings and adjustment; and the
 coach while playing (xiangqi.app.coach): its word on a move and the threat display."""
 
@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app import coach, ratings
-from xiangqi.app.session import ADAPTIVE, GameSession
-from xiangqi.app.store import Store
+from xiangqi.app import coach
+from xiangqi.app.play import ratings
+from xiangqi.app.play.session import ADAPTIVE, GameSession
+from xiangqi.app.play.store import Store
 from xiangqi.engine.levels import LEVELS
 from xiangqi.study import rating as glicko
 

@@ -13,8 +13,8 @@ from xiangqi.app.opponents.persona import (
     material_offered,
     player_history,
 )
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import Store
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import Store
 from xiangqi.core.board import Board, Move
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import pytest
 
 from xiangqi.app.opponents.persona import OPPONENTS, SOUND_CP, TalkService, player_history
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import Store
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import Store
 from xiangqi.core.board import BLACK, Board
 from xiangqi.engine.api import Engine, Limit
 

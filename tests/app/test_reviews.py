@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from xiangqi.app.play.store import Store
 from xiangqi.app.reviews import (
     ReviewManager,
     ReviewQueueFull,
@@ -16,7 +17,6 @@ from xiangqi.app.reviews import (
     game_key,
     review_record_job,
 )
-from xiangqi.app.store import Store
 from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.board import Board
 from xiangqi.core.errors import XiangqiError

@@ -417,7 +417,7 @@ def test_settings_follow_the_schema(client):
 
 
 def test_bad_stored_settings_are_ignored_and_the_page_loads(tmp_path):
-    from xiangqi.app.store import Store, settings
+    from xiangqi.app.play.store import Store, settings
 
     store = Store(tmp_path)
     store.set_settings({"notation": "wxf", "language": "en"})

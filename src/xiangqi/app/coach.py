@@ -1,14 +1,14 @@
 """The coach while playing: its word on the player's move (:func:`advise`) and the threat display
 (:func:`threat`).
 
-The rating, which games are rated and the adaptive level are :mod:`xiangqi.app.ratings`.
+The rating, which games are rated and the adaptive level are :mod:`xiangqi.app.play.ratings`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from xiangqi.app.session import chinese_move_text
+from xiangqi.app.play.session import chinese_move_text
 from xiangqi.core.board import BLACK, RED, Board, Move
 
 #: Search depth of the coach's judgement of a move (two searches: before and after it) and of the

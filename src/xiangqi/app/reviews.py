@@ -180,8 +180,8 @@ reviews_table = sa.Table(
 
 
 class ReviewStore:
-    """The ``reviews`` table in the app's database (``engine``: the :class:`xiangqi.app.store.Store`'s
-    SQLAlchemy engine, whose errors are :class:`xiangqi.app.store.StorageError`). The table is created
+    """The ``reviews`` table in the app's database (``engine``: the :class:`xiangqi.app.play.store.Store`'s
+    SQLAlchemy engine, whose errors are :class:`xiangqi.app.play.store.StorageError`). The table is created
     when missing; a read-only database simply keeps nothing (:meth:`save` returns False)."""
 
     def __init__(self, engine: sa.Engine) -> None:

@@ -188,12 +188,12 @@ def convert_record_job(data: bytes, name: str, index: int, fmt: str,
 
 
 def open_game_job(data: bytes, red: str, black: str, level: str) -> Any:
-    """A :class:`xiangqi.app.session.GameSession` replaying the first game of the record file ``data``
+    """A :class:`xiangqi.app.play.session.GameSession` replaying the first game of the record file ``data``
     (bytes: PGN, XQF, DhtmlXQ/UBB or EPD, format and encoding sniffed); raises
-    :class:`xiangqi.app.session.SessionError` when it holds no playable game (a record whose start
+    :class:`xiangqi.app.play.session.SessionError` when it holds no playable game (a record whose start
     position or moves cannot be read is refused, not opened as an empty game from the standard start)
     and :class:`xiangqi.core.errors.XiangqiError` when the data is no record at all."""
-    from xiangqi.app.session import GameSession, SessionError
+    from xiangqi.app.play.session import GameSession, SessionError
     from xiangqi.core.pgn import read_text_file
     from xiangqi.core.records import detect_format, read_records, write_records
 

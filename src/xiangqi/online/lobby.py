@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from xiangqi.app.clock import TimeControl
+from xiangqi.app.play.clock import TimeControl
 from xiangqi.core.errors import XiangqiError
 
 __all__ = ["Identity", "Preset", "PRESETS", "CATEGORIES", "category_of", "Seek", "Challenge", "Lobby",

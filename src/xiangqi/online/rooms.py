@@ -1,6 +1,6 @@
 """Online rooms and the online game service (``xiangqi serve --public``; docs/ONLINE_API.md).
 
-An :class:`OnlineRoom` is a :class:`~xiangqi.app.hub.GameHub` (the same room the local game is:
+An :class:`OnlineRoom` is a :class:`~xiangqi.app.play.hub.GameHub` (the same room the local game is:
 one session changed under the room's lock, saved by the save step after every change, the
 clock's watchdog ending the game when a flag falls, the computer's move loop for a computer seat,
 versioned states) with what online play adds:
@@ -25,7 +25,7 @@ sockets (:attr:`GameHub.clients`). Presence is summed over the processes' announ
 lapse with a process's heartbeat; the lobby is :class:`~xiangqi.online.lobby.SharedLobby`.
 DESIGN.md "Online" has the message flow and the failures.
 
-:class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.app.hub.GameRegistry`), the
+:class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.app.play.hub.GameRegistry`), the
 lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
 call it. Everything runs on the server's event loop; in the embedded mode database writes are short
 transactions done in place (SQLite in WAL mode, a few hundred microseconds); in shared mode a room's
@@ -54,10 +54,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.app.clock import GameClock
-from xiangqi.app.hub import Encoded, GameHub, GameRegistry, MoveProvider
-from xiangqi.app.session import GameSession, SessionError
-from xiangqi.app.store import StorageError
+from xiangqi.app.play.clock import GameClock
+from xiangqi.app.play.hub import Encoded, GameHub, GameRegistry, MoveProvider
+from xiangqi.app.play.session import GameSession, SessionError
+from xiangqi.app.play.store import StorageError
 from xiangqi.core.board import BLACK, RED, STARTING_FEN, Color, Termination
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, draw, win
@@ -932,7 +932,7 @@ class OnlineRoom(GameHub):
         """Shared mode, the room's lock about to be released: store the change made under it (if
         any) off the event loop, then announce it. Raises :class:`RoomStale` when another process
         changed the game first (the room is re-read; the action is tried again) and
-        :class:`~xiangqi.app.store.StorageError` when the database failed (the change is undone in
+        :class:`~xiangqi.app.play.store.StorageError` when the database failed (the change is undone in
         memory, as in the local game)."""
         p = self._pending
         if p is None:
@@ -2051,7 +2051,7 @@ class OnlineService:
         session = GameSession(red="engine" if red.kind == "engine" else "human",
                               black="engine" if black.kind == "engine" else "human", level=level,
                               fen=STARTING_FEN, game_id=gid, headers=headers, time_control=preset.control)
-        # each side's clock starts with its first move (lichess's rule; app/clock.py, "First moves")
+        # each side's clock starts with its first move (lichess's rule; app/play/clock.py, "First moves")
         session.clock = GameClock(preset.control, free_first_moves=True)
         session.clock.start(session.board.turn)
         row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,

@@ -149,7 +149,7 @@ def _board(fen: str) -> Board:
     probe = board.copy(stack=False)
     probe.turn = not board.turn
     if probe.is_check():
-        from xiangqi.app.position import validate_position
+        from xiangqi.app.play.position import validate_position
 
         why = [p.en for p in validate_position(fen)[1] if "could take the king" in p.en]
         raise HTTPException(400, f"impossible position {fen}: "

@@ -44,6 +44,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, StringConstraints, model_validator
 
+from xiangqi.app.play.session import GameSession
 from xiangqi.app.reviews import (
     ReviewManager,
     ReviewQueueFull,
@@ -55,15 +56,14 @@ from xiangqi.app.reviews import (
     record_key,
     review_record_job,
 )
-from xiangqi.app.session import GameSession
 from xiangqi.study.review import DEFAULT_DEPTH, DEFAULT_HASH_MB, GameReview, try_move
 from xiangqi.web.limits import StrictJSONRoute
 from xiangqi.web.security import this_machine_only
 
 if TYPE_CHECKING:
-    from xiangqi.app.hub import GameHub
+    from xiangqi.app.play.hub import GameHub
+    from xiangqi.app.play.store import Store
     from xiangqi.app.sandbox import RecordSandbox
-    from xiangqi.app.store import Store
 
 __all__ = ["review_router", "annotated_library_pgn", "ReviewRequest", "TryRequest", "MAX_TRIES",
            "REVIEW_WORKERS"]

@@ -76,11 +76,20 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import Field, StringConstraints
 
-from xiangqi.app.clock import TimeControl
-from xiangqi.app.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
 from xiangqi.app.opponents.engines import is_engine_key
 from xiangqi.app.opponents.players import DEFAULT_BOOK, EnginePlayer, levels
-from xiangqi.app.position import validate_position
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
+from xiangqi.app.play.position import validate_position
+from xiangqi.app.play.session import (
+    DEFAULT_LEVEL,
+    GameOverError,
+    GameSession,
+    NotYourTurnError,
+    StaleVersionError,
+)
+from xiangqi.app.play.settings import SettingsError
+from xiangqi.app.play.store import StorageError, Store
 from xiangqi.app.sandbox import (
     RECORD_BUDGET_S,
     RecordSandbox,
@@ -90,15 +99,6 @@ from xiangqi.app.sandbox import (
     open_record_job,
 )
 from xiangqi.app.sandbox import prestart as prestart_records
-from xiangqi.app.session import (
-    DEFAULT_LEVEL,
-    GameOverError,
-    GameSession,
-    NotYourTurnError,
-    StaleVersionError,
-)
-from xiangqi.app.settings import SettingsError
-from xiangqi.app.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
 from xiangqi.web.db_api import create_db_router
@@ -445,7 +445,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
 
     @app.put("/api/settings")
     async def put_settings(values: dict[str, Any]) -> dict[str, Any]:
-        """Change some settings (``{name: value}``; names and values: :data:`xiangqi.app.settings.SCHEMA`);
+        """Change some settings (``{name: value}``; names and values:
+        :data:`xiangqi.app.play.settings.SCHEMA`);
         400 naming the first unknown setting or bad value, and then nothing is stored."""
         try:
             return store.set_settings(values)
@@ -457,7 +458,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                       result: str = Query("", max_length=16),
                       abandoned: bool = Query(False)) -> list[dict[str, Any]]:
         """The 我的对局 rows (:meth:`Store.list_games`) matching ``search`` / ``result``. Abandoned
-        starts (:func:`xiangqi.app.store.is_abandoned`: unfinished, under 2 plies, unnamed) are left out
+        starts (:func:`xiangqi.app.play.store.is_abandoned`: unfinished, under 2 plies, unnamed) are left out
         unless ``abandoned=1``; the header ``X-Library-Abandoned`` always gives how many matched."""
         rows = store.list_games(search=search, result=result)
         response.headers["X-Library-Abandoned"] = str(sum(r["abandoned"] for r in rows))

@@ -21,9 +21,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import Field
 
-from xiangqi.app.clock import TimeControl
 from xiangqi.app.opponents.persona import OPPONENTS, TalkService, opponent_view
-from xiangqi.app.session import GameSession
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.session import GameSession
 from xiangqi.core.board import STARTING_FEN
 from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 

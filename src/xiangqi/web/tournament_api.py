@@ -50,10 +50,10 @@ class TournamentRequest(StrictModel):
 
 def game_session(g: Any, event: str, language: str) -> Any:
     """A finished match game (:class:`xiangqi.match.runner.GameResult`) as a
-    :class:`~xiangqi.app.session.GameSession` the library keeps: both sides ``engine``, the
+    :class:`~xiangqi.app.play.session.GameSession` the library keeps: both sides ``engine``, the
     players' names, event and round as PGN tags, the moves replayed, and an adjudicated result
     (a crash, an illegal move, the ply cap) declared with the match's reason."""
-    from xiangqi.app.session import GameSession
+    from xiangqi.app.play.session import GameSession
     from xiangqi.core.board import Termination
     from xiangqi.core.outcome import draw, win
 

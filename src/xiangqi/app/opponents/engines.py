@@ -224,7 +224,7 @@ def _movetime(seconds: Any) -> float:
 class ExternalEngines:
     """The list of added engines (in the app's database) and their running processes.
 
-    ``db``: the :class:`xiangqi.app.store.Store`'s SQLAlchemy engine (the table is created when
+    ``db``: the :class:`xiangqi.app.play.store.Store`'s SQLAlchemy engine (the table is created when
     missing). Thread-safe: the game's computer, the analysis board and the review may ask different
     engines at once; one engine's searches take turns. :meth:`close` stops every process.
     """

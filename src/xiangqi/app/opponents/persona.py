@@ -207,7 +207,8 @@ def player_history(store: Any, opponent: str | None, *, exclude: str | None = No
                    limit: int = 200) -> History:
     """The player's :class:`History` from the last ``limit`` library games against the computer
     (``exclude``: a game id left out, the current game). Rows that cannot be read are skipped.
-    ``store`` is a :class:`xiangqi.app.store.Store` (its :meth:`~xiangqi.app.store.Store.recent_games`)."""
+    ``store`` is a :class:`xiangqi.app.play.store.Store` (its
+    :meth:`~xiangqi.app.play.store.Store.recent_games`)."""
     h = History()
     w = d = lo = 0
     for row in store.recent_games(limit):

@@ -22,7 +22,7 @@ The engine searches one position at a time. Requests take turns by priority
 analysis or draw judgement; those wait, and any request can be cancelled
 (:meth:`EnginePlayer.cancel`) while it waits or runs. Every method works on the
 board it is given and only reads it: callers hand over a private copy (a
-:class:`~xiangqi.app.session.Snapshot`), never a board another thread changes.
+:class:`~xiangqi.app.play.session.Snapshot`), never a board another thread changes.
 """
 
 from __future__ import annotations

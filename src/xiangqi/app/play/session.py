@@ -17,9 +17,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from xiangqi.app import ratings
-from xiangqi.app.clock import GameClock, TimeControl
-from xiangqi.app.ratings import ADAPTIVE
+from xiangqi.app.play import ratings
+from xiangqi.app.play.clock import GameClock, TimeControl
+from xiangqi.app.play.ratings import ADAPTIVE
 from xiangqi.core.board import BLACK, RED, SQUARE_NAMES, STARTING_FEN, Board, Color, Move, Termination
 from xiangqi.core.errors import IllegalMoveError, XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
@@ -28,8 +28,8 @@ PLAYER_KINDS = ("human", "engine")
 #: Level keys of the built-in engine (DESIGN.md §8); the engine package defines them too.
 DEFAULT_LEVEL = "beginner"
 LEVEL_KEYS = ("novice", "beginner", "intermediate", "advanced", "master")
-#: The adaptive level (自适应, :data:`xiangqi.app.ratings.ADAPTIVE`): its engine settings are chosen
-#: from the player's rating when the game starts (:func:`xiangqi.app.ratings.adaptive_level`) and kept
+#: The adaptive level (自适应, :data:`xiangqi.app.play.ratings.ADAPTIVE`): its engine settings are chosen
+#: from the player's rating when the game starts (:func:`xiangqi.app.play.ratings.adaptive_level`) and kept
 #: in ``extras["adaptive"]``.
 
 
@@ -222,7 +222,7 @@ class GameSession:
         #: What the coach and the rating need to know of this game (JSON values, saved with the game):
         #: ``coach`` (bool: coach mode), ``undos`` (悔棋 taken), ``coach_takebacks`` (moves taken back
         #: on the coach's advice; not 悔棋), ``hints``/``threats`` (help asked), ``adaptive`` (the
-        #: adaptive level's settings and estimated Elo). See :mod:`xiangqi.app.ratings`.
+        #: adaptive level's settings and estimated Elo). See :mod:`xiangqi.app.play.ratings`.
         self.extras: dict[str, Any] = {}
         self._engine_level: tuple[Any, Any] | None = None
         self.created = _dt.datetime.now().strftime("%Y.%m.%d")
@@ -306,7 +306,7 @@ class GameSession:
     def count(self, what: str, n: int = 1) -> None:
         """Add ``n`` to the counter ``extras[what]`` (``hints``, ``threats``, …). Not a change of the
         position: the version stays (other hints asked for this position stay valid), so the caller
-        saves the game itself (:meth:`xiangqi.app.hub.GameHub.note_help`)."""
+        saves the game itself (:meth:`xiangqi.app.play.hub.GameHub.note_help`)."""
         self.extras[what] = int(self.extras.get(what, 0)) + n
 
     # -- actions ---------------------------------------------------------
