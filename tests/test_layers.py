@@ -130,8 +130,8 @@ def circles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 def test_the_graph_reader_sees_function_level_imports_and_skips_type_checking():
     graph = import_graph()
-    # app/coach.py imports app/opponents/players.py inside functions only.
-    assert "xiangqi.app.opponents.players" in graph["xiangqi.app.coach"]
+    # app/training/coach.py imports app/opponents/players.py inside functions only.
+    assert "xiangqi.app.opponents.players" in graph["xiangqi.app.training.coach"]
     # app/play/hub.py imports web.clients under TYPE_CHECKING only.
     assert "xiangqi.web.clients" not in graph["xiangqi.app.play.hub"]
     assert "xiangqi.core.board" in graph["xiangqi.app.play.hub"]

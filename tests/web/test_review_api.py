@@ -139,7 +139,7 @@ def test_a_changed_game_is_reviewed_again(client) -> None:
 
 
 def test_cancel_and_the_bound_on_jobs_per_server(client) -> None:
-    from xiangqi.app.reviews import MAX_JOBS
+    from xiangqi.app.training.review import MAX_JOBS
 
     c = client
     gate = c.app.state.hub.player.gate

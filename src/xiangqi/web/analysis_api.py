@@ -24,7 +24,7 @@ WebSocket ``/ws/analysis?token=…`` (the engine panel; one analysis per socket,
 ``engine``: an added engine of Settings → engines analyses instead of the built-in one) and
 ``{"type": "stop"}``;
 the server sends ``{"type": "started", "id"}``, ``{"type": "info", ...}`` (at most every
-:data:`UPDATE_INTERVAL_S`, see :meth:`xiangqi.app.live_analysis.LiveAnalysis.take_update`),
+:data:`UPDATE_INTERVAL_S`, see :meth:`xiangqi.app.training.analysis.LiveAnalysis.take_update`),
 ``{"type": "paused"}`` / ``{"type": "resumed"}`` while the game's computer searches (it has
 priority: :mod:`xiangqi.app.tasks.background`), ``{"type": "stopped", "reason"}`` (``time``, ``error`` with
 ``detail``, or the answer to a stop: ``stopped``, or ``idle`` when nothing was running: a stop
@@ -51,7 +51,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
-from xiangqi.app.live_analysis import MAX_MULTIPV, LiveAnalysis
+from xiangqi.app.training.analysis import MAX_MULTIPV, LiveAnalysis
 from xiangqi.app.trees import (
     MAX_NODES,
     TreeError,

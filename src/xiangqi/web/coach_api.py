@@ -15,17 +15,17 @@ game's state forbids, 422 a malformed body):
   player's last move) and the computer's reply; counted as ``coach_takebacks``, not as 悔棋. 409 when
   there is no such warning or the game moved on.
 - ``POST /api/coach/check`` ``{move}`` — the coach's word on a move *before* it is sent
-  (:func:`xiangqi.app.coach.advise` on the board now; the answer is the note, ``warn`` true for a
+  (:func:`xiangqi.app.training.coach.advise` on the board now; the answer is the note, ``warn`` true for a
   mistake or blunder): the page asks first in coach mode and, on a warning, lets the player take
   the move back before the computer replies, or play it anyway. The word is kept and becomes the
   move's note when that move is then played (no second search). 409 when the game is over, it is
   not the player's turn or coach mode is off; 400 for an illegal move.
-- ``POST /api/coach/threat`` — what the opponent threatens now (:func:`xiangqi.app.coach.threat`);
+- ``POST /api/coach/threat`` — what the opponent threatens now (:func:`xiangqi.app.training.coach.threat`);
   asking is help taken: the game becomes unrated.
 
 Coach mode: after each of the player's moves the hub calls :meth:`CoachService.moved`, which judges
-the move in a thread of its own (:func:`xiangqi.app.coach.advise`, depth
-:data:`~xiangqi.app.coach.COACH_DEPTH`, about 0.1 s; the event loop never waits for it) and puts the
+the move in a thread of its own (:func:`xiangqi.app.training.coach.advise`, depth
+:data:`~xiangqi.app.training.coach.COACH_DEPTH`, about 0.1 s; the event loop never waits for it) and puts the
 word in the state (``coach.note``; ``coach.checking`` is the ply being judged meanwhile). A word for
 a move that is no longer on the board (taken back, a new game) is dropped.
 
@@ -42,11 +42,11 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import Field
 
-from xiangqi.app import coach
 from xiangqi.app.play import ratings
 from xiangqi.app.play.clock import TimeControl
 from xiangqi.app.play.session import ADAPTIVE, GameSession
 from xiangqi.app.play.store import StorageError
+from xiangqi.app.training import coach
 from xiangqi.core.board import STARTING_FEN
 from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 
@@ -194,7 +194,7 @@ class CoachService:
 
     async def check(self, move: str) -> dict[str, Any]:
         """The coach's word on ``move`` (ICCS) in the position now, before it is played
-        (``POST /api/coach/check``): the :func:`xiangqi.app.coach.advise` note plus ``ply`` (the ply
+        (``POST /api/coach/check``): the :func:`xiangqi.app.training.coach.advise` note plus ``ply`` (the ply
         the move would be). Raises SessionError (409) outside coach mode, after the game, or when it
         is not the player's turn (409); a malformed or illegal move is a 400."""
         from xiangqi.app.play.hub import _in_thread

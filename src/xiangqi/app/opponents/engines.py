@@ -434,7 +434,7 @@ class ExternalEngines:
 
 class ExternalAnalyser:
     """An added engine as the analysis board's searcher: the object
-    :class:`xiangqi.app.live_analysis.LiveAnalysis` drives (``search(board, limit, on_info,
+    :class:`xiangqi.app.training.analysis.LiveAnalysis` drives (``search(board, limit, on_info,
     multipv)`` that runs until :meth:`stop`, and ``stop()``), so the panel, its pauses for the game's
     computer and its time limit work the same with the built-in engine or an added one.
 
