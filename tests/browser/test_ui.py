@@ -226,8 +226,8 @@ def core_messages() -> list[str]:
     """English messages the rules library, the app layer and the server really raise for what a
     player can do on the page: bad FENs, illegal moves and move texts, refused game actions, bad
     record files, impossible positions."""
+    from xiangqi.app.library.records import open_record, session_from_line
     from xiangqi.app.play.position import validate_position
-    from xiangqi.app.records import open_record, session_from_line
     from xiangqi.core.board import Board
     from xiangqi.core.errors import XiangqiError
     from xiangqi.core.notation import parse_move
@@ -293,7 +293,7 @@ def core_messages() -> list[str]:
 def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     """English messages of the hardening work (issue 10) that reach the page, each produced by the
     code that sends it: storage errors and start-up notices (app/play/store.py), refused bodies, fields
-    and settings (web/limits.py, app/play/settings.py, app/sandbox.py), refused WebSocket requests and
+    and settings (web/limits.py, app/play/settings.py, app/library/sandbox.py), refused WebSocket requests and
     the computer's failures (app/play/hub.py, web/clients.py, app/play/session.py) and the guard's refusals
     (web/security.py)."""
     import asyncio
@@ -303,7 +303,7 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     import sqlalchemy as sa
     from tests.webclient import api_client, run_coroutine
 
-    from xiangqi.app import sandbox
+    from xiangqi.app.library import sandbox
     from xiangqi.app.play import hub as hub_module
     from xiangqi.app.play.hub import GameHub, _engine_failure
     from xiangqi.app.play.store import StorageError, Store

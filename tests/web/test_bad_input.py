@@ -522,7 +522,7 @@ def test_a_slow_record_neither_blocks_the_server_nor_runs_past_its_budget(tmp_pa
     An order, not latencies: the reading of the heavy record is held at its start (the worker
     thread waits) until the server has answered other requests; a server that read it on the loop
     never gets there (before: 9.8 s of the loop's time), and the hold is never reached."""
-    from xiangqi.app.sandbox import RecordSandbox
+    from xiangqi.app.library.sandbox import RecordSandbox
 
     reading, answered = threading.Event(), threading.Event()
     real_run = RecordSandbox._run

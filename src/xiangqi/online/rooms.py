@@ -1296,7 +1296,7 @@ def _sign(secret: bytes, value: str) -> str:
 
 class OnlineService:
     """The online game service of one server process (module text). ``data_dir``: where the default
-    SQLite online database lives; ``games_db``: the app's :class:`~xiangqi.app.gamesdb.GamesDatabase`
+    SQLite online database lives; ``games_db``: the app's :class:`~xiangqi.app.library.database.GamesDatabase`
     (finished games are stored there), ``registry``: the server's rooms."""
 
     def __init__(self, config: OnlineConfig, registry: GameRegistry, *, data_dir: Any = None,

@@ -10,10 +10,10 @@ library game, 422 for a malformed body):
   iccs}, check}`` (the move must be legal in ``fen``); ``POST /api/analysis/line`` ``{fen, moves}`` ->
   ``{nodes: [...]}``, one such node per move of the line (a review's better line shown as a branch).
 - ``GET /api/analysis/tree/current`` and ``GET /api/analysis/tree/library/{row_id}`` -> the game's
-  tree with the player's saved variations (:func:`xiangqi.app.records.record_view` shape, plus
+  tree with the player's saved variations (:func:`xiangqi.app.library.records.record_view` shape, plus
   ``source``, ``game_id``, ``variations``).
 - ``PUT`` the same paths with ``{start_fen, nodes: [{parent, move, comment}]}`` -> ``{saved: true,
-  variations, nodes}``: stores the tree (PGN with variations, :mod:`xiangqi.app.trees`); its main
+  variations, nodes}``: stores the tree (PGN with variations, :mod:`xiangqi.app.library.trees`); its main
   line must be the game's moves (the game as played stays the main line).
 - ``POST /api/analysis/export`` ``{start_fen, nodes, headers?, fmt: pgn|xqf, notation}`` -> the tree
   as a PGN (or XQF) download: an opened record with the player's variations.
@@ -51,8 +51,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
-from xiangqi.app.training.analysis import MAX_MULTIPV, LiveAnalysis
-from xiangqi.app.trees import (
+from xiangqi.app.library.trees import (
     MAX_NODES,
     TreeError,
     TreeStore,
@@ -60,6 +59,7 @@ from xiangqi.app.trees import (
     game_from_nodes,
     merge_main_line,
 )
+from xiangqi.app.training.analysis import MAX_MULTIPV, LiveAnalysis
 from xiangqi.core.board import Board, Move, square_name
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.limits import BadJSON, StrictJSONRoute, receive_json_message
@@ -111,7 +111,8 @@ class TreeNode(_Strict):
 
 
 class TreeBody(_Strict):
-    """``PUT /api/analysis/tree/...``: the tree as a flat list (:func:`xiangqi.app.trees.game_from_nodes`)."""
+    """``PUT /api/analysis/tree/...``: the tree as a flat list
+    (:func:`xiangqi.app.library.trees.game_from_nodes`)."""
 
     start_fen: Fen
     nodes: list[TreeNode] = Field(min_length=1, max_length=MAX_NODES)
@@ -230,7 +231,7 @@ def create_router(hub: Any, store: Any) -> APIRouter:
 
     def tree_view(start_fen: str, moves: list[str], game_id: str, headers: dict[str, str],
                   source: str) -> dict[str, Any]:
-        from xiangqi.app.records import record_view
+        from xiangqi.app.library.records import record_view
 
         game = merge_main_line(start_fen, moves, trees.load(game_id), headers)
         view = record_view(game)

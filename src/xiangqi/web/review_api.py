@@ -61,9 +61,9 @@ from xiangqi.web.limits import StrictJSONRoute
 from xiangqi.web.security import this_machine_only
 
 if TYPE_CHECKING:
+    from xiangqi.app.library.sandbox import RecordSandbox
     from xiangqi.app.play.hub import GameHub
     from xiangqi.app.play.store import Store
-    from xiangqi.app.sandbox import RecordSandbox
 
 __all__ = ["review_router", "annotated_library_pgn", "ReviewRequest", "TryRequest", "MAX_TRIES",
            "REVIEW_WORKERS"]

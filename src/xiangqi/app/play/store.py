@@ -310,7 +310,7 @@ class Store:
         self._checked: dict[int, tuple[str, str | None]] = {}  # library row -> (record digest, problem)
         #: Called with no argument after every committed change of the library (a game kept, updated,
         #: renamed or deleted): the games database's copy of the user's games follows it
-        #: (:mod:`xiangqi.app.gamesdb`). A listener must return at once; its errors are logged, never
+        #: (:mod:`xiangqi.app.library.database`). A listener must return at once; its errors are logged, never
         #: raised, so indexing can never lose or block a save.
         self.library_listeners: list[Any] = []
         self._lock_fd = _lock_data_dir(self.data_dir)

@@ -135,7 +135,7 @@ class Job:
 
 def masters_job(gdb: Any) -> Callable[[Step], dict[str, Any]]:
     """The work that imports the shipped master games (:func:`xiangqi.db.masters.import_masters`)
-    into the app's games database ``gdb`` (:class:`xiangqi.app.gamesdb.GamesDatabase`). Progress:
+    into the app's games database ``gdb`` (:class:`xiangqi.app.library.database.GamesDatabase`). Progress:
     bytes of the shipped file read (phase ``read``), then ``counts`` (the explorer's counts); info:
     ``{games, added, duplicates}`` so far. Result:
     ``{games, added, duplicates, skipped}``."""

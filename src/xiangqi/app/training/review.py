@@ -492,14 +492,14 @@ class ReviewManager:
             self._finish(job, DONE)
 
 
-# -- a record's game, read in the record sandbox (xiangqi.app.sandbox) ------------------------------
+# -- a record's game, read in the record sandbox (xiangqi.app.library.sandbox) ------------------------------
 
 
 def review_record_job(text: str, index: int) -> dict[str, Any]:
     """Read game ``index`` (0-based) of the record ``text`` (PGN or any format
     :func:`xiangqi.core.records.read_records` sniffs) and give its line to review:
     ``{"start_fen", "moves" (ICCS, cut at the first illegal move), "headers", "errors"}``. Meant to
-    run in :func:`xiangqi.app.sandbox.run_in_child` (time and memory budget). Raises
+    run in :func:`xiangqi.app.library.sandbox.run_in_child` (time and memory budget). Raises
     :class:`XiangqiError` for an unreadable record or an index out of range."""
     from xiangqi.core.records import read_records
 

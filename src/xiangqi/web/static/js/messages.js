@@ -94,7 +94,7 @@ const RULES = [
   [/^the record is not a JSON object$/, "记录不是 JSON 对象"],
   [/^the record's field ('\w+') is missing or not text$/, "记录的字段 $1 缺失或不是文本"],
   [/^the record's moves are not a list of ICCS moves$/, "记录的着法不是 ICCS 着法列表"],
-  // -- bad input (xiangqi.web.limits, xiangqi.app.play.settings, xiangqi.app.sandbox) --
+  // -- bad input (xiangqi.web.limits, xiangqi.app.play.settings, xiangqi.app.library.sandbox) --
   [/^request body too large: (?:more than )?(\d+) bytes \(limit (\d+) bytes for this route\)$/, "请求内容过大：$1 字节（此接口上限 $2 字节）"],
   [/^bad Content-Length header (.+)$/, "Content-Length 请求头有误：$1"],
   [/^message too large: (\d+) bytes \(limit (\d+)\)$/, "消息过大：$1 字节（上限 $2）"],
@@ -249,7 +249,7 @@ const RULES = [
     "{sidepiece:$1 $2}在$3：{rule:$2}"],
   [new RegExp(`^(the kings face each other|the side not to move is in check) \\(${SQ}\\): the side to move could take the king$`),
     "{why:$1}（$2）：轮走方可以直接吃将"],
-  // -- records (xiangqi.app.records, xiangqi.core.*) --
+  // -- records (xiangqi.app.library.records, xiangqi.core.*) --
   [/^(pasted text|[^:\n]*\.[A-Za-z0-9]{1,5}): (.+)$/s, "{label:$1}：{$2}"],
   [/^empty: nothing to open$/, "内容为空，没有可打开的"],
   [/^no game found \(not a PGN, XQF, DhtmlXQ\/UBB, EPD or FEN record\)$/, "没有找到对局（不是 PGN、XQF、DhtmlXQ/UBB、EPD 或 FEN 棋谱）"],
@@ -329,7 +329,7 @@ const RULES = [
   [/^the database (.+) is damaged \((.+)\); restart the server to keep it aside and start a fresh one$/s,
     "数据库 $1 已损坏（$2）；请重启服务器：它会被留存在一旁，并新建一个数据库"],
   [/^message must be (?:a JSON object|an object with a string 'type')$/, "消息格式有误"],
-  // -- the analysis board and its engine panel (xiangqi.web.analysis_api, xiangqi.app.trees) --
+  // -- the analysis board and its engine panel (xiangqi.web.analysis_api, xiangqi.app.library.trees) --
   [/^(\S+) is not a legal move in (\S+ [wb]\b.*)$/, "$1 在此局面不是合规着法（$2）"],
   [/^move (\d+): (.+)$/s, "第 $1 步：{$2}"],
   [/^node (\d+): (.+)$/s, "第 $1 个节点：$2"],
