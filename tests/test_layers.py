@@ -18,6 +18,10 @@ LAYERS = {"core": 0, "engine": 1, "study": 2, "db": 2, "match": 2, "app": 3, "on
 #: only core, or nothing of ours); ``python -m xiangqi`` is the command line.
 ROOT_MODULES = {"xiangqi": 0, "xiangqi.datadir": 0, "xiangqi.__main__": 6}
 
+#: The subpackages of app, lowest first (docs/DESIGN.md, "The app's packages"): each imports only its
+#: own and lower ones; training and library share a level, so neither imports the other.
+APP_ORDER = {"tasks": 0, "opponents": 1, "play": 2, "training": 3, "library": 3}
+
 #: Import circles among the modules of one package that are still to be broken (issue 30). The list
 #: may only shrink: a new circle, or one across packages, fails the test.
 KNOWN_CIRCLES = [
@@ -189,6 +193,28 @@ def test_no_import_circle_between_the_subpackages_of_a_package():
     two = {"xiangqi.app.a.x": {"xiangqi.app.b.y"}, "xiangqi.app.b.y": {"xiangqi.app.a.z"},
            "xiangqi.app.a.z": set()}
     assert circles(units(two)) == [{"xiangqi.app.a", "xiangqi.app.b"}]
+
+
+def test_every_app_module_is_in_a_subpackage_and_they_import_one_way():
+    graph = import_graph()
+    app = {m for m in graph if m.startswith("xiangqi.app.")}
+    unplaced = sorted(m for m in app if m.split(".")[2] not in APP_ORDER)
+    assert unplaced == []
+    wrong = sorted(
+        f"{a} -> {b}" for a in app for b in graph[a]
+        if b in app and b.split(".")[2] != a.split(".")[2]
+        and APP_ORDER[b.split(".")[2]] >= APP_ORDER[a.split(".")[2]]
+    )
+    assert wrong == []
+
+
+def test_the_design_documents_tree_lists_every_package():
+    # docs/DESIGN.md, "The package tree": one line per package of src/xiangqi ("app/play/  purpose").
+    text = (ROOT.parent.parent / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    block = text.split("<!-- package tree -->\n```\n", 1)[1].split("```", 1)[0]
+    listed = {line.split()[0].rstrip("/") for line in block.splitlines() if line and not line[0].isspace()}
+    packages = {"/".join(p.parent.relative_to(ROOT).parts) or "xiangqi" for p in ROOT.rglob("__init__.py")}
+    assert listed == packages
 
 
 def test_no_import_circle_across_packages_and_no_new_one_inside():
