@@ -7,7 +7,7 @@ against itself. For the styled side the script counts, per game:
 
 - ``checks``: its checking moves per 100 of its moves;
 - ``trades``: even exchanges it starts (a capture taken back by an even piece, or a piece offered
-  and taken, then taken back), per game (:func:`xiangqi.app.persona_style.features`' rule, on the
+  and taken, then taken back), per game (:func:`xiangqi.app.opponents.persona_style.features`' rule, on the
   moves actually played);
 - ``aim``: how many of its pieces aim at the enemy palace (:func:`aimed_at_palace`), the mean over
   the positions after its moves;
@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from xiangqi.app.persona_style import MATERIAL, aimed_at_palace, get_style
-from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer
+from xiangqi.app.opponents.persona_style import MATERIAL, aimed_at_palace, get_style
+from xiangqi.app.opponents.players import DEFAULT_BOOK, EnginePlayer
 from xiangqi.core.board import Board
 
 

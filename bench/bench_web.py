@@ -26,8 +26,8 @@ import httpx
 import uvicorn
 from websockets.sync.client import connect
 
-from xiangqi.app.players import EnginePlayer
-from xiangqi.app.session import GameSession
+from xiangqi.app.opponents.players import EnginePlayer
+from xiangqi.app.play.session import GameSession
 from xiangqi.core.pgn import read_game
 from xiangqi.web.run import free_port
 from xiangqi.web.security import TOKEN_HEADER, new_token

@@ -18,6 +18,10 @@ LAYERS = {"core": 0, "engine": 1, "study": 2, "db": 2, "match": 2, "app": 3, "on
 #: only core, or nothing of ours); ``python -m xiangqi`` is the command line.
 ROOT_MODULES = {"xiangqi": 0, "xiangqi.datadir": 0, "xiangqi.__main__": 6}
 
+#: The subpackages of app, lowest first (docs/DESIGN.md, "The app's packages"): each imports only its
+#: own and lower ones; training and library share a level, so neither imports the other.
+APP_ORDER = {"tasks": 0, "opponents": 1, "play": 2, "training": 3, "library": 3}
+
 #: Import circles among the modules of one package that are still to be broken (issue 30). The list
 #: may only shrink: a new circle, or one across packages, fails the test.
 KNOWN_CIRCLES = [
@@ -130,11 +134,11 @@ def circles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 def test_the_graph_reader_sees_function_level_imports_and_skips_type_checking():
     graph = import_graph()
-    # app/coach.py imports app/players.py inside functions only.
-    assert "xiangqi.app.players" in graph["xiangqi.app.coach"]
-    # app/hub.py imports web.clients under TYPE_CHECKING only.
-    assert "xiangqi.web.clients" not in graph["xiangqi.app.hub"]
-    assert "xiangqi.core.board" in graph["xiangqi.app.hub"]
+    # app/training/coach.py imports app/opponents/players.py inside functions only.
+    assert "xiangqi.app.opponents.players" in graph["xiangqi.app.training.coach"]
+    # app/play/hub.py imports web.clients under TYPE_CHECKING only.
+    assert "xiangqi.web.clients" not in graph["xiangqi.app.play.hub"]
+    assert "xiangqi.core.board" in graph["xiangqi.app.play.hub"]
 
 
 def test_every_module_is_in_a_layer():
@@ -158,6 +162,59 @@ def test_no_module_imports_a_higher_layer():
 def test_the_circle_finder_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def units(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between the parts of each package: a module is counted as the subpackage or
+    module directly under its top-level package (``xiangqi.app.play.hub`` is ``xiangqi.app.play``),
+    and only the edges between two parts of the same top-level package are kept."""
+    def unit(module: str) -> str:
+        return ".".join(module.split(".")[:3])
+
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    out: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        ua = unit(a)
+        out.setdefault(ua, set())
+        for b in targets:
+            ub = unit(b)
+            if ub != ua and package(ub) == package(ua):
+                out[ua].add(ub)
+    return out
+
+
+def test_no_import_circle_between_the_subpackages_of_a_package():
+    # A circle of modules in two subpackages (app/play/hub.py -> app/training/coach.py -> app/play/...)
+    # is a circle of modules too, but one of subpackages shows where the one-way order broke: the
+    # subpackages of a package (app's play, opponents, training, ...) import each other one way.
+    assert circles(units(import_graph())) == []
+    two = {"xiangqi.app.a.x": {"xiangqi.app.b.y"}, "xiangqi.app.b.y": {"xiangqi.app.a.z"},
+           "xiangqi.app.a.z": set()}
+    assert circles(units(two)) == [{"xiangqi.app.a", "xiangqi.app.b"}]
+
+
+def test_every_app_module_is_in_a_subpackage_and_they_import_one_way():
+    graph = import_graph()
+    app = {m for m in graph if m.startswith("xiangqi.app.")}
+    unplaced = sorted(m for m in app if m.split(".")[2] not in APP_ORDER)
+    assert unplaced == []
+    wrong = sorted(
+        f"{a} -> {b}" for a in app for b in graph[a]
+        if b in app and b.split(".")[2] != a.split(".")[2]
+        and APP_ORDER[b.split(".")[2]] >= APP_ORDER[a.split(".")[2]]
+    )
+    assert wrong == []
+
+
+def test_the_design_documents_tree_lists_every_package():
+    # docs/DESIGN.md, "The package tree": one line per package of src/xiangqi ("app/play/  purpose").
+    text = (ROOT.parent.parent / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    block = text.split("<!-- package tree -->\n```\n", 1)[1].split("```", 1)[0]
+    listed = {line.split()[0].rstrip("/") for line in block.splitlines() if line and not line[0].isspace()}
+    packages = {"/".join(p.parent.relative_to(ROOT).parts) or "xiangqi" for p in ROOT.rglob("__init__.py")}
+    assert listed == packages
 
 
 def test_no_import_circle_across_packages_and_no_new_one_inside():

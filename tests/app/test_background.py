@@ -3,8 +3,8 @@
 import threading
 import time
 
-from xiangqi.app.background import ForegroundGate
-from xiangqi.app.players import EnginePlayer
+from xiangqi.app.opponents.players import EnginePlayer
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.board import Board
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.clock import ClockError, GameClock, TimeControl
-from xiangqi.app.session import GameOverError, GameSession
+from xiangqi.app.play.clock import ClockError, GameClock, TimeControl
+from xiangqi.app.play.session import GameOverError, GameSession
 from xiangqi.core.board import BLACK, RED
 
 

@@ -1,14 +1,15 @@
-"""The rating service (xiangqi.app.ratings): which games are rated, the rating kept in the store
+"""The rating service (xiangqi.app.play.ratings): which games are rated, the rating kept in the store
 (counted once, taken back with the result), the adaptive level's settings and adjustment; and the
-coach while playing (xiangqi.app.coach): its word on a move and the threat display."""
+coach while playing (xiangqi.app.training.coach): its word on a move and the threat display."""
 
 from __future__ import annotations
 
 import pytest
 
-from xiangqi.app import coach, ratings
-from xiangqi.app.session import ADAPTIVE, GameSession
-from xiangqi.app.store import Store
+from xiangqi.app.play import ratings
+from xiangqi.app.play.session import ADAPTIVE, GameSession
+from xiangqi.app.play.store import Store
+from xiangqi.app.training import coach
 from xiangqi.engine.levels import LEVELS
 from xiangqi.study import rating as glicko
 
@@ -185,7 +186,7 @@ def test_adaptive_follows_the_players_games(tmp_path) -> None:
 
 
 def test_adaptive_game_plays_its_own_settings() -> None:
-    from xiangqi.app.players import EnginePlayer
+    from xiangqi.app.opponents.players import EnginePlayer
 
     s = GameSession(red="human", black="engine", level=ADAPTIVE)
     s.extras["adaptive"] = ratings.adaptive_level(1800)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from xiangqi.app.conduct import MIN_PLY_TO_RESIGN, OFFER_DRAW, OFFER_GAP, RESIGN, Conduct
+from xiangqi.app.play.conduct import MIN_PLY_TO_RESIGN, OFFER_DRAW, OFFER_GAP, RESIGN, Conduct
 
 
 def feed(c: Conduct, scores, wdl=None, start=0):

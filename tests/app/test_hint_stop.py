@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.players import EnginePlayer, SearchCancelledError, SearchTicket
+from xiangqi.app.opponents.players import EnginePlayer, SearchCancelledError, SearchTicket
 from xiangqi.core.board import Board
 from xiangqi.engine import Engine, Limit, warmup
 

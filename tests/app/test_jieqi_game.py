@@ -1,4 +1,4 @@
-"""The 揭棋 game (xiangqi.app.jieqi_game): reveals from the deal, what each side sees, records and
+"""The 揭棋 game (xiangqi.app.play.jieqi_game): reveals from the deal, what each side sees, records and
 PGN read back, the store's library rows (a damaged 揭棋 record is flagged, not opened)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from xiangqi.app import jieqi_game
-from xiangqi.app.jieqi_game import JieqiGame, record_problem
-from xiangqi.app.store import Store, games
+from xiangqi.app.play import jieqi_game
+from xiangqi.app.play.jieqi_game import JieqiGame, record_problem
+from xiangqi.app.play.store import Store, games
 from xiangqi.core.jieqi import JieqiError, parse_square
 from xiangqi.engine.jieqi_search import JieqiSearch
 

@@ -1,4 +1,4 @@
-"""Background setup jobs (xiangqi.app.jobs): states, progress, cancel, giving way to the foreground,
+"""Background setup jobs (xiangqi.app.tasks.jobs): states, progress, cancel, giving way to the foreground,
 and the default-tables work (resumable: tables present are kept)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from xiangqi.app.background import ForegroundGate
-from xiangqi.app.jobs import Job, tablebases_job
+from xiangqi.app.tasks.background import ForegroundGate
+from xiangqi.app.tasks.jobs import Job, tablebases_job
 from xiangqi.engine import tablebase
 
 

@@ -1,9 +1,9 @@
-"""The analysis socket's lines (app/live_analysis.py ``_with_text``): Red's side of the score, the
+"""The analysis socket's lines (app/training/analysis.py ``_with_text``): Red's side of the score, the
 move text, and the flag that tells a win by the repetition rules from a material score."""
 
 from __future__ import annotations
 
-from xiangqi.app.live_analysis import _with_text
+from xiangqi.app.training.analysis import _with_text
 from xiangqi.core.board import Board
 from xiangqi.engine.consts import MATE_BOUND, REP_WIN, RULE_BOUND
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tests.webclient import api_client
 
-from xiangqi.app.session import GameSession
+from xiangqi.app.play.session import GameSession
 from xiangqi.core.board import Board
 from xiangqi.core.pgn import read_game
 from xiangqi.web.server import create_app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.persona import (
+from xiangqi.app.opponents.persona import (
     BLUNDER_CP,
     OPPONENTS,
     PHRASES,
@@ -13,8 +13,8 @@ from xiangqi.app.persona import (
     material_offered,
     player_history,
 )
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import Store
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import Store
 from xiangqi.core.board import Board, Move
 
 
@@ -97,7 +97,7 @@ def test_the_players_colour_streak_from_the_library(store):
 
 
 def test_history_facts_record_against_the_opponent_and_favourite_opening():
-    from xiangqi.app.persona import History
+    from xiangqi.app.opponents.persona import History
 
     h = History(colours=[True, False, True, True], results=[1.0, 0.5, 0.0, None], vs=(1, 1, 1), vs_last=1.0,
                 openings_red=["中炮局", "中炮局", "中炮对屏风马", "中炮局"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from xiangqi.app.persona_style import STYLES, aimed_at_palace, features, mobility
+from xiangqi.app.opponents.persona_style import STYLES, aimed_at_palace, features, mobility
 from xiangqi.core.board import RED, Board, Move
 from xiangqi.engine.levels import LEVELS
 

@@ -1,4 +1,4 @@
-"""A remark must be true of the position and of the record (the named opponents, app/persona.py).
+"""A remark must be true of the position and of the record (the named opponents, app/opponents/persona.py).
 
 Before: 周老伯 praised a plain cannon blunder as a sacrifice ("炮五进四，弃子？好胆量！") when his view
 before the move was unknown (a book move), and a greeting said "又来啦？" before "我们是第一次交手吧？".
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.persona import OPPONENTS, SOUND_CP, TalkService, player_history
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import Store
+from xiangqi.app.opponents.persona import OPPONENTS, SOUND_CP, TalkService, player_history
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import Store
 from xiangqi.core.board import BLACK, Board
 from xiangqi.engine.api import Engine, Limit
 

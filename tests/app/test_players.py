@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import xiangqi.engine
-from xiangqi.app.players import EnginePlayer
+from xiangqi.app.opponents.players import EnginePlayer
 from xiangqi.core.board import Board, Move
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from xiangqi.app.players import EnginePlayer, SearchCancelledError, SearchTicket
+from xiangqi.app.opponents.players import EnginePlayer, SearchCancelledError, SearchTicket
 from xiangqi.core.board import Board, Move
 
 

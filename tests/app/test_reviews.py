@@ -1,4 +1,4 @@
-"""Review jobs (xiangqi.app.reviews): queue, progress, cancel, failure, priority below the game's
+"""Review jobs (xiangqi.app.training.review): queue, progress, cancel, failure, priority below the game's
 computer, results kept in the app's database."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from xiangqi.app.background import ForegroundGate
-from xiangqi.app.reviews import (
+from xiangqi.app.play.store import Store
+from xiangqi.app.tasks.background import ForegroundGate
+from xiangqi.app.training.review import (
     ReviewManager,
     ReviewQueueFull,
     ReviewSource,
@@ -17,7 +18,6 @@ from xiangqi.app.reviews import (
     game_key,
     review_record_job,
 )
-from xiangqi.app.store import Store
 from xiangqi.core.board import Board
 from xiangqi.core.errors import XiangqiError
 

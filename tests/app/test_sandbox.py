@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from xiangqi.app import sandbox
-from xiangqi.app.sandbox import RecordJobError, RecordTooComplex, run_in_child
+from xiangqi.app.library import sandbox
+from xiangqi.app.library.sandbox import RecordJobError, RecordTooComplex, run_in_child
 
 
 def test_a_job_returns_its_value_and_its_refusal():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from xiangqi.app.session import GameOverError, GameSession, SessionError
+from xiangqi.app.play.session import GameOverError, GameSession, SessionError
 from xiangqi.core.board import BLACK, RED, STARTING_FEN
 from xiangqi.core.errors import IllegalMoveError, InvalidMoveError
 
@@ -158,7 +158,7 @@ def test_the_1982_game_is_replayed_to_its_result():
 
 
 def test_draw_offer_decision():
-    from xiangqi.app.players import accepts_draw, material_balance
+    from xiangqi.app.opponents.players import accepts_draw, material_balance
     from xiangqi.core.board import Board
 
     assert not accepts_draw(0, None, 0, in_opening=True)
@@ -213,7 +213,7 @@ def test_pgn_tags_in_the_interface_language():
 
 def test_state_is_computed_once_per_version_and_never_stale(monkeypatch):
     """Many pages polling one game cost one position computation per version; every change shows."""
-    import xiangqi.app.session as session_mod
+    import xiangqi.app.play.session as session_mod
 
     calls = []
     real = session_mod.forbidden_moves

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.clock import TimeControl
-from xiangqi.app.session import GameSession
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.session import GameSession
 
 
 class Watched(list):

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import DB_NAME, Store, default_data_dir
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import DB_NAME, Store, default_data_dir
 
 
 def test_data_dir_env_overrides(monkeypatch, tmp_path):
@@ -96,7 +96,7 @@ def test_data_dir_that_is_a_file_raises_oserror(tmp_path, bad):
 
 def test_a_record_of_another_game_is_kept_as_text_and_checked_by_its_registered_check(
         tmp_path, monkeypatch):
-    from xiangqi.app import store as store_mod
+    from xiangqi.app.play import store as store_mod
 
     monkeypatch.setattr(store_mod, "RECORD_CHECKS", {})
     st = Store(tmp_path)

@@ -16,8 +16,8 @@ import pytest
 import sqlalchemy as sa
 from tests.fsfaults import fill, mount_tmpfs, remount_read_only, small_tmpfs, umount
 
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import (
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import (
     DB_NAME,
     DamagedGameError,
     StorageFullError,
@@ -218,7 +218,7 @@ def test_a_second_store_on_the_same_data_dir_is_refused(tmp_path):
 
 
 def test_the_lock_is_released_when_its_process_is_killed(tmp_path):
-    code = ("import sys, time; from xiangqi.app.store import Store; Store(sys.argv[1]); "
+    code = ("import sys, time; from xiangqi.app.play.store import Store; Store(sys.argv[1]); "
             "print('locked', flush=True); time.sleep(60)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:

@@ -17,9 +17,9 @@ import pytest
 from tests.online.test_play import MATE_LINE
 from tests.sqlitepages import checkpoint, damage_page, index_names, page_size, root_page, table_leaves
 
-from xiangqi.app.salvage import read_table
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import DB_NAME, Store
+from xiangqi.app.play.salvage import read_table
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import DB_NAME, Store
 
 N = 60
 #: Legal plies (the online tests' line to mate): games of 10-21 of them, a few library rows to a
@@ -74,7 +74,7 @@ def test_a_damaged_library_leaf_costs_exactly_its_rows(tmp_path, store_file, cap
     page, lost = leaves[len(leaves) // 2]  # one in the middle of the file's library
     assert lost, "a leaf with rows"
     damaged = damage_page(path, page)
-    with caplog.at_level(logging.WARNING, logger="xiangqi.app.store"):
+    with caplog.at_level(logging.WARNING, logger="xiangqi.app.play.store"):
         st = Store(tmp_path)
     try:
         (notice,) = st.notices
@@ -126,7 +126,7 @@ def test_a_damaged_index_page_costs_nothing(tmp_path, store_file):
 
 def test_the_last_leaf_damaged_the_largest_rowid_unreadable(tmp_path, store_file):
     """The right-most leaf holds the largest rowid: ``max(rowid)`` itself raises, the walk goes on by
-    ranges and ends :data:`~xiangqi.app.salvage.TAIL_SPAN` past the last readable row."""
+    ranges and ends :data:`~xiangqi.app.play.salvage.TAIL_SPAN` past the last readable row."""
     path = store_file
     page, lost = table_leaves(path.read_bytes(), root_page(path, "games"))[-1]
     damage_page(path, page)

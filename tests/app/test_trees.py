@@ -1,11 +1,11 @@
-"""Analysis trees (app/trees.py): the page's flat tree to a game tree and back through PGN, and a
+"""Analysis trees (app/library/trees.py): the page's flat tree to a game tree and back through PGN, and a
 saved tree hung on a game whose moves changed (an undo, a different continuation)."""
 
 from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.trees import MAX_NODES, TreeError, count_variations, game_from_nodes, merge_main_line
+from xiangqi.app.library.trees import MAX_NODES, TreeError, count_variations, game_from_nodes, merge_main_line
 from xiangqi.core import pgn
 
 START = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"

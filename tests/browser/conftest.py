@@ -18,7 +18,7 @@ import pytest
 import uvicorn
 from playwright.sync_api import expect
 
-from xiangqi.app.players import EnginePlayer
+from xiangqi.app.opponents.players import EnginePlayer
 from xiangqi.web.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"

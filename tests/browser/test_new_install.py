@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from xiangqi.app.jobs import tablebases_job
+from xiangqi.app.tasks.jobs import tablebases_job
 from xiangqi.db import masters as masters_mod
 from xiangqi.web.jobs_api import TB_COMMAND
 

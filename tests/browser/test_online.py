@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import WAIT_MS, listening_socket, wait_started
 
 import xiangqi.web
-from xiangqi.app.clock import TimeControl
+from xiangqi.app.play.clock import TimeControl
 from xiangqi.core.board import Board
 from xiangqi.online.lobby import Preset
 from xiangqi.online.rooms import OnlineConfig
@@ -178,7 +178,7 @@ def test_rated_game_seek_accept_watch_reconnect_mate_and_ratings(public_server, 
     expect(a.locator("#ol-meta")).to_have_attribute("data-watchers", "1")
     expect(c.locator("#ol-buttons, #ol-resign")).to_be_hidden()
 
-    # no clock runs before its side's first move (app/clock.py, "First moves"): both stay at 5:00
+    # no clock runs before its side's first move (app/play/clock.py, "First moves"): both stay at 5:00
     red_clock = a.locator("#ol-bar-bottom .clock")
     expect(red_clock).not_to_have_class("clock running")
     expect(red_clock).to_have_text("5:00")

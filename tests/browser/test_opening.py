@@ -14,7 +14,7 @@ import uvicorn
 from playwright.sync_api import expect
 from tests.browser.conftest import listening_socket, wait_started
 
-from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer
+from xiangqi.app.opponents.players import DEFAULT_BOOK, EnginePlayer
 from xiangqi.study.ecco import classify
 from xiangqi.web.server import create_app
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from xiangqi.app.puzzle_trainer import Trainer
+from xiangqi.app.training.puzzles import Trainer
 from xiangqi.study.puzzles import Puzzle
 
 pytestmark = pytest.mark.browser

@@ -25,7 +25,8 @@ def open_file(page, path: Path) -> None:
     page.click("#btn-open")
     expect(page.locator("#dlg-open")).to_be_visible()
     page.set_input_files("#file-open", str(path))
-    # the file is read in a worker process (app/sandbox.py): the first one starts cold, slowly under load
+    # the file is read in a worker process (app/library/sandbox.py): the first one starts cold, slowly
+    # under load
     expect(page.locator("#record")).to_be_visible()
     expect(page.locator("#dlg-open")).to_be_hidden()
 

@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
-from xiangqi.app.session import GameSession
+from xiangqi.app.play.session import GameSession
 from xiangqi.core.board import parse_square
 
 pytestmark = pytest.mark.browser
@@ -226,8 +226,8 @@ def core_messages() -> list[str]:
     """English messages the rules library, the app layer and the server really raise for what a
     player can do on the page: bad FENs, illegal moves and move texts, refused game actions, bad
     record files, impossible positions."""
-    from xiangqi.app.position import validate_position
-    from xiangqi.app.records import open_record, session_from_line
+    from xiangqi.app.library.records import open_record, session_from_line
+    from xiangqi.app.play.position import validate_position
     from xiangqi.core.board import Board
     from xiangqi.core.errors import XiangqiError
     from xiangqi.core.notation import parse_move
@@ -279,7 +279,7 @@ def core_messages() -> list[str]:
     import sqlite3
     import tempfile
 
-    from xiangqi.app.store import Store
+    from xiangqi.app.play.store import Store
 
     st = Store(tempfile.mkdtemp())
     for code in (13, 8):  # SQLITE_FULL, SQLITE_READONLY
@@ -292,9 +292,9 @@ def core_messages() -> list[str]:
 
 def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     """English messages of the hardening work (issue 10) that reach the page, each produced by the
-    code that sends it: storage errors and start-up notices (app/store.py), refused bodies, fields
-    and settings (web/limits.py, app/settings.py, app/sandbox.py), refused WebSocket requests and
-    the computer's failures (app/hub.py, web/clients.py, app/session.py) and the guard's refusals
+    code that sends it: storage errors and start-up notices (app/play/store.py), refused bodies, fields
+    and settings (web/limits.py, app/play/settings.py, app/library/sandbox.py), refused WebSocket requests and
+    the computer's failures (app/play/hub.py, web/clients.py, app/play/session.py) and the guard's refusals
     (web/security.py)."""
     import asyncio
     import sqlite3
@@ -303,10 +303,10 @@ def hardening_messages(tmp_path, monkeypatch) -> list[str]:
     import sqlalchemy as sa
     from tests.webclient import api_client, run_coroutine
 
-    from xiangqi.app import hub as hub_module
-    from xiangqi.app import sandbox
-    from xiangqi.app.hub import GameHub, _engine_failure
-    from xiangqi.app.store import StorageError, Store
+    from xiangqi.app.library import sandbox
+    from xiangqi.app.play import hub as hub_module
+    from xiangqi.app.play.hub import GameHub, _engine_failure
+    from xiangqi.app.play.store import StorageError, Store
     from xiangqi.core.board import Move
     from xiangqi.core.errors import XiangqiError
     from xiangqi.web import security

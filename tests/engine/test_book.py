@@ -175,8 +175,8 @@ def test_levels_choose_with_seeded_randomness(tiny_book):
 
 
 def test_engine_player_and_session_mark_book_moves(tiny_book):
-    from xiangqi.app.players import EnginePlayer, book_choices
-    from xiangqi.app.session import GameSession
+    from xiangqi.app.opponents.players import EnginePlayer, book_choices
+    from xiangqi.app.play.session import GameSession
 
     player = EnginePlayer(book=tiny_book, book_seed=3)
     picks = {player.book_move(Board(), "beginner").iccs() for _ in range(100)}
@@ -206,7 +206,7 @@ def test_engine_player_and_session_mark_book_moves(tiny_book):
 
 def test_the_player_leaves_the_book_and_searches(tiny_book, monkeypatch):
     import xiangqi.engine
-    from xiangqi.app.players import EnginePlayer
+    from xiangqi.app.opponents.players import EnginePlayer
 
     monkeypatch.setattr(xiangqi.engine, "is_ready", lambda: True)  # the kernels "compiled": no pysearch
     searched = []

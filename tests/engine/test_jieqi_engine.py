@@ -1,4 +1,4 @@
-"""The 揭棋 engine (xiangqi.engine.jieqi_search) and its matches (xiangqi.app.jieqi_match,
+"""The 揭棋 engine (xiangqi.engine.jieqi_search) and its matches (xiangqi.app.play.jieqi_match,
 ``xiangqi match --variant jieqi``): it takes what is free, mates, averages over reveals, and beats a
 random mover."""
 
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from xiangqi.app.jieqi_match import JieqiPlayer, play_jieqi_game, run_jieqi_match
+from xiangqi.app.play.jieqi_match import JieqiPlayer, play_jieqi_game, run_jieqi_match
 from xiangqi.core.jieqi import JieqiBoard, JieqiMove, deal, parse_square, read_pgn
 from xiangqi.engine.jieqi_search import VALUES, JieqiSearch, evaluate, representative
 
@@ -105,7 +105,7 @@ def test_match_cli_variant_jieqi(tmp_path, capsys):
 def test_it_mates_a_bare_king_instead_of_drawing_by_the_move_limit():
     # a position a depth-1 engine once drew by the 120-ply rule (Red has everything, Black a bare king)
     fen = "1B3P3/3kCR3/4N3B/3NC4/PPP3P2/6RA1/7A1/9/9/4K4 - b - - 0 105"
-    from xiangqi.app.jieqi_game import JieqiGame
+    from xiangqi.app.play.jieqi_game import JieqiGame
 
     g = JieqiGame(red="engine", black="engine", board=JieqiBoard(fen), deals={})
     rand, search = random.Random(1), JieqiSearch(1, 3600)

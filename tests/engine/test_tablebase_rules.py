@@ -260,7 +260,7 @@ def test_pure_mate_generation_is_the_rule_table_without_rule_codes(krkn, tmp_pat
 def test_trainer_ends_a_rule_win_by_the_referee(krkn):
     """Endgame practice from a position won by the rule: the defender keeps checking, the player
     answers quietly, and the core referee rules the repetition: Black perpetually checks, Red wins."""
-    from xiangqi.app.endgame_trainer import EndgameTrainer
+    from xiangqi.app.training.endgames import EndgameTrainer
 
     d, _ = krkn
     trainer = EndgameTrainer(d, seed=1)

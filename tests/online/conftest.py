@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.webclient import _Client
 
-from xiangqi.app.clock import TimeControl
+from xiangqi.app.play.clock import TimeControl
 from xiangqi.core.board import Board, Move
 from xiangqi.online.lobby import Preset
 from xiangqi.online.rooms import OnlineConfig, apply_update

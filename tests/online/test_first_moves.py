@@ -1,10 +1,10 @@
 """Online games as a new player meets them: no clock runs before a side's first move (lichess's rule,
-app/clock.py "First moves"), and a player starting or accepting another game leaves no unplayed
+app/play/clock.py "First moves"), and a player starting or accepting another game leaves no unplayed
 game of theirs live beside it (online/rooms.py, OnlineService._abort_unplayed)."""
 
 from __future__ import annotations
 
-from xiangqi.app.clock import GameClock, TimeControl
+from xiangqi.app.play.clock import GameClock, TimeControl
 from xiangqi.core.board import BLACK, RED
 
 FIVE_THREE = TimeControl("fischer", base_s=300, increment_s=3)

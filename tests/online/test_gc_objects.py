@@ -10,7 +10,7 @@ import gc
 from tests.fresh import run_fresh
 from tests.randomgame import random_game
 
-from xiangqi.app.session import GameSession
+from xiangqi.app.play.session import GameSession
 
 
 def _session(moves: list[str]) -> GameSession:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.clock import TimeControl
+from xiangqi.app.play.clock import TimeControl
 from xiangqi.online.bus import LocalBus
 from xiangqi.online.lobby import PRESETS, Identity, Lobby, LobbyError, SlidingWindow, category_of
 from xiangqi.online.ratings import PROVISIONAL_RD, rate_game, rating_view

@@ -77,7 +77,7 @@ def test_checkpointer_of_a_missing_file_creates_nothing(tmp_path):
 KILLED = textwrap.dedent('''
     import asyncio, os, signal, sys
     from xiangqi.online.lobby import PRESETS, Identity
-    from xiangqi.app.hub import GameRegistry
+    from xiangqi.app.play.hub import GameRegistry
     from xiangqi.online.rooms import OnlineConfig, OnlineService
 
     async def main():

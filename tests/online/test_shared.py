@@ -154,7 +154,7 @@ def test_a_timeout_is_stored_once_and_seen_by_both(two):
     with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
         wa.receive_json()
         wb.receive_json()
-        # each side's first move is not timed (app/clock.py, "First moves"): Black's clock runs from
+        # each side's first move is not timed (app/play/clock.py, "First moves"): Black's clock runs from
         # Red's second move, and its flag falls before Black's second move, so the game is aborted
         # (ABORT_PLIES), on both processes
         for player, move in ((a, "h2e2"), (b, "h9g7"), (a, "h0g2")):
@@ -238,8 +238,8 @@ def test_a_stall_of_the_listening_process_is_no_evidence_that_another_is_gone():
 
 
 def test_clock_restarts_from_the_stored_time():
-    from xiangqi.app.clock import TimeControl
-    from xiangqi.app.session import GameSession
+    from xiangqi.app.play.clock import TimeControl
+    from xiangqi.app.play.session import GameSession
 
     s = GameSession(red="human", black="human", time_control=TimeControl("fischer", base_s=60, increment_s=0))
     s.play("h2e2")

@@ -17,7 +17,7 @@ import time
 
 from tests.webclient import run_coroutine
 
-from xiangqi.app.hub import GameRegistry
+from xiangqi.app.play.hub import GameRegistry
 from xiangqi.online.lobby import Identity
 from xiangqi.online.rooms import OnlineConfig, OnlineService
 

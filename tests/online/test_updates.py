@@ -10,7 +10,7 @@ import time
 import sqlalchemy as sa
 from tests.online.conftest import recv_until, state_where, wait_for
 
-from xiangqi.app.hub import Encoded
+from xiangqi.app.play.hub import Encoded
 from xiangqi.online.rooms import LOBBY_COALESCE_S, apply_update, state_update
 
 #: Keys of a GameState that do not change when a move is made in the middle of a game.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from xiangqi.app.records import RecordOpenError, open_record
+from xiangqi.app.library.records import RecordOpenError, open_record
 from xiangqi.cli import main
 from xiangqi.core.records import RecordError, game_label, read_records, start_problem, write_records
 

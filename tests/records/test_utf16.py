@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from xiangqi.app.records import load_records
+from xiangqi.app.library.records import load_records
 from xiangqi.core.records import detect_format, read_records
 
 DATA = Path(__file__).parent.parent / "data" / "records"

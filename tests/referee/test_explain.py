@@ -4,7 +4,7 @@ article that decided it, in ``xiangqi outcome --explain`` and in the game's resu
 
 from __future__ import annotations
 
-from xiangqi.app.session import GameSession
+from xiangqi.app.play.session import GameSession
 from xiangqi.cli import main as cli_main
 from xiangqi.core.board import RED, Board
 from xiangqi.core.referee import explain_cycle

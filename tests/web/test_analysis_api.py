@@ -90,7 +90,7 @@ def test_variations_of_the_current_game_are_saved_and_read_back(client, tmp_path
     alt = again["nodes"][root_children[1]]
     assert alt["comment"] == "顺炮" and alt["text"]["chinese"] == "炮8平5"
     # the stored text is PGN with a variation, and our reader reads it back
-    from xiangqi.app.trees import TreeStore
+    from xiangqi.app.library.trees import TreeStore
 
     gid = client.get("/api/game").json()["id"]
     stored = TreeStore(client.app.state.store.engine)

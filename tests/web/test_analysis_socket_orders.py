@@ -13,8 +13,8 @@ import pytest
 from tests.web.test_analysis_api import START, _SearchUntilStopped, first_move
 from tests.webclient import api_client
 
-from xiangqi.app.background import ForegroundGate
-from xiangqi.app.live_analysis import LiveAnalysis
+from xiangqi.app.tasks.background import ForegroundGate
+from xiangqi.app.training.analysis import LiveAnalysis
 from xiangqi.web.analysis_api import UPDATE_INTERVAL_S
 from xiangqi.web.server import create_app
 
@@ -86,7 +86,7 @@ def test_unknown_and_malformed_messages_are_answered_and_the_socket_goes_on(clie
 
 
 def test_a_stop_after_the_search_ran_out_of_time_is_answered():
-    """The analysis itself (app/live_analysis.py): the time limit ends the search with "time"; a stop
+    """The analysis itself (app/training/analysis.py): the time limit ends the search with "time"; a stop
     after that has nothing to stop and says so."""
     analysis = LiveAnalysis(ForegroundGate(), engine=_SearchUntilStopped(), max_seconds=0.2)
     try:

@@ -335,7 +335,7 @@ def test_undo_while_the_computer_thinks_discards_its_move(tmp_path):
 
 def test_engine_time_is_capped_by_the_clock(monkeypatch):
     import xiangqi.engine
-    from xiangqi.app.players import EnginePlayer
+    from xiangqi.app.opponents.players import EnginePlayer
     from xiangqi.core.board import Move
 
     monkeypatch.setattr(xiangqi.engine, "is_ready", lambda: True)  # else 初级 is answered in Python

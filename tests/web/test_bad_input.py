@@ -417,7 +417,7 @@ def test_settings_follow_the_schema(client):
 
 
 def test_bad_stored_settings_are_ignored_and_the_page_loads(tmp_path):
-    from xiangqi.app.store import Store, settings
+    from xiangqi.app.play.store import Store, settings
 
     store = Store(tmp_path)
     store.set_settings({"notation": "wxf", "language": "en"})
@@ -522,7 +522,7 @@ def test_a_slow_record_neither_blocks_the_server_nor_runs_past_its_budget(tmp_pa
     An order, not latencies: the reading of the heavy record is held at its start (the worker
     thread waits) until the server has answered other requests; a server that read it on the loop
     never gets there (before: 9.8 s of the loop's time), and the hold is never reached."""
-    from xiangqi.app.sandbox import RecordSandbox
+    from xiangqi.app.library.sandbox import RecordSandbox
 
     reading, answered = threading.Event(), threading.Event()
     real_run = RecordSandbox._run

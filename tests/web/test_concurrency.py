@@ -1,6 +1,6 @@
 """Concurrency of the game server: the engine thread, many clients, hints and versioned state.
 
-These tests drive :class:`xiangqi.app.hub.GameHub` on an event loop of their own (``asyncio.run``),
+These tests drive :class:`xiangqi.app.play.hub.GameHub` on an event loop of their own (``asyncio.run``),
 with move providers and fake engines whose timing is fixed, so they assert orderings and counts,
 not milliseconds.
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from tests.webclient import api_client, run_coroutine
 
-from xiangqi.app.hub import GameHub, HintCancelledError
-from xiangqi.app.players import EnginePlayer
-from xiangqi.app.store import Store
+from xiangqi.app.opponents.players import EnginePlayer
+from xiangqi.app.play.hub import GameHub, HintCancelledError
+from xiangqi.app.play.store import Store
 from xiangqi.core.board import Board, Move
 from xiangqi.web.server import create_app
 

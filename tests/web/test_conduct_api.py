@@ -8,7 +8,7 @@ import time
 import pytest
 from tests.webclient import api_client
 
-from xiangqi.app.conduct import MIN_PLY_TO_RESIGN
+from xiangqi.app.play.conduct import MIN_PLY_TO_RESIGN
 from xiangqi.engine.api import SearchResult
 from xiangqi.web.server import create_app
 

@@ -192,8 +192,8 @@ def test_saved_games_are_indexed_as_mine_and_follow_the_library(tmp_path):
 
 
 def test_backfill_of_games_saved_before(tmp_path):
-    from xiangqi.app.session import GameSession
-    from xiangqi.app.store import Store
+    from xiangqi.app.play.session import GameSession
+    from xiangqi.app.play.store import Store
 
     store = Store(tmp_path)
     for moves in (["h2e2", "h9g7"], ["c3c4"]):

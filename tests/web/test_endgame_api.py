@@ -54,7 +54,7 @@ def test_play_to_mate_against_the_longest_resistance(client, tables):
 
 
 def test_every_random_start_is_a_long_win_and_both_wings_occur(tables):
-    from xiangqi.app.endgame_trainer import MIN_DTM, EndgameTrainer
+    from xiangqi.app.training.endgames import MIN_DTM, EndgameTrainer
 
     table = tb.Tablebase(tables / "tablebases")
     trainer = EndgameTrainer(tables / "tablebases", seed=7)

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient  # noqa: F401 - type of api_client()
 from tests.webclient import api_client
 
 import xiangqi.engine
-from xiangqi.app.players import EnginePlayer
+from xiangqi.app.opponents.players import EnginePlayer
 from xiangqi.core.board import Board, Move
 from xiangqi.web.server import create_app
 

@@ -1,4 +1,4 @@
-"""Settings → engines (web/engines_api.py, app/engines.py): an added UCI/UCCI engine is checked by
+"""Settings → engines (web/engines_api.py, app/opponents/engines.py): an added UCI/UCCI engine is checked by
 its handshake, plays as the computer and analyses on the analysis board; bad programs and options
 are refused with the reason; a public server refuses the whole list.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from tests.webclient import api_client
 
-from xiangqi.app.engines import EngineSetupError, is_engine_key, resolve_command
+from xiangqi.app.opponents.engines import EngineSetupError, is_engine_key, resolve_command
 from xiangqi.core.board import STARTING_FEN, Board
 from xiangqi.web.security import PUBLIC_NO_PROGRAMS
 from xiangqi.web.server import create_app

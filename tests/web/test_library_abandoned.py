@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tests.web.test_api import make_client, new_game
 
-from xiangqi.app.session import GameSession
-from xiangqi.app.store import Store
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.play.store import Store
 
 
 def _seed_empty_unfinished(tmp_path) -> None:
@@ -55,7 +55,7 @@ def test_library_hides_abandoned_starts_by_default_and_counts_them(tmp_path):
 
 
 def test_is_abandoned_rule():
-    from xiangqi.app.store import is_abandoned
+    from xiangqi.app.play.store import is_abandoned
 
     base = {"result": "*", "plies": 1, "title": "", "notes": "", "damaged": False}
     assert is_abandoned(base) and is_abandoned({**base, "plies": 0})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from tests.webclient import api_client
 
-from xiangqi.app.puzzle_trainer import Trainer
+from xiangqi.app.training.puzzles import Trainer
 from xiangqi.study.puzzles import Puzzle
 from xiangqi.web.server import create_app
 

@@ -139,7 +139,7 @@ def test_a_changed_game_is_reviewed_again(client) -> None:
 
 
 def test_cancel_and_the_bound_on_jobs_per_server(client) -> None:
-    from xiangqi.app.reviews import MAX_JOBS
+    from xiangqi.app.training.review import MAX_JOBS
 
     c = client
     gate = c.app.state.hub.player.gate
@@ -222,7 +222,7 @@ def test_a_record_to_review_is_read_within_the_record_budget(tmp_path, monkeypat
     budget answers 422 and starts no review. The sandbox's reader is replaced here by one that is
     always over its budget: before, a real record raced a 0 s budget, and a loaded machine let the
     child finish first (the kill at the budget itself: tests/app/test_sandbox.py)."""
-    from xiangqi.app import sandbox
+    from xiangqi.app.library import sandbox
 
     asked: list[tuple[str, float]] = []
 

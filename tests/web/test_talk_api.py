@@ -6,7 +6,7 @@ import time
 
 from tests.webclient import api_client
 
-from xiangqi.app.persona import OPPONENTS
+from xiangqi.app.opponents.persona import OPPONENTS
 from xiangqi.engine.api import SearchResult
 from xiangqi.engine.levels import LEVELS
 from xiangqi.web.server import create_app

@@ -1,4 +1,4 @@
-"""Engine matches in the page (web/tournament_api.py, app/tournament.py): a round-robin of three
+"""Engine matches in the page (web/tournament_api.py, app/opponents/tournament.py): a round-robin of three
 added engines with its cross table, points and Elo, every game in the library; refusals.
 
 The engines are tests/engine/fake_engine.py scripts whose games end at once and always the same

@@ -257,8 +257,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     """Play an engine match and print the score, the Elo difference and its 95% error bar."""
     from xiangqi.match.runner import BUILTIN, OPENINGS, PlayerSpec, TimeControl, run_match
 
-    if args.variant == "jieqi":  # 揭棋: its own players and games (app/jieqi_match.py)
-        from xiangqi.app.jieqi_match import cmd_match_jieqi
+    if args.variant == "jieqi":  # 揭棋: its own players and games (app/play/jieqi_match.py)
+        from xiangqi.app.play.jieqi_match import cmd_match_jieqi
 
         return cmd_match_jieqi(args)
     args.tc = "200ms" if args.tc is None else args.tc

@@ -9,9 +9,9 @@ built from the same games. How the file is made: ``tools/masters_pack.py``; the 
 
 On a new install the games database is empty, so the opening explorer and the database browser have
 nothing to show: ``xiangqi db import --masters`` or the page's import button (a background job,
-:mod:`xiangqi.app.jobs`) fill it through the ordinary importer (:func:`xiangqi.db.importer.import_paths`,
-collection ``master``): identical games are stored once, so importing again, or importing the CCPD
-archive after it, adds nothing twice.
+:mod:`xiangqi.app.tasks.jobs`) fill it through the ordinary importer
+(:func:`xiangqi.db.importer.import_paths`, collection ``master``): identical games are stored once,
+so importing again, or importing the CCPD archive after it, adds nothing twice.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The user's own games in the games database: stored, updated and removed one game at a time.
 
-The app keeps the user's games in its own library (:mod:`xiangqi.app.store`); a copy of each is kept
+The app keeps the user's games in its own library (:mod:`xiangqi.app.play.store`); a copy of each is kept
 here in the collection :data:`~xiangqi.db.search.MINE`, so the explorer and every search see them
 beside the master games. Each copy is known by its ``source`` (the app uses ``library:<row id>``)
 and carries a ``token`` in the ``hash`` column instead of the content hash: a digest of the library

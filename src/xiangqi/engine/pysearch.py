@@ -4,7 +4,7 @@ On a fresh install the Numba kernels need 15–50 s to compile (DESIGN.md
 decision 2), and the first ``xiangqi play`` should still answer at 初级 within
 seconds. Until :func:`xiangqi.engine.is_ready` is true the app plays the
 levels whose depth is at most :data:`MAX_DEPTH` with this search instead
-(see :class:`xiangqi.app.players.EnginePlayer`).
+(see :class:`xiangqi.app.opponents.players.EnginePlayer`).
 
 It plays like the kernel search at those levels: alpha-beta to the level's
 depth, then a quiescence search of captures (all evasions while in check, for

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from xiangqi.app.clock import TimeControl
+from xiangqi.app.play.clock import TimeControl
 from xiangqi.core.errors import XiangqiError
 
 __all__ = ["Identity", "Preset", "PRESETS", "CATEGORIES", "category_of", "Seek", "Challenge", "Lobby",
@@ -64,7 +64,7 @@ class Identity:
         if self.kind == "user":
             return {"id": self.user_id, "username": self.name, "kind": "user"}
         if self.kind == "engine":
-            from xiangqi.app.players import levels
+            from xiangqi.app.opponents.players import levels
 
             en = next((lv.name_en for lv in levels() if lv.key == self.level), self.level)
             return {"id": self.id, "username": self.name, "username_en": en, "kind": "engine",

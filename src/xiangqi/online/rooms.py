@@ -1,6 +1,6 @@
 """Online rooms and the online game service (``xiangqi serve --public``; docs/ONLINE_API.md).
 
-An :class:`OnlineRoom` is a :class:`~xiangqi.app.hub.GameHub` (the same room the local game is:
+An :class:`OnlineRoom` is a :class:`~xiangqi.app.play.hub.GameHub` (the same room the local game is:
 one session changed under the room's lock, saved by the save step after every change, the
 clock's watchdog ending the game when a flag falls, the computer's move loop for a computer seat,
 versioned states) with what online play adds:
@@ -25,7 +25,7 @@ sockets (:attr:`GameHub.clients`). Presence is summed over the processes' announ
 lapse with a process's heartbeat; the lobby is :class:`~xiangqi.online.lobby.SharedLobby`.
 DESIGN.md "Online" has the message flow and the failures.
 
-:class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.app.hub.GameRegistry`), the
+:class:`OnlineService` holds the rooms (in the server's :class:`~xiangqi.app.play.hub.GameRegistry`), the
 lobby, the accounts and guests, the bus and the stores; the routes of :mod:`xiangqi.web.online_api`
 call it. Everything runs on the server's event loop; in the embedded mode database writes are short
 transactions done in place (SQLite in WAL mode, a few hundred microseconds); in shared mode a room's
@@ -54,10 +54,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.app.clock import GameClock
-from xiangqi.app.hub import Encoded, GameHub, GameRegistry, MoveProvider
-from xiangqi.app.session import GameSession, SessionError
-from xiangqi.app.store import StorageError
+from xiangqi.app.play.clock import GameClock
+from xiangqi.app.play.hub import Encoded, GameHub, GameRegistry, MoveProvider
+from xiangqi.app.play.session import GameSession, SessionError
+from xiangqi.app.play.store import StorageError
 from xiangqi.core.board import BLACK, RED, STARTING_FEN, Color, Termination
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, draw, win
@@ -330,7 +330,7 @@ class OnlineRoom(GameHub):
                  move_provider: MoveProvider | None = None) -> None:
         player = None
         if any(i.kind == "engine" for i in seats.values()) and move_provider is None:
-            from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer
+            from xiangqi.app.opponents.players import DEFAULT_BOOK, EnginePlayer
 
             player = EnginePlayer(hash_mb=16, book=DEFAULT_BOOK)
         super().__init__(RoomStore(service.db, session, saved), player=player, move_provider=move_provider,
@@ -932,7 +932,7 @@ class OnlineRoom(GameHub):
         """Shared mode, the room's lock about to be released: store the change made under it (if
         any) off the event loop, then announce it. Raises :class:`RoomStale` when another process
         changed the game first (the room is re-read; the action is tried again) and
-        :class:`~xiangqi.app.store.StorageError` when the database failed (the change is undone in
+        :class:`~xiangqi.app.play.store.StorageError` when the database failed (the change is undone in
         memory, as in the local game)."""
         p = self._pending
         if p is None:
@@ -1296,7 +1296,7 @@ def _sign(secret: bytes, value: str) -> str:
 
 class OnlineService:
     """The online game service of one server process (module text). ``data_dir``: where the default
-    SQLite online database lives; ``games_db``: the app's :class:`~xiangqi.app.gamesdb.GamesDatabase`
+    SQLite online database lives; ``games_db``: the app's :class:`~xiangqi.app.library.database.GamesDatabase`
     (finished games are stored there), ``registry``: the server's rooms."""
 
     def __init__(self, config: OnlineConfig, registry: GameRegistry, *, data_dir: Any = None,
@@ -1818,7 +1818,7 @@ class OnlineService:
         """The computer levels of the lobby: ``[{level, name_zh, name_en, elo, rank_zh}]`` (read once:
         the levels' measured Elo do not change while the server runs)."""
         if self._computers is None:
-            from xiangqi.app.players import levels
+            from xiangqi.app.opponents.players import levels
 
             self._computers = [{"level": lv.key, "name_zh": lv.name_zh, "name_en": lv.name_en,
                                 "elo": None if lv.elo is None else round(lv.elo), "rank_zh": lv.rank_zh}
@@ -1999,7 +1999,7 @@ class OnlineService:
         from ``address`` are :attr:`~OnlineConfig.computer_games_per_address` (one player must not
         hold every slot), and with 429 ``rate_limited`` when all
         :attr:`~OnlineConfig.max_computer_games` slots are taken."""
-        from xiangqi.app.players import levels
+        from xiangqi.app.opponents.players import levels
 
         lv = next((lv for lv in levels() if lv.key == level), None)
         if lv is None:
@@ -2051,7 +2051,7 @@ class OnlineService:
         session = GameSession(red="engine" if red.kind == "engine" else "human",
                               black="engine" if black.kind == "engine" else "human", level=level,
                               fen=STARTING_FEN, game_id=gid, headers=headers, time_control=preset.control)
-        # each side's clock starts with its first move (lichess's rule; app/clock.py, "First moves")
+        # each side's clock starts with its first move (lichess's rule; app/play/clock.py, "First moves")
         session.clock = GameClock(preset.control, free_first_moves=True)
         session.clock.start(session.board.turn)
         row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,

@@ -37,7 +37,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.app.store import StorageError
+from xiangqi.app.play.store import StorageError
 from xiangqi.online.accounts import _aware, metadata, users
 from xiangqi.online.schema import upgrade
 from xiangqi.study.rating import Rating

@@ -20,7 +20,7 @@ http://www.glicko.net/glicko/glicko2.pdf). The steps below are numbered as in th
 A rating period without games only widens the RD (step 6 with the old volatility):
 :func:`update` with no results.
 
-How the app uses it (:mod:`xiangqi.app.ratings`): every rated game against the computer is one
+How the app uses it (:mod:`xiangqi.app.play.ratings`): every rated game against the computer is one
 rating period with one result, the opponent being the level's measured Elo (``level_elo.json``)
 with an RD of its 95 % error bar divided by 1.96 (the bar's half-width is 1.96 standard
 deviations). The Elo of the levels is on Fairy-Stockfish's ``UCI_Elo`` scale (DESIGN.md, "Level

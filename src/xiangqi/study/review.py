@@ -414,7 +414,7 @@ def evaluate_line(start_fen: str, moves: Sequence[str], lo: int, hi: int, depth:
     a position, :class:`ReviewCancelled` is raised. Raises ValueError for a bad range or limit,
     and IllegalMoveError for an illegal move. ``searcher``: an object with ``new_game()`` and
     ``search(board, limit)`` like :class:`xiangqi.engine.Engine` (an added engine,
-    :class:`xiangqi.app.engines.ExternalSearcher`) in place of this thread's built-in engine;
+    :class:`xiangqi.app.opponents.engines.ExternalSearcher`) in place of this thread's built-in engine;
     ``engine``: an :class:`EngineCommand` (plain data, so it goes to a worker process too): this
     thread's running process of that external engine searches instead (started at first use).
     """
@@ -533,7 +533,7 @@ CONFIRM_CLAMP_CP = 650
 CONFIRM_SECOND_CP = 100
 #: The confirmation's method, counted up when its rules change (2: the ±650 clamp, the second-best
 #: check, the 30 cp candidates and the 45 cp mistakes), so that a stored review confirmed by an older
-#: method is not served as a current one (``app.reviews.line_digest``).
+#: method is not served as a current one (``app.training.review.line_digest``).
 CONFIRM_VERSION = 2
 #: The confirmation depth of ``xiangqi analyse`` and the review page (our engine): 11, chosen with
 #: the thresholds above (depth 12 was no better and cost more; docs/REVIEW.md, "Confirmation").

@@ -10,10 +10,10 @@ library game, 422 for a malformed body):
   iccs}, check}`` (the move must be legal in ``fen``); ``POST /api/analysis/line`` ``{fen, moves}`` ->
   ``{nodes: [...]}``, one such node per move of the line (a review's better line shown as a branch).
 - ``GET /api/analysis/tree/current`` and ``GET /api/analysis/tree/library/{row_id}`` -> the game's
-  tree with the player's saved variations (:func:`xiangqi.app.records.record_view` shape, plus
+  tree with the player's saved variations (:func:`xiangqi.app.library.records.record_view` shape, plus
   ``source``, ``game_id``, ``variations``).
 - ``PUT`` the same paths with ``{start_fen, nodes: [{parent, move, comment}]}`` -> ``{saved: true,
-  variations, nodes}``: stores the tree (PGN with variations, :mod:`xiangqi.app.trees`); its main
+  variations, nodes}``: stores the tree (PGN with variations, :mod:`xiangqi.app.library.trees`); its main
   line must be the game's moves (the game as played stays the main line).
 - ``POST /api/analysis/export`` ``{start_fen, nodes, headers?, fmt: pgn|xqf, notation}`` -> the tree
   as a PGN (or XQF) download: an opened record with the player's variations.
@@ -24,9 +24,9 @@ WebSocket ``/ws/analysis?token=…`` (the engine panel; one analysis per socket,
 ``engine``: an added engine of Settings → engines analyses instead of the built-in one) and
 ``{"type": "stop"}``;
 the server sends ``{"type": "started", "id"}``, ``{"type": "info", ...}`` (at most every
-:data:`UPDATE_INTERVAL_S`, see :meth:`xiangqi.app.live_analysis.LiveAnalysis.take_update`),
+:data:`UPDATE_INTERVAL_S`, see :meth:`xiangqi.app.training.analysis.LiveAnalysis.take_update`),
 ``{"type": "paused"}`` / ``{"type": "resumed"}`` while the game's computer searches (it has
-priority: :mod:`xiangqi.app.background`), ``{"type": "stopped", "reason"}`` (``time``, ``error`` with
+priority: :mod:`xiangqi.app.tasks.background`), ``{"type": "stopped", "reason"}`` (``time``, ``error`` with
 ``detail``, or the answer to a stop: ``stopped``, or ``idle`` when nothing was running: a stop
 before any start, a second stop), and ``{"type": "error", "detail"}`` for a refused message (the
 socket stays open). Every message of the page gets an answer: ``started``, ``stopped`` or ``error``.
@@ -51,8 +51,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
-from xiangqi.app.live_analysis import MAX_MULTIPV, LiveAnalysis
-from xiangqi.app.trees import (
+from xiangqi.app.library.trees import (
     MAX_NODES,
     TreeError,
     TreeStore,
@@ -60,6 +59,7 @@ from xiangqi.app.trees import (
     game_from_nodes,
     merge_main_line,
 )
+from xiangqi.app.training.analysis import MAX_MULTIPV, LiveAnalysis
 from xiangqi.core.board import Board, Move, square_name
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.limits import BadJSON, StrictJSONRoute, receive_json_message
@@ -111,7 +111,8 @@ class TreeNode(_Strict):
 
 
 class TreeBody(_Strict):
-    """``PUT /api/analysis/tree/...``: the tree as a flat list (:func:`xiangqi.app.trees.game_from_nodes`)."""
+    """``PUT /api/analysis/tree/...``: the tree as a flat list
+    (:func:`xiangqi.app.library.trees.game_from_nodes`)."""
 
     start_fen: Fen
     nodes: list[TreeNode] = Field(min_length=1, max_length=MAX_NODES)
@@ -149,7 +150,7 @@ def _board(fen: str) -> Board:
     probe = board.copy(stack=False)
     probe.turn = not board.turn
     if probe.is_check():
-        from xiangqi.app.position import validate_position
+        from xiangqi.app.play.position import validate_position
 
         why = [p.en for p in validate_position(fen)[1] if "could take the king" in p.en]
         raise HTTPException(400, f"impossible position {fen}: "
@@ -230,7 +231,7 @@ def create_router(hub: Any, store: Any) -> APIRouter:
 
     def tree_view(start_fen: str, moves: list[str], game_id: str, headers: dict[str, str],
                   source: str) -> dict[str, Any]:
-        from xiangqi.app.records import record_view
+        from xiangqi.app.library.records import record_view
 
         game = merge_main_line(start_fen, moves, trees.load(game_id), headers)
         view = record_view(game)
@@ -336,7 +337,7 @@ def create_router(hub: Any, store: Any) -> APIRouter:
         """The analyser of the added engine ``key`` (web/engines_api.py), or None when there is no
         such engine. Call it only for a socket :func:`~xiangqi.web.security.program_refusal` lets
         start programs."""
-        from xiangqi.app.engines import EngineSetupError, ExternalAnalyser
+        from xiangqi.app.opponents.engines import EngineSetupError, ExternalAnalyser
 
         registry = getattr(ws.app.state, "engines", None)
         if registry is None:

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 
-from xiangqi.app.hub import Encoded
-from xiangqi.app.session import SessionError, StaleVersionError
+from xiangqi.app.play.hub import Encoded
+from xiangqi.app.play.session import SessionError, StaleVersionError
 from xiangqi.core.errors import XiangqiError
 
 if TYPE_CHECKING:
-    from xiangqi.app.hub import GameHub
+    from xiangqi.app.play.hub import GameHub
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ async def serve(hub: GameHub, ws: WebSocket, game_id: str | None = None) -> None
 
 
 async def _send_hint(hub: GameHub, client: Client) -> None:
-    from xiangqi.app.hub import HintCancelledError
+    from xiangqi.app.play.hub import HintCancelledError
 
     try:
         msg: dict[str, Any] = {"type": "hint", "hint": await hub.hint(client)}

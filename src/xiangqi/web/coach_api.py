@@ -4,28 +4,28 @@ Routes (JSON; errors ``{"detail"}`` as the rest of the server: 400 bad input, 40
 game's state forbids, 422 a malformed body):
 
 - ``GET  /api/coach/profile`` — the player's rating: ``{"rating", "rd", "volatility", "rank",
-  "games", "provisional", "history": [...], "recent": [...]}`` (:func:`xiangqi.app.ratings.profile`;
+  "games", "provisional", "history": [...], "recent": [...]}`` (:func:`xiangqi.app.play.ratings.profile`;
   ``recent``: the last 10 rated games, newest first, with ``library_id`` when the game is in the
   library).
 - ``POST /api/coach/new`` ``{red, black, level, coach?, fen?, clock?}`` — a new game as
   ``POST /api/game/new`` with two more choices: ``level`` may be ``"adaptive"`` (自适应: settings
-  from the player's rating, :func:`xiangqi.app.ratings.adaptive_for`) and ``coach`` true turns coach
+  from the player's rating, :func:`xiangqi.app.play.ratings.adaptive_for`) and ``coach`` true turns coach
   mode on (教练模式; the game is unrated).
 - ``POST /api/coach/takeback`` ``{ply}`` — take back the move the coach warned of (ply ``ply``, the
   player's last move) and the computer's reply; counted as ``coach_takebacks``, not as 悔棋. 409 when
   there is no such warning or the game moved on.
 - ``POST /api/coach/check`` ``{move}`` — the coach's word on a move *before* it is sent
-  (:func:`xiangqi.app.coach.advise` on the board now; the answer is the note, ``warn`` true for a
+  (:func:`xiangqi.app.training.coach.advise` on the board now; the answer is the note, ``warn`` true for a
   mistake or blunder): the page asks first in coach mode and, on a warning, lets the player take
   the move back before the computer replies, or play it anyway. The word is kept and becomes the
   move's note when that move is then played (no second search). 409 when the game is over, it is
   not the player's turn or coach mode is off; 400 for an illegal move.
-- ``POST /api/coach/threat`` — what the opponent threatens now (:func:`xiangqi.app.coach.threat`);
+- ``POST /api/coach/threat`` — what the opponent threatens now (:func:`xiangqi.app.training.coach.threat`);
   asking is help taken: the game becomes unrated.
 
 Coach mode: after each of the player's moves the hub calls :meth:`CoachService.moved`, which judges
-the move in a thread of its own (:func:`xiangqi.app.coach.advise`, depth
-:data:`~xiangqi.app.coach.COACH_DEPTH`, about 0.1 s; the event loop never waits for it) and puts the
+the move in a thread of its own (:func:`xiangqi.app.training.coach.advise`, depth
+:data:`~xiangqi.app.training.coach.COACH_DEPTH`, about 0.1 s; the event loop never waits for it) and puts the
 word in the state (``coach.note``; ``coach.checking`` is the ply being judged meanwhile). A word for
 a move that is no longer on the board (taken back, a new game) is dropped.
 
@@ -42,10 +42,11 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import Field
 
-from xiangqi.app import coach, ratings
-from xiangqi.app.clock import TimeControl
-from xiangqi.app.session import ADAPTIVE, GameSession
-from xiangqi.app.store import StorageError
+from xiangqi.app.play import ratings
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.session import ADAPTIVE, GameSession
+from xiangqi.app.play.store import StorageError
+from xiangqi.app.training import coach
 from xiangqi.core.board import STARTING_FEN
 from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 
@@ -117,7 +118,7 @@ class CoachService:
 
     def state(self, session: GameSession) -> dict[str, Any]:
         """``{"mode": bool (coach mode), "rated", "reason", "why_zh", "why_en", "rating": change or
-        None (:func:`xiangqi.app.ratings.rating_view`), "undos", "coach_takebacks", "hints",
+        None (:func:`xiangqi.app.play.ratings.rating_view`), "undos", "coach_takebacks", "hints",
         "adaptive": settings or None}``."""
         if self._rating is None or self._rating[0] != session.id:
             try:
@@ -167,7 +168,7 @@ class CoachService:
         task.add_done_callback(self._tasks.discard)
 
     async def _judge(self, game_id: str, ply: int, board: Any, move: str) -> None:
-        from xiangqi.app.hub import _in_thread
+        from xiangqi.app.play.hub import _in_thread
 
         try:
             note = await asyncio.wait_for(_in_thread(coach.advise, board, move), COACH_TIMEOUT_S)
@@ -193,11 +194,11 @@ class CoachService:
 
     async def check(self, move: str) -> dict[str, Any]:
         """The coach's word on ``move`` (ICCS) in the position now, before it is played
-        (``POST /api/coach/check``): the :func:`xiangqi.app.coach.advise` note plus ``ply`` (the ply
+        (``POST /api/coach/check``): the :func:`xiangqi.app.training.coach.advise` note plus ``ply`` (the ply
         the move would be). Raises SessionError (409) outside coach mode, after the game, or when it
         is not the player's turn (409); a malformed or illegal move is a 400."""
-        from xiangqi.app.hub import _in_thread
-        from xiangqi.app.session import GameOverError, NotYourTurnError
+        from xiangqi.app.play.hub import _in_thread
+        from xiangqi.app.play.session import GameOverError, NotYourTurnError
         from xiangqi.core.board import Move
 
         hub = self.hub
@@ -218,8 +219,8 @@ class CoachService:
 
     async def threat(self) -> dict[str, Any]:
         """The opponent's threat in the current position (``POST /api/coach/threat``)."""
-        from xiangqi.app.hub import _in_thread
-        from xiangqi.app.session import NotYourTurnError, SessionError
+        from xiangqi.app.play.hub import _in_thread
+        from xiangqi.app.play.session import NotYourTurnError, SessionError
 
         hub = self.hub
         async with hub._lock:
@@ -257,7 +258,7 @@ def create_router(hub: Any) -> APIRouter:
         if recent:
             import sqlalchemy as sa
 
-            from xiangqi.app.store import games
+            from xiangqi.app.play.store import games
 
             with store.engine.connect() as conn:
                 wanted = [r["game_id"] for r in recent]

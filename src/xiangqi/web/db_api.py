@@ -27,7 +27,7 @@ they played on this data dir, with their notes), not the players'. There ``sourc
 
 Validation is strict: an unknown query parameter is a 400 naming it; a bad FEN, date, result, ECCO
 code or source is a 400 whose detail starts with the field's name; a badly typed value is the usual
-422. The database is the data dir's ``games.db`` (:class:`xiangqi.app.gamesdb.GamesDatabase`), opened
+422. The database is the data dir's ``games.db`` (:class:`xiangqi.app.library.database.GamesDatabase`), opened
 on first use in a worker thread; every query runs in a worker thread (at most two at a time), so the
 event loop and the game never wait for it. A database that does not exist yet answers with empty
 lists; one that cannot be opened is a 503 naming the problem.
@@ -43,7 +43,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi import Path as PathParam
 
-from xiangqi.app.gamesdb import GamesDatabase
+from xiangqi.app.library.database import GamesDatabase
 
 __all__ = ["create_db_router", "SEARCH_FIELDS"]
 
@@ -82,7 +82,7 @@ def _check_fen(field: str, fen: str | None) -> None:
 def create_db_router(app: Any, store: Any, url: str | None = None) -> APIRouter:
     """The router of the games database routes for ``app`` (whose library is ``store``).
 
-    Sets ``app.state.games_db`` (:class:`~xiangqi.app.gamesdb.GamesDatabase`, at ``url`` or the data
+    Sets ``app.state.games_db`` (:class:`~xiangqi.app.library.database.GamesDatabase`, at ``url`` or the data
     dir's ``games.db``), hooks it to the library (``store.library_listeners``), syncs the user's games
     at start-up (the backfill) and stops it at shutdown.
     """

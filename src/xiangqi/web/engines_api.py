@@ -30,14 +30,14 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi import Path as PathParam
 from pydantic import Field, StringConstraints
 
-from xiangqi.app.clock import TimeControl
-from xiangqi.app.engines import (
+from xiangqi.app.opponents.engines import (
     MOVETIME_RANGE_S,
     EngineSetupError,
     ExternalEngines,
     engine_key,
 )
-from xiangqi.app.session import GameSession
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.session import GameSession
 from xiangqi.core.board import STARTING_FEN, Board
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
@@ -125,7 +125,7 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
 
     @router.post("/api/engines/check", dependencies=THIS_MACHINE)
     async def check_engine(req: CheckRequest) -> dict[str, Any]:
-        from xiangqi.app.engines import probe, resolve_command
+        from xiangqi.app.opponents.engines import probe, resolve_command
 
         try:
             argv = resolve_command(req.command, req.args)

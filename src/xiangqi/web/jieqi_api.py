@@ -1,4 +1,4 @@
-"""The 揭棋 game's routes (:mod:`xiangqi.app.jieqi_game`): one 揭棋 game per server, beside the
+"""The 揭棋 game's routes (:mod:`xiangqi.app.play.jieqi_game`): one 揭棋 game per server, beside the
 ordinary game of the hub, saved after every change (the store's ``jieqi`` slot, the library when
 it ends).
 
@@ -22,8 +22,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, FastAPI, HTTPException, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from xiangqi.app import jieqi_game
-from xiangqi.app.jieqi_game import JieqiGame
+from xiangqi.app.play import jieqi_game
+from xiangqi.app.play.jieqi_game import JieqiGame
 from xiangqi.core.board import BLACK, RED
 from xiangqi.core.jieqi import JieqiBoard, JieqiError
 

@@ -1,6 +1,6 @@
-"""The page's setup jobs over HTTP (:mod:`xiangqi.app.jobs`): import the master games, make the tables.
+"""The page's setup jobs over HTTP (:mod:`xiangqi.app.tasks.jobs`): import the master games, make the tables.
 
-- ``GET /api/jobs/{name}`` — the job's snapshot (:meth:`xiangqi.app.jobs.Job.snapshot`) plus what the
+- ``GET /api/jobs/{name}`` — the job's snapshot (:meth:`xiangqi.app.tasks.jobs.Job.snapshot`) plus what the
   page needs to decide whether to offer it: for ``masters`` ``{..., master_games}`` (master games in
   the games database now; 0 on a new install), for ``tablebases`` ``{..., tables, command}`` (tables
   present, and the command line that does the same work in a terminal, the README's).
@@ -21,7 +21,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse
 
-from xiangqi.app.jobs import DEFAULT_TB_MAX_INDICES, Job, masters_job, tablebases_job
+from xiangqi.app.tasks.jobs import DEFAULT_TB_MAX_INDICES, Job, masters_job, tablebases_job
 
 __all__ = ["create_router", "TB_COMMAND"]
 

@@ -12,13 +12,13 @@ from typing import Literal
 from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
-from xiangqi.app.position import validate_position
+from xiangqi.app.play.position import validate_position
 
 __all__ = ["PlayerKind", "LevelKey", "StrictModel", "ClockRequest", "check_position"]
 
 #: Who plays a side of a game.
 PlayerKind = Literal["human", "engine"]
-#: The built-in engine's level keys (:data:`xiangqi.app.session.LEVEL_KEYS`).
+#: The built-in engine's level keys (:data:`xiangqi.app.play.session.LEVEL_KEYS`).
 LevelKey = Literal["novice", "beginner", "intermediate", "advanced", "master"]
 
 
@@ -30,7 +30,7 @@ class StrictModel(BaseModel):
 
 
 class ClockRequest(StrictModel):
-    """A time control (seconds); see :class:`xiangqi.app.clock.TimeControl`."""
+    """A time control (seconds); see :class:`xiangqi.app.play.clock.TimeControl`."""
 
     kind: Literal["none", "per_move", "fischer", "byoyomi"] = "none"
     base_s: float = Field(default=0, ge=0, le=36000)
@@ -42,7 +42,7 @@ class ClockRequest(StrictModel):
 
 def check_position(fen: str, what: str) -> None:
     """Raise HTTP 400 naming every problem when ``fen`` is not a position a game can reach
-    (:func:`xiangqi.app.position.validate_position`); ``what`` names the position in the message
+    (:func:`xiangqi.app.play.position.validate_position`); ``what`` names the position in the message
     (e.g. ``"start position"``)."""
     _, problems = validate_position(fen)
     if problems:

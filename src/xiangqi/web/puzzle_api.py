@@ -3,7 +3,8 @@
 - ``GET /api/puzzles?theme=&source=`` -> ``{"count", "solved", "themes": {tag: n}, "sources": {src: n},
   "player": {"rating", "rd", "streak", "best_streak", "solved", "failed", ...}}``
 - ``POST /api/puzzles/next`` ``{"theme"?, "source"?, "exclude"?}`` -> a new attempt (see
-  :meth:`xiangqi.app.puzzle_trainer.Trainer.view`) at a puzzle near the player's rating; 404 when none matches
+  :meth:`xiangqi.app.training.puzzles.Trainer.view`) at a puzzle near the player's rating; 404 when none
+  matches
 - ``POST /api/puzzles/start`` ``{"id"}`` -> a new attempt at that puzzle (404 unknown)
 - ``POST /api/puzzles/attempt/{attempt}/move`` ``{"move": "h2e2"}`` -> ``{"verdict": "right"|"wrong"|"solved",
   "reply", ...view}`` (422 illegal move, 409 finished, 404 unknown attempt)
@@ -23,7 +24,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from xiangqi.app.puzzle_trainer import PuzzleError, Trainer
+from xiangqi.app.training.puzzles import PuzzleError, Trainer
 
 __all__ = ["router", "trainer"]
 
@@ -134,7 +135,7 @@ def endgame_trainer(request: Request):
     app = request.app
     t = getattr(app.state, "endgame_trainer", None)
     if t is None:
-        from xiangqi.app.endgame_trainer import EndgameTrainer
+        from xiangqi.app.training.endgames import EndgameTrainer
 
         t = EndgameTrainer(app.state.store.data_dir / "tablebases")
         app.state.endgame_trainer = t
@@ -142,7 +143,7 @@ def endgame_trainer(request: Request):
 
 
 def _ecall(fn, *args, **kw) -> dict[str, Any]:
-    from xiangqi.app.endgame_trainer import EndgameError
+    from xiangqi.app.training.endgames import EndgameError
 
     try:
         return fn(*args, **kw)

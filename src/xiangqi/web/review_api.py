@@ -6,7 +6,7 @@ annotated PGN export. Registered by :func:`xiangqi.web.server.create_app` (``rev
   read in the record sandbox with its time budget), optional ``"depth"`` (1..20, default
   :data:`xiangqi.study.review.DEFAULT_DEPTH`). Answers ``{"job", "status", "done", "total"}``;
   when that game (same moves, same depth) was reviewed before, ``"status": "done"`` at once with
-  ``"review"`` (:meth:`GameReview.to_dict`). 429 when :data:`xiangqi.app.reviews.MAX_JOBS` reviews
+  ``"review"`` (:meth:`GameReview.to_dict`). 429 when :data:`xiangqi.app.training.review.MAX_JOBS` reviews
   are already queued or running; 400 for a game with no moves or an unreadable record, 404 for an
   unknown library row, 413 for a body past 64 KB, 422 for a bad body (unknown field, bad type,
   none or two of the sources).
@@ -19,7 +19,7 @@ annotated PGN export. Registered by :func:`xiangqi.web.server.create_app` (``rev
   range, 429 while :data:`MAX_TRIES` tries are being judged.
 - ``GET /api/review/{job}/puzzles?side=red|black|both`` — the done review's mistakes and blunders
   of that side (default both) as puzzles for "learn from your mistakes" (static/js/practice.js):
-  ``{"job", "side", "puzzles": [...]}`` (:func:`xiangqi.app.reviews.practice_puzzles`); 409 while
+  ``{"job", "side", "puzzles": [...]}`` (:func:`xiangqi.app.training.review.practice_puzzles`); 409 while
   the review is not done.
 - ``GET /api/library/{row_id}/review`` — the stored review of a library game (the deepest one
   for its current moves), ``to_dict()``; 404 when it has none.
@@ -27,7 +27,7 @@ annotated PGN export. Registered by :func:`xiangqi.web.server.create_app` (``rev
   calls :func:`annotated_library_pgn`) — the game with the review written in: ``[%eval 0.35,8]``
   comments, NAGs ($6 ?!, $2 ?, $4 ??) and the better lines as variations.
 
-Review jobs run in :class:`xiangqi.app.reviews.ReviewManager` threads behind the game's own computer
+Review jobs run in :class:`xiangqi.app.training.review.ReviewManager` threads behind the game's own computer
 (``hub.player.gate``); the event loop only hands work over and reads progress.
 """
 
@@ -44,7 +44,8 @@ from fastapi import Path as PathParam
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, StringConstraints, model_validator
 
-from xiangqi.app.reviews import (
+from xiangqi.app.play.session import GameSession
+from xiangqi.app.training.review import (
     ReviewManager,
     ReviewQueueFull,
     ReviewSource,
@@ -55,15 +56,14 @@ from xiangqi.app.reviews import (
     record_key,
     review_record_job,
 )
-from xiangqi.app.session import GameSession
 from xiangqi.study.review import DEFAULT_DEPTH, DEFAULT_HASH_MB, GameReview, try_move
 from xiangqi.web.limits import StrictJSONRoute
 from xiangqi.web.security import this_machine_only
 
 if TYPE_CHECKING:
-    from xiangqi.app.hub import GameHub
-    from xiangqi.app.sandbox import RecordSandbox
-    from xiangqi.app.store import Store
+    from xiangqi.app.library.sandbox import RecordSandbox
+    from xiangqi.app.play.hub import GameHub
+    from xiangqi.app.play.store import Store
 
 __all__ = ["review_router", "annotated_library_pgn", "ReviewRequest", "TryRequest", "MAX_TRIES",
            "REVIEW_WORKERS"]
@@ -198,7 +198,7 @@ def review_router(app: FastAPI, hub: GameHub, store: Store, records: RecordSandb
         if not src.moves:
             raise HTTPException(400, "nothing to review: the game has no moves yet")
         if req.engine is not None:
-            from xiangqi.app.engines import EngineSetupError
+            from xiangqi.app.opponents.engines import EngineSetupError
 
             registry = getattr(app.state, "engines", None)
             if registry is None:

@@ -123,9 +123,9 @@ def serve(port: int | None = None, *, open_browser: bool = False, data_dir: str 
     ``lan`` (see :func:`listen_warning`, which raises XiangqiError otherwise). Prints the URL
     once the server listens, then opens the default browser when ``open_browser`` is set.
     Raises :class:`OSError` when the port is taken and
-    :class:`~xiangqi.app.store.StorageError` when the data dir is locked by another server or
+    :class:`~xiangqi.app.play.store.StorageError` when the data dir is locked by another server or
     cannot hold a database; a damaged or read-only database is reported (one line each on stderr)
-    and the server starts anyway (:class:`~xiangqi.app.store.Store`).
+    and the server starts anyway (:class:`~xiangqi.app.play.store.Store`).
 
     ``public``: the public server for online play (:mod:`xiangqi.web.online_api`; any ``host``, no
     ``lan`` needed: it is meant for others), its online database at ``db_url`` (default: ``online.db``

@@ -6,7 +6,7 @@ game's state forbids, 413 for a body past its route's limit (64 KB for JSON, 2 M
 file; refused while it arrives), 422 for a malformed request: a body that is not strict UTF-8 JSON
 (:mod:`xiangqi.web.limits`), an unknown field or a bad value (``errors`` lists each), or a record
 too complex to read within its time budget (records are read in a child process:
-:mod:`xiangqi.app.sandbox`):
+:mod:`xiangqi.app.library.sandbox`):
 
 - ``GET  /api/game`` — state of the current game (see ``GameSession.state``).
 - ``POST /api/game/new`` ``{red, black, level, fen?}`` — new game.
@@ -20,7 +20,7 @@ too complex to read within its time budget (records are read in a child process:
   as Event and the player names in ``lang``, default: the ``language`` setting).
 - ``GET  /api/game/export?fmt=pgn|xqf&notation=…&lang=…`` — the game as a PGN or XQF download.
 - ``POST /api/record/open?name=&index=&first_readable=`` — body: a record file's bytes or pasted
-  FEN/PGN/UBB text; returns the record's tree for browsing (:func:`xiangqi.app.records.open_record`;
+  FEN/PGN/UBB text; returns the record's tree for browsing (:func:`xiangqi.app.library.records.open_record`;
   ``first_readable=true``: the first game from ``index`` on that can be shown) and leaves the
   current game alone. ``POST /api/record/export?name=&index=&fmt=&notation=`` — the same bytes
   converted (all variations and comments kept). ``POST /api/game/from_record`` ``{fen, moves, red,
@@ -76,12 +76,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import Field, StringConstraints
 
-from xiangqi.app.clock import TimeControl
-from xiangqi.app.engines import is_engine_key
-from xiangqi.app.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
-from xiangqi.app.players import DEFAULT_BOOK, EnginePlayer, levels
-from xiangqi.app.position import validate_position
-from xiangqi.app.sandbox import (
+from xiangqi.app.library.sandbox import (
     RECORD_BUDGET_S,
     RecordSandbox,
     RecordTooComplex,
@@ -89,16 +84,21 @@ from xiangqi.app.sandbox import (
     open_game_job,
     open_record_job,
 )
-from xiangqi.app.sandbox import prestart as prestart_records
-from xiangqi.app.session import (
+from xiangqi.app.library.sandbox import prestart as prestart_records
+from xiangqi.app.opponents.engines import is_engine_key
+from xiangqi.app.opponents.players import DEFAULT_BOOK, EnginePlayer, levels
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.hub import GameHub, GameRegistry, HintCancelledError, MoveProvider
+from xiangqi.app.play.position import validate_position
+from xiangqi.app.play.session import (
     DEFAULT_LEVEL,
     GameOverError,
     GameSession,
     NotYourTurnError,
     StaleVersionError,
 )
-from xiangqi.app.settings import SettingsError
-from xiangqi.app.store import StorageError, Store
+from xiangqi.app.play.settings import SettingsError
+from xiangqi.app.play.store import StorageError, Store
 from xiangqi.core.errors import XiangqiError
 from xiangqi.web import clients
 from xiangqi.web.db_api import create_db_router
@@ -372,7 +372,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
     async def export_current(fmt: Literal["pgn", "xqf"] = "pgn",
                              notation: Literal["chinese", "iccs", "wxf"] = "chinese",
                              lang: Literal["zh", "en"] | None = None) -> Response:
-        from xiangqi.app.records import export_game
+        from xiangqi.app.library.records import export_game
 
         losses: list[str] = []
         data, media, ext = export_game(hub.session, fmt, notation, lang or hub.language(), warnings=losses)
@@ -405,7 +405,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
 
     @app.post("/api/game/from_record")
     async def from_record(req: FromRecordRequest) -> dict[str, Any]:
-        from xiangqi.app.records import session_from_line
+        from xiangqi.app.library.records import session_from_line
 
         check_position(req.fen, "record position")  # as strict as /api/game/new
         session = await asyncio.to_thread(session_from_line, req.fen, req.moves, red=req.red, black=req.black,
@@ -445,7 +445,8 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
 
     @app.put("/api/settings")
     async def put_settings(values: dict[str, Any]) -> dict[str, Any]:
-        """Change some settings (``{name: value}``; names and values: :data:`xiangqi.app.settings.SCHEMA`);
+        """Change some settings (``{name: value}``; names and values:
+        :data:`xiangqi.app.play.settings.SCHEMA`);
         400 naming the first unknown setting or bad value, and then nothing is stored."""
         try:
             return store.set_settings(values)
@@ -457,7 +458,7 @@ def create_app(data_dir: str | os.PathLike[str] | None = None, *, move_provider:
                       result: str = Query("", max_length=16),
                       abandoned: bool = Query(False)) -> list[dict[str, Any]]:
         """The 我的对局 rows (:meth:`Store.list_games`) matching ``search`` / ``result``. Abandoned
-        starts (:func:`xiangqi.app.store.is_abandoned`: unfinished, under 2 plies, unnamed) are left out
+        starts (:func:`xiangqi.app.play.store.is_abandoned`: unfinished, under 2 plies, unnamed) are left out
         unless ``abandoned=1``; the header ``X-Library-Abandoned`` always gives how many matched."""
         rows = store.list_games(search=search, result=result)
         response.headers["X-Library-Abandoned"] = str(sum(r["abandoned"] for r in rows))

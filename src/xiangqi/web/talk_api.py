@@ -1,15 +1,16 @@
-"""The named computer opponents' REST API and their remarks in the game hub (:mod:`xiangqi.app.persona`).
+"""The named computer opponents' REST API and their remarks in the game hub
+(:mod:`xiangqi.app.opponents.persona`).
 
 Routes (JSON; errors ``{"detail"}`` as the rest of the server: 400 bad input, 422 a malformed body):
 
 - ``GET  /api/talk/opponents`` — ``{"opponents": [...]}``: each opponent's names, description, level
   (with its measured Elo and rank name), style, avatar character and voice
-  (:func:`xiangqi.app.persona.opponent_view`), weakest first.
+  (:func:`xiangqi.app.opponents.persona.opponent_view`), weakest first.
 - ``POST /api/talk/new`` ``{red, black, opponent, coach?, fen?, clock?}`` — a new game as
   ``POST /api/game/new`` against the named ``opponent``: the computer plays its level and style,
   and speaks. Exactly one side must be the computer (400 otherwise).
 
-The game's state carries ``talk`` (:meth:`xiangqi.app.persona.TalkService.state`): whether remarks
+The game's state carries ``talk`` (:meth:`xiangqi.app.opponents.persona.TalkService.state`): whether remarks
 and speech are on (settings ``talk``, ``talk_speech``), the opponent and its remarks.
 """
 
@@ -20,9 +21,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import Field
 
-from xiangqi.app.clock import TimeControl
-from xiangqi.app.persona import OPPONENTS, TalkService, opponent_view
-from xiangqi.app.session import GameSession
+from xiangqi.app.opponents.persona import OPPONENTS, TalkService, opponent_view
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.session import GameSession
 from xiangqi.core.board import STARTING_FEN
 from xiangqi.web.models import ClockRequest, PlayerKind, StrictModel, check_position
 
@@ -31,7 +32,7 @@ OpponentKey = Literal[tuple(OPPONENTS)]  # type: ignore[valid-type]
 
 class TalkNewGameRequest(StrictModel):
     """Body of ``POST /api/talk/new``: ``POST /api/game/new``'s fields with ``opponent`` (a key of
-    :data:`xiangqi.app.persona.OPPONENTS`) instead of ``level``, and ``coach`` (coach mode)."""
+    :data:`xiangqi.app.opponents.persona.OPPONENTS`) instead of ``level``, and ``coach`` (coach mode)."""
 
     red: PlayerKind = "human"
     black: PlayerKind = "engine"
@@ -42,7 +43,8 @@ class TalkNewGameRequest(StrictModel):
 
 
 def create_router(hub: Any) -> APIRouter:
-    """The opponents' routes, with a :class:`~xiangqi.app.persona.TalkService` installed as ``hub.talk``."""
+    """The opponents' routes, with a :class:`~xiangqi.app.opponents.persona.TalkService` installed as
+    ``hub.talk``."""
     hub.talk = TalkService(hub.store)
     router = APIRouter()
 

@@ -1,4 +1,4 @@
-"""Routes of engine matches in the page (app/tournament.py): a round-robin of built-in levels and
+"""Routes of engine matches in the page (app/opponents/tournament.py): a round-robin of built-in levels and
 added engines, with its live cross table; every game goes to the library.
 
 - ``POST /api/tournament`` ``{players: [key…], games_per_pair: 1..50, movetime_s: 0.05..10, openings:
@@ -22,8 +22,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import Field, StringConstraints
 
-from xiangqi.app.engines import EngineSetupError, is_engine_key
-from xiangqi.app.tournament import MAX_GAMES_PER_PAIR, MAX_PLAYERS, TournamentError, TournamentManager
+from xiangqi.app.opponents.engines import EngineSetupError, is_engine_key
+from xiangqi.app.opponents.tournament import (
+    MAX_GAMES_PER_PAIR,
+    MAX_PLAYERS,
+    TournamentError,
+    TournamentManager,
+)
 from xiangqi.web.models import StrictModel
 from xiangqi.web.security import this_machine_only
 
@@ -45,10 +50,10 @@ class TournamentRequest(StrictModel):
 
 def game_session(g: Any, event: str, language: str) -> Any:
     """A finished match game (:class:`xiangqi.match.runner.GameResult`) as a
-    :class:`~xiangqi.app.session.GameSession` the library keeps: both sides ``engine``, the
+    :class:`~xiangqi.app.play.session.GameSession` the library keeps: both sides ``engine``, the
     players' names, event and round as PGN tags, the moves replayed, and an adjudicated result
     (a crash, an illegal move, the ply cap) declared with the match's reason."""
-    from xiangqi.app.session import GameSession
+    from xiangqi.app.play.session import GameSession
     from xiangqi.core.board import Termination
     from xiangqi.core.outcome import draw, win
 
@@ -84,7 +89,7 @@ def create_router(app: Any, hub: Any, store: Any) -> APIRouter:
     router = APIRouter(dependencies=[Depends(this_machine_only)])  # every route: this machine only
 
     def players_of(keys: list[str]) -> list[tuple[str, Any]]:
-        from xiangqi.app.players import levels
+        from xiangqi.app.opponents.players import levels
         from xiangqi.match.runner import PlayerSpec
 
         named = {lv.key: lv for lv in levels()}

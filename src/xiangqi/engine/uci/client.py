@@ -701,7 +701,7 @@ class ClientSearcher:
     """A running external engine with the built-in engine's search interface, for the game review
     (:func:`xiangqi.study.review.evaluate_line`'s ``searcher``): :meth:`new_game` and
     :meth:`search` ``(board, limit) -> SearchResult``. ``xiangqi analyse --engine CMD`` and the review
-    page's added engine (:class:`xiangqi.app.engines.ExternalSearcher`) both review through it.
+    page's added engine (:class:`xiangqi.app.opponents.engines.ExternalSearcher`) both review through it.
 
     ``engine``: a :class:`SimpleEngine` (started and configured by the caller, who also quits it).
     ``limit`` is any object with :class:`Limit`'s fields; a ``depth`` is sent as ``go depth N``

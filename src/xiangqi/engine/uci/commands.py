@@ -1,9 +1,9 @@
 """An engine's command line made absolute before the engine is started: :func:`resolve_command`.
 
 Engines run in their program's folder (where they look for their networks and books: the app's added
-engines, :mod:`xiangqi.app.engines`; ``xiangqi match``), so a program or an argument given relative to
-the folder the user typed it in must be made absolute first, against that folder. Used by the app's
-engine list and by ``xiangqi match`` (this module is in the engine layer so that both can).
+engines, :mod:`xiangqi.app.opponents.engines`; ``xiangqi match``), so a program or an argument given
+relative to the folder the user typed it in must be made absolute first, against that folder. Used by
+the app's engine list and by ``xiangqi match`` (this module is in the engine layer so that both can).
 """
 
 from __future__ import annotations

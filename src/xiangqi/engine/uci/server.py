@@ -73,7 +73,7 @@ Bad input, as built (reported.md R28, R30):
   (exactly one king per side inside its palace, at most the full set of each piece)
   and, at the FEN, the side *not* to move must not be in check (kings facing each
   other included): the side to move could take the king. (The stricter placement
-  rules of the position editor, ``xiangqi.app.position``, are the app's; the engine
+  rules of the position editor, ``xiangqi.app.play.position``, are the app's; the engine
   searches such positions.)
 * **Every ``go`` gets exactly one ``bestmove``** (``nobestmove`` in UCCI), except one
   sent while a search is running (refused: that search answers). A ``go`` that cannot

@@ -6,7 +6,7 @@
 // arrow keys or the buttons show another position ("browsing"), and a move made on the board then
 // goes into the tree as a branch, never into the game. 回到对局 / Back to the game returns.
 //
-// Trees: the server sends them in the record browser's shape (xiangqi.app.records.record_view:
+// Trees: the server sends them in the record browser's shape (xiangqi.app.library.records.record_view:
 // nodes with id, parent, children (main continuation first), move, text {chinese, wxf, iccs},
 // comment, fen). The player's own branches of a game are saved with the game at once (PUT
 // /api/analysis/tree/current or /library/{id}, stored as PGN variations); an opened record's stay

@@ -1,5 +1,5 @@
 // Endgame practice (残局练习): a won tablebase position against perfect defence. The server
-// (web/puzzle_api.py, app/endgame_trainer.py) answers each move with the table's longest
+// (web/puzzle_api.py, app/training/endgames.py) answers each move with the table's longest
 // resistance and says whether the win is still there; the distance to mate only on request.
 
 import { parseFen } from "./board.js";
@@ -75,7 +75,7 @@ const TB_BEST_SHOWN = 4;
 /**
  * The endgame table's verdict as one line: "残局库：红胜，23 步杀 · 最佳着法：车一平四 车一进一" (English on
  * the English page). ``tb`` is the server's ``{wdl, dtm, mate, winner, best, chinese, wxf}``
- * (app/live_analysis.py ``tablebase_verdict``); ``notation`` chinese|wxf|iccs; ``decorate`` the
+ * (app/training/analysis.py ``tablebase_verdict``); ``notation`` chinese|wxf|iccs; ``decorate`` the
  * page's final form of Chinese text. "" without a verdict.
  */
 export function tablebaseVerdict(tb, notation = "chinese", decorate = (x) => x) {
@@ -163,7 +163,7 @@ export function createEndgame({ board, api, toast, onEnter, onExit, restoreMove 
       return setStatus(res.verdict === "win" ? "eg_perpetual_won" : "eg_perpetual_lost", res.verdict === "win" ? "good" : "bad");
     }
     if (res.over === "repetition") return setStatus("eg_repetition", "bad");
-    // praise only progress (the distance to mate shrank, app/endgame_trainer.py); a win by the
+    // praise only progress (the distance to mate shrank, app/training/endgames.py); a win by the
     // repetition rule has no distance (progress null): still winning, said plainly
     if (res.verdict === "win" && res.progress === false) return setStatus("eg_no_progress", "");
     if (res.verdict === "win" && res.progress === true) return setStatus("eg_kept", "good");

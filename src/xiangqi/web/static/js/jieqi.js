@@ -1,5 +1,5 @@
 // 揭棋 (Jieqi): a game with the pieces face down, against the computer or two at one board.
-// The server (web/jieqi_api.py, app/jieqi_game.py) holds the secret deal and answers every move
+// The server (web/jieqi_api.py, app/play/jieqi_game.py) holds the secret deal and answers every move
 // with the position as the player may see it: hidden pieces are X/x in its FEN (the board draws
 // them as plain discs with a mark), a reveal turns the piece face up where it lands.
 

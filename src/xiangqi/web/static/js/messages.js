@@ -51,7 +51,7 @@ const RULES = [
   [/^level must be one of ([\w, ]+) or an added engine \(engine:<id>\), got (.+)$/,
     "难度须为 $1 之一或已添加的引擎（engine:<编号>），现为 $2"],
   [/^level must be one of ([\w, ]+), got (.+)$/, "难度须为 $1 之一，现为 $2"],
-  // -- storage (xiangqi.app.store: a change that cannot be saved is not made; notices at start-up) --
+  // -- storage (xiangqi.app.play.store: a change that cannot be saved is not made; notices at start-up) --
   [/^the disk is full: nothing could be written to (.+); free some space and try again$/s,
     "磁盘已满：没有写入 $1 的任何内容；请腾出一些空间后再试"],
   [/^the disk holding (.+) is full: the database cannot be opened; free some space and start again$/s,
@@ -94,7 +94,7 @@ const RULES = [
   [/^the record is not a JSON object$/, "记录不是 JSON 对象"],
   [/^the record's field ('\w+') is missing or not text$/, "记录的字段 $1 缺失或不是文本"],
   [/^the record's moves are not a list of ICCS moves$/, "记录的着法不是 ICCS 着法列表"],
-  // -- bad input (xiangqi.web.limits, xiangqi.app.settings, xiangqi.app.sandbox) --
+  // -- bad input (xiangqi.web.limits, xiangqi.app.play.settings, xiangqi.app.library.sandbox) --
   [/^request body too large: (?:more than )?(\d+) bytes \(limit (\d+) bytes for this route\)$/, "请求内容过大：$1 字节（此接口上限 $2 字节）"],
   [/^bad Content-Length header (.+)$/, "Content-Length 请求头有误：$1"],
   [/^message too large: (\d+) bytes \(limit (\d+)\)$/, "消息过大：$1 字节（上限 $2）"],
@@ -137,7 +137,7 @@ const RULES = [
   [/^record too complex: its reader stopped without an answer$/, "棋谱过于复杂：读取程序没有给出结果就停止了"],
   [/^the record cannot be read \((.+)\)$/s, "无法读取棋谱（$1）"],
   [/^the record reader process did not start$/, "读取棋谱的进程没有启动"],
-  // -- concurrency (xiangqi.app.hub, xiangqi.web.clients) --
+  // -- concurrency (xiangqi.app.play.hub, xiangqi.web.clients) --
   [/^undo refused: it was pressed at version (\d+) but the game is now at version (\d+) \(it changed meanwhile\); look at the current position and undo again$/,
     "悔棋未执行：按下时是第 $1 版，对局现已是第 $2 版（其间有变化）；请看清当前局面后再悔棋"],
   [/^hint cancelled: (.+)$/s, "提示已取消：{$1}"],
@@ -207,7 +207,7 @@ const RULES = [
   [/^not a WXF move: (.+?)(?: \((.+)\))?$/, "不是 WXF 着法：$1"],
   [/^not a move in ICCS, Chinese or WXF notation: (.+)$/, "不是 ICCS、中文或 WXF 记法的着法：$1"],
   [/^move message needs a string 'move' in ICCS, e\.g\. h2e2$/, "走棋消息须带 ICCS 着法（如 h2e2）"],
-  // -- the game (xiangqi.app.session, xiangqi.app.hub) --
+  // -- the game (xiangqi.app.play.session, xiangqi.app.play.hub) --
   [/^the game is over \((.+)\); start a new game or undo$/s, "对局已结束（{$1}）；请开新局或悔棋"],
   [/^the game is already over$/, "对局已经结束"],
   [/^the game is over: no hint$/, "对局已结束，没有提示"],
@@ -244,12 +244,12 @@ const RULES = [
   [/^the position repeats; the record gives a draw$/, "循环重复，棋谱记为和棋"],
   [/^recorded as a draw$/, "棋谱记为和棋"],
   [/^recorded result$/, "记录结果"],
-  // -- position problems (xiangqi.app.position; the Chinese as the editor shows it) --
+  // -- position problems (xiangqi.app.play.position; the Chinese as the editor shows it) --
   [new RegExp(`^the (red|black) (advisor|elephant|pawn) on ${SQ} stands on a square no \\2 can reach$`),
     "{sidepiece:$1 $2}在$3：{rule:$2}"],
   [new RegExp(`^(the kings face each other|the side not to move is in check) \\(${SQ}\\): the side to move could take the king$`),
     "{why:$1}（$2）：轮走方可以直接吃将"],
-  // -- records (xiangqi.app.records, xiangqi.core.*) --
+  // -- records (xiangqi.app.library.records, xiangqi.core.*) --
   [/^(pasted text|[^:\n]*\.[A-Za-z0-9]{1,5}): (.+)$/s, "{label:$1}：{$2}"],
   [/^empty: nothing to open$/, "内容为空，没有可打开的"],
   [/^no game found \(not a PGN, XQF, DhtmlXQ\/UBB, EPD or FEN record\)$/, "没有找到对局（不是 PGN、XQF、DhtmlXQ/UBB、EPD 或 FEN 棋谱）"],
@@ -319,7 +319,7 @@ const RULES = [
   [/^(PGN|record) file too large: (\d+) bytes \(limit (\d+)\)$/, "文件过大：$2 字节（上限 $3）"],
   [/^empty upload: send the PGN file's bytes as the request body$/, "上传的内容为空"],
   [/^no saved game with id (\d+)$/, "棋谱库中没有编号 $1 的对局"],
-  // -- storage (xiangqi.app.store): a full disk, a read-only or damaged database --
+  // -- storage (xiangqi.app.play.store): a full disk, a read-only or damaged database --
   [/^the disk is full: nothing could be written to (.+); free some space and try again$/s,
     "磁盘已满：无法写入 $1；请腾出空间后再试"],
   [/^the database (.+) is read-only: nothing can be saved$/s, "数据库 $1 是只读的：无法保存"],
@@ -329,7 +329,7 @@ const RULES = [
   [/^the database (.+) is damaged \((.+)\); restart the server to keep it aside and start a fresh one$/s,
     "数据库 $1 已损坏（$2）；请重启服务器：它会被留存在一旁，并新建一个数据库"],
   [/^message must be (?:a JSON object|an object with a string 'type')$/, "消息格式有误"],
-  // -- the analysis board and its engine panel (xiangqi.web.analysis_api, xiangqi.app.trees) --
+  // -- the analysis board and its engine panel (xiangqi.web.analysis_api, xiangqi.app.library.trees) --
   [/^(\S+) is not a legal move in (\S+ [wb]\b.*)$/, "$1 在此局面不是合规着法（$2）"],
   [/^move (\d+): (.+)$/s, "第 $1 步：{$2}"],
   [/^node (\d+): (.+)$/s, "第 $1 个节点：$2"],
@@ -339,7 +339,7 @@ const RULES = [
   [/^too many analyses on this server \(at most (\d+) at once\); close another panel$/,
     "服务器上同时进行的引擎分析太多（最多 $1 个）；请先关闭别的页面的引擎"],
   [/^start message: (.+)$/s, "分析请求有误：{$1}"],
-  // -- Settings → engines (xiangqi.app.engines, xiangqi.web.engines_api) --
+  // -- Settings → engines (xiangqi.app.opponents.engines, xiangqi.web.engines_api) --
   [/^engine: (engine:\d+) is not an added engine of this server$/, "引擎 $1 不是本服务器已添加的引擎"],
   [/^no program named '(.+)' on the PATH; give the engine's full path$/, "找不到名为 $1 的程序；请给出引擎的完整路径"],
   [/^(.+): no such file$/, "$1：文件不存在"],

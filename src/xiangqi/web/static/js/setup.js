@@ -1,4 +1,4 @@
-// Setup from the page (web/jobs_api.py, app/jobs.py): on a new install the games database has no
+// Setup from the page (web/jobs_api.py, app/tasks/jobs.py): on a new install the games database has no
 // master games (the opening explorer and the database browser are empty) and there are no endgame
 // tables (endgame practice cannot start). A panel says what is missing, offers a button that starts
 // the work on the server in the background, and shows its progress until it is done; the work can be

@@ -1,4 +1,4 @@
-// The named computer opponents (web/talk_api.py, app/persona.py): the choice in the new-game dialog,
+// The named computer opponents (web/talk_api.py, app/opponents/persona.py): the choice in the new-game dialog,
 // the opponent's name on its player bar, and its remarks in a speech bubble beside that bar, spoken
 // with the browser's speech synthesis when the talk_speech setting is on. The server decides every
 // remark (state.talk.remarks, oldest first); this file only shows and speaks them.
@@ -7,7 +7,7 @@ import { fill, language, t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
 
-// The order of remarks made at the same moment (kinds of app/persona.py): what happened, then what it means.
+// The order of remarks made at the same moment (kinds of app/opponents/persona.py): what happened, then what it means.
 const ORDER = ["greet", "history", "blunder_player", "blunder_self", "sacrifice_player", "sacrifice_self", "rook_won",
   "rook_lost", "opening", "perpetual", "forbidden", "mate_found", "mated", "better", "winning", "worse", "losing",
   "resign", "end_win", "end_loss", "end_draw"];

@@ -1,7 +1,7 @@
 """Foreground first: background engine work gives way while the game's computer or a hint searches.
 
 The game's own engine work (the computer's move, a hint, a draw-offer judgement: everything
-:class:`xiangqi.app.players.EnginePlayer` searches) is *foreground*: a player is waiting for it.
+:class:`xiangqi.app.opponents.players.EnginePlayer` searches) is *foreground*: a player is waiting for it.
 Live analysis and review jobs are *background*: they use engines of their own, and must not slow
 the foreground down on a machine with few cores. :class:`ForegroundGate` is the meeting point:
 

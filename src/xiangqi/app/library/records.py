@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xiangqi.app.session import DEFAULT_LEVEL, GameSession, SessionError
+from xiangqi.app.play.session import DEFAULT_LEVEL, GameSession, SessionError
 from xiangqi.core.board import Board
 from xiangqi.core.errors import XiangqiError
 from xiangqi.core.pgn import Game, GameNode

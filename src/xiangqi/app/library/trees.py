@@ -4,7 +4,7 @@ The analysis board (the page's ``analysis.js``) lets the player try moves in any
 game; each tried move becomes a branch of the game's tree. The tree travels between the page and
 the server as a flat list of nodes (:func:`game_from_nodes`), is stored as PGN text with
 variations (:class:`TreeStore`, table ``analysis_trees``, one row per game id: the id of the
-:class:`~xiangqi.app.session.GameSession`, which is also the ``game_id`` of its library row), and is
+:class:`~xiangqi.app.play.session.GameSession`, which is also the ``game_id`` of its library row), and is
 read back with the core PGN reader, so that what is saved is exactly what a PGN file would hold.
 
 A game's tree keeps the game's own moves as its main line: :func:`merge_main_line` rebuilds the
@@ -154,7 +154,7 @@ def count_variations(game: pgn.GameNode) -> int:
 
 
 class TreeStore:
-    """The ``analysis_trees`` table in the app's database (the :class:`~xiangqi.app.store.Store`'s
+    """The ``analysis_trees`` table in the app's database (the :class:`~xiangqi.app.play.store.Store`'s
     engine, so its storage errors are the store's: disk full 507, read-only 503)."""
 
     def __init__(self, engine: sa.Engine) -> None:

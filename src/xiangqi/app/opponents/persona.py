@@ -1,7 +1,7 @@
 """Named computer opponents with a character that speaks (issue 17, after 象棋高手's talking computer).
 
 An opponent (:data:`OPPONENTS`) is a level of :mod:`xiangqi.engine.levels` (its Elo is that level's
-measured Elo, ``engine/level_elo.json``), a playing style (:mod:`xiangqi.app.persona_style`) and a
+measured Elo, ``engine/level_elo.json``), a playing style (:mod:`xiangqi.app.opponents.persona_style`) and a
 character: a name, an avatar character and a way of speaking. A game against one keeps its key in
 ``session.extras["opponent"]``.
 
@@ -47,7 +47,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from xiangqi.app.persona_style import MATERIAL, STYLES, Style
+from xiangqi.app.opponents.persona_style import MATERIAL, STYLES, Style
 from xiangqi.core.board import BLACK, RED, ROOK, STARTING_FEN, Board, Move, Termination
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ MAX_REMARKS = 40
 @dataclasses.dataclass(frozen=True)
 class Opponent:
     """A named computer opponent: ``level`` (a level key), ``style`` (a key of
-    :data:`xiangqi.app.persona_style.STYLES`), ``margin_cp`` (the least margin its style chooses in,
+    :data:`xiangqi.app.opponents.persona_style.STYLES`), ``margin_cp`` (the least margin its style chooses in,
     for a level that has none: 大师), names, a one-line description, the character on its avatar and
     the pitch/rate its voice is spoken with (speechSynthesis' 0–2 and 0.1–10)."""
 
@@ -106,7 +106,7 @@ class Opponent:
     lose_en: str = ""
 
     def style_obj(self) -> Style:
-        """Its :class:`~xiangqi.app.persona_style.Style`, with its ``margin_cp`` when it has one."""
+        """Its :class:`~xiangqi.app.opponents.persona_style.Style`, with its ``margin_cp`` when it has one."""
         st = STYLES[self.style]
         return dataclasses.replace(st, min_margin_cp=self.margin_cp) if self.margin_cp else st
 
@@ -207,7 +207,8 @@ def player_history(store: Any, opponent: str | None, *, exclude: str | None = No
                    limit: int = 200) -> History:
     """The player's :class:`History` from the last ``limit`` library games against the computer
     (``exclude``: a game id left out, the current game). Rows that cannot be read are skipped.
-    ``store`` is a :class:`xiangqi.app.store.Store` (its :meth:`~xiangqi.app.store.Store.recent_games`)."""
+    ``store`` is a :class:`xiangqi.app.play.store.Store` (its
+    :meth:`~xiangqi.app.play.store.Store.recent_games`)."""
     h = History()
     w = d = lo = 0
     for row in store.recent_games(limit):

@@ -12,10 +12,10 @@ computer's unsaved move is retried every :attr:`GameHub.storage_retry_s` seconds
 
 Threads. The session and its board belong to the event loop: only hub methods (on the loop,
 under the hub's lock where they change the game) touch them. A worker thread (the computer's
-move, a hint, a draw judgement) gets a :class:`~xiangqi.app.session.Snapshot` taken under the
+move, a hint, a draw judgement) gets a :class:`~xiangqi.app.play.session.Snapshot` taken under the
 lock: a private board copy and plain values, never the session. Its answer is applied under the
 lock only if the game is still at the snapshot's version. The engine serves the game's own move
-before hints (:class:`~xiangqi.app.players.SearchTicket`); a hint for a position that is gone,
+before hints (:class:`~xiangqi.app.opponents.players.SearchTicket`); a hint for a position that is gone,
 or one the same page asked for again, is cancelled.
 
 Clients (:mod:`xiangqi.web.clients`) each have a bounded send queue drained by their own task:
@@ -39,18 +39,18 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from xiangqi.app.clock import TimeControl
-from xiangqi.app.conduct import OFFER_DRAW, RESIGN, Conduct, computer_draw_agreed, computer_resigns
-from xiangqi.app.engines import EngineGaveNoMove, no_move_outcome
-from xiangqi.app.players import (
+from xiangqi.app.opponents.engines import EngineGaveNoMove, no_move_outcome
+from xiangqi.app.opponents.players import (
     EnginePlayer,
     SearchCancelledError,
     SearchTicket,
     accepts_draw,
     material_balance,
 )
-from xiangqi.app.session import GameSession, NotYourTurnError, SessionError, Snapshot, StaleVersionError
-from xiangqi.app.store import StorageError, Store
+from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.conduct import OFFER_DRAW, RESIGN, Conduct, computer_draw_agreed, computer_resigns
+from xiangqi.app.play.session import GameSession, NotYourTurnError, SessionError, Snapshot, StaleVersionError
+from xiangqi.app.play.store import StorageError, Store
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 
@@ -164,7 +164,8 @@ class GameHub:
         #: The coach (:class:`xiangqi.web.coach_api.CoachService`, set by its router): the rating after
         #: each save, the coach's advice after each of the player's moves, ``state()["coach"]``.
         self.coach: Any = None
-        #: The opponents' remarks (:class:`xiangqi.app.persona.TalkService`, set by web/talk_api.py).
+        #: The opponents' remarks (:class:`xiangqi.app.opponents.persona.TalkService`, set by
+        #: web/talk_api.py).
         self.talk: Any = None
 
     # -- state -----------------------------------------------------------
@@ -397,7 +398,7 @@ class GameHub:
 
     async def offer_draw(self) -> dict[str, Any]:
         """The human offers a draw (提和). Against the computer it decides from a short search and
-        the material (:func:`xiangqi.app.players.accepts_draw`); between humans the draw is agreed.
+        the material (:func:`xiangqi.app.opponents.players.accepts_draw`); between humans the draw is agreed.
         Returns ``{"accepted": bool, "state": ...}``."""
         s = self.session
         if s.is_over:
@@ -488,7 +489,7 @@ class GameHub:
             raise HintCancelledError("hint cancelled: the position changed before the hint was ready", asked)
         board = snap.board  # the thread is done with it: the snapshot is ours again
         mv = Move.from_iccs(hint["move"])
-        from xiangqi.app.session import chinese_move_text
+        from xiangqi.app.play.session import chinese_move_text
         from xiangqi.core.notation import move_to_wxf
 
         line = _line_text(board, hint.get("pv") or [hint["move"]])
@@ -498,7 +499,7 @@ class GameHub:
 
     async def note_help(self, session: GameSession, what: str) -> None:
         """Count help taken in ``session`` (``hints``, ``threats``: :meth:`GameSession.count`; such a
-        game is not rated, app/ratings.py), save it and tell the pages. The position's version stays,
+        game is not rated, app/play/ratings.py), save it and tell the pages. The position's version stays,
         so hints being searched for it are not cancelled; a save that fails is logged and the count
         is kept in memory (the next save writes it)."""
         async with self._lock:
@@ -686,7 +687,7 @@ class GameHub:
     def _choose(self, snap: Snapshot, ticket: SearchTicket) -> Move:
         """The computer's move (runs in a worker thread, on the snapshot only); the game clock caps
         its thinking time; the adaptive level plays its own settings (``snap.engine_level``). Its
-        evaluation (for :class:`~xiangqi.app.conduct.Conduct`) is kept in
+        evaluation (for :class:`~xiangqi.app.play.conduct.Conduct`) is kept in
         :attr:`_last_eval`; a test's provider may return a search result (``.move``, ``.score_cp``,
         ``.mate``) instead of a move to give one."""
         self._last_eval = None
@@ -708,7 +709,7 @@ class GameHub:
         return mv
 
     def _conduct(self, s: GameSession) -> Conduct:
-        """This game's :class:`~xiangqi.app.conduct.Conduct` (tendency: the ``computer_tendency``
+        """This game's :class:`~xiangqi.app.play.conduct.Conduct` (tendency: the ``computer_tendency``
         setting when the game's first decision is made)."""
         if self._conduct_for is None or self._conduct_for[0] != s.id:
             tendency = "normal"
@@ -720,7 +721,7 @@ class GameHub:
 
     def _after_computer_move(self, s: GameSession, version: int) -> None:
         """After the computer's move at ``version`` (called under the lock, the move saved): resign or
-        offer a draw as its tendency says (:mod:`xiangqi.app.conduct`)."""
+        offer a draw as its tendency says (:mod:`xiangqi.app.play.conduct`)."""
         got, self._last_eval = self._last_eval, None
         if got is None or got[0] != (s.id, version) or s.is_over:
             return
@@ -808,7 +809,7 @@ class GameRegistry:
 def _line_text(board: Board, pv: list[str], limit: int = 8) -> list[str]:
     """The first ``limit`` moves of ``pv`` (ICCS) from ``board`` in Chinese notation (the hint's line);
     stops at a move that is not legal there."""
-    from xiangqi.app.session import chinese_move_text
+    from xiangqi.app.play.session import chinese_move_text
 
     b = board.copy()
     out = []

@@ -10,9 +10,9 @@ identity of a hidden piece that is captured is seen by the capturer only (``capt
 Storage: the current game is the store's ``current_game`` row of slot ``jieqi``; a finished game
 (or one the user keeps) is a row of the library ``games`` table whose record is
 :meth:`JieqiGame.to_record` (``"variant": "jieqi"``) and whose PGN is :meth:`JieqiGame.to_pgn`.
-The store keeps them as text (:meth:`~xiangqi.app.store.Store.save_record`); this module, above
+The store keeps them as text (:meth:`~xiangqi.app.play.store.Store.save_record`); this module, above
 the store, registers the replay check of its records there (:func:`record_problem`,
-:func:`~xiangqi.app.store.register_record_check`) on import.
+:func:`~xiangqi.app.play.store.register_record_check`) on import.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import threading
 import uuid
 from typing import Any
 
-from xiangqi.app.store import Store, register_record_check
+from xiangqi.app.play.store import Store, register_record_check
 from xiangqi.core.board import BLACK, RED, Termination
 from xiangqi.core.jieqi import (
     CAPTURE_REVEAL_MODES,
@@ -334,7 +334,7 @@ def record_problem(rec: dict[str, Any]) -> str | None:
 def save(store: Store, game: JieqiGame, language: str = "zh") -> None:
     """The save step of a 揭棋 game, in one transaction (:meth:`Store.save_record`): it becomes the
     store's current 揭棋 game (slot :data:`SLOT`) and, once it has ended or when it has a library row
-    already, its library row is written. Raises the store's :class:`~xiangqi.app.store.StorageError`
+    already, its library row is written. Raises the store's :class:`~xiangqi.app.play.store.StorageError`
     on failure."""
     out = game.outcome
 

@@ -1,7 +1,7 @@
 """揭棋 matches: ``xiangqi match A B --variant jieqi`` (the match tool's score, Elo and PGN).
 
-Each game is a :class:`xiangqi.app.jieqi_game.JieqiGame` played by the page's code (every move
-through :meth:`~xiangqi.app.jieqi_game.JieqiGame.play`, each player searching its own view of the
+Each game is a :class:`xiangqi.app.play.jieqi_game.JieqiGame` played by the page's code (every move
+through :meth:`~xiangqi.app.play.jieqi_game.JieqiGame.play`, each player searching its own view of the
 hidden pieces); the result, the Elo difference and the summary are
 :class:`xiangqi.match.runner.MatchResult`'s. Games ``2k`` and ``2k+1`` share one deal (the same
 identities under the same squares) with colours swapped, as the match tool's openings do.
@@ -108,7 +108,7 @@ def play_jieqi_game(
     opening: str = "",
 ) -> JieqiGameResult:
     """Play one game; a game that reaches ``ply_cap`` plies is a draw."""
-    from xiangqi.app.jieqi_game import JieqiGame
+    from xiangqi.app.play.jieqi_game import JieqiGame
 
     game = JieqiGame(red="engine", black="engine", deals=dict(deals), capture_reveal="capturer")
     movers = {True: red.mover(rng), False: black.mover(rng)}

@@ -22,7 +22,7 @@ The engine searches one position at a time. Requests take turns by priority
 analysis or draw judgement; those wait, and any request can be cancelled
 (:meth:`EnginePlayer.cancel`) while it waits or runs. Every method works on the
 board it is given and only reads it: callers hand over a private copy (a
-:class:`~xiangqi.app.session.Snapshot`), never a board another thread changes.
+:class:`~xiangqi.app.play.session.Snapshot`), never a board another thread changes.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from xiangqi.app.background import ForegroundGate
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.board import ADVISOR, CANNON, ELEPHANT, HORSE, PAWN, ROOK, Board, Move
 
 #: Rough material values in centipawns used by the draw-offer decision
@@ -178,7 +178,7 @@ class EnginePlayer:
     from (None, the default: no book; :data:`DEFAULT_BOOK`: the shipped one; an
     :class:`~xiangqi.engine.book.OpeningBook`); ``book_seed`` seeds the draw among book moves (None:
     a fresh seed). Every search holds :attr:`gate`
-    (:class:`~xiangqi.app.background.ForegroundGate`), so background analysis gives way to it.
+    (:class:`~xiangqi.app.tasks.background.ForegroundGate`), so background analysis gives way to it.
     """
 
     def __init__(self, hash_mb: int = 64, *, book: Any = None, book_seed: int | None = None) -> None:
@@ -197,7 +197,7 @@ class EnginePlayer:
         self._running: SearchTicket | None = None
         self._waiting: list[SearchTicket] = []
         self._warm_started = False
-        #: The engines the user added (:class:`xiangqi.app.engines.ExternalEngines`), which play the
+        #: The engines the user added (:class:`xiangqi.app.opponents.engines.ExternalEngines`), which play the
         #: levels ``engine:<id>``; None: only the built-in levels.
         self.externals: Any = None
         self._external_key: str | None = None  # the added engine searching for a move now
@@ -334,7 +334,7 @@ class EnginePlayer:
         The page shows "engine warming up" instead of "thinking" then. Raises
         :class:`ValueError` for an unknown level.
         """
-        from xiangqi.app.engines import is_engine_key
+        from xiangqi.app.opponents.engines import is_engine_key
 
         if is_engine_key(level):
             return False  # an added engine is a program of its own
@@ -360,10 +360,10 @@ class EnginePlayer:
         In a position of the level's book the move comes from the book at once (:meth:`book_move`).
         A level ``engine:<id>`` is an engine the user added (:attr:`externals`): it plays its own
         move (no book), with the same turns and cancelling.
-        ``style``: a named opponent's :class:`~xiangqi.app.persona_style.Style`, which reweights the
+        ``style``: a named opponent's :class:`~xiangqi.app.opponents.persona_style.Style`, which reweights the
         book and chooses among the level's near-best lines (None: the level's own choice).
         """
-        from xiangqi.app.engines import EngineSetupError, is_engine_key
+        from xiangqi.app.opponents.engines import EngineSetupError, is_engine_key
 
         with self._turn(ticket, "move") as t:
             if is_engine_key(level):
@@ -409,7 +409,7 @@ class EnginePlayer:
 
     def book_move(self, board: Board, level: str, style: Any = None) -> Move | None:
         """A move for ``level`` drawn from the book (:func:`book_choices`, reweighted by ``style``'s
-        :meth:`~xiangqi.app.persona_style.Style.book` when given), or None out of the book (and
+        :meth:`~xiangqi.app.opponents.persona_style.Style.book` when given), or None out of the book (and
         when the book file cannot be read: the level then searches, and the problem is logged once)."""
         from xiangqi.core.errors import XiangqiError
 

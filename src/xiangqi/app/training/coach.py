@@ -1,14 +1,14 @@
 """The coach while playing: its word on the player's move (:func:`advise`) and the threat display
 (:func:`threat`).
 
-The rating, which games are rated and the adaptive level are :mod:`xiangqi.app.ratings`.
+The rating, which games are rated and the adaptive level are :mod:`xiangqi.app.play.ratings`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from xiangqi.app.session import chinese_move_text
+from xiangqi.app.play.session import chinese_move_text
 from xiangqi.core.board import BLACK, RED, Board, Move
 
 #: Search depth of the coach's judgement of a move (two searches: before and after it) and of the
@@ -30,7 +30,7 @@ CLASS_EN = {"mistake": "a mistake", "blunder": "a blunder", "inaccuracy": "an in
 
 
 def _material(board: Any, color: bool) -> int:
-    from xiangqi.app.players import MATERIAL_CP
+    from xiangqi.app.opponents.players import MATERIAL_CP
 
     total = 0
     for code in board.squares:
@@ -48,7 +48,7 @@ def line_loss(board_after: Any, line: list[str], color: bool, start_material: in
     "piece": piece kind (1-7) of the most valuable piece of ``color`` captured up to there or None,
     "capture_at": index in ``line`` of that capture or None, "texts": the line in Chinese}``.
     Looking after the player's replies lets a recapture count (an exchange is not a loss)."""
-    from xiangqi.app.players import MATERIAL_CP
+    from xiangqi.app.opponents.players import MATERIAL_CP
 
     b = board_after.copy()
     worst = None

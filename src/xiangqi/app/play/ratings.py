@@ -3,8 +3,8 @@
 The one rating model is :mod:`xiangqi.study.rating` (Glicko-2); this module decides which games feed
 it and keeps it in the store. It knows a game only by the attributes it reads (``players``,
 ``start_fen``, ``extras``, ``level``, ``moves``, ``outcome``, ``board``: a
-:class:`xiangqi.app.session.GameSession`) and the store only by its rating and library methods
-(:class:`xiangqi.app.store.Store`), so the session and the store both sit above it.
+:class:`xiangqi.app.play.session.GameSession`) and the store only by its rating and library methods
+(:class:`xiangqi.app.play.store.Store`), so the session and the store both sit above it.
 
 **Rated games.** A game counts for the player's Glicko-2 rating (:mod:`xiangqi.study.rating`) when
 all of these hold (:func:`rating_status`; the page says which one failed):
@@ -50,7 +50,7 @@ from xiangqi.core.board import BLACK, RED, STARTING_FEN
 from xiangqi.study import rating as glicko
 
 if TYPE_CHECKING:  # annotations only: the session module imports this one
-    from xiangqi.app.session import GameSession
+    from xiangqi.app.play.session import GameSession
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def score(session: GameSession) -> float | None:
 
 
 def current_rating(store: Any) -> glicko.Rating:
-    """The player's rating from ``store`` (:class:`xiangqi.app.store.Store`), a new player's before
+    """The player's rating from ``store`` (:class:`xiangqi.app.play.store.Store`), a new player's before
     the first rated game."""
     row = store.get_rating()
     if row is None:
@@ -168,7 +168,7 @@ def sync_rating(store: Any, session: GameSession) -> dict[str, Any] | None:
     """Bring the rating in line with ``session`` after it was saved: a finished rated game not yet
     counted is counted (one Glicko-2 period); a counted game that is no longer finished and rated
     (its end or a move was taken back) is taken out. Returns the game's history row (``rating_before``,
-    ``rating`` …) or None. Raises :class:`xiangqi.app.store.StorageError`."""
+    ``rating`` …) or None. Raises :class:`xiangqi.app.play.store.StorageError`."""
     entry = store.rating_entry(session.id)
     status = rating_status(session)
     if session.is_over and status["rated"]:

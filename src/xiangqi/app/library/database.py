@@ -8,7 +8,7 @@ blocking calls).
 The user's own games: every library game (``Store``'s ``games`` table) is copied into the games
 database in the collection ``mine`` (:mod:`xiangqi.db.owned`), source ``library:<row id>``, so the
 explorer and the database browser find them beside the master games. The hook is
-:attr:`xiangqi.app.store.Store.library_listeners`: after each committed library change the store
+:attr:`xiangqi.app.play.store.Store.library_listeners`: after each committed library change the store
 calls :meth:`GamesDatabase.schedule`, which only sets an event; a background thread then brings the
 collection in line with the library (:func:`xiangqi.db.owned.sync`: new and changed games written,
 deleted ones removed). The same sync at start-up is the one-time backfill of games saved before the
@@ -100,7 +100,7 @@ class GamesDatabase:
 
     def _wanted(self) -> dict[str, str]:
         """``{source: token}`` of every library game; the token digests its record, title and notes."""
-        from xiangqi.app.store import games as library
+        from xiangqi.app.play.store import games as library
 
         with self.store.engine.connect() as conn:
             rows = conn.execute(sa.select(library.c.id, library.c.record, library.c.title,
@@ -116,7 +116,7 @@ class GamesDatabase:
     def _load(self, source: str):
         """The library game of ``source`` as a :class:`xiangqi.core.pgn.Game` (its PGN; the title, when
         set, as its Event), or None when the row is gone."""
-        from xiangqi.app.session import GameSession
+        from xiangqi.app.play.session import GameSession
         from xiangqi.core.pgn import read_game
 
         row_id = int(source[len(LIBRARY_SOURCE):])

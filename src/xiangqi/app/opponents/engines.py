@@ -224,7 +224,7 @@ def _movetime(seconds: Any) -> float:
 class ExternalEngines:
     """The list of added engines (in the app's database) and their running processes.
 
-    ``db``: the :class:`xiangqi.app.store.Store`'s SQLAlchemy engine (the table is created when
+    ``db``: the :class:`xiangqi.app.play.store.Store`'s SQLAlchemy engine (the table is created when
     missing). Thread-safe: the game's computer, the analysis board and the review may ask different
     engines at once; one engine's searches take turns. :meth:`close` stops every process.
     """
@@ -434,7 +434,7 @@ class ExternalEngines:
 
 class ExternalAnalyser:
     """An added engine as the analysis board's searcher: the object
-    :class:`xiangqi.app.live_analysis.LiveAnalysis` drives (``search(board, limit, on_info,
+    :class:`xiangqi.app.training.analysis.LiveAnalysis` drives (``search(board, limit, on_info,
     multipv)`` that runs until :meth:`stop`, and ``stop()``), so the panel, its pauses for the game's
     computer and its time limit work the same with the built-in engine or an added one.
 

@@ -17,9 +17,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from xiangqi.app import ratings
-from xiangqi.app.clock import GameClock, TimeControl
-from xiangqi.app.ratings import ADAPTIVE
+from xiangqi.app.play import ratings
+from xiangqi.app.play.clock import GameClock, TimeControl
+from xiangqi.app.play.ratings import ADAPTIVE
 from xiangqi.core.board import BLACK, RED, SQUARE_NAMES, STARTING_FEN, Board, Color, Move, Termination
 from xiangqi.core.errors import IllegalMoveError, XiangqiError
 from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
@@ -28,8 +28,8 @@ PLAYER_KINDS = ("human", "engine")
 #: Level keys of the built-in engine (DESIGN.md §8); the engine package defines them too.
 DEFAULT_LEVEL = "beginner"
 LEVEL_KEYS = ("novice", "beginner", "intermediate", "advanced", "master")
-#: The adaptive level (自适应, :data:`xiangqi.app.ratings.ADAPTIVE`): its engine settings are chosen
-#: from the player's rating when the game starts (:func:`xiangqi.app.ratings.adaptive_level`) and kept
+#: The adaptive level (自适应, :data:`xiangqi.app.play.ratings.ADAPTIVE`): its engine settings are chosen
+#: from the player's rating when the game starts (:func:`xiangqi.app.play.ratings.adaptive_level`) and kept
 #: in ``extras["adaptive"]``.
 
 
@@ -123,7 +123,8 @@ class Snapshot:
     #: The engine level to play (an :class:`xiangqi.engine.levels.Level`) when ``level`` is not one
     #: of the named levels (the adaptive level), else None.
     engine_level: Any = None
-    #: The named opponent the computer plays (``extras["opponent"]``, :mod:`xiangqi.app.persona`), or None.
+    #: The named opponent the computer plays (``extras["opponent"]``,
+    #: :mod:`xiangqi.app.opponents.persona`), or None.
     opponent: str | None = None
 
 
@@ -131,7 +132,7 @@ class Snapshot:
 class MoveRecord:
     """One played move: ``iccs`` (``h2e2``), ``chinese`` (炮二平五), whether it captured / checked,
     ``wxf`` (``C2.5``; empty only if the notation module failed) and ``book``: a computer's move taken
-    from its opening book (:func:`xiangqi.app.players.took_from_book`)."""
+    from its opening book (:func:`xiangqi.app.opponents.players.took_from_book`)."""
 
     iccs: str
     chinese: str
@@ -204,7 +205,7 @@ class GameSession:
         for side, kind in (("red", red), ("black", black)):
             if kind not in PLAYER_KINDS:
                 raise SessionError(f"{side} player must be one of {', '.join(PLAYER_KINDS)}, got {kind!r}")
-        from xiangqi.app.engines import is_engine_key
+        from xiangqi.app.opponents.engines import is_engine_key
 
         if level not in LEVEL_KEYS and level != ADAPTIVE and not is_engine_key(level):
             raise SessionError(f"level must be one of {', '.join(LEVEL_KEYS + (ADAPTIVE,))} or an added "
@@ -221,7 +222,7 @@ class GameSession:
         #: What the coach and the rating need to know of this game (JSON values, saved with the game):
         #: ``coach`` (bool: coach mode), ``undos`` (悔棋 taken), ``coach_takebacks`` (moves taken back
         #: on the coach's advice; not 悔棋), ``hints``/``threats`` (help asked), ``adaptive`` (the
-        #: adaptive level's settings and estimated Elo). See :mod:`xiangqi.app.ratings`.
+        #: adaptive level's settings and estimated Elo). See :mod:`xiangqi.app.play.ratings`.
         self.extras: dict[str, Any] = {}
         self._engine_level: tuple[Any, Any] | None = None
         self.created = _dt.datetime.now().strftime("%Y.%m.%d")
@@ -305,7 +306,7 @@ class GameSession:
     def count(self, what: str, n: int = 1) -> None:
         """Add ``n`` to the counter ``extras[what]`` (``hints``, ``threats``, …). Not a change of the
         position: the version stays (other hints asked for this position stay valid), so the caller
-        saves the game itself (:meth:`xiangqi.app.hub.GameHub.note_help`)."""
+        saves the game itself (:meth:`xiangqi.app.play.hub.GameHub.note_help`)."""
         self.extras[what] = int(self.extras.get(what, 0)) + n
 
     # -- actions ---------------------------------------------------------
@@ -380,7 +381,7 @@ class GameSession:
         """Whether the computer, to move now, plays ``move`` from its book (see :class:`MoveRecord`)."""
         if self.players[self.board.turn] != "engine":
             return False
-        from xiangqi.app.players import took_from_book
+        from xiangqi.app.opponents.players import took_from_book
 
         return took_from_book(self.board, move)
 
@@ -559,8 +560,8 @@ class GameSession:
     def player_name(self, color: Color, language: str = "zh") -> str:
         """The name a record gives ``color``'s player in ``language`` (``zh`` or ``en``):
         棋手 / 电脑·初级 in Chinese, Player / Computer (Beginner) in English (level names from
-        :func:`xiangqi.app.players.levels`)."""
-        from xiangqi.app.players import levels
+        :func:`xiangqi.app.opponents.players.levels`)."""
+        from xiangqi.app.opponents.players import levels
 
         en = language == "en"
         if self.players[color] != "engine":
@@ -573,7 +574,7 @@ class GameSession:
             name = str(self.extras.get("engine_name") or self.level)
             return name
         lv = next((x for x in levels() if x.key == self.level), None)
-        from xiangqi.app.persona import get_opponent
+        from xiangqi.app.opponents.persona import get_opponent
 
         op = get_opponent(self.extras.get("opponent"))
         if op is not None and lv is not None:  # a named opponent: 阿福（初级） / A-Fu (Beginner)

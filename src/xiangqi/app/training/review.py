@@ -10,7 +10,7 @@ takes ``plies + 1`` engine searches: seconds to a minute, far too long for a req
 - ``workers`` threads (default 1: on a small machine a second one only competes with the game's
   computer), started when work arrives and ended after :data:`IDLE_EXIT_S` idle seconds;
 - before every position the worker waits until the game's computer (and a hint) is not searching
-  (:meth:`xiangqi.app.background.ForegroundGate.wait_idle`), so a review never slows a game down;
+  (:meth:`xiangqi.app.tasks.background.ForegroundGate.wait_idle`), so a review never slows a game down;
 - progress ``done / total`` positions, cancel (a queued job at once, a running one before its next
   position), ``failed`` with the reason;
 - finished jobs are forgotten :data:`KEEP_FINISHED_S` seconds after they end (and beyond
@@ -43,7 +43,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.app.background import ForegroundGate
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.errors import XiangqiError
 from xiangqi.study.review import (
     CONFIRM_VERSION,
@@ -123,7 +123,7 @@ class ReviewSource:
     depth: int = DEFAULT_DEPTH
     hash_mb: int = DEFAULT_HASH_MB
     errors: tuple[str, ...] = ()
-    #: An added engine (``engine:<id>``, :mod:`xiangqi.app.engines`) that reviews instead of ours.
+    #: An added engine (``engine:<id>``, :mod:`xiangqi.app.opponents.engines`) that reviews instead of ours.
     engine: str | None = None
 
     @property
@@ -180,8 +180,8 @@ reviews_table = sa.Table(
 
 
 class ReviewStore:
-    """The ``reviews`` table in the app's database (``engine``: the :class:`xiangqi.app.store.Store`'s
-    SQLAlchemy engine, whose errors are :class:`xiangqi.app.store.StorageError`). The table is created
+    """The ``reviews`` table in the app's database (``engine``: the :class:`xiangqi.app.play.store.Store`'s
+    SQLAlchemy engine, whose errors are :class:`xiangqi.app.play.store.StorageError`). The table is created
     when missing; a read-only database simply keeps nothing (:meth:`save` returns False)."""
 
     def __init__(self, engine: sa.Engine) -> None:
@@ -285,7 +285,7 @@ class ReviewManager:
         self._queue: list[ReviewJob] = []
         self._threads: set[threading.Thread] = set()
         self._closed = False
-        #: The added engines (:class:`xiangqi.app.engines.ExternalEngines`) a review may ask for.
+        #: The added engines (:class:`xiangqi.app.opponents.engines.ExternalEngines`) a review may ask for.
         self.externals: Any = None
 
     # -- asking ----------------------------------------------------------
@@ -456,7 +456,7 @@ class ReviewManager:
             confirm = DEFAULT_CONFIRM_DEPTH  # docs/REVIEW.md, "Confirmation" (our engine only)
             limit = _limit_dict(src.depth, None, src.hash_mb, deep, confirm=confirm)
             if src.engine is not None:  # an added engine reviews (Settings → engines)
-                from xiangqi.app.engines import EngineSetupError, ExternalSearcher
+                from xiangqi.app.opponents.engines import EngineSetupError, ExternalSearcher
 
                 if self.externals is None:
                     raise EngineSetupError(f"{src.engine}: no added engines on this server")
@@ -492,14 +492,14 @@ class ReviewManager:
             self._finish(job, DONE)
 
 
-# -- a record's game, read in the record sandbox (xiangqi.app.sandbox) ------------------------------
+# -- a record's game, read in the record sandbox (xiangqi.app.library.sandbox) ------------------------------
 
 
 def review_record_job(text: str, index: int) -> dict[str, Any]:
     """Read game ``index`` (0-based) of the record ``text`` (PGN or any format
     :func:`xiangqi.core.records.read_records` sniffs) and give its line to review:
     ``{"start_fen", "moves" (ICCS, cut at the first illegal move), "headers", "errors"}``. Meant to
-    run in :func:`xiangqi.app.sandbox.run_in_child` (time and memory budget). Raises
+    run in :func:`xiangqi.app.library.sandbox.run_in_child` (time and memory budget). Raises
     :class:`XiangqiError` for an unreadable record or an index out of range."""
     from xiangqi.core.records import read_records
 

@@ -13,7 +13,7 @@ The tendency is a setting of the game (issue 17, after 象棋高手's "stubborn 
 and decides after each of its moves. It never resigns in the opening (:data:`MIN_PLY_TO_RESIGN`),
 and after an offer the player did not take it waits :data:`OFFER_GAP` of its moves before offering
 again. The numbers are judgement, not measurement: a rook is ~900 cp on the engine's scale
-(:data:`xiangqi.app.players.MATERIAL_CP`), so "a rook down" is -800 cp with a margin.
+(:data:`xiangqi.app.opponents.players.MATERIAL_CP`), so "a rook down" is -800 cp with a margin.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class Conduct:
     def decide(self, ply: int, material_cp: int) -> str | None:
         """:data:`RESIGN`, :data:`OFFER_DRAW` or None after the computer's move; ``ply`` is the
         number of plies played now (its move included); ``material_cp`` the computer's material minus
-        the player's (:func:`xiangqi.app.players.material_balance` from its side)."""
+        the player's (:func:`xiangqi.app.opponents.players.material_balance` from its side)."""
         recent = self.scores(ply)
         if not recent:
             return None

@@ -22,8 +22,9 @@ SCHEMA: dict[str, tuple[Any, ...]] = {
     "sound": ("on", "off"),
     "traditional": (False, True),
     "notation": ("auto", "chinese", "wxf", "iccs"),  # auto: Chinese in zh, WXF in en
-    "computer_tendency": ("normal", "stubborn", "compliant"),  # app/conduct.py: resigning, draw offers
-    # the named opponents' remarks (app/persona.py) and speaking them (the browser's speech synthesis)
+    "computer_tendency": ("normal", "stubborn", "compliant"),  # app/play/conduct.py: resigning, draw offers
+    # the named opponents' remarks (app/opponents/persona.py) and speaking them (the browser's speech
+    # synthesis)
     "talk": ("on", "off"),
     "talk_speech": ("off", "on"),
 }

@@ -6,7 +6,7 @@ minute or more on a small machine; the page starts it as a :class:`Job`, which r
 its own and keeps a :meth:`Job.snapshot` the page polls (``GET /api/jobs/{name}``,
 :mod:`xiangqi.web.jobs_api`).
 
-The job is background work in the sense of :mod:`xiangqi.app.background`: at each progress step it
+The job is background work in the sense of :mod:`xiangqi.app.tasks.background`: at each progress step it
 waits while the game's computer or a hint searches (:meth:`ForegroundGate.wait_idle`), so a game
 played during the import keeps its speed. A job can be cancelled (it stops at its next progress
 step); what it had finished stays: the importer commits every chunk of games, and the table
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from xiangqi.app.background import ForegroundGate
+from xiangqi.app.tasks.background import ForegroundGate
 
 __all__ = ["Cancelled", "Job", "Step", "masters_job", "tablebases_job", "DEFAULT_TB_MAX_INDICES"]
 
@@ -135,7 +135,7 @@ class Job:
 
 def masters_job(gdb: Any) -> Callable[[Step], dict[str, Any]]:
     """The work that imports the shipped master games (:func:`xiangqi.db.masters.import_masters`)
-    into the app's games database ``gdb`` (:class:`xiangqi.app.gamesdb.GamesDatabase`). Progress:
+    into the app's games database ``gdb`` (:class:`xiangqi.app.library.database.GamesDatabase`). Progress:
     bytes of the shipped file read (phase ``read``), then ``counts`` (the explorer's counts); info:
     ``{games, added, duplicates}`` so far. Result:
     ``{games, added, duplicates, skipped}``."""

@@ -11,7 +11,7 @@ Storage faults (DESIGN.md §5) never lose data silently and never surface as a t
   is full, :class:`StorageReadOnlyError` for a read-only file) that says what happened;
 - a damaged database file is moved aside at start-up (renamed with a timestamp, never deleted,
   its ``-wal``/``-shm`` files too) and a fresh one is started with every row SQLite can still read
-  out of it (:mod:`xiangqi.app.salvage`: table by table, row by row; the notice and the log say how
+  out of it (:mod:`xiangqi.app.play.salvage`: table by table, row by row; the notice and the log say how
   many library games came back); a damaged current game is moved into the ``damaged_games`` table;
   :attr:`Store.notices` tells the page about both;
 - a read-only database is opened read-only: games can be viewed and exported, every write
@@ -37,7 +37,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.app.session import GameSession, SessionError
+from xiangqi.app.play.session import GameSession, SessionError
 from xiangqi.core.errors import XiangqiError
 from xiangqi.datadir import default_data_dir
 
@@ -197,7 +197,7 @@ _ICCS = re.compile(r"[a-i][0-9][a-i][0-9]")
 #: The replay checks of records of other games than xiangqi (a record with a ``variant`` field):
 #: variant name -> a function of the record (dict) that says why it does not replay, or None. The
 #: module of each such game registers its check (:func:`register_record_check`; the 揭棋 game,
-#: :mod:`xiangqi.app.jieqi_game`, does on import), so that the store, below those games, needs to
+#: :mod:`xiangqi.app.play.jieqi_game`, does on import), so that the store, below those games, needs to
 #: know none of them. A record of a variant with no check is taken as it is (not damaged).
 RECORD_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {}
 
@@ -310,7 +310,7 @@ class Store:
         self._checked: dict[int, tuple[str, str | None]] = {}  # library row -> (record digest, problem)
         #: Called with no argument after every committed change of the library (a game kept, updated,
         #: renamed or deleted): the games database's copy of the user's games follows it
-        #: (:mod:`xiangqi.app.gamesdb`). A listener must return at once; its errors are logged, never
+        #: (:mod:`xiangqi.app.library.database`). A listener must return at once; its errors are logged, never
         #: raised, so indexing can never lose or block a save.
         self.library_listeners: list[Any] = []
         self._lock_fd = _lock_data_dir(self.data_dir)
@@ -443,11 +443,11 @@ class Store:
 
     def _salvage(self, kept: Path, engine: sa.Engine) -> dict[str, Any]:
         """Copy what SQLite can still read of the damaged file ``kept`` into the fresh database
-        (:func:`xiangqi.app.salvage.salvage_tables`: table by table, row by row); the counts of the
+        (:func:`xiangqi.app.play.salvage.salvage_tables`: table by table, row by row); the counts of the
         notice: ``{"games", "current_game" (bool), "settings", "rating_history", "unreadable"}``
         (``unreadable``: rowid ranges of the library that could not be read). A failure to write
         the rows (a full disk) is logged and salvages nothing: the damaged file is still kept."""
-        from xiangqi.app.salvage import salvage_tables
+        from xiangqi.app.play.salvage import salvage_tables
 
         tables = {t.name: [c.name for c in t.columns] for t in metadata.sorted_tables}
         out: dict[str, Any] = {"games": 0, "current_game": False, "settings": 0, "rating_history": 0,
@@ -601,7 +601,7 @@ class Store:
 
     def save_record(self, slot: str, game_id: str, record: str,
                     library: Callable[[], dict[str, Any]], *, keep: bool) -> None:
-        """The save step of a game the store knows only as text (揭棋, :mod:`xiangqi.app.jieqi_game`),
+        """The save step of a game the store knows only as text (揭棋, :mod:`xiangqi.app.play.jieqi_game`),
         in one transaction: ``record`` (JSON text) becomes the current game of ``slot`` and, when
         ``keep`` is True or ``game_id`` has a library row already, ``library()`` (the :data:`games`
         columns but ``id``, ``title`` and ``notes``) is written as its library row. Raises
@@ -737,8 +737,8 @@ class Store:
                      finished: bool = False) -> list[dict[str, Any]]:
         """The last ``limit`` library rows, newest first, as ``{game_id, level, result, record, pgn}``
         (``record`` the stored JSON text, not checked); ``level`` keeps the games of that level only,
-        ``finished`` those with a result (not ``*``). What the rating (:mod:`xiangqi.app.ratings`) and
-        the opponents' memory (:mod:`xiangqi.app.persona`) read of the player's games."""
+        ``finished`` those with a result (not ``*``). What the rating (:mod:`xiangqi.app.play.ratings`) and
+        the opponents' memory (:mod:`xiangqi.app.opponents.persona`) read of the player's games."""
         q = sa.select(games.c.game_id, games.c.level, games.c.result, games.c.record, games.c.pgn)
         if level is not None:
             q = q.where(games.c.level == level)
@@ -784,10 +784,10 @@ class Store:
     # -- settings --------------------------------------------------------
 
     def get_settings(self) -> dict[str, Any]:
-        """The stored settings as a dict of JSON values, valid ones only (:mod:`xiangqi.app.settings`):
+        """The stored settings as a dict of JSON values, valid ones only (:mod:`xiangqi.app.play.settings`):
         a stored value that is unreadable, unknown or not allowed is left out (and logged), so that
         reading the settings always works; the next change of that setting overwrites it."""
-        from xiangqi.app.settings import clean_settings
+        from xiangqi.app.play.settings import clean_settings
 
         with self.engine.connect() as conn:
             rows = {r.key: r.value for r in conn.execute(sa.select(settings))}
@@ -799,9 +799,9 @@ class Store:
     def set_settings(self, values: dict[str, Any]) -> dict[str, Any]:
         """Store ``values`` (merged into the existing settings) in one transaction; returns all settings.
 
-        Raises :class:`xiangqi.app.settings.SettingsError` (nothing stored) for an unknown setting or
+        Raises :class:`xiangqi.app.play.settings.SettingsError` (nothing stored) for an unknown setting or
         a value it cannot take."""
-        from xiangqi.app.settings import validate_settings
+        from xiangqi.app.play.settings import validate_settings
 
         validate_settings(values)
         with self.engine.begin() as conn:
@@ -810,7 +810,7 @@ class Store:
                 conn.execute(sa.insert(settings).values(key=k, value=json.dumps(v, ensure_ascii=False)))
         return self.get_settings()
 
-    # -- rating (Glicko-2, xiangqi.app.ratings) -----------------------------------
+    # -- rating (Glicko-2, xiangqi.app.play.ratings) -----------------------------------
 
     def get_rating(self) -> dict[str, Any] | None:
         """The player's rating row ``{rating, rd, volatility, games, updated}``, None before the first

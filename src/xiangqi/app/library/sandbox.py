@@ -62,7 +62,7 @@ def _context() -> Any:
         if _ctx is None:
             if "forkserver" in multiprocessing.get_all_start_methods():
                 ctx = multiprocessing.get_context("forkserver")
-                ctx.set_forkserver_preload(["xiangqi.app.records",
+                ctx.set_forkserver_preload(["xiangqi.app.library.records",
                                             "xiangqi.core.records", "xiangqi.core.pgn"])
             else:
                 ctx = multiprocessing.get_context("spawn")
@@ -170,9 +170,9 @@ class RecordSandbox:
 
 
 def open_record_job(data: bytes, name: str, index: int, first_readable: bool = False) -> bytes:
-    """:func:`xiangqi.app.records.open_record` as UTF-8 JSON bytes (encoded in the child, so that a
+    """:func:`xiangqi.app.library.records.open_record` as UTF-8 JSON bytes (encoded in the child, so that a
     large view costs the server no encoding time)."""
-    from xiangqi.app.records import open_record
+    from xiangqi.app.library.records import open_record
 
     view = open_record(data, name, index, first_readable=first_readable)
     return json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
@@ -180,20 +180,21 @@ def open_record_job(data: bytes, name: str, index: int, first_readable: bool = F
 
 def convert_record_job(data: bytes, name: str, index: int, fmt: str,
                        notation: str) -> tuple[bytes, str, str, list[str]]:
-    """:func:`xiangqi.app.records.convert_record`, with its warnings (what XQF could not keep) last."""
-    from xiangqi.app.records import convert_record
+    """:func:`xiangqi.app.library.records.convert_record`, with its warnings (what XQF could not keep)
+    last."""
+    from xiangqi.app.library.records import convert_record
 
     warnings: list[str] = []
     return (*convert_record(data, name, index, fmt, notation, warnings=warnings), warnings)
 
 
 def open_game_job(data: bytes, red: str, black: str, level: str) -> Any:
-    """A :class:`xiangqi.app.session.GameSession` replaying the first game of the record file ``data``
+    """A :class:`xiangqi.app.play.session.GameSession` replaying the first game of the record file ``data``
     (bytes: PGN, XQF, DhtmlXQ/UBB or EPD, format and encoding sniffed); raises
-    :class:`xiangqi.app.session.SessionError` when it holds no playable game (a record whose start
+    :class:`xiangqi.app.play.session.SessionError` when it holds no playable game (a record whose start
     position or moves cannot be read is refused, not opened as an empty game from the standard start)
     and :class:`xiangqi.core.errors.XiangqiError` when the data is no record at all."""
-    from xiangqi.app.session import GameSession, SessionError
+    from xiangqi.app.play.session import GameSession, SessionError
     from xiangqi.core.pgn import read_text_file
     from xiangqi.core.records import detect_format, read_records, write_records
 

@@ -7,8 +7,8 @@ The search is ``Limit(depth=max_depth, infinite=True)`` with multi-PV 1-3, cappe
 ``max_seconds`` of searching per position (then it stops and says so: a forgotten panel does not
 burn a core for ever).
 
-Background priority (:mod:`xiangqi.app.background`): the analysis subscribes to the game's
-:class:`~xiangqi.app.background.ForegroundGate`; when the game's computer move or a hint starts, the
+Background priority (:mod:`xiangqi.app.tasks.background`): the analysis subscribes to the game's
+:class:`~xiangqi.app.tasks.background.ForegroundGate`; when the game's computer move or a hint starts, the
 running search is stopped at once, and when the foreground ends it starts again on the same position
 (the transposition table is kept, so it is back at its depth quickly).
 
@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any
 
-from xiangqi.app.background import ForegroundGate
+from xiangqi.app.tasks.background import ForegroundGate
 from xiangqi.core.board import Board, Move
 from xiangqi.core.errors import XiangqiError
 from xiangqi.engine.consts import RULE_BOUND
@@ -51,7 +51,7 @@ class LiveAnalysis:
     ``gate`` is the server's foreground gate (``hub.player.gate``); ``hash_mb`` the engine's table;
     ``max_seconds``/``max_depth`` bound one position's search. ``engine``: the searcher (default:
     a built-in :class:`xiangqi.engine.Engine`, made at the first search); an added engine's
-    :class:`xiangqi.app.engines.ExternalAnalyser` analyses with that engine instead.
+    :class:`xiangqi.app.opponents.engines.ExternalAnalyser` analyses with that engine instead.
     """
 
     def __init__(self, gate: ForegroundGate, *, hash_mb: int = 16, max_seconds: float = MAX_SECONDS,

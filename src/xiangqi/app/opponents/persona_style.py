@@ -54,7 +54,8 @@ __all__ = ["STYLES", "Style", "Features", "features", "aimed_at_palace", "palace
            "BOOK_T", "MATERIAL", "get_style"]
 
 #: Piece values (centipawns) for the exchange and sacrifice features: the usual xiangqi scale, as
-#: :data:`xiangqi.app.players.MATERIAL_CP` (rook 9, cannon 4.5, horse 4, advisor/elephant 2, pawn 1).
+#: :data:`xiangqi.app.opponents.players.MATERIAL_CP` (rook 9, cannon 4.5, horse 4, advisor/elephant 2,
+#: pawn 1).
 MATERIAL = {0: 0, KING: 0, ROOK: 900, CANNON: 450, HORSE: 400, ADVISOR: 200, ELEPHANT: 200, PAWN: 100}
 #: Two pieces whose values differ by at most this are "even" for an exchange (horse for cannon).
 EVEN_CP = 150

@@ -2,7 +2,7 @@
 
 When the app's store finds its file damaged (``PRAGMA quick_check`` fails, or SQLite says
 ``SQLITE_CORRUPT``/``SQLITE_NOTADB``) it keeps the file aside and starts a fresh one
-(:mod:`xiangqi.app.store`); :func:`salvage_tables` then copies into the fresh file every row that can
+(:mod:`xiangqi.app.play.store`); :func:`salvage_tables` then copies into the fresh file every row that can
 still be read. It works the way the ``sqlite3`` shell's ``.recover`` does in spirit, but through
 SQL only (Python's :mod:`sqlite3` has no ``.recover``):
 
