@@ -118,6 +118,20 @@ def test_a_record_of_another_game_is_kept_as_text_and_checked_by_its_registered_
         st.close()
 
 
+def test_the_app_layer_alone_knows_the_jieqi_record_check():
+    """A program that imports only the app layer (the CLI, a script), not the web server, must still
+    report a damaged 揭棋 record: importing xiangqi.app registers the 揭棋 check with the store."""
+    import subprocess
+    import sys
+
+    code = ("import xiangqi.app, json; from xiangqi.app.play import store as s; "
+            "print(sorted(s.RECORD_CHECKS)); "
+            "print(s._record_shape_problem(json.dumps({'variant': 'jieqi'})) is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         check=True).stdout.split()
+    assert out == ["['jieqi']", "True"]
+
+
 def test_recent_games_filters_by_level_and_result(tmp_path):
     st = Store(tmp_path)
     try:

@@ -13,6 +13,10 @@ They import one way: tasks ← opponents ← play ← training, library (docs/DE
 packages"). No web imports here: the web layer and the CLI both build on these classes.
 """
 
+# The 揭棋 game registers its stored records' replay check with the store when it is imported
+# (store.RECORD_CHECKS): importing it here means any user of the app layer, not only the web server,
+# gets a damaged 揭棋 record reported instead of taken as it is.
+from xiangqi.app.play import jieqi_game as _jieqi_game  # noqa: F401
 from xiangqi.app.play.session import GameOverError, GameSession, MoveRecord, NotYourTurnError, SessionError
 from xiangqi.app.play.store import Store, default_data_dir
 
