@@ -123,11 +123,19 @@ def test_whole_game_to_mate_over_websockets_and_ratings(both_servers, tmp_path):
     assert row.ecco_computed and row.ecco_computed[0] in "ABCDE"
 
 
-def test_server_decides_the_timeout(both_servers):
+def test_server_decides_the_timeout(both_servers, manual_time, monkeypatch):
+    """The server's clock ends the game, once: the flag falls on the games' fake clock, the check is
+    the watchdog's own step (:meth:`GameHub.check_clock`), called here instead of waiting."""
     a, b = both_servers.player(), both_servers.player()
     a.guest()
     b.guest()
+    online = both_servers.online
+    finishes: list[str] = []
+    store_finish = online.db.finish
+    monkeypatch.setattr(online.db, "finish",
+                        lambda gid, **kw: (finishes.append(gid), store_finish(gid, **kw)))
     gid = both_servers.game_between(a, b, tc="1s", rated=False)
+    room = online.rooms[gid]
     with a.ws(f"/ws/online/game/{gid}") as wa:
         wa.receive_json()
         a.post(f"/games/{gid}/move", json={"move": "h2e2"})  # each side's first move is not timed
@@ -135,13 +143,22 @@ def test_server_decides_the_timeout(both_servers):
         a.post(f"/games/{gid}/move", json={"move": "h0g2"})
         b.post(f"/games/{gid}/move", json={"move": "b9c7"})  # each side has made two moves: not aborted
         a.post(f"/games/{gid}/move", json={"move": "i0h0"})
-        # nobody sends anything after Red's third move: the server's own watchdog flags Black
+        # nobody sends anything after Red's third move: Black's second (all its time) runs
+        manual_time.advance(0.999)
+        assert both_servers.run(room.check_clock) is None and room.session.outcome is None
+        assert room.state()["clock"]["black_ms"] == 1
+        manual_time.advance(0.001)
+        assert both_servers.run(room.check_clock) in (True, False)  # (or the watchdog was first)
+        assert both_servers.run(room.check_clock) is False  # over: a second check changes nothing
         st = state_where(wa, lambda s: s["result"] is not None)
     assert st["result"]["termination"] == "timeout" and st["result"]["winner"] == "red"
     assert st["clock"]["black_ms"] == 0 and st["status"] == "finished"
     late = b.post(f"/games/{gid}/move", json={"move": "i9h9"})
     assert late.status_code == 409 and late.json()["code"] == "game_over"
-    assert both_servers.online.db.game(gid)["termination"] == "timeout"
+    wait_for(lambda: online.db.game(gid)["termination"] == "timeout")
+    assert finishes == [gid]  # the end stored once
+    row = online.db.game(gid)
+    assert row["status"] == "finished" and row["result"] == "1-0"
 
 
 def test_takeback_needs_consent(both_servers):
