@@ -203,6 +203,40 @@ def test_a_timeout_is_stored_once_and_seen_by_both(two, manual_time):
     assert db.revision(gid) == rev + 1  # the time-out is one stored change
 
 
+def test_a_first_move_not_made_in_time_aborts_once_and_both_processes_tell_why(two, manual_time):
+    """Red (on process 0) never makes its first move: both copies of the game see its first move's time
+    (FIRST_MOVE_S) run out; one stores the abort (the version check), the other re-reads it, and the
+    players on both processes are told why."""
+    from xiangqi.online.rooms import FIRST_MOVE_S
+
+    a, b = two.player(0), two.player(1)
+    a.register("sitsdown")
+    b.register("waits")
+    seek = a.post("/seeks", json={"time_control": "5+3", "rated": True, "color": "red"}).json()
+    gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+    db = two.online[0].db
+    with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
+        wa.receive_json()
+        wb.receive_json()
+        wait_for(lambda: all(gid in s.rooms for s in two.online))
+        rev = db.revision(gid)
+        manual_time.advance(FIRST_MOVE_S["blitz"] - 0.001)
+        assert _both_check(two, gid) == [None, None] and db.revision(gid) == rev
+        manual_time.advance(0.001)
+        ends = _both_check(two, gid)
+        assert ends.count(True) <= 1, ends
+        for ws in (wa, wb):
+            st = state_where(ws, lambda s: s["result"] is not None)
+            assert st["status"] == "aborted" and st["result"]["winner"] is None
+            assert st["result"]["reason_en"] == "Red did not make a first move within 25 s"
+        assert _both_check(two, gid) == [False, False]
+    row = db.game(gid)
+    assert row["status"] == "aborted" and row["result"] is None and row["rating_change"] is None
+    assert row["reason_en"] == "Red did not make a first move within 25 s"
+    assert db.revision(gid) == rev + 1  # the abort is one stored change
+    assert db.history(a.me["user"]["id"]) == {} and db.history(b.me["user"]["id"]) == {}
+
+
 def test_a_gone_process_loses_its_presence_and_seeks(two):
     a, b = two.player(0), two.player(1)
     a.guest()
