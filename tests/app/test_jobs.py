@@ -73,10 +73,20 @@ def test_a_step_waits_while_the_game_searches():
         order.append("stepped")
         stepped.set()
 
+    at_gate = threading.Event()  # the step stands at the gate (it asked while the search runs)
+    real_wait_idle = gate.wait_idle
+
+    def wait_idle(timeout=None):
+        if gate.busy:
+            at_gate.set()
+        return real_wait_idle(timeout)
+
+    gate.wait_idle = wait_idle
     job = Job("x", work, gate)
     with gate.foreground():
         job.start()
-        assert not stepped.wait(0.3)  # held while the foreground search runs
+        assert at_gate.wait(60)
+        assert not stepped.is_set()  # held while the foreground search runs
         order.append("search over")
     job.join(60)
     assert order == ["search over", "stepped"]

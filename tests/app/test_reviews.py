@@ -75,11 +75,13 @@ def test_a_job_runs_to_done_and_is_found_again_in_the_store(store) -> None:
 def test_a_foreground_section_pauses_the_progress_of_a_job(store) -> None:
     gate = ForegroundGate()
     held = threading.Event()  # the worker waits at the gate (not merely searching its position)
+    polls = threading.Semaphore(0)  # one release per time the worker asked the gate while busy
     real_wait_idle = gate.wait_idle
 
     def wait_idle(timeout=None):
         if gate.busy:
             held.set()
+            polls.release()
         return real_wait_idle(timeout)
 
     gate.wait_idle = wait_idle
@@ -91,7 +93,8 @@ def test_a_foreground_section_pauses_the_progress_of_a_job(store) -> None:
         # stands at the gate (a fixed 0.3 s could be shorter than that search on a loaded machine)
         assert held.wait(60)
         paused_at = job.done
-        time.sleep(1.0)
+        for _ in range(3):  # the worker asks the gate again and again (its poll), and stays
+            assert polls.acquire(timeout=60)
         assert job.done == paused_at and job.status == "running"
         assert paused_at < job.total
     assert mgr.wait(job.id, 120).status == "done" and job.done == job.total >= len(OPENING) + 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import random
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -210,14 +209,21 @@ def test_stop_ends_infinite_search() -> None:
     eng = Engine(hash_mb=4)
     out: list = []
     searching = threading.Event()
-    t = threading.Thread(target=lambda: out.append(eng.search(Board(), Limit(infinite=True),
-                                                              on_info=lambda info: searching.set())),
-                         daemon=True)
+    deeper = threading.Event()  # it went on past its first lines: the search does not end by itself
+
+    def on_info(info) -> None:
+        searching.set()
+        if info.depth >= 4:
+            deeper.set()
+
+    t = threading.Thread(
+        target=lambda: out.append(eng.search(Board(), Limit(infinite=True), on_info=on_info)), daemon=True)
     t.start()
     # stop() before the search has begun is a no-op (search() clears the flag): wait for its first
-    # line instead of a fixed sleep, which a loaded machine can outlast
+    # line instead of a fixed sleep, which a loaded machine can outlast; then for a deeper one (an
+    # event, not a pause: the search still runs after reporting it)
     assert searching.wait(60), "the search never reported a line"
-    time.sleep(0.3)
+    assert deeper.wait(120), "the search never reached depth 4"
     assert t.is_alive()  # an infinite search waits for stop()
     eng.stop()
     t.join(60)

@@ -14,6 +14,7 @@ from typing import Any
 import argon2
 import pytest
 from fastapi.testclient import TestClient
+from tests.fakeclock import ManualTime
 from tests.webclient import _Client
 
 from xiangqi.app.play.clock import TimeControl
@@ -24,7 +25,7 @@ from xiangqi.web.server import create_app
 
 FAST = argon2.PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # tests only
 BASE = "http://xq.example"
-#: A one-second game (tests only: the server decides a time-out within the test's time).
+#: A one-second game (tests only: a time-out after a second of the fake clock, :class:`ManualTime`).
 ONE_SECOND = Preset("1s", TimeControl("fischer", base_s=1, increment_s=0))
 
 
@@ -72,7 +73,13 @@ class Server:
         self.app = app
         self.first = first
         self.online = app.state.online
+        #: the games' time source: a :class:`ManualTime` when the test asked for ``manual_time``
+        self.time = self.online.time
         self._n = 0
+
+    def run(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` (a coroutine function or a plain one) on the server's event loop; its result."""
+        return self.first.portal.call(fn, *args)
 
     def player(self, address: str | None = None) -> Player:
         """A new browser; ``address``: the client address the server sees (default the TestClient's)."""
@@ -112,22 +119,38 @@ def online_db_url(backend: str, tmp_path: Any, drops: list[Any]) -> str | None:
 
 
 @pytest.fixture
-def server(tmp_path):
+def manual_time() -> ManualTime:
+    """A time source the test moves on by hand; asked for, it is the servers' (games' clocks, grace
+    periods, the sweep's clock checks: :attr:`OnlineConfig.time_source`)."""
+    return ManualTime()
+
+
+def time_of(request: Any) -> Any:
+    """The ``manual_time`` of the test when it asked for one, else the machine's clocks."""
+    from xiangqi.app.play.clock import REAL_TIME
+
+    return request.getfixturevalue("manual_time") if "manual_time" in request.fixturenames else REAL_TIME
+
+
+@pytest.fixture
+def server(request, tmp_path):
     """A public server on SQLite (the embedded default)."""
-    yield from _server("sqlite", tmp_path)
+    yield from _server("sqlite", tmp_path, time_of(request))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def both_servers(request, tmp_path):
     """A public server on SQLite, then on PostgreSQL: the tests of the move log, clocks, ratings and
     sessions run on both storage modes (a new PostgreSQL database costs a few seconds)."""
-    yield from _server(request.param, tmp_path)
+    yield from _server(request.param, tmp_path, time_of(request))
 
 
-def _server(backend: str, tmp_path: Any):
+def _server(backend: str, tmp_path: Any, time_source: Any = None):
     drops: list[Any] = []
+    extra = {} if time_source is None else {"time_source": time_source}
     cfg = OnlineConfig(db_url=online_db_url(backend, tmp_path, drops), hasher=FAST, grace_s=1.0,
-                       bullet_grace_s=1.0, presets={"1s": ONE_SECOND}, move_provider=first_legal, ping_s=3600)
+                       bullet_grace_s=1.0, presets={"1s": ONE_SECOND}, move_provider=first_legal, ping_s=3600,
+                       **extra)
     app = create_app(tmp_path, public=True, online=cfg, move_provider=first_legal, warmup=False)
     try:
         with _Client(app, base_url=BASE) as first:

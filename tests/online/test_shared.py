@@ -14,7 +14,17 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from tests.online.conftest import BASE, FAST, ONE_SECOND, Player, first_legal, online_db_url, state_where
+from tests.online.conftest import (
+    BASE,
+    FAST,
+    ONE_SECOND,
+    Player,
+    first_legal,
+    online_db_url,
+    state_where,
+    time_of,
+    wait_for,
+)
 from tests.online.test_play import MATE_LINE
 from tests.webclient import _Client
 
@@ -31,6 +41,10 @@ class Two:
         self.first = first
         self.online = [a.state.online for a in apps]
         self._used_first = False
+
+    def run(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` on the one event loop of both services; its result."""
+        return self.first.portal.call(fn, *args)
 
     def player(self, k: int) -> Player:
         if k == 0 and not self._used_first:
@@ -50,7 +64,7 @@ def two(request, tmp_path):
     for k in range(2):
         cfg = OnlineConfig(db_url=url, hasher=FAST, grace_s=1.0, bullet_grace_s=1.0,
                            presets={"1s": ONE_SECOND}, move_provider=first_legal, ping_s=3600, shared=True,
-                           bus=bus, heartbeat_s=0.1, process_ttl_s=2.0)
+                           bus=bus, heartbeat_s=0.1, process_ttl_s=2.0, time_source=time_of(request))
         apps.append(create_app(tmp_path / f"p{k}", public=True, online=cfg, move_provider=first_legal,
                                warmup=False))
     try:
@@ -145,12 +159,24 @@ def test_version_check_refuses_a_second_writer_of_one_ply(two):
     assert b.post(f"/games/{gid}/move", json={"move": "h0g2"}).json()["code"] == "not_your_turn"
 
 
-def test_a_timeout_is_stored_once_and_seen_by_both(two):
+def _both_check(two: Two, gid: str) -> list[bool | None]:
+    """Both processes' copies of game ``gid`` check their clocks at once (each its watchdog's step);
+    what each check returned."""
+    import asyncio
+
+    async def both() -> list[bool | None]:
+        return list(await asyncio.gather(*(s.rooms[gid].check_clock() for s in two.online)))
+
+    return two.run(both)
+
+
+def test_a_timeout_is_stored_once_and_seen_by_both(two, manual_time):
     a, b = two.player(0), two.player(1)
     a.guest()
     b.guest()
     seek = a.post("/seeks", json={"time_control": "1s", "color": "red"}).json()
     gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+    db = two.online[0].db
     with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
         wa.receive_json()
         wb.receive_json()
@@ -160,12 +186,55 @@ def test_a_timeout_is_stored_once_and_seen_by_both(two):
         for player, move in ((a, "h2e2"), (b, "h9g7"), (a, "h0g2")):
             r = player.post(f"/games/{gid}/move", json={"move": move})
             assert r.status_code == 200, r.text
+        wait_for(lambda: all(len(s.rooms[gid].session.moves) == 3 for s in two.online))
+        rev = db.revision(gid)
+        manual_time.advance(0.999)
+        assert _both_check(two, gid) == [None, None] and db.revision(gid) == rev  # 1 ms left
+        manual_time.advance(0.001)
+        ends = _both_check(two, gid)  # both copies see the flag; one stores it, the other re-reads
+        assert ends.count(True) <= 1, ends  # (the watchdog may have been first on both)
         st = state_where(wb, lambda s: s["result"] is not None)
         assert st["result"]["termination"] == "aborted" and st["result"]["winner"] is None
         assert st["status"] == "aborted" and st["clock"]["black_ms"] == 0
         assert state_where(wa, lambda s: s["result"] is not None)["result"]["termination"] == "aborted"
-    row = two.online[0].db.game(gid)
+        assert _both_check(two, gid) == [False, False]
+    row = db.game(gid)
     assert row["status"] == "aborted" and row["termination"] == "aborted" and row["result"] is None
+    assert db.revision(gid) == rev + 1  # the time-out is one stored change
+
+
+def test_a_first_move_not_made_in_time_aborts_once_and_both_processes_tell_why(two, manual_time):
+    """Red (on process 0) never makes its first move: both copies of the game see its first move's time
+    (FIRST_MOVE_S) run out; one stores the abort (the version check), the other re-reads it, and the
+    players on both processes are told why."""
+    from xiangqi.online.rooms import FIRST_MOVE_S
+
+    a, b = two.player(0), two.player(1)
+    a.register("sitsdown")
+    b.register("waits")
+    seek = a.post("/seeks", json={"time_control": "5+3", "rated": True, "color": "red"}).json()
+    gid = b.post(f"/seeks/{seek['id']}/accept").json()["game_id"]
+    db = two.online[0].db
+    with a.ws(f"/ws/online/game/{gid}") as wa, b.ws(f"/ws/online/game/{gid}") as wb:
+        wa.receive_json()
+        wb.receive_json()
+        wait_for(lambda: all(gid in s.rooms for s in two.online))
+        rev = db.revision(gid)
+        manual_time.advance(FIRST_MOVE_S["blitz"] - 0.001)
+        assert _both_check(two, gid) == [None, None] and db.revision(gid) == rev
+        manual_time.advance(0.001)
+        ends = _both_check(two, gid)
+        assert ends.count(True) <= 1, ends
+        for ws in (wa, wb):
+            st = state_where(ws, lambda s: s["result"] is not None)
+            assert st["status"] == "aborted" and st["result"]["winner"] is None
+            assert st["result"]["reason_en"] == "Red did not make a first move within 25 s"
+        assert _both_check(two, gid) == [False, False]
+    row = db.game(gid)
+    assert row["status"] == "aborted" and row["result"] is None and row["rating_change"] is None
+    assert row["reason_en"] == "Red did not make a first move within 25 s"
+    assert db.revision(gid) == rev + 1  # the abort is one stored change
+    assert db.history(a.me["user"]["id"]) == {} and db.history(b.me["user"]["id"]) == {}
 
 
 def test_a_gone_process_loses_its_presence_and_seeks(two):

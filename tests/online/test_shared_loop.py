@@ -12,7 +12,6 @@ stalled the whole process until the lock was released (and the other user's acti
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import sqlalchemy as sa
@@ -230,8 +229,18 @@ def test_a_seek_accepted_while_its_row_is_being_stored_starts_one_game(two):  # 
         wait_for(lambda: RowLock.waiting(_Pg(engine)) >= 1, 60)
         seeks = _quick(lambda: b.get("/lobby")).json()["seeks"]
         assert [s["by"]["id"] for s in seeks] == [a.me["user"]["id"]]
+        lobby = two.online[0].lobby
+        waiting = threading.Event()  # the acceptance waits for the seek's row to be stored
+        real_stored = lobby._stored
+
+        async def stored(item_id):
+            if item_id in lobby._storing:
+                waiting.set()
+            return await real_stored(item_id)
+
+        lobby._stored = stored
         t2, got = _in_thread(lambda: b.post(f"/seeks/{seeks[0]['id']}/accept"))
-        time.sleep(0.5)
+        assert waiting.wait(60)
         assert not made and not got  # the acceptance waits for the seek's row, not the other way
     finally:
         conn.rollback()

@@ -144,11 +144,18 @@ def test_coach_warns_and_takes_back(client) -> None:
 
 
 def test_no_coach_word_without_coach_mode(client) -> None:
-    import time
+    coach = client.app.state.hub.coach
+    judged = []  # the coach's judgements started (the only way to a word, besides a check)
+    real_judge = coach._judge
 
+    def judge(*args):
+        judged.append(args)
+        return real_judge(*args)
+
+    coach._judge = judge
     client.post("/api/coach/new", json={"level": "beginner", "fen": HANGING})
-    client.post("/api/game/move", json={"move": "b0b6"})
-    time.sleep(0.3)
+    client.post("/api/game/move", json={"move": "b0b6"})  # (the coach hears of it before the answer)
+    assert judged == [] and coach.prechecked is None
     c = client.get("/api/game").json()["coach"]
     assert c["note"] is None and c["checking"] is None
 

@@ -29,10 +29,12 @@ class Disk:
 
     def __init__(self, app) -> None:
         self.full = False
+        self.refused = 0  # writes refused so far
 
         @sa.event.listens_for(app.state.store.engine, "do_execute")
         def _write(cursor, statement, parameters, context):  # noqa: ANN001
             if self.full and statement.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")):
+                self.refused += 1
                 raise sqlite3.OperationalError("database or disk is full")
 
 
@@ -119,7 +121,8 @@ def test_the_computers_unsaved_move_is_retried_when_space_is_back(tmp_path):
         c.post("/api/game/new", json={"red": "human", "black": "engine"})
         assert c.post("/api/game/move", json={"move": "h2e2"}).status_code == 200
         assert wait_until(lambda: c.get("/api/game").json()["storage_error"] is not None)
-        time.sleep(0.3)  # several retries fail meanwhile
+        refused = holder["disk"].refused
+        assert wait_until(lambda: holder["disk"].refused >= refused + 3)  # several retries fail meanwhile
         st = c.get("/api/game").json()
         assert iccs(st) == ["h2e2"] and st["storage_error"]["kind"] == "full"
         holder["disk"].full = False

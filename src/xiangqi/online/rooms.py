@@ -54,13 +54,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from xiangqi.app.play.clock import GameClock
+from xiangqi.app.play.clock import REAL_TIME, GameClock, TimeSource
 from xiangqi.app.play.hub import Encoded, GameHub, GameRegistry, MoveProvider
 from xiangqi.app.play.session import GameSession, SessionError
 from xiangqi.app.play.store import StorageError
 from xiangqi.core.board import BLACK, RED, STARTING_FEN, Color, Termination
 from xiangqi.core.errors import XiangqiError
-from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, draw, win
+from xiangqi.core.outcome import SIDE_EN, SIDE_ZH, Outcome, draw, win
 from xiangqi.online.accounts import AccountError, Accounts, RateLimited, User
 from xiangqi.online.bus import EventBus, LocalBus
 from xiangqi.online.lobby import PRESETS, Identity, Lobby, LobbyError, Preset, SlidingWindow, seat_colors
@@ -111,6 +111,17 @@ ABORT_PLIES = 4
 #: A game in which fewer plies were played (a side has not moved yet) is unplayed: starting or
 #: accepting another game aborts it (:meth:`OnlineService._abort_unplayed`).
 UNPLAYED_PLIES = 2
+#: Seconds a side has for its first move in a game of two players, by the game's rating category
+#: (:func:`~xiangqi.online.lobby.category_of`), counted from when its turn began: the game's start for
+#: Red, Red's first move for Black. Past them the game is aborted (no result, no rating change) and
+#: both players are told who did not move (the state's ``result``). A player who sits down and
+#: never moves must not hold the opponent for the whole of a slow clock (issue 30). The values are
+#: lichess's for games outside tournaments (lila, ``modules/round/src/main/RoundGame.scala``,
+#: ``timeForFirstMove``: bullet 20 s, blitz 25 s, rapid 30 s, slower 35 s); as there, once both
+#: sides have moved the clocks alone decide (a later flag falls as usual, :data:`ABORT_PLIES`
+#: aside). Computer games have no such limit (the computer moves at once; lichess's ``expirable``
+#: excludes them too).
+FIRST_MOVE_S = {"bullet": 20.0, "blitz": 25.0, "rapid": 30.0, "classical": 35.0}
 #: The ends before :data:`ABORT_PLIES` that abort (the board's own ends stand).
 _ABORTABLE_ENDS = frozenset({Termination.RESIGNATION, Termination.TIMEOUT, Termination.AGREEMENT})
 #: What an aborted game shows (its state's ``result``).
@@ -119,6 +130,9 @@ _ABORTED_RESULT = {"result": "*", "winner": None, "termination": "aborted",
                    "headline_zh": "对局已取消", "headline_en": "Game aborted",
                    "why_zh": "双方各走满两步之前结束：不计结果、不计等级分",
                    "why_en": "it ended before each side made two moves: no result, no rating change"}
+#: Part of the English reason of a game aborted because a side did not make its first move in time
+#: (:data:`FIRST_MOVE_S`; :meth:`OnlineRoom._no_first_move`).
+_NO_FIRST_MOVE_EN = "did not make a first move within"
 
 
 @dataclasses.dataclass
@@ -177,6 +191,11 @@ class OnlineConfig:
     sweep_s: float = 10.0
     settle_after_s: float = 5.0
     retry_s: float = 0.5
+    #: Where the games' clocks, the grace periods of players who left and the sweep's clock checks
+    #: read the time (:class:`~xiangqi.app.play.clock.TimeSource`; tests pass one they advance by hand).
+    #: A process's own liveness (heartbeats, the bus's silence, other processes' TTL) is measured on
+    #: the machine's clock: it is about real event loops and sockets, not about the games.
+    time_source: TimeSource = REAL_TIME
     #: Seconds an export claim (``exported_at``) holds before a sweep takes it over: a process that
     #: died between the claim and the write (:meth:`OnlineStore.claim_export`). Far longer than one
     #: games-database write (well under a second); a second write of a game is harmless.
@@ -248,22 +267,24 @@ def clock_record(session: GameSession) -> dict[str, Any]:
     charged) plus ``saved_at``, the wall time (Unix seconds) of that charge: a process that takes
     the game up charges the running side from then (shared mode)."""
     rec = session.clock.to_record()
-    rec["saved_at"] = time.time()
+    rec["saved_at"] = session.clock.source.wall()
     return rec
 
 
 def restart_clock(session: GameSession, rec: dict[str, Any] | None) -> None:
     """Set ``session``'s clock from a stored record, running for the side to move since the
     record's ``saved_at`` (so the time since the last stored change is charged, as if one process
-    had kept the game; wall clocks of the machines are assumed in step, NTP)."""
+    had kept the game; wall clocks of the machines are assumed in step, NTP). The new clock reads
+    the time where the old one did (its :class:`~xiangqi.app.play.clock.TimeSource`)."""
     if not rec:
         return
-    session.clock = GameClock.from_record(rec)
+    source = session.clock.source
+    session.clock = GameClock.from_record(rec, source)
     if not session.is_over:
         session.clock.start(session.board.turn)
         at = rec.get("saved_at")
         if isinstance(at, (int, float)):
-            session.clock.started = time.monotonic() - max(0.0, time.time() - float(at))
+            session.clock.started = source.monotonic() - max(0.0, source.wall() - float(at))
 
 
 #: State keys an update leaves out: ``version`` is the message's own, ``moves`` goes as a tail.
@@ -413,7 +434,7 @@ class OnlineRoom(GameHub):
         for color in (RED, BLACK):
             t = self.left_at[color]
             if t is not None and self.seats[_opp(color)].kind != "engine":
-                left = max(0.0, t + self._grace() - time.monotonic())
+                left = max(0.0, t + self._grace() - self.service.time.monotonic())
                 return {"by": _cname(_opp(color)), "after_ms": int(left * 1000)}
         return None
 
@@ -506,6 +527,12 @@ class OnlineRoom(GameHub):
         st["engine_error"] = self._failure()
         if self.status == "aborted":
             st["result"] = dict(_ABORTED_RESULT)
+            out = self.session.outcome
+            if out is not None and _NO_FIRST_MOVE_EN in out.reason_en:
+                st["result"].update(reason_zh=out.reason_zh, reason_en=out.reason_en,
+                                    why_zh="一方未在时限内走出第一步：不计结果、不计等级分",
+                                    why_en="a side did not make its first move in time: no result, no "
+                                           "rating change")
         elif st.get("result") and self.abandoned is not None:
             st["result"] = {**st["result"], "termination": "abandoned"}
         if st.get("clock") is not None:
@@ -636,7 +663,7 @@ class OnlineRoom(GameHub):
                     self.event("opponent_back", color, relay=False)
             elif (totals[color] == 0 and old[color] > 0 and self.status == "playing"
                   and not self.session.is_over):
-                self.left_at[color] = time.monotonic()
+                self.left_at[color] = self.service.time.monotonic()
                 self.event("opponent_left", color, relay=False)
                 with contextlib.suppress(RuntimeError):
                     self._claim_tasks[color] = asyncio.get_running_loop().create_task(
@@ -730,7 +757,7 @@ class OnlineRoom(GameHub):
             if version is not None and not self.position_since <= version <= current:
                 raise OnlineError(f"the position changed since version {version} (now {current})", 409,
                                   "stale_version")
-            now = time.monotonic()
+            now = s.clock.now()
             if s.clock.running is not None:
                 now = max(s.clock.started, now - self.lag_credit(color))
             try:
@@ -973,7 +1000,7 @@ class OnlineRoom(GameHub):
     def _restore(self, p: _Pending) -> None:
         """The room as it was before the unstored change ``p`` (session, offers, status …)."""
         if self.session is p.session:
-            back = GameSession.from_record(p.record)
+            back = self.service.timed(GameSession.from_record(p.record))
             back.version = p.version
         else:
             back = p.session
@@ -1135,7 +1162,6 @@ class OnlineRoom(GameHub):
         await self.broadcast()
 
     def _apply(self, msg: dict[str, Any]) -> None:
-        from xiangqi.core.outcome import Outcome
 
         s = self.session
         for iccs in msg["moves"]:
@@ -1192,11 +1218,17 @@ class OnlineRoom(GameHub):
     # -- the end -----------------------------------------------------------------------------------
 
     def _commit(self, old: GameSession, record: dict[str, Any], version: int) -> None:
-        super()._commit(old, record, version)
+        try:
+            super()._commit(old, record, version)
+        except StorageError:
+            self.service.timed(self.session)  # (a session restored from its record: our time source)
+            raise
         if self.session.is_over and not self._finished:
             self._finished = True
             if self.status == "playing":
                 self.status = "aborted" if self._aborts() else "finished"
+                if self.status == "aborted":
+                    self._no_first_move()
             for task in self._claim_tasks.values():
                 task.cancel()
             self._claim_tasks.clear()
@@ -1204,6 +1236,21 @@ class OnlineRoom(GameHub):
                 self._pending.finish = True
             else:
                 self.service.spawn(self.service.finished(self))
+
+
+    def _no_first_move(self) -> None:
+        """A game just aborted by a flag before both sides moved: the side to move let its first
+        move's time (:data:`FIRST_MOVE_S`) run out (no other clock runs then). Its end says so
+        (stored as the game's reason, shown to both players in the state's ``result``)."""
+        s = self.session
+        out = s.outcome
+        limit = s.clock.first_move_s
+        if (out is None or out.termination != Termination.TIMEOUT or out.winner is None
+                or len(s.moves) >= UNPLAYED_PLIES or limit is None):
+            return
+        late = _opp(out.winner)
+        s.declared = Outcome(Termination.TIMEOUT, None, f"{SIDE_ZH[late]}未在{limit:g}秒内走第一步",
+                             f"{SIDE_EN[late]} {_NO_FIRST_MOVE_EN} {limit:g} s")
 
 
 class _Pending:
@@ -1254,20 +1301,21 @@ class _WritingLock:
         return False
 
 
-def _ran_out(row: dict[str, Any]) -> bool:
+def _ran_out(row: dict[str, Any], source: TimeSource = REAL_TIME) -> bool:
     """Whether the side to move of a stored ``playing`` game (``row`` with ``plies`` and its clock
-    record) has run out of time by now (its clock running since the record's ``saved_at``; online
-    games start from the initial position, Red to move)."""
+    record) has run out of time by now, read from ``source`` (its clock running since the record's
+    ``saved_at``; its first move's time too, :data:`FIRST_MOVE_S`; online games start from the
+    initial position, Red to move)."""
     rec = row.get("clock")
     at = rec.get("saved_at") if isinstance(rec, dict) else None
     if not isinstance(at, (int, float)):
         return False
     try:
-        clk = GameClock.from_record(rec)
+        clk = GameClock.from_record(rec, source)
     except (KeyError, TypeError, ValueError):
         return False
     clk.start(RED if int(row.get("plies") or 0) % 2 == 0 else BLACK)
-    clk.started = time.monotonic() - max(0.0, time.time() - float(at))
+    clk.started = source.monotonic() - max(0.0, source.wall() - float(at))
     return clk.flagged() is not None
 
 
@@ -1303,6 +1351,8 @@ class OnlineService:
                  games_db: Any = None, bus: EventBus | None = None) -> None:
         self.config = config
         self.registry = registry
+        #: Where the games' clocks and the grace periods read the time (:attr:`OnlineConfig.time_source`).
+        self.time = config.time_source
         url = config.db_url
         if url is None:
             from pathlib import Path
@@ -1483,7 +1533,7 @@ class OnlineService:
             self.bus.publish(channel, {"type": "presence_query", "proc": self.proc})
             for color in (RED, BLACK):
                 if room.left_at[color] is not None:
-                    room.left_at[color] = max(room.left_at[color], now)
+                    room.left_at[color] = max(room.left_at[color], self.time.monotonic())
                     task = room._claim_tasks.pop(color, None)
                     if task is not None:
                         task.cancel()
@@ -1627,7 +1677,7 @@ class OnlineService:
         rated = await self._rate_unsettled(self.config.settle_after_s)
         await self.export_unexported()
         rows = await self.run_db(self.db.playing_rows, 10_000)
-        expired = [r["id"] for r in rows if r["id"] not in self.rooms and _ran_out(r)]
+        expired = [r["id"] for r in rows if r["id"] not in self.rooms and _ran_out(r, self.time)]
         for gid in expired:
             row = await self.run_db(self.db.game, gid)
             if row is not None and row["status"] == "playing" and gid not in self.rooms:
@@ -2051,8 +2101,11 @@ class OnlineService:
         session = GameSession(red="engine" if red.kind == "engine" else "human",
                               black="engine" if black.kind == "engine" else "human", level=level,
                               fen=STARTING_FEN, game_id=gid, headers=headers, time_control=preset.control)
-        # each side's clock starts with its first move (lichess's rule; app/play/clock.py, "First moves")
-        session.clock = GameClock(preset.control, free_first_moves=True)
+        # each side's clock starts with its first move (lichess's rule; app/play/clock.py, "First moves"),
+        # which comes within FIRST_MOVE_S in a game of two players
+        people = all(i.kind != "engine" for i in (red, black))
+        session.clock = GameClock(preset.control, free_first_moves=True, source=self.time,
+                                  first_move_s=FIRST_MOVE_S.get(preset.category, 35.0) if people else None)
         session.clock.start(session.board.turn)
         row: dict[str, Any] = {"id": gid, "time_control": preset.key, "category": preset.category,
                                "rated": rated, "start_fen": STARTING_FEN,
@@ -2162,7 +2215,7 @@ class OnlineService:
         room._take_row(row)
         room.status = row["status"]
         if row["status"] == "playing":  # both players are away until their sockets come back
-            now = time.monotonic()
+            now = self.time.monotonic()
             for color, ident in seats.items():
                 if ident.kind != "engine":
                     room.left_at[color] = now
@@ -2193,13 +2246,25 @@ class OnlineService:
                                else "resignation", "winner": winner,
                                "reason_zh": row.get("reason_zh") or "",
                                "reason_en": row.get("reason_en") or ""}
-        elif row["status"] == "aborted":
-            rec["declared"] = {"termination": "agreement", "winner": None, "reason_zh": "对局已取消",
-                               "reason_en": "game aborted"}
-        session = GameSession.from_record(rec)
+        elif row["status"] == "aborted":  # (its stored reason: a side may have let its first move's time go)
+            rec["declared"] = {"termination": "agreement", "winner": None,
+                               "reason_zh": row.get("reason_zh") or "对局已取消",
+                               "reason_en": row.get("reason_en") or "game aborted"}
+        session = self.timed(GameSession.from_record(rec))
         if self.shared:
             restart_clock(session, row.get("clock"))
         return session, seats, preset
+
+    def timed(self, session: GameSession) -> GameSession:
+        """``session`` (returned) with its clock on this service's time source: a session rebuilt from a
+        record starts its clock on the machine's, so a running clock starts again from now on ours
+        (the time while it was stored is not charged, as when it was rebuilt)."""
+        clk = session.clock
+        if clk.source is not self.time:
+            clk.source = self.time
+            if clk.running is not None:
+                clk.start(clk.running)
+        return session
 
     def resume_playing(self) -> int:
         """Take up every game the store says is still being played (after a restart); their count."""

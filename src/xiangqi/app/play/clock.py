@@ -16,8 +16,17 @@ First moves (online games): a clock made with ``free_first_moves=True`` does not
 until that side has made its first move, as on lichess: Red's clock starts after Red's first move
 (it runs for Black from then), Black's after Black's. Until then the side's time is not charged,
 no flag can fall and its increment is not added; :attr:`GameClock.free` holds the sides still
-waiting for their first move. (A game whose first moves never come is aborted by the players or
-when one of them starts another game, :mod:`xiangqi.online.rooms`.)
+waiting for their first move. A clock made with ``first_move_s`` also gives the side whose first
+move is still to come that many seconds for it, counted from when its turn began (the game's start
+for Red, Red's first move for Black, as lichess counts them): past them that side is flagged
+(:meth:`GameClock.flagged`), and the online room aborts the game (no result, no rating change;
+:data:`xiangqi.online.rooms.FIRST_MOVE_S`). Without it a game whose first moves never come is
+aborted only by the players or when one of them starts another game.
+
+Time source: a clock reads the time through its :class:`TimeSource` (``source``; default
+:data:`REAL_TIME`, the machine's clocks); the online service gives every clock of its games its own
+one (:attr:`xiangqi.online.rooms.OnlineConfig.time_source`), so that tests advance time by hand
+(``tests/fakeclock.py``) instead of waiting for it.
 """
 
 from __future__ import annotations
@@ -31,6 +40,26 @@ from xiangqi.core.board import BLACK, RED, Color
 from xiangqi.core.errors import XiangqiError
 
 KINDS = ("none", "per_move", "fischer", "byoyomi")
+
+
+class TimeSource:
+    """Where game clocks and the online rooms read the time: :meth:`monotonic` (seconds of a clock that
+    never goes back: deadlines, grace periods) and :meth:`wall` (Unix seconds: the times stored for
+    another process to read, e.g. a clock record's ``saved_at``). This class reads the machine's
+    clocks (:func:`time.monotonic`, :func:`time.time`); a test passes a subclass that it advances by
+    hand (``tests/fakeclock.py``: both readings move together)."""
+
+    def monotonic(self) -> float:
+        """Seconds of :func:`time.monotonic`."""
+        return time.monotonic()
+
+    def wall(self) -> float:
+        """Unix seconds (:func:`time.time`)."""
+        return time.time()
+
+
+#: The machine's clocks: the default time source of every :class:`GameClock`.
+REAL_TIME = TimeSource()
 
 
 class ClockError(XiangqiError):
@@ -100,20 +129,29 @@ def _control_record(control: TimeControl) -> dict[str, Any]:
 
 
 class GameClock:
-    """Both players' clocks under one :class:`TimeControl`."""
+    """Both players' clocks under one :class:`TimeControl`. ``free_first_moves``, ``first_move_s``
+    (seconds, None: no limit; only with ``free_first_moves``): module text, "First moves";
+    ``source``: where the time is read when no ``now`` is given (:class:`TimeSource`)."""
 
-    def __init__(self, control: TimeControl, *, free_first_moves: bool = False) -> None:
+    def __init__(self, control: TimeControl, *, free_first_moves: bool = False,
+                 first_move_s: float | None = None, source: TimeSource = REAL_TIME) -> None:
         self.control = control
+        self.source = source
         self.main_ms = {RED: int(control.base_s * 1000), BLACK: int(control.base_s * 1000)}
         self.periods_left = {RED: control.periods, BLACK: control.periods}
         self.running: Color | None = None
         self.started = 0.0
         #: the sides whose first move is still to come and whose time is not counted yet (module doc)
         self.free: set[Color] = {RED, BLACK} if free_first_moves and control.enabled else set()
+        #: seconds a side in :attr:`free` has for its first move (None: no limit)
+        self.first_move_s = first_move_s if self.free else None
 
-    @staticmethod
-    def _now(now: float | None) -> float:
-        return time.monotonic() if now is None else now
+    def now(self) -> float:
+        """The time source's monotonic seconds (what ``now`` arguments default to)."""
+        return self.source.monotonic()
+
+    def _now(self, now: float | None) -> float:
+        return self.source.monotonic() if now is None else now
 
     def start(self, color: Color, now: float | None = None) -> None:
         """Start ``color``'s clock (its turn begins)."""
@@ -183,10 +221,13 @@ class GameClock:
         return period - into
 
     def deadline(self, now: float | None = None) -> float | None:
-        """Monotonic time at which the running side's flag falls, or None when no clock runs."""
+        """Monotonic time at which the running side's flag falls, or None when no clock runs (a side
+        before its first move: when its :attr:`first_move_s` run out, None without that limit)."""
         c = self.control
-        if self.running is None or not c.enabled or self.running in self.free:
+        if self.running is None or not c.enabled:
             return None
+        if self.running in self.free:
+            return None if self.first_move_s is None else self.started + self.first_move_s
         color = self.running
         if c.kind == "per_move":
             return self.started + c.per_move_s
@@ -259,14 +300,19 @@ class GameClock:
                "red_periods": periods[RED], "black_periods": periods[BLACK]}
         if self.free:
             rec["free"] = sorted("red" if c else "black" for c in self.free)
+            if self.first_move_s is not None:
+                rec["first_move_s"] = self.first_move_s
         return rec
 
     @classmethod
-    def from_record(cls, rec: dict[str, Any]) -> GameClock:
+    def from_record(cls, rec: dict[str, Any], source: TimeSource = REAL_TIME) -> GameClock:
         """Rebuild from :meth:`to_record` (not running; the session starts it); ``free``: the sides
-        still before their first move (absent in the records of timed-from-the-start clocks)."""
-        clk = cls(TimeControl(**rec["control"]))
+        still before their first move (absent in the records of timed-from-the-start clocks),
+        ``first_move_s`` their limit (absent: none); ``source``: the new clock's time source."""
+        clk = cls(TimeControl(**rec["control"]), source=source)
         clk.main_ms = {RED: int(rec["red_ms"]), BLACK: int(rec["black_ms"])}
         clk.periods_left = {RED: int(rec["red_periods"]), BLACK: int(rec["black_periods"])}
         clk.free = {RED if c == "red" else BLACK for c in rec.get("free", ()) if c in ("red", "black")}
+        limit = rec.get("first_move_s")
+        clk.first_move_s = float(limit) if clk.free and isinstance(limit, (int, float)) else None
         return clk

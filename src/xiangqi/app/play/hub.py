@@ -543,27 +543,40 @@ class GameHub:
         self._clock_task = loop.create_task(self._clock_watch(s, s.version))
 
     async def _clock_watch(self, s: GameSession, version: int) -> None:
-        import time
-
         while True:
             deadline = s.clock.deadline()
             if deadline is None:
                 return
-            wait = max(0.0, deadline - time.monotonic()) + 0.01
+            wait = max(0.0, deadline - s.clock.now()) + 0.01
             await asyncio.sleep(wait + (self.storage_retry_s if self.storage_error else 0.0))
-            async with self._lock:
-                if self.session is not s or s.version != version or s.is_over:
-                    return
-                if s.clock.flagged() is None:
-                    continue
+            if self.session is not s or s.version != version or s.is_over:
+                return
+            if await self.check_clock() is not None:
+                return
+
+    async def check_clock(self) -> bool | None:
+        """End the game when the running clock's flag has fallen by now (the clock's time source):
+        the watchdog's step, which tests call after moving a fake clock on. Under the lock: the end
+        is saved (a failed save undoes it; the restored game's watch tries again) and broadcast.
+        Returns True when this call ended the game, False when the game was over already (nothing
+        done), None when no flag has fallen or the end could not be saved (undone; an online room
+        in shared mode re-reads the game another process ended first)."""
+        async with self._lock:
+            s = self.session
+            if s.is_over:
+                return False
+            if s.clock.flagged() is None:
+                return None
+            if self._clock_task is asyncio.current_task():
                 self._clock_task = None  # this watch ends here; the save step arms the next one
-                with contextlib.suppress(StorageError):  # undone; the restored game's watch retries
-                    with self._saving():
-                        s.check_time()
-                    self.player.stop()
-                    self.thinking = False
-            await self.broadcast()
-            return
+            with contextlib.suppress(StorageError):
+                with self._saving():
+                    s.check_time()
+                self.player.stop()
+                self.thinking = False
+        ended = self.session is s and s.is_over  # (an unsaved end was undone: another session now)
+        await self.broadcast()
+        return True if ended else None
 
     # -- the computer's moves --------------------------------------------
 
