@@ -21,7 +21,9 @@ Scores: centipawns are the engine's units from Red's side (Red ahead > 0). A mat
 ``cp = ±(MATE_CP - N)`` with ``mate = ±N`` (positive: Red mates) and a win chance of exactly ±100;
 a finished game (mate, stalemate or a ruling in the last position) is ``cp = ±MATE_CP`` or 0 with
 ``mate = None`` and ``best = None``; a win by rule found by the search (the opponent must repeat a
-forbidden perpetual check) is ``cp = ±MATE_CP`` with ``mate = None`` and a best move.
+forbidden perpetual check) is ``cp = ±MATE_CP`` with ``mate = None`` and a best move; a score that is
+the search's ruling of a repetition its line ends in carries ``repetition = True``
+(:attr:`PositionEval.repetition`), and such a score never makes a move a blunder.
 
 Accuracy follows lichess (lila ``modules/analyse/src/main/AccuracyPercent.scala`` and
 ``modules/common/src/main/Maths.scala``): per move, on a 0..100 win-percent scale of the mover,
