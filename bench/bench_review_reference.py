@@ -260,18 +260,21 @@ def score(reviews, lines, cache: dict) -> dict:
             "precision": confirmed / ours if ours else float("nan"), "spearman": spearman(drops, losses)}
 
 
-def confirmed_reviews(reviews, lines, depth: int):
-    """``reviews`` rebuilt with the confirmation (``study.review.confirm_line`` at ``depth``), and per
-    review ``{ply: the deeper clamped cp loss}`` of its candidates."""
+def confirmed_reviews(reviews, lines, depth: int, second_from: int | None = None):
+    """``reviews`` rebuilt with the confirmation (``study.review.confirm_line`` at ``depth``; the
+    second-best search from a loss of ``second_from``, default the review's blunder threshold), per
+    review ``{ply: the deeper clamped cp loss}`` of its candidates, and per review the confirmation
+    itself (``{ply: (before, after, second)}``, PositionEval or None)."""
     from xiangqi.study.review import build_review, classify_confirmed, confirm_line
 
-    out, losses = [], []
+    out, losses, confs = [], [], []
     for r, (start, moves) in zip(reviews, lines, strict=True):
-        conf = confirm_line(start, moves, r.evals(), depth)
+        conf = confirm_line(start, moves, r.evals(), depth, second_from=second_from)
         out.append(build_review(start, moves, r.evals(), limit=r.limit, headers=r.headers, errors=r.errors,
                                 confirmed=conf))
         losses.append({i + 1: classify_confirmed(r.plies[i].color == "red", *c)[1] for i, c in conf.items()})
-    return out, losses
+        confs.append({i + 1: c for i, c in conf.items()})
+    return out, losses, confs
 
 
 def cpu_seconds() -> float:
@@ -289,6 +292,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--confirm", type=int, default=None, metavar="D",
                     help="confirm the candidate marks by a depth-D search (study.review.confirm_line)")
+    ap.add_argument("--second-from", type=int, default=None, metavar="CP",
+                    help="with --confirm: search the second-best move from this deeper loss (default: the "
+                         "blunder threshold; lower for bench/fit_review_confirm.py's grid)")
     ap.add_argument("--select", type=int, metavar="N", default=0,
                     help="choose N new games from the corpora first (reads all of CCPD)")
     ap.add_argument("--corpus", default=str(CORPUS),
@@ -336,8 +342,9 @@ def main() -> None:
     t0 = time.perf_counter()
     reviews = list(review_games(games, jobs=args.jobs, **kw))
     deep_loss: list[dict] = [{} for _ in reviews]
+    confs: list[dict] = [{} for _ in reviews]
     if args.confirm:
-        reviews, deep_loss = confirmed_reviews(reviews, lines, args.confirm)
+        reviews, deep_loss, confs = confirmed_reviews(reviews, lines, args.confirm, args.second_from)
     wall = time.perf_counter() - t0
     c1 = cpu_seconds()
     s = score(reviews, lines, cache)
@@ -351,10 +358,15 @@ def main() -> None:
           f"(load average {os.getloadavg()[0]:.1f})")
     if args.dump:
         rows = []
-        for r, dl, (start, moves) in zip(reviews, deep_loss, lines, strict=True):
+        for gi, (r, dl, cf, (start, moves)) in enumerate(zip(reviews, deep_loss, confs, lines, strict=True)):
             for p, loss in zip(r.plies, ref_losses(start, moves, cache), strict=True):
-                rows.append({"drop": p.drop, "cls": p.cls, "cp_loss": p.cp_loss, "loss": loss, "ply": p.ply,
-                             "deep_loss": dl.get(p.ply)})
+                c = cf.get(p.ply)
+                rows.append({"game": gi, "round": r.headers.get("Round"), "drop": p.drop, "cls": p.cls,
+                             "cp_loss": p.cp_loss, "loss": loss, "ply": p.ply, "color": p.color,
+                             "deep_loss": dl.get(p.ply), "before": p.before.to_dict(),
+                             "after": p.after.to_dict(), "best": p.best == p.move,
+                             "confirm": None if c is None
+                             else [None if e is None else e.to_dict() for e in c]})
         Path(args.dump).write_text(json.dumps(rows))
 
 

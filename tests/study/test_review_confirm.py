@@ -3,6 +3,8 @@ marks searched again deeper, the played move and the best one valued child again
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from xiangqi.core.board import Board, Move
@@ -170,3 +172,68 @@ def test_classify_confirmed_asks_a_blunder_to_lose_to_the_second_best_too() -> N
     assert rv.classify_confirmed(True, b, a, _ev(-350, "h2e2")) == ("mistake", 400)  # 50 worse
     assert rv.classify_confirmed(False, _ev(0, "x"), _ev(400, "y"), _ev(350, "z")) == ("mistake", 400)
     assert rv.classify_confirmed(True, _ev(900, "x"), _ev(0, "y")) == ("blunder", rv.CONFIRM_CLAMP_CP)
+
+
+# Game 7 of bench/review_games_weak.pgn (held-out), plies 59-64 from the last capture: Black is lost and
+# checks with its rook on c0/c1 while Red's king steps d0-e1-d0; 1... c1c0 (ply 64) brings back the
+# position after 3... c3c0. Our search then scores Red's d0e1 as a win by Black's perpetual check
+# (the kernels rule a cycle at its second occurrence), so the check "loses" 1,000+ cp; the reference
+# (Fairy-Stockfish, depth 16) calls it Black's best move. Its score is a repetition verdict.
+PERPETUAL = ("3ak1b1r/4aR1R1/4b1n2/8p/4P4/n5p1c/2c1P4/4C1N2/9/r2AKAB2 w - - 0 30",
+             ["e5d5", "c3c0", "d0e1", "c0c1", "e1d0", "c1c0"])
+
+
+def test_line_ends_in_repetition_needs_a_repeated_position_and_no_capture_between() -> None:
+    # kings alone with a red rook: the rook goes and comes back, the kings too
+    fen = "3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1"
+    b = Board(fen)
+    assert rv.line_ends_in_repetition(b, ["a0a1", "d9d8", "a1a0", "d8d9"])  # the start position again
+    assert not rv.line_ends_in_repetition(b, ["a0a1", "d9d8", "a1a0"])  # Black to move: never seen
+    assert not rv.line_ends_in_repetition(b, [])
+    b.push(Move.from_iccs("a0a1"))
+    b.push(Move.from_iccs("d9d8"))
+    # the game's own history counts: a1a0 d8d9 brings back its first position
+    assert rv.line_ends_in_repetition(b, ["a1a0", "d8d9"])
+    assert len(b.move_stack) == 2  # the board is not changed
+    # a capture in between: the earlier position cannot recur (a black horse on a5 is taken)
+    fen2 = "3k5/9/9/9/n8/9/9/9/9/R3K4 w - - 0 1"
+    assert not rv.line_ends_in_repetition(Board(fen2), ["a0a5", "d9d8", "a5a0", "d8d9"])
+
+
+def test_position_eval_keeps_the_repetition_flag_through_its_dict() -> None:
+    ev = rv.PositionEval(10000, None, "d0e1", ("d0e1",), 11, 5, repetition=True)
+    assert ev.to_dict()["repetition"] is True and rv.PositionEval.from_dict(ev.to_dict()) == ev
+    plain = _ev(30, "h2e2")
+    assert "repetition" not in plain.to_dict() and rv.PositionEval.from_dict(plain.to_dict()) == plain
+
+
+def test_a_lost_sides_perpetual_check_is_not_a_blunder() -> None:
+    fen, moves = PERPETUAL
+    first = rv.evaluate_line(fen, moves, 0, len(moves) + 1, depth=8)
+    after = first[6]
+    # the search's verdict on the position after the check: Red wins by Black's perpetual check,
+    # reached by the line's single move d0e1, which repeats the position after 2. d0e1
+    assert (after.cp, after.mate, after.pv, after.repetition) == (rv.MATE_CP, None, ("d0e1",), True)
+    assert not first[5].repetition
+    assert 5 in rv.confirm_candidates(fen, moves, first)
+    conf = rv.confirm_line(fen, moves, first, 11)
+    before, deep_after, second = conf[5]
+    assert deep_after is not None and deep_after.repetition and second is None
+    cls, loss = rv.classify_confirmed(False, before, deep_after)
+    assert cls == "mistake" and loss >= rv.CONFIRM_THRESHOLDS[0][0]
+    # the same loss on an evaluation (no repetition verdict) would be a blunder
+    plain = rv.classify_confirmed(False, before, dataclasses.replace(deep_after, repetition=False))
+    assert plain == ("blunder", loss)
+    r = rv.build_review(fen, moves, first, confirmed=conf)
+    assert r.plies[5].cls == "mistake" and r.black.blunders == 0
+    # the first pass alone (no confirmation) does not call it a blunder either
+    unconfirmed = rv.build_review(fen, moves, first)
+    assert unconfirmed.plies[5].drop >= rv.THRESHOLDS[0][0] and unconfirmed.plies[5].cls == "mistake"
+
+
+def test_a_normal_blunder_carries_no_repetition_verdict_and_stays_a_blunder() -> None:
+    fen, move = BLUNDER
+    first = rv.evaluate_line(fen, [move], 0, 2, depth=8)
+    conf = rv.confirm_line(fen, [move], first, 11)
+    assert not any(e.repetition for e in first) and not conf[0][1].repetition
+    assert rv.build_review(fen, [move], first, confirmed=conf).plies[0].cls == "blunder"

@@ -21,7 +21,9 @@ Scores: centipawns are the engine's units from Red's side (Red ahead > 0). A mat
 ``cp = ±(MATE_CP - N)`` with ``mate = ±N`` (positive: Red mates) and a win chance of exactly ±100;
 a finished game (mate, stalemate or a ruling in the last position) is ``cp = ±MATE_CP`` or 0 with
 ``mate = None`` and ``best = None``; a win by rule found by the search (the opponent must repeat a
-forbidden perpetual check) is ``cp = ±MATE_CP`` with ``mate = None`` and a best move.
+forbidden perpetual check) is ``cp = ±MATE_CP`` with ``mate = None`` and a best move; a score that is
+the search's ruling of a repetition its line ends in carries ``repetition = True``
+(:attr:`PositionEval.repetition`), and such a score never makes a move a blunder.
 
 Accuracy follows lichess (lila ``modules/analyse/src/main/AccuracyPercent.scala`` and
 ``modules/common/src/main/Maths.scala``): per move, on a 0..100 win-percent scale of the mover,
@@ -55,7 +57,7 @@ __all__ = [
     "evaluate_position", "evaluate_line", "build_review", "review_game", "review_games", "ReviewCancelled",
     "default_jobs", "review_move", "try_move", "TRY_TOLERANCE", "make_pool",
     "EngineCommand", "close_engines", "refine_line", "evaluate_game", "DEEP_DROP",
-    "confirm_line", "confirm_candidates", "classify_confirmed",
+    "confirm_line", "confirm_candidates", "classify_confirmed", "line_ends_in_repetition",
 ]
 
 #: Logistic constant per centipawn: ``win_chance(cp) = 100 · (2 / (1 + exp(-K · cp)) - 1)``.
@@ -214,7 +216,12 @@ class PositionEval:
     ``0-1``, ``1/2-1/2``) when the position ends the game, else None; ``tb`` the endgame table's
     exact verdict when the position is in one (``{"wdl": "win|draw|loss" for the side to move,
     "dtm": plies or None, "ending"}``, :attr:`xiangqi.engine.api.SearchResult.tablebase`; the score
-    is then the table's), else None.
+    is then the table's), else None. ``repetition``: the score is a repetition verdict of the search,
+    not an evaluation: the line ``pv`` ends in a position that repeats an earlier one of the game or
+    of the line (no capture between them), where the search stops and rules the cycle (a draw, or a
+    win or loss by perpetual check or chase, RULES.md §5.4; our kernels rule at the second
+    occurrence, :mod:`xiangqi.engine.search`), although the game itself has not been ruled
+    (:meth:`Board.outcome`); see :func:`line_ends_in_repetition`.
     """
 
     cp: int
@@ -225,6 +232,7 @@ class PositionEval:
     nodes: int
     over: str | None = None
     tb: dict | None = None
+    repetition: bool = False
 
     @property
     def win(self) -> float:
@@ -237,6 +245,8 @@ class PositionEval:
                "depth": self.depth, "nodes": self.nodes, "over": self.over}
         if self.tb is not None:
             out["tb"] = dict(self.tb)
+        if self.repetition:
+            out["repetition"] = True
         return out
 
     @classmethod
@@ -244,7 +254,32 @@ class PositionEval:
         """Inverse of :meth:`to_dict`."""
         tb = d.get("tb")
         return cls(int(d["cp"]), d["mate"], d["best"], tuple(d["pv"]), int(d["depth"]), int(d["nodes"]),
-                   d.get("over"), dict(tb) if isinstance(tb, dict) else None)
+                   d.get("over"), dict(tb) if isinstance(tb, dict) else None,
+                   bool(d.get("repetition", False)))
+
+
+def line_ends_in_repetition(board: Board, line: Sequence[str]) -> bool:
+    """True when playing ``line`` (ICCS, legal) from ``board`` (its ``move_stack`` is the game's
+    history) ends in a position (board and side to move, :meth:`Board.position_key`) that occurred
+    before, in the game or earlier in the line, with no capture in between (a capture changes the
+    material, so no earlier position can recur across it). A search stops at the first repeated
+    position of its tree and scores it by the repetition rules, so a principal variation ending
+    that way carries a repetition verdict, not an evaluation (:attr:`PositionEval.repetition`).
+    ``board`` is not changed; an empty line is False (the game's own repetitions are the
+    referee's, :meth:`Board.outcome`)."""
+    if not line:
+        return False
+    b = board.copy()
+    for text in line:
+        b.push(Move.from_iccs(text), validate=False)
+    key = b.position_key()
+    while b.move_stack:
+        mv = b.pop()
+        if b.squares[mv.to_square] != 0:  # that move was a capture
+            return False
+        if b.turn == key[1] and b.position_key() == key:
+            return True
+    return False
 
 
 def _make_limit(depth: int | None, movetime_ms: int | None):
@@ -297,7 +332,8 @@ def evaluate_position(engine, board: Board, limit, *, final: bool = False) -> Po
     pv = tuple(m.iccs() for m in res.pv) or (res.move.iccs(),)
     tb = getattr(res, "tablebase", None)
     return PositionEval(cp, mate, res.move.iccs(), pv, int(res.depth), int(res.nodes),
-                        tb=dict(tb) if tb else None)
+                        tb=dict(tb) if tb else None,
+                        repetition=not tb and mate is None and line_ends_in_repetition(board, pv))
 
 
 class ReviewCancelled(Exception):
@@ -517,9 +553,11 @@ CONFIRM_MIN_CP = 30
 #: The confirmed classes: the deeper search's centipawn loss (clamped to ±CONFIRM_CLAMP_CP, the
 #: mover's view) for a blunder / mistake / inaccuracy. Chosen on the weak tuning games at confirmation
 #: depth 11 against Fairy-Stockfish's losses at depth 16 (docs/REVIEW.md, "Confirmation, second
-#: version"): 45 cp the highest mistake threshold that marks >= 80 % of its blunders, 240 cp (~ its
-#: 300 cp at its scale 1.23) the blunder threshold, where more reach no higher share confirmed.
-CONFIRM_THRESHOLDS = ((240, "blunder"), (45, "mistake"), (40, "inaccuracy"))
+#: version"): 45 cp the highest mistake threshold that marks >= 80 % of its blunders. The blunder
+#: threshold, 220 cp, and :data:`CONFIRM_SECOND_CP` were refitted with the repetition rule on the
+#: same games by ``bench/fit_review_confirm.py`` (the most robust ``confirmed - 4 x unconfirmed``
+#: ??; docs/REVIEW.md, "Confirmation, third version").
+CONFIRM_THRESHOLDS = ((220, "blunder"), (45, "mistake"), (40, "inaccuracy"))
 #: The confirmation's clamp (centipawns, ours): its losses are computed on scores clamped to ±650.
 #: Our scores saturate where the reference's grow (on the weak tuning games every position ours
 #: scores 600-700 the reference scores >= 1000, its clamp; ours 500-600: 22 %), so ±650 of ours is
@@ -530,11 +568,14 @@ CONFIRM_CLAMP_CP = 650
 #: to the second-best move of a multi-PV 2 search at the confirmation depth: a move that is about as
 #: good as the second-best loses only to a single move of ours, and our "only moves" were the
 #: commonest false ?? against the reference (docs/REVIEW.md). Such a move is a mistake instead.
-CONFIRM_SECOND_CP = 100
+#: 150 cp: fitted with the blunder threshold (:data:`CONFIRM_THRESHOLDS`; 100 in the second version).
+CONFIRM_SECOND_CP = 150
 #: The confirmation's method, counted up when its rules change (2: the ±650 clamp, the second-best
-#: check, the 30 cp candidates and the 45 cp mistakes), so that a stored review confirmed by an older
-#: method is not served as a current one (``app.training.review.line_digest``).
-CONFIRM_VERSION = 2
+#: check, the 30 cp candidates and the 45 cp mistakes; 3: no blunder on a repetition verdict of the
+#: search, :attr:`PositionEval.repetition`, and the blunder line refitted: 220 cp, 150 cp to the
+#: second-best), so that a stored review confirmed by an older method is not served as a current one
+#: (``app.training.review.line_digest``).
+CONFIRM_VERSION = 3
 #: The confirmation depth of ``xiangqi analyse`` and the review page (our engine): 11, chosen with
 #: the thresholds above (depth 12 was no better and cost more; docs/REVIEW.md, "Confirmation").
 DEFAULT_CONFIRM_DEPTH = 11
@@ -599,7 +640,7 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
                  cancelled: Callable[[], bool] | None = None, searcher: Any = None,
                  engine: EngineCommand | None = None,
                  on_progress: Callable[[int, int], None] | None = None,
-                 second: bool = True,
+                 second: bool = True, second_from: int | None = None,
                  ) -> dict[int, tuple[PositionEval, PositionEval | None, PositionEval | None]]:
     """The confirmation step: each candidate ply searched again, deeper, and judged child against child.
 
@@ -612,7 +653,10 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
     searched once more, multi-PV 2 at ``depth``, for the second-best move (:func:`classify_confirmed`
     asks the played move to lose to it too). Returns ``{i: (before, after, second_best)}``
     (``after`` None when the deeper search prefers the played move; ``second_best`` None when not
-    searched or there is no second move); every search starts from a cleared table, so the result is
+    searched or there is no second move; ``second_from``: the loss from which it is searched, default
+    the blunder threshold; it is not searched when the score after the move is a repetition verdict,
+    :attr:`PositionEval.repetition`, as such a ply is no blunder); every search starts from a
+    cleared table, so the result is
     deterministic. ``on_progress(k, n)`` is told ``k`` of the ``n`` candidates are done (first with
     ``k = 0``, once the candidates are known). Raises ValueError for a depth under 2 or mismatched
     counts, :class:`ReviewCancelled` when ``cancelled()``.
@@ -624,6 +668,7 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
     if len(evals) != len(moves) + 1:
         raise ValueError(f"{len(moves)} moves need {len(moves) + 1} evaluations, got {len(evals)}")
     eng = _searcher(searcher, engine, hash_mb)
+    floor2 = CONFIRM_THRESHOLDS[0][0] if second_from is None else int(second_from)
     candidates = confirm_candidates(start_fen, moves, evals, min_cp=min_cp)
     if on_progress is not None:
         on_progress(0, len(candidates))
@@ -642,8 +687,8 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
                 deep_a = evaluate_position(eng, board, Limit(depth=int(depth) - 1),
                                            final=(i + 1 == len(moves)))
                 board.pop()
-                if second and _clamped_loss(board.turn, deep_b, deep_a, CONFIRM_CLAMP_CP) \
-                        >= CONFIRM_THRESHOLDS[0][0]:
+                if second and not deep_a.repetition and _clamped_loss(board.turn, deep_b, deep_a,
+                                                                      CONFIRM_CLAMP_CP) >= floor2:
                     second_b = _second_best(eng, board, int(depth), deep_b.best)
             out[i] = (deep_b, deep_a, second_b)
             if on_progress is not None:
@@ -654,17 +699,23 @@ def confirm_line(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
 
 def classify_confirmed(red: bool, before: PositionEval, after: PositionEval | None,
                        second: PositionEval | None = None, *, ceiling: int = CONFIRM_CLAMP_CP,
-                       second_cp: int = CONFIRM_SECOND_CP) -> tuple[str, int]:
+                       second_cp: int = CONFIRM_SECOND_CP,
+                       thresholds: Sequence[tuple[int, str]] = CONFIRM_THRESHOLDS) -> tuple[str, int]:
     """The class and clamped centipawn loss of a confirmed ply (:func:`confirm_line`'s triple; ``red``
     the mover): ``good`` with loss 0 when the deeper search prefers the move (``after`` None),
-    else blunder / mistake / inaccuracy from :data:`CONFIRM_THRESHOLDS` on the loss clamped to
-    ``ceiling``; a blunder whose played move loses less than ``second_cp`` to the second-best move
-    ``second`` (or is that move) is a mistake. Without ``second`` no such check is made."""
+    else blunder / mistake / inaccuracy from ``thresholds`` (default :data:`CONFIRM_THRESHOLDS`,
+    best first: ``(cp, class)``) on the loss clamped to ``ceiling``; a blunder whose played move
+    loses less than ``second_cp`` to the second-best move ``second`` (or is that move) is a
+    mistake (without ``second`` no such check is made), and so is a blunder whose ``after`` score
+    is a repetition verdict of the search (:attr:`PositionEval.repetition`; the reason:
+    :func:`_no_blunder_on_repetition`)."""
     if after is None:
         return "good", 0
     loss = _clamped_loss(red, before, after, ceiling)
-    for threshold, name in CONFIRM_THRESHOLDS:
+    for threshold, name in thresholds:
         if loss >= threshold:
+            if name == "blunder" and after.repetition:
+                return "mistake", loss
             if name == "blunder" and second is not None:
                 sign = 1 if red else -1
                 c2 = max(-ceiling, min(ceiling, second.cp))
@@ -673,6 +724,21 @@ def classify_confirmed(red: bool, before: PositionEval, after: PositionEval | No
                     return "mistake", loss
             return name, loss
     return "good", loss
+
+
+def _no_blunder_on_repetition(cls: str, after: PositionEval) -> str:
+    """``cls``, but a mistake instead of a blunder when the position after the move is scored by a
+    repetition verdict of the search (:attr:`PositionEval.repetition`).
+
+    Why: the kernels rule a cycle at its second occurrence (a draw, or ±REP_WIN for a perpetual
+    check), while the game's rules (and the referee, :meth:`Board.outcome`) rule only later, and the
+    side that would lose by the cycle may still leave it. So the verdict is a bound on the outcome
+    of one line, not an evaluation of the position: on the weak games against Fairy-Stockfish at
+    depth 16 such plies (a lost side giving perpetual check, scored as losing 1,000+ cp; a winning
+    side allowing a repetition, scored as a draw) were the reference's best or near-best moves
+    (docs/REVIEW.md, "Confirmation, third version"). A verdict on the game's own position (the
+    game is over) is not a search verdict and is not affected."""
+    return "mistake" if cls == "blunder" and after.repetition and after.over is None else cls
 
 
 def evaluate_game(start_fen: str, moves: Sequence[str], depth: int | None = DEFAULT_DEPTH,
@@ -945,7 +1011,7 @@ def build_review(start_fen: str, moves: Sequence[str], evals: Sequence[PositionE
             drop=drop, cp_loss=max(0, cb - ca),
             cls=classify_by_table(before.tb, after.tb, before.best == text)
             or (classify_confirmed(red, *confirmed[i])[0] if confirmed and i in confirmed
-                else classify(drop, before.best == text)),
+                else _no_blunder_on_repetition(classify(drop, before.best == text), after)),
             accuracy=acc))
         board.push(mv)
     acc = game_accuracy([_win_percent(e.win) for e in evals], red_first)
