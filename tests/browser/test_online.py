@@ -8,6 +8,7 @@ cannon doubles it on the file (重炮) while Black shuffles its rooks; the advis
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -19,9 +20,10 @@ import pytest
 import uvicorn
 from playwright.sync_api import expect
 from tests.browser.conftest import WAIT_MS, listening_socket, wait_started
+from tests.fakeclock import ManualTime
 
 import xiangqi.web
-from xiangqi.app.play.clock import TimeControl
+from xiangqi.app.play.clock import REAL_TIME, TimeControl, TimeSource
 from xiangqi.core.board import Board
 from xiangqi.online.lobby import Preset
 from xiangqi.online.rooms import OnlineConfig
@@ -47,12 +49,12 @@ def first_legal(board, _level):
 class PublicServer:
     """``xiangqi serve --public`` in a thread: uvicorn on a free port, its own data dir."""
 
-    def __init__(self, data_dir: Path, grace_s: float = 20.0) -> None:
+    def __init__(self, data_dir: Path, grace_s: float = 20.0, time_source: TimeSource = REAL_TIME) -> None:
         self._sock = listening_socket()
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/"
         cfg = OnlineConfig(hasher=FAST, grace_s=grace_s, bullet_grace_s=grace_s, move_provider=first_legal,
-                           presets={"2s": TWO_SECONDS})
+                           presets={"2s": TWO_SECONDS}, time_source=time_source)
         self.app = create_app(data_dir, public=True, online=cfg, move_provider=first_legal, warmup=False,
                               port=self.port)
         self._server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
@@ -81,6 +83,14 @@ def public_server(tmp_path) -> Iterator[PublicServer]:
 def quick_grace_server(tmp_path) -> Iterator[PublicServer]:
     """A public server whose disconnect grace period is one second (the claim test)."""
     srv = PublicServer(tmp_path / "data", grace_s=1.0).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def still_time_server(tmp_path) -> Iterator[PublicServer]:
+    """A public server whose games' clocks stand still (tests/fakeclock.py): no time runs out."""
+    srv = PublicServer(tmp_path / "data", time_source=ManualTime()).start()
     yield srv
     srv.stop()
 
@@ -475,3 +485,44 @@ def test_every_text_of_the_online_page_exists_in_both_languages():
         used |= set(re.findall(r"\"((?:ol|cat|term)_[a-z0-9_]+)\"", src))
     assert len(used) > 100
     assert sorted(used - zh) == [] and sorted(used - en) == []
+
+
+def test_the_first_move_countdown_shows_until_each_side_has_moved(still_time_server, visitors):
+    """GameState first_move_ms (ONLINE_API.md section 5): the side to move sees its first move's
+    time (blitz: 25 s, the server's clock standing still), its opponent too; gone after its move."""
+    a = open_page(visitors(), still_time_server.url)
+    b = open_page(visitors(), still_time_server.url)
+    register(a, "first_red")
+    register(b, "first_black")
+    start_game(a, b, rated=False)
+    mine, theirs = a.locator("#ol-bar-bottom .ol-first-move"), b.locator("#ol-bar-top .ol-first-move")
+    expect(mine).to_have_text(re.compile(r"^请走第一步：(25|2[0-4]) 秒$"))  # counted down on the page
+    expect(theirs).to_have_text(re.compile(r"^对方须在 (25|2[0-4]) 秒内走第一步$"))
+    assert 0 < int(mine.get_attribute("data-ms")) <= 25_000
+    expect(a.locator("#ol-bar-top .ol-first-move")).to_be_hidden()  # Black's comes after Red's move
+    shots = os.environ.get("XQ_SHOTS")
+    if shots:  # the sign-in toast would cover the bar
+        a.evaluate("() => { document.querySelector('#toast').hidden = true; }")
+        a.screenshot(path=f"{shots}/online-first-move-desktop.png")
+        b.screenshot(path=f"{shots}/online-first-move-opponent-desktop.png")
+        size = b.viewport_size
+        b.set_viewport_size({"width": 390, "height": 844})
+        b.screenshot(path=f"{shots}/online-first-move-opponent-phone.png")
+        b.set_viewport_size(size)
+    # in English (the page's language setting): the same countdown, the same bar
+    b.click("#btn-settings")
+    b.select_option("#set-language", "en")
+    b.click("#dlg-settings button[value=close]")
+    expect(theirs).to_have_text(re.compile(r"^Your opponent must make a first move within \d+ s$"))
+    click_move(a, "h2e2")
+    wait_plies(a, b, n=1)
+    expect(mine).to_be_hidden()
+    black_first = b.locator("#ol-bar-bottom .ol-first-move")
+    expect(black_first).to_have_text(re.compile(r"^Make your first move: \d+ s$"))
+    expect(a.locator("#ol-bar-top .ol-first-move")).to_have_text(re.compile(r"^对方须在 \d+ 秒内走第一步$"))
+    click_move(b, "h9g7")
+    wait_plies(a, b, n=2)
+    for p in (a, b):
+        expect(p.locator("body")).to_have_attribute("data-ol-first-move", "")
+        expect(p.locator(".ol-first-move:visible")).to_have_count(0)
+    assert not a.errors and not b.errors, (a.errors, b.errors)

@@ -198,3 +198,45 @@ def test_the_sweep_sees_an_unplayed_game_whose_first_move_time_ran_out():
     assert _ran_out(row, t)
     old = {"plies": 0, "clock": {k: v for k, v in rec.items() if k != "first_move_s"}}
     assert not _ran_out(old, t)  # a record of before the limit: never runs out before a first move
+
+
+def test_the_state_says_the_time_left_for_the_first_move(server, manual_time):
+    """``first_move_ms`` (docs/ONLINE_API.md section 5): the side to move's time for its first move,
+    from the games' clock; null once both sides have moved, and in a computer game."""
+    a, b = server.player(), server.player()
+    a.guest()
+    b.guest()
+    gid = server.game_between(a, b, rated=False)  # 5+3: blitz, 25 s
+    assert a.get(f"/games/{gid}").json()["first_move_ms"] == 25_000
+    manual_time.advance(7.25)
+    assert b.get(f"/games/{gid}").json()["first_move_ms"] == 17_750  # the opponent sees it too
+    assert a.post(f"/games/{gid}/move", json={"move": "h2e2"}).json()["first_move_ms"] == 25_000  # Black's
+    manual_time.advance(3.5)
+    assert a.get(f"/games/{gid}").json()["first_move_ms"] == 21_500
+    st = b.post(f"/games/{gid}/move", json={"move": "h9g7"}).json()
+    assert st["first_move_ms"] is None and st["clock"]["running"] == "red"
+    manual_time.advance(10)
+    assert a.get(f"/games/{gid}").json()["first_move_ms"] is None
+    # an abort ends the countdown too
+    gid2 = server.game_between(a, b, rated=False)
+    assert a.post(f"/games/{gid2}/abort").json()["first_move_ms"] is None
+    # a computer game: no first-move limit, no countdown
+    c = server.player()
+    c.guest()
+    r = c.post("/computer", json={"level": "beginner", "time_control": "10+5", "color": "red"})
+    assert r.status_code == 200, r.text
+    assert c.get(f"/games/{r.json()['game_id']}").json()["first_move_ms"] is None
+
+
+def test_a_clock_tells_the_first_move_s_time_left():
+    clk = GameClock(FIVE_THREE, free_first_moves=True, first_move_s=25.0)
+    clk.start(RED, now=0.0)
+    assert clk.first_move_left_ms(now=0.0) == 25_000 and clk.first_move_left_ms(now=24.999) == 1
+    assert clk.first_move_left_ms(now=30.0) == 0
+    clk.switch(now=10.0)
+    assert clk.first_move_left_ms(now=12.0) == 23_000  # Black's, from Red's first move
+    clk.switch(now=12.0)
+    assert clk.first_move_left_ms(now=12.0) is None  # both have moved
+    no_limit = GameClock(FIVE_THREE, free_first_moves=True)
+    no_limit.start(RED, now=0.0)
+    assert no_limit.first_move_left_ms(now=1.0) is None

@@ -22,6 +22,7 @@ def _without_clock_time(st):
     st = dict(st)
     st["clock"] = {k: v for k, v in st["clock"].items()
                    if k not in ("server_time_ms", "red_ms", "black_ms")}
+    st.pop("first_move_ms", None)  # counted down on the real clock too
     return st
 
 

@@ -537,6 +537,9 @@ class OnlineRoom(GameHub):
             st["result"] = {**st["result"], "termination": "abandoned"}
         if st.get("clock") is not None:
             st["clock"]["server_time_ms"] = int(time.time() * 1000)
+        # the side to move's time for its first move (ms, from the games' time source), or None
+        playing = self.status == "playing" and not self.session.is_over
+        st["first_move_ms"] = self.session.clock.first_move_left_ms() if playing else None
         st["seats"] = {"red": self.seat_view(RED), "black": self.seat_view(BLACK)}
         st["time_control"] = self.preset.key
         st["category"] = self.preset.category

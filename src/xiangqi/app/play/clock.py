@@ -235,6 +235,15 @@ class GameClock:
             return self.started + self.main_ms[color] / 1000
         return self.started + self.main_ms[color] / 1000 + self.periods_left[color] * c.byoyomi_s
 
+    def first_move_left_ms(self, now: float | None = None) -> int | None:
+        """Milliseconds the side to move has left for its first move (its :attr:`first_move_s`
+        counted from when its turn began, 0 once they are used up), or None: no clock runs, that side
+        has made its first move, or there is no first-move limit (module text, "First moves")."""
+        if self.running is None or self.running not in self.free or self.first_move_s is None:
+            return None
+        left = self.started + self.first_move_s - self._now(now)
+        return max(0, round(left * 1000))
+
     def flagged(self, now: float | None = None) -> Color | None:
         """The side whose time has run out, or None."""
         d = self.deadline()

@@ -43,6 +43,8 @@ export function createOnlineGame(ctx) {
     el("span", { class: "ol-presence", "aria-hidden": "true" }, who);
     el("span", { class: "who" }, who);
     el("span", { class: "ol-rating" }, who);
+    // the side to move's time for its first move (GameState first_move_ms), beside its clock
+    el("span", { class: "ol-first-move", role: "timer", hidden: true }, b);
     el("span", { class: "clock", hidden: true }, b);
     return b;
   }
@@ -301,7 +303,30 @@ export function createOnlineGame(ctx) {
       elc.classList.toggle("low", ms < 10000);
       elc.classList.toggle("running", running);
     }
+    renderFirstMove();
     renderClaim();
+  }
+
+  /** The countdown of the side to move's first move (ONLINE_API.md section 5, first_move_ms; the
+   * server aborts the game when it runs out): counted down here from the state's value, in the bar
+   * of that side, for both players and spectators; gone once that side has moved. */
+  function renderFirstMove() {
+    let shown = "";
+    for (const b of [barTop, barBottom]) {
+      const elf = b.querySelector(".ol-first-move");
+      const color = b.dataset.color;
+      const ms0 = st && st.status === "playing" && st.turn === color ? st.first_move_ms : null;
+      if (ms0 === null || ms0 === undefined || (pending && color === you)) { elf.hidden = true; continue; }
+      const ms = Math.max(0, ms0 - (performance.now() - clockAt));
+      const s = Math.ceil(ms / 1000);
+      elf.textContent = color === you ? fill(t("ol_first_move_yours"), { s })
+        : you ? fill(t("ol_first_move_theirs"), { s }) : fill(t("ol_first_move_side"), { side: t(color), s });
+      elf.dataset.ms = String(Math.round(ms));
+      elf.classList.toggle("low", ms < 10000);
+      elf.hidden = false;
+      shown = color;
+    }
+    document.body.dataset.olFirstMove = shown;
   }
 
   function renderClaim() {
