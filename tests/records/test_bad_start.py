@@ -70,6 +70,8 @@ def test_ecco_reports_a_broken_start_and_exits_2_for_an_unreadable_file(tmp_path
     captured = capsys.readouterr()
     assert "A00" not in captured.out and f"{ubb}: start position: bad FEN" in captured.err
     assert f"{pgn}#2: FEN tag: bad FEN" in captured.err and f"{pgn}#3\tB00\t中炮局" in captured.out
+    # a game that cannot be set up is skipped: its error is said once, not a second time as a warning
+    assert captured.err.count(f"{pgn}#2: FEN tag: bad FEN") == 1 and f"warning: {pgn}#2" not in captured.err
     assert main(["ecco", str(tmp_path / "missing.pgn")]) == 2
     assert "missing.pgn" in capsys.readouterr().err
 

@@ -437,14 +437,14 @@ def cmd_ecco(args: argparse.Namespace) -> int:
             continue
         for i, game in enumerate(games, 1):
             where = f"{path}#{i}" if len(games) > 1 else str(path)
+            bad_start = start_problem(game)
+            if bad_start is not None:  # not "A00" nor "not from the standard start": no position at all
+                print(f"xiangqi ecco: {where}: {bad_start}", file=sys.stderr)  # said once, as the error
+                problems += 1
+                continue
             for error in game.errors:  # read in part (cut short, a bad move): classified as far as read
                 print(f"xiangqi ecco: warning: {where}: {error}", file=sys.stderr)
             problems += bool(game.errors)
-            bad_start = start_problem(game)
-            if bad_start is not None:  # not "A00" nor "not from the standard start": no position at all
-                print(f"xiangqi ecco: {where}: {bad_start}", file=sys.stderr)
-                problems += 1
-                continue
             try:
                 result = classify(game, plies=args.plies)
             except XiangqiError as exc:
