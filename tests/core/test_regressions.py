@@ -172,3 +172,13 @@ def test_fen_of_the_wrong_type_is_a_type_error() -> None:
     for bad in (xiangqi.STARTING_FEN.encode(), 123):
         with pytest.raises(TypeError, match="a FEN is a str"):
             Board(bad)  # type: ignore[arg-type]
+
+
+def test_a_fen_board_error_names_the_fen_row_and_the_rank_it_is():
+    # FEN rows count from Black's side (row 1 = rank 9); the rest of the app speaks of ranks 0-9
+    # (ICCS), so an error names both: the last row of the start position is rank 0.
+    short = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABN w"
+    with pytest.raises(FenError, match=r"at character 50: FEN row 10, rank 0 \('RNBAKABN'\) has 8 points"):
+        Board(short)
+    with pytest.raises(FenError, match=r"unknown piece letter 'X' in FEN row 1 \(rank 9\)"):
+        Board("rnbakabnX/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w")

@@ -211,15 +211,16 @@ class Board:
                 if "0" <= ch <= "9":
                     f += int(ch)
                     if int(ch) == 0:
-                        raise FenError(f"empty-run digit 0 in rank {i + 1}", field="board", position=pos)
+                        raise FenError(f"empty-run digit 0 in FEN row {i + 1} (rank {r})", field="board",
+                                       position=pos)
                 else:
                     t = _FEN_LETTERS.get(ch.lower())
                     if t is None:
-                        raise FenError(f"unknown piece letter {ch!r} in rank {i + 1}", field="board",
-                                       position=pos)
-                    if f > 8:
-                        raise FenError(f"rank {i + 1} ({excerpt(rank_text)}) has more than 9 points",
+                        raise FenError(f"unknown piece letter {ch!r} in FEN row {i + 1} (rank {r})",
                                        field="board", position=pos)
+                    if f > 8:
+                        raise FenError(f"FEN row {i + 1}, rank {r} ({excerpt(rank_text)}) has more than 9 "
+                                       "points", field="board", position=pos)
                     code = t if ch.isupper() else -t
                     squares[square(f, r)] = code
                     counts[code] = counts.get(code, 0) + 1
@@ -227,8 +228,8 @@ class Board:
                 pos += 1
             pos += 1
             if f != 9:
-                raise FenError(f"rank {i + 1} ({excerpt(rank_text)}) has {f} points, expected 9",
-                               field="board", position=pos - 1 - len(rank_text))
+                raise FenError(f"FEN row {i + 1}, rank {r} ({excerpt(rank_text)}) has {f} points, "
+                               "expected 9", field="board", position=pos - 1 - len(rank_text))
         kings = {RED: -1, BLACK: -1}
         for color in (RED, BLACK):
             name = COLOR_NAMES[color]
