@@ -41,7 +41,7 @@ def test_mine_a_record_file_then_list_and_show(tmp_path, capsys):
     assert "mined-g.pgn-0" in listed and "一步杀" in listed
     assert main(["puzzles", "show", "mined-g.pgn-0", "--file", str(out)]) == 0
     assert "炮九进三" in capsys.readouterr().out
-    assert main(["puzzles", "show", "nope", "--file", str(out)]) == 1
+    assert main(["puzzles", "show", "nope", "--file", str(out)]) == 2
 
 
 def test_mine_the_games_database(tmp_path, capsys):

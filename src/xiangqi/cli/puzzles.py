@@ -182,7 +182,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             print("themes:", ", ".join(p.themes) or "-", f" rating {p.rating:.0f}")
             return 0
     print(f"xiangqi puzzles show: no puzzle {args.id!r}", file=sys.stderr)
-    return 1
+    return 2  # README: bad input (an id that names no puzzle) exits with 2
 
 
 def _db_games(url: str | None, limit: int):
