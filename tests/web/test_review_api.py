@@ -55,8 +55,11 @@ def test_review_a_record_then_again_at_once_and_judge_tries(client) -> None:
     r = client.post("/api/review", json=body)
     assert r.status_code == 200, r.text
     first = r.json()
-    assert set(first) == {"job", "status", "done", "total"} and first["total"] == 3
-    assert first["status"] in ("queued", "running")
+    assert {"job", "status", "done", "total"} <= set(first)
+    # the answer is read after the worker started: the 3 positions, or already 4 steps once the
+    # confirmation has counted its one candidate (the order of the two threads is not fixed)
+    assert first["status"] in ("queued", "running", "done") and first["total"] in (3, 4)
+    assert 0 <= first["done"] <= first["total"]
     done = _wait_done(client, first["job"])
     # 3 positions, then the hung rook searched again by the confirmation: 4 steps in all
     assert done["status"] == "done" and done["done"] == done["total"] == 4
